@@ -1,0 +1,33 @@
+// swift-tools-version:6.0
+// StepKit: a headless research-task engine with a C ABI. See README.md and DESIGN.md.
+import PackageDescription
+
+let package = Package(
+    name: "StepKit",
+    products: [
+        // libstepkit.so: the C ABI declared in include/stepkit.h.
+        .library(name: "stepkit", type: .dynamic, targets: ["StepKit"]),
+    ],
+    targets: [
+        // jansson, through pkg-config; Debian's libjansson-dev provides it.
+        .systemLibrary(
+            name: "CJansson",
+            path: "Sources/CJansson",
+            pkgConfig: "jansson",
+            providers: [.apt(["libjansson-dev"])]
+        ),
+        // The public header as a Clang module, so `@c @implementation` checks every export
+        // against its declaration.
+        .systemLibrary(name: "CStepKit", path: "Sources/CStepKit"),
+        .target(
+            name: "StepKit",
+            dependencies: ["CJansson", "CStepKit"],
+            path: "Sources/StepKit"
+        ),
+        .testTarget(
+            name: "StepKitTests",
+            dependencies: ["StepKit"],
+            path: "Tests/StepKitTests"
+        ),
+    ]
+)

@@ -1,0 +1,46 @@
+/// The shape every exported function shares: check the arguments, run the engine, turn its
+/// result into a status code and an output string, and its failure into the thread's last error.
+enum Boundary {
+    typealias OutString = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>
+
+    /// Runs `body` and stores its JSON in `*out`. `*out` is NULL on failure.
+    static func output(_ out: OutString?, _ body: () throws(StepKitError) -> JSON) -> Int32 {
+        guard let out else {
+            return fail(StepKitError(.invalidArgument, code: "nullArgument", message: "out is NULL."))
+        }
+        out.pointee = nil
+        do throws(StepKitError) {
+            let json = try body()
+            guard let text = JSONWriter.mallocString(json) else {
+                throw StepKitError(.internal, code: "outOfMemory", message: "The output could not be written.")
+            }
+            out.pointee = text
+            return 0
+        } catch {
+            return fail(error)
+        }
+    }
+
+    /// Runs `body`, which returns nothing to the caller but its status.
+    static func status(_ body: () throws(StepKitError) -> Void) -> Int32 {
+        do throws(StepKitError) {
+            try body()
+            return 0
+        } catch {
+            return fail(error)
+        }
+    }
+
+    static func fail(_ error: StepKitError) -> Int32 {
+        LastError.set(error)
+        return error.status.rawValue
+    }
+
+    /// Parses a borrowed JSON argument; NULL is an invalid argument named `argument`.
+    static func json(_ text: UnsafePointer<CChar>?, argument: String) throws(StepKitError) -> JSON {
+        guard let text else {
+            throw StepKitError(.invalidArgument, code: "nullArgument", message: "\(argument) is NULL.")
+        }
+        return try JSONParser.parse(cString: text)
+    }
+}

@@ -1,0 +1,76 @@
+import Synchronization
+
+/// What a `stepkit_task *` points to.
+final class TaskHandle: Sendable {
+    let task: Task
+    init(_ task: Task) { self.task = task }
+}
+
+/// What a `stepkit_session *` points to: the session behind its own lock, so calls on one
+/// session from several threads run one at a time.
+final class SessionHandle: Sendable {
+    let session: Mutex<Session>
+    init(_ session: Session) { self.session = Mutex(session) }
+
+    /// Runs `body` on a copy of the session and keeps the copy only if `body` succeeds:
+    /// a rejected call changes nothing.
+    func transaction<R: Sendable>(_ body: (inout Session) throws(StepKitError) -> R) throws(StepKitError) -> R {
+        try session.withLock { (stored: inout Session) throws(StepKitError) -> R in
+            var copy = stored
+            let result = try body(&copy)
+            stored = copy
+            return result
+        }
+    }
+
+    func read<R: Sendable>(_ body: (borrowing Session) -> R) -> R {
+        session.withLock { body($0) }
+    }
+}
+
+/// The handles the library has given out and not yet taken back.
+///
+/// Every call checks its handle here first, so a handle that was freed, or a pointer that was
+/// never a handle, gets `STEPKIT_EINVAL` instead of undefined behaviour; a double free is
+/// a no-op. The check and the retain happen under one lock, so a handle cannot be freed
+/// between them.
+enum HandleRegistry {
+    /// Live handle addresses and the type each points to.
+    private static let live = Mutex<[UInt: ObjectIdentifier]>([:])
+
+    static func register<T: AnyObject & Sendable>(_ object: T) -> OpaquePointer {
+        let pointer = Unmanaged.passRetained(object).toOpaque()
+        live.withLock { $0[UInt(bitPattern: pointer)] = ObjectIdentifier(T.self) }
+        return OpaquePointer(pointer)
+    }
+
+    /// The object behind a live handle of type `T`, retained for the caller.
+    static func resolve<T: AnyObject & Sendable>(_ handle: OpaquePointer?, as type: T.Type, argument: String) throws(StepKitError) -> T {
+        guard let handle else {
+            throw StepKitError(.invalidArgument, code: "nullArgument", message: "\(argument) is NULL.")
+        }
+        let key = UInt(bitPattern: UnsafeRawPointer(handle))
+        let object: T? = live.withLock { live in
+            live[key] == ObjectIdentifier(T.self) ? Unmanaged<T>.fromOpaque(UnsafeRawPointer(handle)).takeUnretainedValue() : nil
+        }
+        guard let object else {
+            let name = T.self == TaskHandle.self ? "stepkit_task" : "stepkit_session"
+            throw StepKitError(.invalidArgument, code: "invalidHandle",
+                               message: "\(argument) is not a live \(name) handle (freed, or never created by StepKit).")
+        }
+        return object
+    }
+
+    /// Takes a handle of type `T` back and releases the library's reference; a handle that is not
+    /// live (already freed, or of the other type) is ignored.
+    static func release<T: AnyObject & Sendable>(_ handle: OpaquePointer?, as type: T.Type) {
+        guard let handle else { return }
+        let key = UInt(bitPattern: UnsafeRawPointer(handle))
+        let removed = live.withLock { live in
+            guard live[key] == ObjectIdentifier(T.self) else { return false }
+            live[key] = nil
+            return true
+        }
+        if removed { Unmanaged<T>.fromOpaque(UnsafeRawPointer(handle)).release() }
+    }
+}

@@ -1,0 +1,113 @@
+import CStepKit
+
+// stepkit_session_*: opening a session and every call on one.
+
+@c @implementation
+public func stepkit_session_open(_ task: OpaquePointer?, _ options_json: UnsafePointer<CChar>?,
+                                 _ out_session: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    guard let out_session else {
+        return Boundary.fail(StepKitError(.invalidArgument, code: "nullArgument", message: "out_session is NULL."))
+    }
+    out_session.pointee = nil
+    return Boundary.status { () throws(StepKitError) in
+        let handle = try HandleRegistry.resolve(task, as: TaskHandle.self, argument: "task")
+        let options = try SessionOptions.parse(options_json == nil ? nil : Boundary.json(options_json, argument: "options_json"))
+        out_session.pointee = HandleRegistry.register(SessionHandle(Session(task: handle.task, options: options)))
+    }
+}
+
+@c @implementation
+public func stepkit_session_free(_ session: OpaquePointer?) {
+    HandleRegistry.release(session, as: SessionHandle.self)
+}
+
+@c @implementation
+public func stepkit_session_state(_ session: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    Boundary.output(out) { () throws(StepKitError) in
+        try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session").read { $0.stateJSON() }
+    }
+}
+
+@c @implementation
+public func stepkit_session_set_answer(_ session: OpaquePointer?, _ answer_json: UnsafePointer<CChar>?,
+                                       _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    Boundary.output(out) { () throws(StepKitError) in
+        let handle = try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session")
+        let answer = try Boundary.json(answer_json, argument: "answer_json")
+        return try handle.transaction { (s: inout Session) throws(StepKitError) in
+            try s.setAnswer(answer)
+            return s.stateJSON()
+        }
+    }
+}
+
+@c @implementation
+public func stepkit_session_go_forward(_ session: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    SessionCall.move(session, out) { (s: inout Session) throws(StepKitError) in try s.goForward() }
+}
+
+@c @implementation
+public func stepkit_session_go_backward(_ session: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    SessionCall.move(session, out) { (s: inout Session) throws(StepKitError) in try s.goBackward() }
+}
+
+@c @implementation
+public func stepkit_session_skip(_ session: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    SessionCall.move(session, out) { (s: inout Session) throws(StepKitError) in try s.skip() }
+}
+
+@c @implementation
+public func stepkit_session_finish(_ session: OpaquePointer?, _ reason: UnsafePointer<CChar>?,
+                                   _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    Boundary.output(out) { () throws(StepKitError) in
+        let handle = try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session")
+        guard let reason else {
+            throw StepKitError(.invalidArgument, code: "nullArgument", message: "reason is NULL.")
+        }
+        let text = String(decoding: UnsafeRawBufferPointer(start: reason, count: strlenBounded(reason)), as: UTF8.self)
+        guard let finishReason = FinishReason(rawValue: text) else {
+            let names = FinishReason.allCases.map { "\"" + $0.rawValue + "\"" }.joined(separator: ", ")
+            throw StepKitError(.invalidArgument, code: "invalidReason", message: "Unknown finish reason; expected one of: \(names).")
+        }
+        return try handle.transaction { (s: inout Session) throws(StepKitError) in
+            try s.finish(finishReason)
+            return s.stateJSON()
+        }
+    }
+}
+
+@c @implementation
+public func stepkit_session_result(_ session: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    Boundary.output(out) { () throws(StepKitError) in
+        try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session").read { $0.resultJSON() }
+    }
+}
+
+@c @implementation
+public func stepkit_session_set_clock(_ session: OpaquePointer?, _ fn: stepkit_clock_fn?, _ user_data: UnsafeMutableRawPointer?) -> Int32 {
+    Boundary.status { () throws(StepKitError) in
+        let handle = try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session")
+        let clock = fn.map { Clock.host($0, context: user_data) } ?? .system
+        try handle.transaction { (s: inout Session) in s.setClock(clock) }
+    }
+}
+
+/// The calls that move through the task and answer with the new state.
+enum SessionCall {
+    static func move(_ session: OpaquePointer?, _ out: Boundary.OutString?,
+                     _ body: (inout Session) throws(StepKitError) -> Void) -> Int32 {
+        Boundary.output(out) { () throws(StepKitError) in
+            try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session").transaction { (s: inout Session) throws(StepKitError) in
+                try body(&s)
+                return s.stateJSON()
+            }
+        }
+    }
+}
+
+/// The length of a C string, stopping at a sane bound so a missing NUL cannot run away.
+private func strlenBounded(_ text: UnsafePointer<CChar>, limit: Int = 64) -> Int {
+    var n = 0
+    while n < limit && text[n] != 0 { n += 1 }
+    return n
+}

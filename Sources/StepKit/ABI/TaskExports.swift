@@ -1,0 +1,28 @@
+import CStepKit
+
+// stepkit_task_*: compiling a task definition and describing it.
+
+@c @implementation
+public func stepkit_task_compile(_ task_json: UnsafePointer<CChar>?, _ out_task: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    guard let out_task else {
+        return Boundary.fail(StepKitError(.invalidArgument, code: "nullArgument", message: "out_task is NULL."))
+    }
+    out_task.pointee = nil
+    return Boundary.status { () throws(StepKitError) in
+        let definition = try Boundary.json(task_json, argument: "task_json")
+        let task = try TaskCompiler.compile(definition)
+        out_task.pointee = HandleRegistry.register(TaskHandle(task))
+    }
+}
+
+@c @implementation
+public func stepkit_task_info(_ task: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    Boundary.output(out) { () throws(StepKitError) in
+        try HandleRegistry.resolve(task, as: TaskHandle.self, argument: "task").task.info
+    }
+}
+
+@c @implementation
+public func stepkit_task_free(_ task: OpaquePointer?) {
+    HandleRegistry.release(task, as: TaskHandle.self)
+}

@@ -1,0 +1,82 @@
+/// The status codes of the C ABI, as the engine throws them.
+enum Status: Int32, Sendable {
+    case invalidArgument = -1
+    case parse = -2
+    case definition = -3
+    case answer = -4
+    case state = -5
+    case restore = -6
+    case io = -7
+    case `internal` = -8
+
+    /// The constant's name without the `STEPKIT_` prefix, as the error JSON's `code`.
+    var name: String {
+        switch self {
+        case .invalidArgument: return "EINVAL"
+        case .parse: return "EPARSE"
+        case .definition: return "EDEFINITION"
+        case .answer: return "EANSWER"
+        case .state: return "ESTATE"
+        case .restore: return "ERESTORE"
+        case .io: return "EIO"
+        case .internal: return "EINTERNAL"
+        }
+    }
+}
+
+/// One thing wrong, where it is: a problem of a definition, an answer or a call.
+struct Problem: Sendable, Equatable {
+    /// A stable camel-case name for programs ("unknownKey", "outOfRange").
+    var code: String
+    /// A sentence a host may show as it is.
+    var message: String
+    var path: JSONPath
+
+    var json: JSON {
+        .object(["code": .string(code), "message": .string(message), "path": .string(path.description)])
+    }
+}
+
+/// Every failure of the engine: a status and the problems behind it (at least one).
+struct StepKitError: Error, Sendable {
+    var status: Status
+    var problems: [Problem]
+
+    init(_ status: Status, problems: [Problem]) {
+        self.status = status
+        self.problems = problems.isEmpty
+            ? [Problem(code: "unknown", message: "The call failed.", path: .root)]
+            : problems
+    }
+
+    init(_ status: Status, code: String, message: String, path: JSONPath = .root) {
+        self.init(status, problems: [Problem(code: code, message: message, path: path)])
+    }
+
+    /// The error JSON documented in stepkit.h.
+    var json: JSON {
+        let first = problems.first
+        var message = first?.message ?? ""
+        if status == .definition && problems.count > 1 {
+            message = "The task definition has \(problems.count) problems; the first: " + message
+        }
+        return .object([
+            "status": .int(Int64(status.rawValue)),
+            "code": .string(status.name),
+            "message": .string(message),
+            "path": .string(first?.path.description ?? ""),
+            "errors": .array(problems.map(\.json)),
+        ])
+    }
+}
+
+/// Collects the problems of a definition so that all of them are reported at once.
+final class Diagnostics {
+    private(set) var problems: [Problem] = []
+
+    var isEmpty: Bool { problems.isEmpty }
+
+    func error(_ code: String, _ message: String, at path: JSONPath) {
+        problems.append(Problem(code: code, message: message, path: path))
+    }
+}

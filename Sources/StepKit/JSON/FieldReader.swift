@@ -1,0 +1,121 @@
+/// Reads the fields of one JSON object of a definition, reporting to `Diagnostics` every field of
+/// the wrong type, every missing required field and, at `finish()`, every key nobody asked for.
+///
+/// Each accessor returns `nil` both when the key is absent and when it is wrong (the problem is
+/// already reported), so a compiler can go on and find the next problem.
+final class FieldReader {
+    let object: JSONObject
+    let path: JSONPath
+    let diagnostics: Diagnostics
+    private var used: Set<String> = []
+
+    /// Nil (with a problem reported) when `value` is not an object.
+    init?(_ value: JSON, at path: JSONPath, _ diagnostics: Diagnostics, what: String) {
+        guard case .object(let object) = value else {
+            diagnostics.error("wrongType", "Expected \(what) (an object), found \(value.typeName).", at: path)
+            return nil
+        }
+        self.object = object
+        self.path = path
+        self.diagnostics = diagnostics
+    }
+
+    func has(_ key: String) -> Bool { object[key] != nil }
+
+    /// The raw value of `key`, marked as understood.
+    func value(_ key: String, required: Bool = false) -> JSON? {
+        used.insert(key)
+        guard let value = object[key] else {
+            if required {
+                diagnostics.error("missingKey", "\"\(key)\" is required.", at: path.key(key))
+            }
+            return nil
+        }
+        return value
+    }
+
+    func string(_ key: String, required: Bool = false, nonEmpty: Bool = false) -> String? {
+        guard let value = value(key, required: required) else { return nil }
+        guard case .string(let s) = value else {
+            wrongType(key, expected: "a string", found: value)
+            return nil
+        }
+        if nonEmpty && s.isEmpty {
+            diagnostics.error("emptyValue", "\"\(key)\" must not be empty.", at: path.key(key))
+            return nil
+        }
+        return s
+    }
+
+    func bool(_ key: String, required: Bool = false) -> Bool? {
+        guard let value = value(key, required: required) else { return nil }
+        guard case .bool(let b) = value else {
+            wrongType(key, expected: "true or false", found: value)
+            return nil
+        }
+        return b
+    }
+
+    func number(_ key: String, required: Bool = false) -> Double? {
+        guard let value = value(key, required: required) else { return nil }
+        guard let d = value.numericValue else {
+            wrongType(key, expected: "a number", found: value)
+            return nil
+        }
+        return d
+    }
+
+    /// A whole number within `range` (the check protects the arithmetic that follows).
+    func integer(_ key: String, required: Bool = false, in range: ClosedRange<Int> = -1_000_000_000...1_000_000_000) -> Int? {
+        guard let d = number(key, required: required) else { return nil }
+        guard d == d.rounded() else {
+            diagnostics.error("notAnInteger", "\"\(key)\" must be a whole number.", at: path.key(key))
+            return nil
+        }
+        guard d >= Double(range.lowerBound), d <= Double(range.upperBound) else {
+            diagnostics.error("outOfRange", "\"\(key)\" must be between \(range.lowerBound) and \(range.upperBound).", at: path.key(key))
+            return nil
+        }
+        return Int(d)
+    }
+
+    func array(_ key: String, required: Bool = false) -> [JSON]? {
+        guard let value = value(key, required: required) else { return nil }
+        guard case .array(let items) = value else {
+            wrongType(key, expected: "an array", found: value)
+            return nil
+        }
+        return items
+    }
+
+    /// One of a fixed set of strings.
+    func choice(_ key: String, of allowed: [String], required: Bool = false) -> String? {
+        guard let s = string(key, required: required) else { return nil }
+        guard allowed.contains(s) else {
+            let list = allowed.map { "\"" + $0 + "\"" }.joined(separator: ", ")
+            diagnostics.error("invalidValue", "\"\(key)\" must be one of \(list); found \"\(s)\".", at: path.key(key))
+            return nil
+        }
+        return s
+    }
+
+    /// Marks keys as understood without reading them (display-only fields checked elsewhere).
+    func accept(strings keys: [String]) {
+        for key in keys { _ = string(key) }
+    }
+
+    func accept(bools keys: [String]) {
+        for key in keys { _ = bool(key) }
+    }
+
+    /// Reports every key that no accessor asked for.
+    func finish() {
+        for key in object.keys where !used.contains(key) {
+            diagnostics.error("unknownKey", "Unknown key \"\(key)\".", at: path.key(key))
+        }
+    }
+
+    private func wrongType(_ key: String, expected: String, found: JSON) {
+        diagnostics.error("wrongType", "\"\(key)\" must be \(expected), found \(found.typeName).", at: path.key(key))
+    }
+}

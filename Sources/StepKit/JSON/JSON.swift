@@ -1,0 +1,120 @@
+/// A JSON value as the engine sees it: parsed from jansson, built for output, compared by value.
+///
+/// Integers and reals stay distinct (`5` and `5.0`) so that what a host sent is what it reads
+/// back; `numericValue` gives both as a `Double` where only the magnitude matters.
+enum JSON: Equatable, Sendable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case array([JSON])
+    case object(JSONObject)
+
+    /// The value as a number, for integers and reals alike.
+    var numericValue: Double? {
+        switch self {
+        case .int(let i): return Double(i)
+        case .double(let d): return d
+        default: return nil
+        }
+    }
+
+    var stringValue: String? {
+        if case .string(let s) = self { return s }
+        return nil
+    }
+
+    var boolValue: Bool? {
+        if case .bool(let b) = self { return b }
+        return nil
+    }
+
+    var arrayValue: [JSON]? {
+        if case .array(let a) = self { return a }
+        return nil
+    }
+
+    var objectValue: JSONObject? {
+        if case .object(let o) = self { return o }
+        return nil
+    }
+
+    var isNull: Bool {
+        if case .null = self { return true }
+        return false
+    }
+
+    /// The JSON type's name, for error messages ("expected a string, found a number").
+    var typeName: String {
+        switch self {
+        case .null: return "null"
+        case .bool: return "a boolean"
+        case .int, .double: return "a number"
+        case .string: return "a string"
+        case .array: return "an array"
+        case .object: return "an object"
+        }
+    }
+
+    /// Equality as a host means it: numbers compare by value (`1 == 1.0`), objects ignore key order.
+    func sameValue(as other: JSON) -> Bool {
+        switch (self, other) {
+        case (.int, .double), (.double, .int), (.int, .int), (.double, .double):
+            return numericValue == other.numericValue
+        case (.array(let a), .array(let b)):
+            guard a.count == b.count else { return false }
+            return zip(a, b).allSatisfy { $0.sameValue(as: $1) }
+        case (.object(let a), .object(let b)):
+            guard a.count == b.count else { return false }
+            return a.entries.allSatisfy { key, value in b[key].map { value.sameValue(as: $0) } ?? false }
+        default:
+            return self == other
+        }
+    }
+}
+
+/// A JSON object that keeps its keys in order, so output reads in the order it was written.
+struct JSONObject: Equatable, Sendable {
+    private(set) var keys: [String] = []
+    private var storage: [String: JSON] = [:]
+
+    init() {}
+
+    init(_ pairs: KeyValuePairs<String, JSON>) {
+        for (key, value) in pairs { self[key] = value }
+    }
+
+    var count: Int { keys.count }
+
+    var entries: [(key: String, value: JSON)] {
+        keys.compactMap { key in storage[key].map { (key, $0) } }
+    }
+
+    subscript(key: String) -> JSON? {
+        get { storage[key] }
+        set {
+            if let newValue {
+                if storage.updateValue(newValue, forKey: key) == nil { keys.append(key) }
+            } else if storage.removeValue(forKey: key) != nil {
+                keys.removeAll { $0 == key }
+            }
+        }
+    }
+
+    static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+        lhs.keys == rhs.keys && lhs.storage == rhs.storage
+    }
+}
+
+extension JSON {
+    /// Convenience for building output: `.object(["a": .int(1)])`.
+    static func object(_ pairs: KeyValuePairs<String, JSON>) -> JSON { .object(JSONObject(pairs)) }
+
+    static func string(_ s: String?) -> JSON { s.map { .string($0) } ?? .null }
+
+    static func number(_ d: Double) -> JSON {
+        if d == d.rounded(), abs(d) < 9.0e15 { return .int(Int64(d)) }
+        return .double(d)
+    }
+}

@@ -1,0 +1,69 @@
+import CJansson
+
+/// Text to `JSON`, through jansson. Strict: invalid UTF-8, duplicate keys, NUL characters,
+/// numbers out of range and nesting deeper than jansson's limit (2048) are refused.
+enum JSONParser {
+    static func parse(_ text: String) throws(StepKitError) -> JSON {
+        let result = text.withCString { pointer in
+            Result { () throws(StepKitError) -> JSON in try parse(cString: pointer) }
+        }
+        return try result.get()
+    }
+
+    /// Parses bytes handed across the C boundary. jansson validates the UTF-8 itself, so invalid
+    /// bytes are refused rather than silently repaired.
+    static func parse(cString: UnsafePointer<CChar>) throws(StepKitError) -> JSON {
+        var error = json_error_t()
+        let flags = sk_json_flag_decode_any() | sk_json_flag_reject_duplicates()
+        guard let root = json_loads(cString, flags, &error) else {
+            let text = withUnsafeBytes(of: &error.text) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            let location = error.line > 0 ? " (line \(error.line), column \(error.column))" : ""
+            throw StepKitError(.parse, code: "invalidJSON", message: "Invalid JSON: " + text + location + ".")
+        }
+        defer { sk_json_decref(root) }
+        return convert(root)
+    }
+
+    private static func convert(_ value: UnsafeMutablePointer<json_t>) -> JSON {
+        switch sk_json_typeof(value) {
+        case JSON_OBJECT:
+            var object = JSONObject()
+            var iter = json_object_iter(value)
+            while let it = iter {
+                if let keyPointer = json_object_iter_key(it), let child = json_object_iter_value(it) {
+                    object[String(cString: keyPointer)] = convert(child)
+                }
+                iter = json_object_iter_next(value, it)
+            }
+            return .object(object)
+        case JSON_ARRAY:
+            let count = json_array_size(value)
+            var items: [JSON] = []
+            items.reserveCapacity(count)
+            var i = 0
+            while i < count {
+                if let child = json_array_get(value, i) { items.append(convert(child)) }
+                i += 1
+            }
+            return .array(items)
+        case JSON_STRING:
+            guard let chars = json_string_value(value) else { return .string("") }
+            let length = json_string_length(value)
+            return chars.withMemoryRebound(to: UInt8.self, capacity: length) { bytes in
+                .string(String(decoding: UnsafeBufferPointer(start: bytes, count: length), as: UTF8.self))
+            }
+        case JSON_INTEGER:
+            return .int(Int64(json_integer_value(value)))
+        case JSON_REAL:
+            return .double(json_real_value(value))
+        case JSON_TRUE:
+            return .bool(true)
+        case JSON_FALSE:
+            return .bool(false)
+        default:
+            return .null
+        }
+    }
+}

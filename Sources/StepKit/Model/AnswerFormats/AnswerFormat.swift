@@ -1,0 +1,101 @@
+/// Why an answer was refused: a stable code and a sentence for the participant.
+struct AnswerRejection: Error, Sendable {
+    var code: String
+    var message: String
+
+    init(_ code: String, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+}
+
+/// The type a question result reports, and what predicates compare answers as.
+enum ResultType: String, Sendable {
+    case boolean, choice, scale, numeric, text, date, timeOfDay, timeInterval, location, multipleComponent, ses
+}
+
+/// One answer format's rules: what an answer must look like and how it is reported.
+///
+/// Each format is a small value built once at compile time; `validate` runs on every answer
+/// and returns the answer as it is kept (normalized where the format says so, for example an
+/// exclusive choice clearing the others), or `nil` when the answer clears the question.
+protocol AnswerFormatRules: Sendable {
+    var resultType: ResultType { get }
+    /// The unit written next to numeric results ("years", "cm"), if any.
+    var unit: String? { get }
+    func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON?
+}
+
+extension AnswerFormatRules {
+    var unit: String? { nil }
+}
+
+/// A compiled answer format: its rules plus what every format shares.
+struct AnswerFormat: Sendable {
+    let type: String
+    let rules: any AnswerFormatRules
+    /// `showDontKnowButton`: whether `{"dontKnow": true}` is an answer.
+    let allowsDontKnow: Bool
+
+    static let dontKnow: JSON = .object(["dontKnow": .bool(true)])
+
+    /// Checks `answer` and returns what to keep (`nil`: no answer).
+    func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? {
+        if answer.isNull { return nil }
+        if case .object(let object) = answer, object["dontKnow"] != nil {
+            guard allowsDontKnow else {
+                throw AnswerRejection("dontKnowNotAllowed", "This question has no \"I don't know\" answer.")
+            }
+            guard object.count == 1, object["dontKnow"] == .bool(true) else {
+                throw AnswerRejection("wrongType", "A \"don't know\" answer is written {\"dontKnow\": true}.")
+            }
+            return AnswerFormat.dontKnow
+        }
+        return try rules.validate(answer, previous: previous == AnswerFormat.dontKnow ? nil : previous)
+    }
+
+    /// Every answer format type the compiler knows, and how to read each.
+    private static let parsers: [String: @Sendable (FieldReader) -> (any AnswerFormatRules)?] = [
+        "boolean": BooleanFormat.parse,
+        "scale": ScaleFormat.parse,
+        "continuousScale": ContinuousScaleFormat.parse,
+        "textScale": { ChoiceFormat.parse($0, kind: .textScale) },
+        "textChoice": { ChoiceFormat.parse($0, kind: .textChoice) },
+        "imageChoice": { ChoiceFormat.parse($0, kind: .imageChoice) },
+        "valuePicker": { ChoiceFormat.parse($0, kind: .valuePicker) },
+        "multipleValuePicker": MultipleValuePickerFormat.parse,
+        "numeric": NumericFormat.parse,
+        "height": { MeasurementFormat.parse($0, kind: .height) },
+        "weight": { MeasurementFormat.parse($0, kind: .weight) },
+        "age": AgeFormat.parse,
+        "ses": SESFormat.parse,
+        "timeInterval": TimeIntervalFormat.parse,
+        "text": TextFormat.parse,
+        "email": EmailFormat.parse,
+        "confirmText": ConfirmTextFormat.parse,
+        "date": DateFormat.parse,
+        "timeOfDay": TimeOfDayFormat.parse,
+        "location": LocationFormat.parse,
+    ]
+
+    static var typeNames: [String] { parsers.keys.sorted() }
+
+    /// Compiles the answer format at `path`, reporting its problems; nil when it has any.
+    static func compile(_ value: JSON, at path: JSONPath, _ diagnostics: Diagnostics) -> AnswerFormat? {
+        guard let reader = FieldReader(value, at: path, diagnostics, what: "an answer format") else { return nil }
+        let before = diagnostics.problems.count
+        guard let type = reader.string("type", required: true) else { return nil }
+        guard let parse = parsers[type] else {
+            diagnostics.error("unknownAnswerFormat",
+                              "Unknown answer format type \"\(type)\"; expected one of: " + typeNames.joined(separator: ", ") + ".",
+                              at: path.key("type"))
+            return nil
+        }
+        let allowsDontKnow = reader.bool("showDontKnowButton") ?? false
+        _ = reader.string("customDontKnowButtonText")
+        let rules = parse(reader)
+        reader.finish()
+        guard let rules, diagnostics.problems.count == before else { return nil }
+        return AnswerFormat(type: type, rules: rules, allowsDontKnow: allowsDontKnow)
+    }
+}

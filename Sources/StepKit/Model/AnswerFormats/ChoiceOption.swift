@@ -1,0 +1,64 @@
+/// One choice of a choice-like format: a text choice, an image choice or a picker row.
+struct ChoiceOption: Sendable {
+    let text: String
+    /// A string or a number, unique among the format's choices.
+    let value: JSON
+    /// Selecting it clears every other choice ("None of the above").
+    let exclusive: Bool
+    /// The participant may type their own text with it (ResearchKit's `ORKTextChoiceOther`).
+    let other: Bool
+    let otherTextOptional: Bool
+
+    /// Reads a list of choices, checking that the values are strings or numbers and unique.
+    static func parseList(_ items: [JSON], at path: JSONPath, _ diagnostics: Diagnostics,
+                          images: Bool = false) -> [ChoiceOption] {
+        var options: [ChoiceOption] = []
+        for (i, item) in items.enumerated() {
+            let itemPath = path.index(i)
+            guard let r = FieldReader(item, at: itemPath, diagnostics, what: "a choice") else { continue }
+            let text = r.string("text", required: !images) ?? ""
+            _ = r.string("detailText")
+            let value = r.value("value", required: true)
+            var exclusive = false, other = false, otherOptional = true
+            if images {
+                r.accept(strings: ["normalImage", "selectedImage", "accessibilityText"])
+            } else {
+                exclusive = r.bool("exclusive") ?? false
+                other = r.bool("other") ?? false
+                _ = r.string("textViewPlaceholderText")
+                otherOptional = r.bool("textViewInputOptional") ?? true
+                _ = r.bool("textViewStartsHidden")
+                if !other {
+                    for key in ["textViewPlaceholderText", "textViewInputOptional", "textViewStartsHidden"] where r.has(key) {
+                        diagnostics.error("invalidValue", "\"\(key)\" applies only to a choice with \"other\": true.", at: itemPath.key(key))
+                    }
+                }
+            }
+            r.finish()
+            guard let value else { continue }
+            switch value {
+            case .string, .int, .double: break
+            default:
+                diagnostics.error("wrongType", "A choice's \"value\" must be a string or a number, found \(value.typeName).", at: itemPath.key("value"))
+                continue
+            }
+            if options.contains(where: { $0.value.sameValue(as: value) }) {
+                diagnostics.error("duplicateValue", "Another choice already has the value \(JSONWriter.string(value)).", at: itemPath.key("value"))
+                continue
+            }
+            options.append(ChoiceOption(text: text, value: value, exclusive: exclusive, other: other, otherTextOptional: otherOptional))
+        }
+        return options
+    }
+}
+
+extension Array where Element == ChoiceOption {
+    func index(of value: JSON) -> Int? {
+        firstIndex { $0.value.sameValue(as: value) }
+    }
+
+    /// The choice texts for messages: "Headache", "Dizziness".
+    var textList: String {
+        map { "\"" + $0.text + "\"" }.joined(separator: ", ")
+    }
+}

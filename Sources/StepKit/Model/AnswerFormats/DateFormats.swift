@@ -1,0 +1,107 @@
+/// `date`: a calendar date or a date and time, within optional limits (ResearchKit's
+/// `ORKDateAnswerFormat`, whose picker enforces the limits; StepKit enforces them on the answer).
+struct DateFormat: AnswerFormatRules {
+    let withTime: Bool
+    let minimum: (text: String, value: CalendarValue)?
+    let maximum: (text: String, value: CalendarValue)?
+    let minuteInterval: Int
+
+    var resultType: ResultType { .date }
+
+    private var shape: String { withTime ? "a date and time such as 2026-11-22T13:30:00Z" : "a date as YYYY-MM-DD" }
+
+    static func parse(_ r: FieldReader) -> (any AnswerFormatRules)? {
+        let d = r.diagnostics
+        let withTime = r.choice("style", of: ["date", "dateTime"]) == "dateTime"
+        let minuteInterval = r.integer("minuteInterval", in: 1...30) ?? 1
+        if 60 % minuteInterval != 0 {
+            d.error("invalidValue", "\"minuteInterval\" must divide 60.", at: r.path.key("minuteInterval"))
+        }
+        _ = r.string("calendar")
+        func limit(_ key: String) -> (String, CalendarValue)? {
+            guard let text = r.string(key) else { return nil }
+            guard let value = CalendarValue.parse(text), value.isDateTime == withTime else {
+                d.error("invalidDate", "\"\(key)\" must be " + (withTime ? "a date and time with its UTC offset (2026-11-22T13:30:00Z)" : "a date as YYYY-MM-DD") + ".", at: r.path.key(key))
+                return nil
+            }
+            return (text, value)
+        }
+        let minimum = limit("minimumDate"), maximum = limit("maximumDate")
+        if let minimum, let maximum, minimum.1.instant > maximum.1.instant {
+            d.error("minimumAboveMaximum", "\"minimumDate\" is after \"maximumDate\".", at: r.path.key("minimumDate"))
+        }
+        let format = DateFormat(withTime: withTime, minimum: minimum, maximum: maximum, minuteInterval: minuteInterval)
+        if let text = r.string("defaultDate") {
+            do throws(AnswerRejection) { _ = try format.validate(.string(text), previous: nil) } catch {
+                d.error("defaultOutOfRange", "\"defaultDate\" is not a valid answer: " + error.message, at: r.path.key("defaultDate"))
+            }
+        }
+        return format
+    }
+
+    func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? {
+        guard case .string(let text) = answer, let value = CalendarValue.parse(text), value.isDateTime == withTime else {
+            throw AnswerRejection("invalidDate", "Enter \(shape).")
+        }
+        if let minimum, value.instant < minimum.value.instant {
+            throw AnswerRejection("outOfRange", rangeMessage)
+        }
+        if let maximum, value.instant > maximum.value.instant {
+            throw AnswerRejection("outOfRange", rangeMessage)
+        }
+        if withTime && minuteInterval > 1, case .dateTime(let ms) = value {
+            let minuteOfHour = ((ms % 3_600_000) + 3_600_000) % 3_600_000 / 60_000
+            if minuteOfHour % Int64(minuteInterval) != 0 || ms % 60_000 != 0 {
+                throw AnswerRejection("notOnStep", "Choose a time in steps of \(minuteInterval) minutes.")
+            }
+        }
+        return answer
+    }
+
+    private var rangeMessage: String {
+        switch (minimum, maximum) {
+        case let (min?, max?): return "Enter a date between \(min.text) and \(max.text)."
+        case let (min?, nil): return "Enter a date on or after \(min.text)."
+        case let (nil, max?): return "Enter a date on or before \(max.text)."
+        case (nil, nil): return "Enter \(shape)."
+        }
+    }
+}
+
+extension CalendarValue {
+    var isDateTime: Bool {
+        if case .dateTime = self { return true }
+        return false
+    }
+}
+
+/// `timeOfDay`: a time on the clock, `"HH:mm"` (ResearchKit's `ORKTimeOfDayAnswerFormat`).
+struct TimeOfDayFormat: AnswerFormatRules {
+    let minuteInterval: Int
+
+    var resultType: ResultType { .timeOfDay }
+
+    static func parse(_ r: FieldReader) -> (any AnswerFormatRules)? {
+        let minuteInterval = r.integer("minuteInterval", in: 1...30) ?? 1
+        if 60 % minuteInterval != 0 {
+            r.diagnostics.error("invalidValue", "\"minuteInterval\" must divide 60.", at: r.path.key("minuteInterval"))
+        }
+        let format = TimeOfDayFormat(minuteInterval: minuteInterval)
+        if let text = r.string("defaultComponents") {
+            do throws(AnswerRejection) { _ = try format.validate(.string(text), previous: nil) } catch {
+                r.diagnostics.error("defaultOutOfRange", "\"defaultComponents\" is not a valid answer: " + error.message, at: r.path.key("defaultComponents"))
+            }
+        }
+        return format
+    }
+
+    func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? {
+        guard case .string(let text) = answer, let minutes = TimeOfDay.minutes(text) else {
+            throw AnswerRejection("invalidTime", "Enter a time as HH:mm, from 00:00 to 23:59.")
+        }
+        guard minutes % minuteInterval == 0 else {
+            throw AnswerRejection("notOnStep", "Choose a time in steps of \(minuteInterval) minutes.")
+        }
+        return answer
+    }
+}

@@ -1,0 +1,57 @@
+/// The range check and message shared by every format answered with a number.
+struct NumberRange: Sendable {
+    var minimum: Double?
+    var maximum: Double?
+    var wholeNumbers: Bool
+    var unit: String?
+
+    /// "Enter a whole number between 18 and 90." — the sentence a host shows as it is.
+    var instruction: String {
+        let noun = wholeNumbers ? "a whole number" : "a number"
+        let unitText = unit.map { $0.isEmpty ? "" : " " + $0 } ?? ""
+        switch (minimum, maximum) {
+        case let (min?, max?):
+            return "Enter \(noun) between \(NumberText.format(min)) and \(NumberText.format(max))\(unitText)."
+        case let (min?, nil):
+            return "Enter \(noun) of at least \(NumberText.format(min))\(unitText)."
+        case let (nil, max?):
+            return "Enter \(noun) of at most \(NumberText.format(max))\(unitText)."
+        case (nil, nil):
+            return "Enter \(noun)."
+        }
+    }
+
+    func check(_ answer: JSON) throws(AnswerRejection) -> Double {
+        guard let value = answer.numericValue, value.isFinite else {
+            throw AnswerRejection("wrongType", instruction)
+        }
+        if wholeNumbers && value != value.rounded() {
+            throw AnswerRejection("notAnInteger", instruction)
+        }
+        // Whole numbers are kept as 64-bit integers; beyond 2^53 they would not be exact anyway.
+        if wholeNumbers && abs(value) >= 9.0e15 { throw AnswerRejection("outOfRange", instruction) }
+        if let minimum, value < minimum { throw AnswerRejection("outOfRange", instruction) }
+        if let maximum, value > maximum { throw AnswerRejection("outOfRange", instruction) }
+        return value
+    }
+
+    /// Reports a default outside the range when the task is compiled.
+    func checkDefault(_ key: String, _ r: FieldReader) {
+        guard let value = r.object[key] else { return }
+        do throws(AnswerRejection) {
+            _ = try check(value)
+        } catch {
+            r.diagnostics.error("defaultOutOfRange", "\"\(key)\" is not a valid answer: " + error.message, at: r.path.key(key))
+        }
+    }
+}
+
+/// Reads `minimum`/`maximum`-style bounds and reports a minimum above the maximum.
+func readBounds(_ r: FieldReader, minimumKey: String, maximumKey: String, whole: Bool) -> (Double?, Double?) {
+    let minimum = whole ? r.integer(minimumKey).map(Double.init) : r.number(minimumKey)
+    let maximum = whole ? r.integer(maximumKey).map(Double.init) : r.number(maximumKey)
+    if let minimum, let maximum, minimum > maximum {
+        r.diagnostics.error("minimumAboveMaximum", "\"\(minimumKey)\" (\(NumberText.format(minimum))) is above \"\(maximumKey)\" (\(NumberText.format(maximum))).", at: r.path.key(minimumKey))
+    }
+    return (minimum, maximum)
+}

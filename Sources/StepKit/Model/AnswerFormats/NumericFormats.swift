@@ -1,0 +1,145 @@
+/// `numeric`: a typed number, whole or decimal, with optional bounds and unit
+/// (ResearchKit's `ORKNumericAnswerFormat`).
+struct NumericFormat: AnswerFormatRules {
+    let range: NumberRange
+    let fractionDigits: Int?
+    /// Reported with the result; left out of messages, which read "between 18 and 90."
+    let unit: String?
+
+    var resultType: ResultType { .numeric }
+
+    static func parse(_ r: FieldReader) -> (any AnswerFormatRules)? {
+        let style = r.choice("style", of: ["integer", "decimal"], required: true)
+        let whole = style == "integer"
+        let (minimum, maximum) = readBounds(r, minimumKey: "minimum", maximumKey: "maximum", whole: false)
+        let unit = r.string("unit")
+        r.accept(strings: ["displayUnit", "placeholder"])
+        _ = r.bool("hideUnitWhenAnswerIsEmpty")
+        let digits = r.integer("maximumFractionDigits", in: 0...15)
+        if whole, digits != nil {
+            r.diagnostics.error("invalidValue", "\"maximumFractionDigits\" applies to the decimal style only.", at: r.path.key("maximumFractionDigits"))
+        }
+        let format = NumericFormat(range: NumberRange(minimum: minimum, maximum: maximum, wholeNumbers: whole),
+                                   fractionDigits: digits, unit: unit)
+        _ = r.value("defaultNumericAnswer")
+        if let value = r.object["defaultNumericAnswer"] {
+            do throws(AnswerRejection) { _ = try format.validate(value, previous: nil) } catch {
+                r.diagnostics.error("defaultOutOfRange", "\"defaultNumericAnswer\" is not a valid answer: " + error.message, at: r.path.key("defaultNumericAnswer"))
+            }
+        }
+        return style == nil ? nil : format
+    }
+
+    func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? {
+        let value = try range.check(answer)
+        if let fractionDigits, !NumberText.hasAtMost(fractionDigits: fractionDigits, value) {
+            throw AnswerRejection("tooPrecise", String(range.instruction.dropLast()) + ", with at most \(fractionDigits) decimal places.")
+        }
+        return range.wholeNumbers ? .int(Int64(value)) : answer
+    }
+}
+
+/// `height` (centimetres) and `weight` (kilograms): ResearchKit's `ORKHeightAnswerFormat` and
+/// `ORKWeightAnswerFormat`, whose pickers bound the value; StepKit bounds it the same way.
+struct MeasurementFormat: AnswerFormatRules {
+    enum Kind: Sendable { case height, weight }
+
+    let range: NumberRange
+
+    var resultType: ResultType { .numeric }
+    var unit: String? { range.unit }
+
+    static func parse(_ r: FieldReader, kind: Kind) -> (any AnswerFormatRules)? {
+        _ = r.choice("measurementSystem", of: ["local", "metric", "USC"])
+        if kind == .weight { _ = r.choice("numericPrecision", of: ["default", "low", "high"]) }
+        let (minimum, maximum) = readBounds(r, minimumKey: "minimumValue", maximumKey: "maximumValue", whole: false)
+        let defaultMax: Double = kind == .height ? 300 : 657
+        let range = NumberRange(minimum: minimum ?? 0, maximum: maximum ?? defaultMax, wholeNumbers: false,
+                                unit: kind == .height ? "cm" : "kg")
+        _ = r.value("defaultValue")
+        range.checkDefault("defaultValue", r)
+        return MeasurementFormat(range: range)
+    }
+
+    func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? {
+        _ = try range.check(answer)
+        return answer
+    }
+}
+
+/// `age`: whole years between `minimumAge` and `maximumAge` (ResearchKit's `ORKAgeAnswerFormat`).
+struct AgeFormat: AnswerFormatRules {
+    let range: NumberRange
+
+    var resultType: ResultType { .numeric }
+    var unit: String? { "years" }
+
+    static func parse(_ r: FieldReader) -> (any AnswerFormatRules)? {
+        let (minimum, maximum) = readBounds(r, minimumKey: "minimumAge", maximumKey: "maximumAge", whole: true)
+        r.accept(strings: ["minimumAgeCustomText", "maximumAgeCustomText"])
+        r.accept(bools: ["showYear", "treatMinAgeAsRange", "treatMaxAgeAsRange", "useYearForResult"])
+        _ = r.integer("relativeYear", in: 1...9999)
+        let range = NumberRange(minimum: minimum ?? 0, maximum: maximum ?? 125, wholeNumbers: true, unit: "years")
+        _ = r.value("defaultValue")
+        range.checkDefault("defaultValue", r)
+        return AgeFormat(range: range)
+    }
+
+    func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? {
+        .int(Int64(try range.check(answer)))
+    }
+}
+
+/// `ses`: the rung a participant picks on the socio-economic ladder, 0 (bottom) to 9 (top)
+/// (ResearchKit's `ORKSESAnswerFormat`).
+struct SESFormat: AnswerFormatRules {
+    static let range = NumberRange(minimum: 0, maximum: 9, wholeNumbers: true)
+
+    var resultType: ResultType { .ses }
+
+    static func parse(_ r: FieldReader) -> (any AnswerFormatRules)? {
+        r.accept(strings: ["topRungText", "bottomRungText"])
+        return SESFormat()
+    }
+
+    func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? {
+        .int(Int64(try SESFormat.range.check(answer)))
+    }
+}
+
+/// `timeInterval`: a duration in seconds, picked in steps of whole minutes
+/// (ResearchKit's `ORKTimeIntervalAnswerFormat`).
+struct TimeIntervalFormat: AnswerFormatRules {
+    let maximum: Double
+    let stepMinutes: Int
+
+    var resultType: ResultType { .timeInterval }
+
+    static func parse(_ r: FieldReader) -> (any AnswerFormatRules)? {
+        let step = r.integer("step", in: 1...30) ?? 1
+        let maximum = r.number("maximumInterval") ?? 86_340
+        if maximum <= 0 {
+            r.diagnostics.error("outOfRange", "\"maximumInterval\" must be above 0.", at: r.path.key("maximumInterval"))
+        }
+        let format = TimeIntervalFormat(maximum: maximum, stepMinutes: step)
+        _ = r.value("defaultInterval")
+        if let value = r.object["defaultInterval"] {
+            do throws(AnswerRejection) { _ = try format.validate(value, previous: nil) } catch {
+                r.diagnostics.error("defaultOutOfRange", "\"defaultInterval\" is not a valid answer: " + error.message, at: r.path.key("defaultInterval"))
+            }
+        }
+        return format
+    }
+
+    func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? {
+        let message = "Enter a duration between 0 and \(NumberText.format(maximum)) seconds, in steps of \(stepMinutes) minute\(stepMinutes == 1 ? "" : "s")."
+        guard let seconds = answer.numericValue, seconds.isFinite, seconds >= 0, seconds <= maximum else {
+            throw AnswerRejection(answer.numericValue == nil ? "wrongType" : "outOfRange", message)
+        }
+        let stepSeconds = Double(stepMinutes * 60)
+        guard seconds.truncatingRemainder(dividingBy: stepSeconds) == 0 else {
+            throw AnswerRejection("notOnStep", message)
+        }
+        return answer
+    }
+}

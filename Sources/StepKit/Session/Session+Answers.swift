@@ -1,0 +1,97 @@
+/// Setting answers and knowing whether the current step may be left.
+extension Session {
+    mutating func setAnswer(_ answer: JSON) throws(StepKitError) {
+        try requireInProgress()
+        guard let step = currentStep else { throw StepKitError(.internal, code: "noStep", message: "The session has no current step.") }
+        let index = current.stepIndex
+        switch step.content {
+        case .message:
+            throw stateError("noAnswer", "The step \"\(step.identifier)\" takes no answer.")
+        case .question(let format):
+            do throws(AnswerRejection) {
+                answers[index] = try format.validate(answer, previous: answers[index])
+            } catch {
+                throw StepKitError(.answer, code: error.code, message: error.message)
+            }
+        case .form(let form):
+            answers[index] = try setFormAnswers(answer, form: form, previous: answers[index]?.objectValue ?? JSONObject())
+        }
+        touched = true
+    }
+
+    /// Applies `{"item": answer, ...}` to a form's answers: every item is checked and every
+    /// problem reported together; nothing is kept unless all of them pass.
+    private func setFormAnswers(_ answer: JSON, form: Form, previous: JSONObject) throws(StepKitError) -> JSON {
+        guard case .object(let changes) = answer else {
+            throw StepKitError(.answer, code: "wrongType", message: "A form's answer is an object of its items' answers: {\"item\": answer}.")
+        }
+        var updated = previous
+        var problems: [Problem] = []
+        for (key, value) in changes.entries {
+            guard let item = form.item(key) else {
+                problems.append(Problem(code: "unknownItem", message: "The form has no item \"\(key)\".", path: .root.key(key)))
+                continue
+            }
+            do throws(AnswerRejection) {
+                updated[key] = try item.format.validate(value, previous: previous[key])
+            } catch {
+                problems.append(Problem(code: error.code, message: error.message, path: .root.key(key)))
+            }
+        }
+        // A confirmation set now must match its original as it stands after this call.
+        if problems.isEmpty {
+            for (key, _) in changes.entries {
+                guard let item = form.item(key), let confirm = item.format.rules as? ConfirmTextFormat,
+                      let value = updated[key], let original = updated[confirm.originalItemIdentifier] else { continue }
+                do throws(AnswerRejection) { try confirm.confirm(value, original: original) } catch {
+                    problems.append(Problem(code: error.code, message: error.message, path: .root.key(key)))
+                }
+            }
+        }
+        guard problems.isEmpty else { throw StepKitError(.answer, problems: problems) }
+        return .object(updated)
+    }
+
+    /// Why the current step may not be left going forward ([] when it may).
+    func forwardProblems() -> [Problem] {
+        guard !isFinished, let step = currentStep else { return [] }
+        let answer = answers[current.stepIndex]
+        switch step.content {
+        case .message:
+            return []
+        case .question:
+            if answer == nil && !step.optional {
+                return [Problem(code: "answerRequired", message: "Answer this question to continue.", path: .root)]
+            }
+            return []
+        case .form(let form):
+            let given = answer?.objectValue ?? JSONObject()
+            // An optional form left entirely empty may be left, as if skipped.
+            if step.optional && given.count == 0 { return [] }
+            var problems: [Problem] = []
+            for item in form.items {
+                let value = given[item.identifier]
+                if value == nil && !item.optional {
+                    problems.append(Problem(code: "answerRequired", message: "Answer \"\(itemLabel(item, in: step))\" to continue.", path: .root.key(item.identifier)))
+                }
+                if let value, let confirm = item.format.rules as? ConfirmTextFormat {
+                    do throws(AnswerRejection) { try confirm.confirm(value, original: given[confirm.originalItemIdentifier]) } catch {
+                        problems.append(Problem(code: error.code, message: error.message, path: .root.key(item.identifier)))
+                    }
+                }
+            }
+            return problems
+        }
+    }
+
+    /// An item's text for messages, or its identifier when it has none.
+    private func itemLabel(_ item: Form.Item, in step: Step) -> String {
+        for entry in step.presentation["formItems"]?.arrayValue ?? [] {
+            if let object = entry.objectValue, object["identifier"]?.stringValue == item.identifier,
+               let text = object["text"]?.stringValue, !text.isEmpty {
+                return text
+            }
+        }
+        return item.identifier
+    }
+}

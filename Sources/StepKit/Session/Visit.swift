@@ -1,0 +1,18 @@
+/// One presentation of a step on the session's path. A step visited twice (a loop, or after
+/// going back and forward again) has two visits; going back removes the last one.
+struct Visit: Sendable, Equatable {
+    let stepIndex: Int
+    var startDate: Int64
+    /// Set when the visit is left going forward (or the task finishes on it).
+    var endDate: Int64?
+    /// The answer as it was when the visit was left, so each visit's result keeps its own
+    /// answer even when a later visit of the same step changes it. Nil while current.
+    var answer: JSON?
+    /// Left with `skip`: its result records no answer.
+    var skipped: Bool = false
+}
+
+/// Why a task run ended (ResearchKit's `ORKTaskFinishReason`).
+enum FinishReason: String, Sendable, CaseIterable {
+    case completed, saved, discarded, failed, earlyTermination
+}

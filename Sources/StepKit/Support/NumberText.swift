@@ -1,0 +1,16 @@
+/// Numbers as people read them in messages: `18`, not `18.0`.
+enum NumberText {
+    static func format(_ value: Double) -> String {
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
+        return String(value)
+    }
+
+    /// True when `value` has no more than `digits` digits after the decimal point (allowing for
+    /// binary rounding: 0.1 has one).
+    static func hasAtMost(fractionDigits digits: Int, _ value: Double) -> Bool {
+        var scale = 1.0
+        for _ in 0..<max(0, min(digits, 15)) { scale *= 10 }
+        let scaled = value * scale
+        return abs(scaled - scaled.rounded()) <= 1e-9 * max(1, abs(scaled))
+    }
+}

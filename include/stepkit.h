@@ -1,0 +1,222 @@
+/*
+ * stepkit.h — the C ABI of StepKit, a headless engine for ResearchKit-style research tasks.
+ *
+ * A host compiles a task definition (JSON) once into an immutable stepkit_task, opens any number
+ * of sessions on it, and walks each session step by step: it reads the session's state (the
+ * step to present, its answer, what the buttons may do), sets answers, goes forward, back,
+ * skips, finishes, and reads the task result. Every input and output is UTF-8 JSON text.
+ *
+ * CONVENTIONS
+ *
+ * Status codes. A fallible function returns STEPKIT_OK (0) or one of the negative STEPKIT_E*
+ * codes below. On failure, stepkit_last_error() describes what went wrong, and the call has
+ * changed nothing: a rejected call leaves a session exactly as it was.
+ *
+ * Error JSON. stepkit_last_error() returns an object
+ *     {"status": -4, "code": "EANSWER", "message": "Enter a whole number between 18 and 90.",
+ *      "path": "age", "errors": [{"code": "outOfRange", "message": "...", "path": "age"}, ...]}
+ * "status" is the returned code, "code" its name without the STEPKIT_ prefix, "message" a
+ * sentence a host may show as it is, "path" the place in the JSON argument that is at fault
+ * ("steps[3].answerFormat.minimum"; "" for the document as a whole or when no JSON argument is at
+ * fault). "errors" lists every problem found (a task definition reports all its problems at
+ * once); "message" and "path" repeat the first one's.
+ *
+ * Ownership. Input strings are borrowed for the duration of the call and must be NUL-terminated
+ * UTF-8. Output JSON is returned through a `char **out` argument: on success *out receives a
+ * string allocated by the library that the caller frees with stepkit_string_free(); on failure
+ * *out is set to NULL (when `out` itself is not NULL). Handles are created by the library and
+ * released with their *_free function; freeing NULL is a no-op.
+ *
+ * Threads. A stepkit_task is immutable and may be used from any number of threads at once.
+ * Calls on one stepkit_session are serialized by the session's own lock, so a session may be
+ * used from several threads, one call at a time. stepkit_last_error() is per thread.
+ *
+ * Lifetimes. A session keeps its task alive: stepkit_task_free() may be called while sessions
+ * opened on the task are still in use; the task is released with its last session.
+ *
+ * Time. Dates in the output are ISO 8601 UTC with milliseconds ("2026-11-22T13:27:27.123Z").
+ * The engine reads time from the session's clock: the system clock by default, or a host
+ * function set with stepkit_session_set_clock().
+ */
+#ifndef STEPKIT_H
+#define STEPKIT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Versions
+ */
+
+/* The library version, as text and as a number (major * 1000000 + minor * 1000 + patch). */
+#define STEPKIT_VERSION "0.1.0"
+#define STEPKIT_VERSION_NUMBER 1000
+/* The ABI version: the number in the soname (libstepkit.so.0). It changes only when a function's
+ * signature or meaning changes incompatibly. */
+#define STEPKIT_ABI_VERSION 0
+
+/* The version of the library actually loaded: a static string such as "0.1.0". Never NULL.
+ * Thread-safe. */
+const char *stepkit_version(void);
+
+/* STEPKIT_VERSION_NUMBER of the library actually loaded. Thread-safe. */
+int stepkit_version_number(void);
+
+/* ---------------------------------------------------------------------------------------------
+ * Status codes and errors
+ */
+
+#define STEPKIT_OK 0
+/* An argument is invalid: a NULL pointer, an unknown finish reason, bad session options. */
+#define STEPKIT_EINVAL (-1)
+/* A JSON argument is not valid JSON: malformed text, invalid UTF-8, duplicate object keys,
+ * numbers out of range, nesting deeper than 2048. */
+#define STEPKIT_EPARSE (-2)
+/* A task definition is valid JSON but not a valid task; "errors" lists every problem. */
+#define STEPKIT_EDEFINITION (-3)
+/* An answer does not fit the current step's answer format; the message says why. */
+#define STEPKIT_EANSWER (-4)
+/* The call is not allowed in the session's current state (forward while a required answer is
+ * missing, back on the first step, any navigation after the task finished). */
+#define STEPKIT_ESTATE (-5)
+/* Restoration data is damaged, of an unknown version or from another task. */
+#define STEPKIT_ERESTORE (-6)
+/* Reading or writing a file failed. */
+#define STEPKIT_EIO (-7)
+/* A bug in StepKit. Please report it with the error JSON. */
+#define STEPKIT_EINTERNAL (-8)
+
+/* The error JSON of the last call that failed on the calling thread, or NULL if no call has failed
+ * on this thread. The string is owned by the library and stays valid until the next failing call
+ * on the same thread; successful calls do not change it. Do not free it. */
+const char *stepkit_last_error(void);
+
+/* Frees a string returned through a `char **out` argument. NULL is a no-op. Thread-safe. */
+void stepkit_string_free(char *str);
+
+/* ---------------------------------------------------------------------------------------------
+ * Tasks
+ */
+
+typedef struct stepkit_task stepkit_task;
+
+/* Parses and validates a task definition (the task format, v1: see docs/task-format.md) and
+ * compiles it into an immutable task.
+ *
+ * On success returns STEPKIT_OK and stores a new handle in *out_task, to be released with
+ * stepkit_task_free(). On failure stores NULL in *out_task and returns STEPKIT_EINVAL (a NULL
+ * argument), STEPKIT_EPARSE (not JSON) or STEPKIT_EDEFINITION (every problem of the definition,
+ * each with its path, in the error JSON's "errors"). Thread-safe. */
+int stepkit_task_compile(const char *task_json, stepkit_task **out_task);
+
+/* Describes a compiled task: {"identifier": "...", "stepCount": N, "steps": [{"identifier":
+ * "...", "type": "question"}, ...]}. Output owned by the caller. Returns STEPKIT_EINVAL if
+ * `task` or `out` is NULL. Thread-safe. */
+int stepkit_task_info(const stepkit_task *task, char **out);
+
+/* Releases the caller's reference to a task. Sessions opened on it keep it alive until they are
+ * freed. NULL is a no-op. Must not be called twice on the same handle. */
+void stepkit_task_free(stepkit_task *task);
+
+/* ---------------------------------------------------------------------------------------------
+ * Sessions
+ */
+
+typedef struct stepkit_session stepkit_session;
+
+/* Opens a session: one run of the task, positioned on its first step.
+ *
+ * `options_json` may be NULL (all defaults) or an object with these keys, all optional:
+ *     "taskRunUUID": "…"   the run's UUID (8-4-4-4-12 hex digits); default: a random v4 UUID.
+ * Unknown keys are refused (STEPKIT_EINVAL, with their path).
+ *
+ * On success returns STEPKIT_OK and stores a new handle in *out_session, released with
+ * stepkit_session_free(). On failure stores NULL there and returns STEPKIT_EINVAL or
+ * STEPKIT_EPARSE. The session holds a reference to `task`. Thread-safe. */
+int stepkit_session_open(stepkit_task *task, const char *options_json,
+                         stepkit_session **out_session);
+
+/* Releases a session. NULL is a no-op. Must not be called while another thread uses the session,
+ * nor twice on the same handle. */
+void stepkit_session_free(stepkit_session *session);
+
+/* The session's state: what the host should present now, as JSON:
+ *   {"status": "inProgress" | "finished",
+ *    "finishReason": null | "completed" | "saved" | "discarded" | "failed" | "earlyTermination",
+ *    "taskIdentifier": "...", "taskRunUUID": "...",
+ *    "step": {the current step's definition, with defaults filled in} | null when finished,
+ *    "answer": the current answer: the draft the host set, or the one kept from an earlier visit;
+ *              for a form an object {"item": answer} of the answered items; null if none,
+ *    "problems": [{"code", "message", "path"}] why going forward is refused now ([] if it is not),
+ *    "navigation": {"canGoBack": bool, "canGoForward": bool, "canSkip": bool,
+ *                   "hasNextStep": bool (false: label the forward button "Done")},
+ *    "progress": {"current": 1-based position of the step, "total": number of steps}}
+ * Output owned by the caller. Returns STEPKIT_EINVAL on a NULL argument. */
+int stepkit_session_state(stepkit_session *session, char **out);
+
+/* Validates an answer for the current step and keeps it as the step's draft answer.
+ *
+ * For a question step `answer_json` is the answer itself (see docs/task-format.md: true,
+ * ["headache"], 42, "08:30", "2026-11-22", {"latitude": …}, {"dontKnow": true}); null clears it.
+ * For a form step it is an object {"item": answer, ...}: the named items are set (null clears
+ * one), the others keep their answers. An exclusive choice that is newly selected clears the
+ * other choices; a choice newly selected next to an exclusive one clears the exclusive one.
+ *
+ * On success stores the new state (as stepkit_session_state) in *out. On failure changes nothing
+ * and returns STEPKIT_EINVAL (NULL argument), STEPKIT_EPARSE, STEPKIT_EANSWER (the message says
+ * why, the path names the form item) or STEPKIT_ESTATE (the step takes no answer, or the task has
+ * finished). */
+int stepkit_session_set_answer(stepkit_session *session, const char *answer_json, char **out);
+
+/* Leaves the current step for the next one; on the last step, finishes the task with reason
+ * "completed". Refused with STEPKIT_ESTATE (and the reasons in the error JSON) while a required
+ * answer is missing or a form's answers do not agree (a confirmation that differs). On success
+ * stores the new state in *out. */
+int stepkit_session_go_forward(stepkit_session *session, char **out);
+
+/* Returns to the step visited before the current one. The current step's answers are kept to
+ * prefill it if it is visited again, but leave the result. Refused with STEPKIT_ESTATE on the
+ * first step or after the task finished. On success stores the new state in *out. */
+int stepkit_session_go_backward(stepkit_session *session, char **out);
+
+/* Skips an optional question or form step: the step's result records a null answer (its draft
+ * is kept to prefill the step if it is visited again) and the session goes forward. Refused with
+ * STEPKIT_ESTATE when the step is not optional or takes no answer. On success stores the new
+ * state in *out. */
+int stepkit_session_skip(stepkit_session *session, char **out);
+
+/* Finishes the task with `reason`: "completed" (allowed only where going forward would complete
+ * it: on the last step, with its answers valid), "saved", "discarded", "failed" or
+ * "earlyTermination". STEPKIT_EINVAL for another reason, STEPKIT_ESTATE when already finished or
+ * when "completed" is not allowed. On success stores the new state in *out. */
+int stepkit_session_finish(stepkit_session *session, const char *reason, char **out);
+
+/* The task result so far (or final, once finished):
+ *   {"identifier", "taskRunUUID", "startDate", "endDate", "results": [step results]}
+ * with one step result {"identifier", "startDate", "endDate", "results": [question results]} per
+ * visit on the path, the current step included, and question results
+ *   {"identifier", "type", "answer", "startDate", "endDate"} (+ "unit" for numeric answers)
+ * where "type" is boolean | choice | scale | numeric | text | date | timeOfDay | timeInterval |
+ * location | multipleComponent | ses and "answer" is null for an unanswered or skipped question.
+ * Output owned by the caller. Returns STEPKIT_EINVAL on a NULL argument. */
+int stepkit_session_result(stepkit_session *session, char **out);
+
+/* A clock: returns the current time in milliseconds since 1970-01-01T00:00:00Z. */
+typedef int64_t (*stepkit_clock_fn)(void *user_data);
+
+/* Replaces the session's clock with `fn` (called with `user_data`, under the session's lock, on
+ * the thread that called into the session: it must not call into the same session). NULL
+ * restores the system clock. Called before the first answer or navigation, it also re-reads the
+ * session's start time from the new clock, so a test or a replay can start the run at a time of
+ * its choosing. `user_data` is borrowed: it must stay valid while the clock is set. Returns
+ * STEPKIT_EINVAL if `session` is NULL. */
+int stepkit_session_set_clock(stepkit_session *session, stepkit_clock_fn fn, void *user_data);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STEPKIT_H */
