@@ -16,13 +16,16 @@ enum TaskCompiler {
             if items.isEmpty {
                 d.error("emptySteps", "A task needs at least one step.", at: .root.key("steps"))
             }
+            // Identifiers are checked for duplicates even on steps with other problems.
+            var seen: Set<String> = []
             for (i, item) in items.enumerated() {
                 let path = JSONPath.root.key("steps").index(i)
-                guard let step = compileStep(item, at: path, d) else { continue }
-                if index[step.identifier] != nil {
-                    d.error("duplicateIdentifier", "Another step is already called \"\(step.identifier)\".", at: path.key("identifier"))
+                let step = compileStep(item, at: path, d)
+                if let id = item.objectValue?["identifier"]?.stringValue, !seen.insert(id).inserted {
+                    d.error("duplicateIdentifier", "Another step is already called \"\(id)\".", at: path.key("identifier"))
                     continue
                 }
+                guard let step else { continue }
                 index[step.identifier] = steps.count
                 steps.append(step)
             }

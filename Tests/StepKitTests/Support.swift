@@ -1,0 +1,61 @@
+@testable import StepKit
+
+/// Compiles a task from JSON text, failing the test with the error JSON if it does not compile.
+func compile(_ text: String) throws -> Task {
+    try TaskCompiler.compile(try JSONParser.parse(text))
+}
+
+/// The problems a definition has (empty when it compiles).
+func problems(_ text: String) -> [Problem] {
+    do {
+        _ = try TaskCompiler.compile(try JSONParser.parse(text))
+        return []
+    } catch {
+        return error.problems
+    }
+}
+
+func json(_ text: String) throws -> JSON { try JSONParser.parse(text) }
+
+/// A clock the test moves by hand, shared through a pointer as a host's would be.
+final class ManualClock {
+    var now: Int64
+    init(_ now: Int64) { self.now = now }
+
+    var clock: Clock {
+        Clock.host({ context in
+            guard let context else { return 0 }
+            return Unmanaged<ManualClock>.fromOpaque(context).takeUnretainedValue().now
+        }, context: Unmanaged.passUnretained(self).toOpaque())
+    }
+}
+
+/// A task with one question step of the given answer format, for format tests.
+func questionTask(_ format: String, optional: Bool = false) throws -> Task {
+    try compile("""
+    {"identifier": "t", "steps": [{"type": "question", "identifier": "q", "optional": \(optional), "answerFormat": \(format)}]}
+    """)
+}
+
+/// Validates `answer` against the single question of `task`, returning the kept answer or the rejection code.
+func check(_ task: Task, _ answer: String, previous: String? = nil) throws -> Result<JSON?, AnswerRejection> {
+    guard case .question(let format)? = task.steps.first?.content else { fatalError("not a question task") }
+    let value = try json(answer)
+    let before = try previous.map(json)
+    do throws(AnswerRejection) {
+        return .success(try format.validate(value, previous: before))
+    } catch {
+        return .failure(error)
+    }
+}
+
+extension Result where Failure == AnswerRejection {
+    var rejectionCode: String? {
+        if case .failure(let e) = self { return e.code }
+        return nil
+    }
+    var kept: Success? {
+        if case .success(let v) = self { return v }
+        return nil
+    }
+}
