@@ -34,6 +34,12 @@
  * Lifetimes. A session keeps its task alive: stepkit_task_free() may be called while sessions
  * opened on the task are still in use; the task is released with its last session.
  *
+ * Handles. The library keeps a registry of the handles it has given out. A call with a handle
+ * that was already freed, or with a pointer that never was a handle of that kind, returns
+ * STEPKIT_EINVAL instead of touching memory; freeing such a handle (a double free) is a no-op.
+ * (A freed handle's address can be reused by a later handle; do not rely on this check to find
+ * use-after-free bugs in a host, only to survive them.)
+ *
  * Time. Dates in the output are ISO 8601 UTC with milliseconds ("2026-11-22T13:27:27.123Z").
  * The engine reads time from the session's clock: the system clock by default, or a host
  * function set with stepkit_session_set_clock().
@@ -113,12 +119,13 @@ typedef struct stepkit_task stepkit_task;
 int stepkit_task_compile(const char *task_json, stepkit_task **out_task);
 
 /* Describes a compiled task: {"identifier": "...", "stepCount": N, "steps": [{"identifier":
- * "...", "type": "question"}, ...]}. Output owned by the caller. Returns STEPKIT_EINVAL if
+ * "...", "type": "question"}, ...], "sections": [{"identifier", "steps": [...]}], "branching":
+ * bool (whether the task has any rules)}. Output owned by the caller. Returns STEPKIT_EINVAL if
  * `task` or `out` is NULL. Thread-safe. */
 int stepkit_task_info(const stepkit_task *task, char **out);
 
 /* Releases the caller's reference to a task. Sessions opened on it keep it alive until they are
- * freed. NULL is a no-op. Must not be called twice on the same handle. */
+ * freed. NULL, and a handle that is not live, are no-ops. Thread-safe. */
 void stepkit_task_free(stepkit_task *task);
 
 /* ---------------------------------------------------------------------------------------------
@@ -127,10 +134,13 @@ void stepkit_task_free(stepkit_task *task);
 
 typedef struct stepkit_session stepkit_session;
 
-/* Opens a session: one run of the task, positioned on its first step.
+/* Opens a session: one run of the task, positioned on its first step (or, when skip rules pass
+ * over every step, already finished with reason "completed").
  *
  * `options_json` may be NULL (all defaults) or an object with these keys, all optional:
  *     "taskRunUUID": "…"   the run's UUID (8-4-4-4-12 hex digits); default: a random v4 UUID.
+ *     "additionalTaskResults": [task results]   results of other runs that predicates may read
+ *                          through {"task": T, "step": S, "item": I} selectors.
  * Unknown keys are refused (STEPKIT_EINVAL, with their path).
  *
  * On success returns STEPKIT_OK and stores a new handle in *out_session, released with
@@ -139,22 +149,30 @@ typedef struct stepkit_session stepkit_session;
 int stepkit_session_open(stepkit_task *task, const char *options_json,
                          stepkit_session **out_session);
 
-/* Releases a session. NULL is a no-op. Must not be called while another thread uses the session,
- * nor twice on the same handle. */
+/* Releases a session. NULL, and a handle that is not live, are no-ops. A call already running on
+ * the session on another thread finishes safely; calls made after this one get STEPKIT_EINVAL. */
 void stepkit_session_free(stepkit_session *session);
 
 /* The session's state: what the host should present now, as JSON:
  *   {"status": "inProgress" | "finished",
  *    "finishReason": null | "completed" | "saved" | "discarded" | "failed" | "earlyTermination",
  *    "taskIdentifier": "...", "taskRunUUID": "...",
- *    "step": {the current step's definition, with defaults filled in} | null when finished,
+ *    "step": {the current step's definition, with defaults filled in and step modifiers applied}
+ *            | null when finished,
  *    "answer": the current answer: the draft the host set, or the one kept from an earlier visit;
- *              for a form an object {"item": answer} of the answered items; null if none,
+ *              for a form an object {"item": answer} of the answered items ({} when none);
+ *              null when none (or the step takes no answer),
+ *    "visibleItems": for a form, the identifiers of the items to show now (visibleWhen), else null,
  *    "problems": [{"code", "message", "path"}] why going forward is refused now ([] if it is not),
  *    "navigation": {"canGoBack": bool, "canGoForward": bool, "canSkip": bool,
- *                   "hasNextStep": bool (false: label the forward button "Done")},
- *    "progress": {"current": 1-based position of the step, "total": number of steps}}
- * Output owned by the caller. Returns STEPKIT_EINVAL on a NULL argument. */
+ *                   "hasNextStep": bool (false: label the forward button "Done"),
+ *                   "arrival": [how navigation reached this step: rules, branches, skip rules,
+ *                               step modifiers; see docs/task-format.md]},
+ *    "progress": {"current", "total" (along the path the current answers lead to),
+ *                 "presented" (steps shown so far), "fewestRemaining",
+ *                 "mostRemaining" (null when a loop makes it unbounded)}}
+ * Output owned by the caller. Returns STEPKIT_EINVAL on a NULL argument or a handle that is not
+ * live. */
 int stepkit_session_state(stepkit_session *session, char **out);
 
 /* Validates an answer for the current step and keeps it as the step's draft answer.
@@ -171,8 +189,8 @@ int stepkit_session_state(stepkit_session *session, char **out);
  * finished). */
 int stepkit_session_set_answer(stepkit_session *session, const char *answer_json, char **out);
 
-/* Leaves the current step for the next one; on the last step, finishes the task with reason
- * "completed". Refused with STEPKIT_ESTATE (and the reasons in the error JSON) while a required
+/* Leaves the current step for the one navigation leads to (navigation rules, skip rules); where
+ * it leads to the end, finishes the task with reason "completed". Refused with STEPKIT_ESTATE (and the reasons in the error JSON) while a required
  * answer is missing or a form's answers do not agree (a confirmation that differs). On success
  * stores the new state in *out. */
 int stepkit_session_go_forward(stepkit_session *session, char **out);
@@ -189,7 +207,7 @@ int stepkit_session_go_backward(stepkit_session *session, char **out);
 int stepkit_session_skip(stepkit_session *session, char **out);
 
 /* Finishes the task with `reason`: "completed" (allowed only where going forward would complete
- * it: on the last step, with its answers valid), "saved", "discarded", "failed" or
+ * it: where navigation leads to the end, with the step's answers valid), "saved", "discarded", "failed" or
  * "earlyTermination". STEPKIT_EINVAL for another reason, STEPKIT_ESTATE when already finished or
  * when "completed" is not allowed. On success stores the new state in *out. */
 int stepkit_session_finish(stepkit_session *session, const char *reason, char **out);
@@ -197,7 +215,8 @@ int stepkit_session_finish(stepkit_session *session, const char *reason, char **
 /* The task result so far (or final, once finished):
  *   {"identifier", "taskRunUUID", "startDate", "endDate", "results": [step results]}
  * with one step result {"identifier", "startDate", "endDate", "results": [question results]} per
- * visit on the path, the current step included, and question results
+ * visit on the path, the current step included (visits inside a section nest under a section
+ * result of the same shape), and question results
  *   {"identifier", "type", "answer", "startDate", "endDate"} (+ "unit" for numeric answers)
  * where "type" is boolean | choice | scale | numeric | text | date | timeOfDay | timeInterval |
  * location | multipleComponent | ses and "answer" is null for an unanswered or skipped question.

@@ -12,14 +12,12 @@ final class SessionHandle: Sendable {
     let session: Mutex<Session>
     init(_ session: Session) { self.session = Mutex(session) }
 
-    /// Runs `body` on a copy of the session and keeps the copy only if `body` succeeds:
-    /// a rejected call changes nothing.
+    /// Runs `body` on the session under its lock. The session's operations check everything
+    /// before changing anything (see `Session`), so a rejected call changes nothing; working in
+    /// place keeps a call's cost independent of how long the session's history is.
     func transaction<R: Sendable>(_ body: (inout Session) throws(StepKitError) -> R) throws(StepKitError) -> R {
         try session.withLock { (stored: inout Session) throws(StepKitError) -> R in
-            var copy = stored
-            let result = try body(&copy)
-            stored = copy
-            return result
+            try body(&stored)
         }
     }
 

@@ -13,11 +13,22 @@ struct Step: Sendable {
     let content: Content
     /// The definition as the host should present it: the source object with defaults filled in.
     let presentation: JSONObject
+    /// The sections the step is in, outermost first (indexes into `Task.sections`).
+    let sections: [Int]
 
     /// Whether the step takes an answer (a question or a form).
     var takesAnswers: Bool {
         if case .message = content { return false }
         return true
+    }
+
+    /// The answer format of a question step, or of a form's item.
+    func format(item: String? = nil) -> AnswerFormat? {
+        switch content {
+        case .message: return nil
+        case .question(let format): return item == nil ? format : nil
+        case .form(let form): return item.flatMap { form.item($0)?.format }
+        }
     }
 }
 
@@ -27,6 +38,8 @@ struct Form: Sendable {
         let identifier: String
         let optional: Bool
         let format: AnswerFormat
+        /// The item's text for messages ("Answer "Email" to continue."), or its identifier.
+        let label: String
     }
 
     /// The question items in order (section headers are only presentation).
@@ -36,4 +49,17 @@ struct Form: Sendable {
     func item(_ identifier: String) -> Item? {
         itemIndex[identifier].flatMap { items.indices.contains($0) ? items[$0] : nil }
     }
+}
+
+/// A named group of steps (SageResearch's section step), walked as if its steps were inlined.
+/// Rules and skip rules may target it; its steps' results nest under its own.
+struct Section: Sendable {
+    let identifier: String
+    /// The first and last step inside it, as indexes into `Task.steps`.
+    let firstStep: Int
+    let lastStep: Int
+    /// The enclosing sections, outermost first.
+    let sections: [Int]
+
+    func contains(step: Int) -> Bool { step >= firstStep && step <= lastStep }
 }

@@ -1,12 +1,22 @@
 /// A compiled task: immutable, validated once, shared by every session on any thread.
 struct Task: Sendable {
     let identifier: String
+    /// The steps to present, in order, with sections flattened away.
     let steps: [Step]
     /// Step identifier to its index in `steps`: every look-up by identifier is O(1).
     let stepIndex: [String: Int]
+    let sections: [Section]
+    let sectionIndex: [String: Int]
+    let rules: TaskRules
+    /// Bounds on how many steps can still come, worked out once on the rule graph.
+    let graph: RuleGraph
 
     func step(at index: Int) -> Step? {
         steps.indices.contains(index) ? steps[index] : nil
+    }
+
+    func section(at index: Int) -> Section? {
+        sections.indices.contains(index) ? sections[index] : nil
     }
 
     /// `stepkit_task_info`.
@@ -15,6 +25,28 @@ struct Task: Sendable {
             "identifier": .string(identifier),
             "stepCount": .int(Int64(steps.count)),
             "steps": .array(steps.map { .object(["identifier": .string($0.identifier), "type": .string($0.type)]) }),
+            "sections": .array(sections.map { section in
+                .object([
+                    "identifier": .string(section.identifier),
+                    "steps": .array((section.firstStep...section.lastStep).compactMap { step(at: $0).map { .string($0.identifier) } }),
+                ])
+            }),
+            "branching": .bool(!rules.isEmpty),
         ])
+    }
+}
+
+/// Everything that makes a task navigable (ResearchKit's `ORKNavigableOrderedTask`), by index.
+struct TaskRules: Sendable {
+    var stepRules: [Int: NavigationRule] = [:]
+    var sectionRules: [Int: NavigationRule] = [:]
+    var stepSkips: [Int: Predicate] = [:]
+    var sectionSkips: [Int: Predicate] = [:]
+    var modifiers: [Int: StepModifier] = [:]
+    /// Form item visibility: step index, then item identifier.
+    var visibility: [Int: [String: Predicate]] = [:]
+
+    var isEmpty: Bool {
+        stepRules.isEmpty && sectionRules.isEmpty && stepSkips.isEmpty && sectionSkips.isEmpty && modifiers.isEmpty && visibility.isEmpty
     }
 }

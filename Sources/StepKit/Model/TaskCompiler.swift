@@ -1,41 +1,106 @@
 /// Turns a task definition (JSON) into a `Task`, or reports every problem it has at once.
+///
+/// Two passes: the steps first (sections flattened, answer formats compiled), then everything
+/// that refers to steps by identifier (rules, skip rules, step modifiers, item visibility), so a
+/// rule may name a step defined after it.
 enum TaskCompiler {
     private static let commonStepKeys = ["title", "text", "detailText", "footnote"]
-    private static let stepTypes = ["instruction", "completion", "question", "form"]
-    private static let laterStepTypes = ["active", "countdown", "wait", "section", "review", "page", "consentReview", "signature", "table"]
+    private static let stepTypes = ["instruction", "completion", "question", "form", "section"]
+    private static let laterStepTypes = ["active", "countdown", "wait", "review", "page", "consentReview", "signature", "table"]
+
+    /// The state of one compilation.
+    private final class Builder {
+        let d: Diagnostics
+        var steps: [Step] = []
+        var stepIndex: [String: Int] = [:]
+        var sections: [Section] = []
+        var sectionIndex: [String: Int] = [:]
+        var seen: Set<String> = []
+        /// `visibleWhen` predicates, compiled once every step is known.
+        var pendingVisibility: [(step: Int, item: String, value: JSON, path: JSONPath)] = []
+
+        init(_ d: Diagnostics) { self.d = d }
+    }
 
     static func compile(_ definition: JSON) throws(StepKitError) -> Task {
         let d = Diagnostics()
         guard let r = FieldReader(definition, at: .root, d, what: "a task") else {
             throw StepKitError(.definition, problems: d.problems)
         }
+        let b = Builder(d)
         let identifier = r.string("identifier", required: true, nonEmpty: true)
-        var steps: [Step] = []
-        var index: [String: Int] = [:]
         if let items = r.array("steps", required: true) {
             if items.isEmpty {
                 d.error("emptySteps", "A task needs at least one step.", at: .root.key("steps"))
             }
-            // Identifiers are checked for duplicates even on steps with other problems.
-            var seen: Set<String> = []
-            for (i, item) in items.enumerated() {
-                let path = JSONPath.root.key("steps").index(i)
-                let step = compileStep(item, at: path, d)
-                if let id = item.objectValue?["identifier"]?.stringValue, !seen.insert(id).inserted {
-                    d.error("duplicateIdentifier", "Another step is already called \"\(id)\".", at: path.key("identifier"))
-                    continue
-                }
-                guard let step else { continue }
-                index[step.identifier] = steps.count
-                steps.append(step)
+            compileSteps(items, at: .root.key("steps"), in: [], b)
+        }
+        let predicates = PredicateCompiler(steps: b.steps, stepIndex: b.stepIndex, sectionIdentifiers: Set(b.sectionIndex.keys), diagnostics: d)
+        var rules = TaskRules()
+        if let value = r.value("navigationRules") {
+            compileNavigationRules(value, b, predicates, &rules)
+        }
+        if let value = r.value("skipRules") {
+            compileSkipRules(value, b, predicates, &rules)
+        }
+        if let value = r.value("stepModifiers") {
+            compileModifiers(value, b, predicates, &rules)
+        }
+        for pending in b.pendingVisibility {
+            if let predicate = predicates.compile(pending.value, at: pending.path) {
+                rules.visibility[pending.step, default: [:]][pending.item] = predicate
             }
         }
         r.finish()
         guard d.isEmpty, let identifier else { throw StepKitError(.definition, problems: d.problems) }
-        return Task(identifier: identifier, steps: steps, stepIndex: index)
+        let graph = RuleGraph(steps: b.steps, sections: b.sections, rules: rules)
+        return Task(identifier: identifier, steps: b.steps, stepIndex: b.stepIndex, sections: b.sections,
+                    sectionIndex: b.sectionIndex, rules: rules, graph: graph)
     }
 
-    private static func compileStep(_ value: JSON, at path: JSONPath, _ d: Diagnostics) -> Step? {
+    // MARK: Steps and sections
+
+    private static func compileSteps(_ items: [JSON], at path: JSONPath, in sections: [Int], _ b: Builder) {
+        for (i, item) in items.enumerated() {
+            let itemPath = path.index(i)
+            // Identifiers are checked for duplicates even on steps with other problems.
+            if let id = item.objectValue?["identifier"]?.stringValue, !id.isEmpty, !b.seen.insert(id).inserted {
+                b.d.error("duplicateIdentifier", "Another step or section is already called \"\(id)\".", at: itemPath.key("identifier"))
+                continue
+            }
+            if item.objectValue?["type"] == .string("section") {
+                compileSection(item, at: itemPath, in: sections, b)
+                continue
+            }
+            guard let step = compileStep(item, at: itemPath, in: sections, b) else { continue }
+            b.stepIndex[step.identifier] = b.steps.count
+            b.steps.append(step)
+        }
+    }
+
+    private static func compileSection(_ value: JSON, at path: JSONPath, in outer: [Int], _ b: Builder) {
+        guard let r = FieldReader(value, at: path, b.d, what: "a section") else { return }
+        _ = r.string("type")
+        let identifier = r.string("identifier", required: true, nonEmpty: true)
+        r.accept(strings: commonStepKeys)
+        let first = b.steps.count
+        let index = b.sections.count
+        // Reserve the section's place so nested sections get later indexes.
+        b.sections.append(Section(identifier: identifier ?? "", firstStep: first, lastStep: first, sections: outer))
+        if let items = r.array("steps", required: true) {
+            if items.isEmpty {
+                b.d.error("emptySection", "A section needs at least one step.", at: path.key("steps"))
+            }
+            compileSteps(items, at: path.key("steps"), in: outer + [index], b)
+        }
+        r.finish()
+        let last = b.steps.count - 1
+        b.sections[index] = Section(identifier: identifier ?? "", firstStep: first, lastStep: max(first, last), sections: outer)
+        if let identifier, last >= first { b.sectionIndex[identifier] = index }
+    }
+
+    private static func compileStep(_ value: JSON, at path: JSONPath, in sections: [Int], _ b: Builder) -> Step? {
+        let d = b.d
         guard let r = FieldReader(value, at: path, d, what: "a step") else { return nil }
         let before = d.problems.count
         let type = r.string("type", required: true)
@@ -52,11 +117,14 @@ enum TaskCompiler {
             _ = r.string("question")
             if let format = r.value("answerFormat", required: true) {
                 content = AnswerFormat.compile(format, at: path.key("answerFormat"), d).map { .question($0) }
+                if case .question(let f)? = content, f.rules is ConfirmTextFormat {
+                    d.error("confirmTextOutsideForm", "A \"confirmText\" answer confirms another item of the same form; use it in a form step.", at: path.key("answerFormat").key("type"))
+                }
             }
         case "form":
             _ = r.bool("useCardView")
             if let items = r.array("formItems", required: true) {
-                content = compileForm(items, at: path.key("formItems"), d).map { .form($0) }
+                content = compileForm(items, at: path.key("formItems"), stepIndex: b.steps.count, b).map { .form($0) }
             }
         case let other?:
             let later = laterStepTypes.contains(other) ? " (\"\(other)\" steps are not supported yet)" : ""
@@ -69,10 +137,11 @@ enum TaskCompiler {
         guard let type, let identifier, let content, d.problems.count == before else { return nil }
         var presentation = r.object
         presentation["optional"] = .bool(optional)
-        return Step(type: type, identifier: identifier, optional: optional, content: content, presentation: presentation)
+        return Step(type: type, identifier: identifier, optional: optional, content: content, presentation: presentation, sections: sections)
     }
 
-    private static func compileForm(_ entries: [JSON], at path: JSONPath, _ d: Diagnostics) -> Form? {
+    private static func compileForm(_ entries: [JSON], at path: JSONPath, stepIndex: Int, _ b: Builder) -> Form? {
+        let d = b.d
         let before = d.problems.count
         var items: [Form.Item] = []
         var index: [String: Int] = [:]
@@ -87,16 +156,22 @@ enum TaskCompiler {
             }
             let identifier = r.string("identifier", required: true, nonEmpty: true)
             let optional = r.bool("optional") ?? false
-            r.accept(strings: ["text", "detailText", "placeholder", "learnMoreText"])
+            let text = r.string("text")
+            r.accept(strings: ["detailText", "placeholder", "learnMoreText"])
             let format = r.value("answerFormat", required: true).flatMap { AnswerFormat.compile($0, at: itemPath.key("answerFormat"), d) }
+            let visibleWhen = r.value("visibleWhen")
             r.finish()
             guard let identifier, let format else { continue }
             if index[identifier] != nil {
                 d.error("duplicateIdentifier", "Another item of this form is already called \"\(identifier)\".", at: itemPath.key("identifier"))
                 continue
             }
+            if let visibleWhen {
+                b.pendingVisibility.append((stepIndex, identifier, visibleWhen, itemPath.key("visibleWhen")))
+            }
             index[identifier] = items.count
-            items.append(Form.Item(identifier: identifier, optional: optional, format: format))
+            let label = (text?.isEmpty ?? true) ? identifier : (text ?? identifier)
+            items.append(Form.Item(identifier: identifier, optional: optional, format: format, label: label))
         }
         if items.isEmpty && d.problems.count == before {
             d.error("emptyForm", "A form needs at least one item with an answer format.", at: path)
@@ -113,5 +188,129 @@ enum TaskCompiler {
         }
         guard d.problems.count == before else { return nil }
         return Form(items: items, itemIndex: index)
+    }
+
+    // MARK: Rules
+
+    /// A rule's key: a step or a section.
+    private enum Owner {
+        case step(Int), section(Int)
+    }
+
+    private static func owner(_ key: String, at path: JSONPath, _ b: Builder, what: String) -> Owner? {
+        if let i = b.stepIndex[key] { return .step(i) }
+        if let s = b.sectionIndex[key] { return .section(s) }
+        if !b.seen.contains(key) {
+            b.d.error("unknownStep", "\(what) names \"\(key)\", which is no step or section of this task.", at: path)
+        }
+        return nil
+    }
+
+    private static func destination(_ value: JSON, at path: JSONPath, _ b: Builder) -> Destination? {
+        guard let id = value.stringValue else {
+            b.d.error("wrongType", "A destination is a step or section identifier, or \"$end\".", at: path)
+            return nil
+        }
+        if id == "$end" { return .end }
+        if let i = b.stepIndex[id] { return .step(i) }
+        if let s = b.sectionIndex[id] { return .section(s) }
+        if !b.seen.contains(id) {
+            b.d.error("unknownDestination", "No step or section is called \"\(id)\".", at: path)
+        }
+        return nil
+    }
+
+    private static func compileNavigationRules(_ value: JSON, _ b: Builder, _ predicates: PredicateCompiler, _ rules: inout TaskRules) {
+        let path = JSONPath.root.key("navigationRules")
+        guard case .object(let object) = value else {
+            b.d.error("wrongType", "\"navigationRules\" is an object: step identifier → rule.", at: path)
+            return
+        }
+        for (key, ruleValue) in object.entries {
+            let rulePath = path.key(key)
+            let target = owner(key, at: rulePath, b, what: "A navigation rule")
+            guard let r = FieldReader(ruleValue, at: rulePath, b.d, what: "a navigation rule") else { continue }
+            var rule: NavigationRule?
+            switch r.choice("type", of: ["predicate", "direct"], required: true) {
+            case "direct":
+                rule = r.value("destination", required: true).flatMap { destination($0, at: rulePath.key("destination"), b) }.map { .direct($0) }
+            case "predicate":
+                var branches: [NavigationRule.Branch] = []
+                var complete = true
+                for (i, item) in (r.array("branches", required: true) ?? []).enumerated() {
+                    let branchPath = rulePath.key("branches").index(i)
+                    guard let br = FieldReader(item, at: branchPath, b.d, what: "a branch") else { complete = false; continue }
+                    let when = br.value("when", required: true).flatMap { predicates.compile($0, at: branchPath.key("when")) }
+                    let to = br.value("destination", required: true).flatMap { destination($0, at: branchPath.key("destination"), b) }
+                    br.finish()
+                    if let when, let to { branches.append(.init(when: when, destination: to)) } else { complete = false }
+                }
+                let fallback = r.value("defaultDestination").flatMap { destination($0, at: rulePath.key("defaultDestination"), b) }
+                if r.has("defaultDestination") && fallback == nil { complete = false }
+                if complete { rule = .predicate(branches: branches, defaultDestination: fallback) }
+            default:
+                break
+            }
+            r.finish()
+            switch (target, rule) {
+            case (.step(let i)?, let rule?): rules.stepRules[i] = rule
+            case (.section(let s)?, let rule?): rules.sectionRules[s] = rule
+            default: break
+            }
+        }
+    }
+
+    private static func compileSkipRules(_ value: JSON, _ b: Builder, _ predicates: PredicateCompiler, _ rules: inout TaskRules) {
+        let path = JSONPath.root.key("skipRules")
+        guard case .object(let object) = value else {
+            b.d.error("wrongType", "\"skipRules\" is an object: step identifier → predicate.", at: path)
+            return
+        }
+        for (key, predicateValue) in object.entries {
+            let target = owner(key, at: path.key(key), b, what: "A skip rule")
+            guard let predicate = predicates.compile(predicateValue, at: path.key(key)) else { continue }
+            switch target {
+            case .step(let i)?: rules.stepSkips[i] = predicate
+            case .section(let s)?: rules.sectionSkips[s] = predicate
+            case nil: break
+            }
+        }
+    }
+
+    private static func compileModifiers(_ value: JSON, _ b: Builder, _ predicates: PredicateCompiler, _ rules: inout TaskRules) {
+        let path = JSONPath.root.key("stepModifiers")
+        guard case .object(let object) = value else {
+            b.d.error("wrongType", "\"stepModifiers\" is an object: step identifier → {\"when\", \"set\"}.", at: path)
+            return
+        }
+        for (key, modifierValue) in object.entries {
+            let modifierPath = path.key(key)
+            let target = owner(key, at: modifierPath, b, what: "A step modifier")
+            if case .section? = target {
+                b.d.error("sectionModifier", "Step modifiers apply to steps; \"\(key)\" is a section.", at: modifierPath)
+            }
+            guard let r = FieldReader(modifierValue, at: modifierPath, b.d, what: "a step modifier") else { continue }
+            let when = r.value("when", required: true).flatMap { predicates.compile($0, at: modifierPath.key("when")) }
+            var fields = JSONObject()
+            if let set = r.value("set", required: true) {
+                if case .object(let object) = set, object.count > 0 {
+                    for (field, fieldValue) in object.entries {
+                        if !StepModifier.settableFields.contains(field) {
+                            b.d.error("unknownKey", "A step modifier sets " + StepModifier.settableFields.joined(separator: ", ") + "; not \"\(field)\".", at: modifierPath.key("set").key(field))
+                        } else if fieldValue.stringValue == nil {
+                            b.d.error("wrongType", "\"\(field)\" must be a string.", at: modifierPath.key("set").key(field))
+                        } else {
+                            fields[field] = fieldValue
+                        }
+                    }
+                } else {
+                    b.d.error("wrongType", "\"set\" is a non-empty object of the fields to set.", at: modifierPath.key("set"))
+                }
+            }
+            r.finish()
+            if case .step(let i)? = target, let when {
+                rules.modifiers[i] = StepModifier(when: when, fields: fields)
+            }
+        }
     }
 }

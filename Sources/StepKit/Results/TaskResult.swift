@@ -2,27 +2,66 @@
 extension Session {
     func resultJSON() -> JSON {
         let time = endDate ?? now
-        var stepResults: [JSON] = []
-        stepResults.reserveCapacity(path.count)
+        var builder = SectionNesting(task: task)
         for (i, visit) in path.enumerated() {
             guard let step = task.step(at: visit.stepIndex) else { continue }
             let isCurrent = i == path.count - 1 && !isFinished
-            let answer = visit.skipped ? nil : (isCurrent ? answers[visit.stepIndex] : visit.answer)
-            stepResults.append(StepResult.json(step: step, visit: visit, answer: answer, now: time))
+            let answer = visit.skipped ? nil : (isCurrent ? answers[visit.stepIndex].map { visibleAnswer($0, step: visit.stepIndex) } : visit.answer)
+            let hidden: (String) -> Bool = { item in
+                isCurrent ? !isVisible(item, step: visit.stepIndex) : visit.hiddenItems.contains(item)
+            }
+            builder.add(StepResult.json(step: step, visit: visit, answer: answer, now: time, hidden: hidden), sections: step.sections)
         }
         return .object([
             "identifier": .string(task.identifier),
             "taskRunUUID": .string(taskRunUUID),
             "startDate": .string(CivilTime.iso8601(milliseconds: startDate)),
             "endDate": .string(CivilTime.iso8601(milliseconds: time)),
-            "results": .array(stepResults),
+            "results": .array(builder.finish()),
         ])
+    }
+}
+
+/// Groups consecutive step results of one section under a section result, as deep as sections
+/// nest: `{identifier, startDate, endDate, results: [...]}`.
+struct SectionNesting {
+    let task: Task
+    private var top: [JSON] = []
+    private var open: [(section: Int, results: [JSON])] = []
+
+    init(task: Task) { self.task = task }
+
+    mutating func add(_ result: JSON, sections: [Int]) {
+        // Close the open sections the step is not in.
+        var keep = 0
+        while keep < open.count && keep < sections.count && open[keep].section == sections[keep] { keep += 1 }
+        while open.count > keep { close() }
+        for s in sections.dropFirst(open.count) { open.append((s, [])) }
+        if open.isEmpty { top.append(result) } else { open[open.count - 1].results.append(result) }
+    }
+
+    mutating func finish() -> [JSON] {
+        while !open.isEmpty { close() }
+        return top
+    }
+
+    private mutating func close() {
+        guard let (section, results) = open.popLast() else { return }
+        let first = results.first?.objectValue?["startDate"] ?? .null
+        let last = results.last?.objectValue?["endDate"] ?? .null
+        let json = JSON.object([
+            "identifier": .string(task.section(at: section)?.identifier ?? ""),
+            "startDate": first,
+            "endDate": last,
+            "results": .array(results),
+        ])
+        if open.isEmpty { top.append(json) } else { open[open.count - 1].results.append(json) }
     }
 }
 
 /// One visit's step result and its question results.
 enum StepResult {
-    static func json(step: Step, visit: Visit, answer: JSON?, now: Int64) -> JSON {
+    static func json(step: Step, visit: Visit, answer: JSON?, now: Int64, hidden: (String) -> Bool) -> JSON {
         let start = JSON.string(CivilTime.iso8601(milliseconds: visit.startDate))
         let end = JSON.string(CivilTime.iso8601(milliseconds: visit.endDate ?? now))
         var questions: [JSON] = []
@@ -33,7 +72,7 @@ enum StepResult {
             questions.append(question(step.identifier, format, answer, start, end))
         case .form(let form):
             let given = answer?.objectValue
-            for item in form.items {
+            for item in form.items where !hidden(item.identifier) {
                 questions.append(question(item.identifier, item.format, given?[item.identifier], start, end))
             }
         }

@@ -1,9 +1,10 @@
-/// Setting answers and knowing whether the current step may be left.
+/// Setting answers, form item visibility, and knowing whether the current step may be left.
 extension Session {
     mutating func setAnswer(_ answer: JSON) throws(StepKitError) {
         try requireInProgress()
-        guard let step = currentStep else { throw StepKitError(.internal, code: "noStep", message: "The session has no current step.") }
-        let index = current.stepIndex
+        guard let step = currentStep, let index = current?.stepIndex else {
+            throw StepKitError(.internal, code: "noStep", message: "The session has no current step.")
+        }
         switch step.content {
         case .message:
             throw stateError("noAnswer", "The step \"\(step.identifier)\" takes no answer.")
@@ -52,10 +53,28 @@ extension Session {
         return .object(updated)
     }
 
+    /// Whether a form item is shown now (its `visibleWhen` holds, or it has none).
+    func isVisible(_ item: String, step index: Int) -> Bool {
+        task.rules.visibility[index]?[item]?.evaluate(self) ?? true
+    }
+
+    /// The items of a form that its `visibleWhen` rules hide now.
+    func hiddenItems(step index: Int) -> [String] {
+        guard let rules = task.rules.visibility[index] else { return [] }
+        return rules.keys.filter { !isVisible($0, step: index) }.sorted()
+    }
+
+    /// A form's answer with hidden items left out (they stay in `answers` to prefill).
+    func visibleAnswer(_ answer: JSON, step index: Int) -> JSON {
+        guard let rules = task.rules.visibility[index], !rules.isEmpty, case .object(var object) = answer else { return answer }
+        for key in object.keys where !isVisible(key, step: index) { object[key] = nil }
+        return .object(object)
+    }
+
     /// Why the current step may not be left going forward ([] when it may).
     func forwardProblems() -> [Problem] {
-        guard !isFinished, let step = currentStep else { return [] }
-        let answer = answers[current.stepIndex]
+        guard !isFinished, let step = currentStep, let index = current?.stepIndex else { return [] }
+        let answer = answers[index]
         switch step.content {
         case .message:
             return []
@@ -65,14 +84,14 @@ extension Session {
             }
             return []
         case .form(let form):
-            let given = answer?.objectValue ?? JSONObject()
+            let given = answer.map { visibleAnswer($0, step: index) }?.objectValue ?? JSONObject()
             // An optional form left entirely empty may be left, as if skipped.
             if step.optional && given.count == 0 { return [] }
             var problems: [Problem] = []
-            for item in form.items {
+            for item in form.items where isVisible(item.identifier, step: index) {
                 let value = given[item.identifier]
                 if value == nil && !item.optional {
-                    problems.append(Problem(code: "answerRequired", message: "Answer \"\(itemLabel(item, in: step))\" to continue.", path: .root.key(item.identifier)))
+                    problems.append(Problem(code: "answerRequired", message: "Answer \"\(item.label)\" to continue.", path: .root.key(item.identifier)))
                 }
                 if let value, let confirm = item.format.rules as? ConfirmTextFormat {
                     do throws(AnswerRejection) { try confirm.confirm(value, original: given[confirm.originalItemIdentifier]) } catch {
@@ -82,16 +101,5 @@ extension Session {
             }
             return problems
         }
-    }
-
-    /// An item's text for messages, or its identifier when it has none.
-    private func itemLabel(_ item: Form.Item, in step: Step) -> String {
-        for entry in step.presentation["formItems"]?.arrayValue ?? [] {
-            if let object = entry.objectValue, object["identifier"]?.stringValue == item.identifier,
-               let text = object["text"]?.stringValue, !text.isEmpty {
-                return text
-            }
-        }
-        return item.identifier
     }
 }

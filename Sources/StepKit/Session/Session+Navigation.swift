@@ -1,10 +1,9 @@
 /// Moving through the task: forward, back, skip, finish.
 extension Session {
-    /// The step that comes after the step at `index`, or nil when the task ends there.
-    /// Ordered tasks go to the next step in order.
-    func nextStepIndex(after index: Int) -> Int? {
-        let next = index + 1
-        return task.steps.indices.contains(next) ? next : nil
+    /// Where going forward from the current step would lead now (nil: the task would end).
+    func routeForward() -> Navigator.Route? {
+        guard let current else { return nil }
+        return Navigator(session: self).route(leaving: current.stepIndex)
     }
 
     mutating func goForward() throws(StepKitError) {
@@ -21,11 +20,11 @@ extension Session {
         guard path.count > 1 else {
             throw stateError("firstStep", "This is the first step; there is no step to go back to.")
         }
-        path.removeLast()
-        if let last = path.indices.last {
-            path[last].endDate = nil
-            path[last].answer = nil
-            path[last].skipped = false
+        popVisit()
+        updateCurrent { visit in
+            visit.endDate = nil
+            visit.answer = nil
+            visit.skipped = false
         }
         touched = true
     }
@@ -41,35 +40,42 @@ extension Session {
     mutating func finish(_ reason: FinishReason) throws(StepKitError) {
         try requireInProgress()
         if reason == .completed {
-            guard nextStepIndex(after: current.stepIndex) == nil else {
+            guard routeForward()?.step == nil else {
                 throw stateError("notAtEnd", "The task can be completed only from its last step; go forward through the steps that remain.")
             }
             try goForward()
             return
         }
-        closeCurrent(at: now, skipped: false)
-        endDate = path.last?.endDate ?? now
+        let time = now
+        closeCurrent(at: time, skipped: false)
+        endDate = time
         finishReason = reason
         touched = true
     }
 
-    /// Ends the current visit and moves to the next step, or completes the task.
+    /// Ends the current visit and moves where navigation leads, or completes the task.
     private mutating func leaveCurrent(skipped: Bool) {
         let time = now
         closeCurrent(at: time, skipped: skipped)
         touched = true
-        if let next = nextStepIndex(after: current.stepIndex) {
-            path.append(Visit(stepIndex: next, startDate: time))
-        } else {
+        // The route is decided after the visit is closed, so a skipped step reads as unanswered.
+        guard let route = routeForward(), let next = route.step else {
             endDate = time
             finishReason = .completed
+            return
         }
+        pushVisit(Visit(stepIndex: next, startDate: time, modified: route.modified, arrival: route.explanation))
     }
 
     private mutating func closeCurrent(at time: Int64, skipped: Bool) {
-        guard let last = path.indices.last else { return }
-        path[last].endDate = time
-        path[last].skipped = skipped
-        path[last].answer = skipped ? nil : answers[path[last].stepIndex]
+        guard let current else { return }
+        let kept = skipped ? nil : answers[current.stepIndex].map { visibleAnswer($0, step: current.stepIndex) }
+        let hidden = hiddenItems(step: current.stepIndex)
+        updateCurrent { visit in
+            visit.endDate = time
+            visit.skipped = skipped
+            visit.answer = kept
+            visit.hiddenItems = hidden
+        }
     }
 }

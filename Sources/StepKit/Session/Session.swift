@@ -1,16 +1,21 @@
 /// One run of a task: where the participant is, what they answered, and when.
 ///
-/// A value type: an operation works on a copy and the caller keeps the copy only when the
-/// operation succeeds, so a rejected call leaves the session exactly as it was.
+/// Every mutating operation checks everything before it changes anything and throws only
+/// before its first change, so a rejected call leaves the session exactly as it was (the tests
+/// compare the state before and after each rejected call).
 struct Session: Sendable {
     let task: Task
     let taskRunUUID: String
+    let external: ExternalResults
     var clock: Clock
     var startDate: Int64
     var endDate: Int64?
     var finishReason: FinishReason?
-    /// The visits in order; never empty. The last one is the current step.
-    var path: [Visit]
+    /// The visits in order. Empty only when the task ended before showing any step (every step
+    /// skipped by its rules); otherwise the last one is the current step.
+    private(set) var path: [Visit] = []
+    /// Per step: its visits' positions in `path`, so predicates find a step's latest visit in O(1).
+    private(set) var visitsByStep: [Int: [Int]] = [:]
     /// The latest answer of every step that has one, on the path or not (kept to prefill a
     /// step visited again). A form's answer is an object of its items' answers.
     var answers: [Int: JSON] = [:]
@@ -21,23 +26,34 @@ struct Session: Sendable {
     init(task: Task, options: SessionOptions, clock: Clock = .system) {
         self.task = task
         self.taskRunUUID = options.taskRunUUID ?? UUIDText.random()
+        self.external = options.additionalTaskResults
         self.clock = clock
         let now = clock.nowMilliseconds
         self.startDate = now
-        self.path = [Visit(stepIndex: 0, startDate: now)]
+        enterFirstStep(at: now)
     }
 
     var isFinished: Bool { finishReason != nil }
 
-    /// The current visit. `path` is never empty: it starts with the first step and going back
-    /// stops at it.
-    var current: Visit {
-        path.last ?? Visit(stepIndex: 0, startDate: startDate)
-    }
+    /// The current visit; nil only when no step was ever shown.
+    var current: Visit? { path.last }
 
-    var currentStep: Step? { task.step(at: current.stepIndex) }
+    var currentStep: Step? { current.flatMap { task.step(at: $0.stepIndex) } }
 
     var now: Int64 { clock.nowMilliseconds }
+
+    /// Shows the task's first step, unless skip rules pass over every step.
+    private mutating func enterFirstStep(at time: Int64) {
+        path = []
+        visitsByStep = [:]
+        let route = Navigator(session: self).arrive(at: task.steps.isEmpty ? nil : 0, from: nil, explanation: [])
+        if let step = route.step {
+            pushVisit(Visit(stepIndex: step, startDate: time, modified: route.modified, arrival: route.explanation))
+        } else {
+            endDate = time
+            finishReason = .completed
+        }
+    }
 
     /// Replaces the clock; before anything has happened, the run starts at the new clock's time.
     mutating func setClock(_ clock: Clock) {
@@ -45,8 +61,24 @@ struct Session: Sendable {
         if !touched && !isFinished {
             let now = clock.nowMilliseconds
             startDate = now
-            path = [Visit(stepIndex: current.stepIndex, startDate: now)]
+            if let last = path.indices.last { path[last].startDate = now }
         }
+    }
+
+    mutating func pushVisit(_ visit: Visit) {
+        visitsByStep[visit.stepIndex, default: []].append(path.count)
+        path.append(visit)
+    }
+
+    mutating func popVisit() {
+        guard let visit = path.popLast() else { return }
+        visitsByStep[visit.stepIndex]?.removeLast()
+        if visitsByStep[visit.stepIndex]?.isEmpty == true { visitsByStep[visit.stepIndex] = nil }
+    }
+
+    mutating func updateCurrent(_ change: (inout Visit) -> Void) {
+        guard let last = path.indices.last else { return }
+        change(&path[last])
     }
 
     func stateError(_ code: String, _ message: String, problems: [Problem] = []) -> StepKitError {
@@ -56,6 +88,31 @@ struct Session: Sendable {
     func requireInProgress() throws(StepKitError) {
         if let finishReason {
             throw stateError("finished", "The task has finished (\(finishReason.rawValue)); start a new session to run it again.")
+        }
+    }
+}
+
+/// The answers predicates see: for each step, its latest visit on the path (the current one
+/// with its live answer); steps off the path and skipped visits are unanswered.
+extension Session: AnswerLookup {
+    func latestAnswer(step index: Int) -> JSON? {
+        guard let position = visitsByStep[index]?.last, path.indices.contains(position) else { return nil }
+        let visit = path[position]
+        if visit.skipped { return nil }
+        return position == path.count - 1 && !isFinished ? answers[index] : visit.answer
+    }
+
+    func answer(_ selector: Selector) -> (value: JSON, type: ResultType)? {
+        switch selector {
+        case .step(let index):
+            guard let value = latestAnswer(step: index), let format = task.step(at: index)?.format() else { return nil }
+            return (value, format.rules.resultType)
+        case .item(let index, let item):
+            guard let value = latestAnswer(step: index)?.objectValue?[item],
+                  let format = task.step(at: index)?.format(item: item) else { return nil }
+            return (value, format.rules.resultType)
+        case .external(let taskID, let step, let item):
+            return external.answer(task: taskID, step: step, item: item)
         }
     }
 }

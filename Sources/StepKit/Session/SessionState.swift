@@ -2,13 +2,26 @@
 extension Session {
     func stateJSON() -> JSON {
         let step = isFinished ? nil : currentStep
+        let index = current?.stepIndex ?? 0
         let problems = forwardProblems()
         var answer: JSON = .null
+        var visibleItems: JSON = .null
+        var presentation: JSON = .null
+        let route = step == nil ? nil : routeForward()
         if let step {
+            var fields = step.presentation
+            if current?.modified == true, let modifier = task.rules.modifiers[index] {
+                for (key, value) in modifier.fields.entries { fields[key] = value }
+            }
+            presentation = .object(fields)
             switch step.content {
-            case .message: answer = .null
-            case .question: answer = answers[current.stepIndex] ?? .null
-            case .form: answer = answers[current.stepIndex] ?? .object(JSONObject())
+            case .message:
+                answer = .null
+            case .question:
+                answer = answers[index] ?? .null
+            case .form(let form):
+                answer = answers[index] ?? .object(JSONObject())
+                visibleItems = .array(form.items.filter { isVisible($0.identifier, step: index) }.map { .string($0.identifier) })
             }
         }
         let inProgress = step != nil
@@ -17,19 +30,55 @@ extension Session {
             "finishReason": .string(finishReason?.rawValue),
             "taskIdentifier": .string(task.identifier),
             "taskRunUUID": .string(taskRunUUID),
-            "step": step.map { .object($0.presentation) } ?? .null,
+            "step": presentation,
             "answer": answer,
+            "visibleItems": visibleItems,
             "problems": .array(problems.map(\.json)),
             "navigation": .object([
                 "canGoBack": .bool(inProgress && path.count > 1),
                 "canGoForward": .bool(inProgress && problems.isEmpty),
                 "canSkip": .bool(inProgress && (step?.optional ?? false) && (step?.takesAnswers ?? false)),
-                "hasNextStep": .bool(inProgress && nextStepIndex(after: current.stepIndex) != nil),
+                "hasNextStep": .bool(inProgress && route?.step != nil),
+                "arrival": inProgress ? (current?.arrival ?? .null) : .null,
             ]),
-            "progress": .object([
-                "current": .int(Int64(current.stepIndex + 1)),
-                "total": .int(Int64(task.steps.count)),
-            ]),
+            "progress": progressJSON(inProgress: inProgress),
         ])
+    }
+
+    /// Progress: steps presented so far, the fewest and most that can still come (from the
+    /// rule graph; the most is null when a loop makes it unbounded), and `current`/`total` along
+    /// the path the current answers lead to.
+    private func progressJSON(inProgress: Bool) -> JSON {
+        let presented = path.count
+        guard inProgress, let index = current?.stepIndex else {
+            return .object([
+                "current": .int(Int64(presented)), "total": .int(Int64(presented)), "presented": .int(Int64(presented)),
+                "fewestRemaining": .int(0), "mostRemaining": .int(0),
+            ])
+        }
+        let fewest = task.graph.fewestAfter.indices.contains(index) ? task.graph.fewestAfter[index] : nil
+        let most = task.graph.mostAfter.indices.contains(index) ? task.graph.mostAfter[index] : nil
+        return .object([
+            "current": .int(Int64(presented)),
+            "total": .int(Int64(presented + projectedRemaining(from: index))),
+            "presented": .int(Int64(presented)),
+            "fewestRemaining": fewest.map { .int(Int64($0)) } ?? .null,
+            "mostRemaining": most.map { .int(Int64($0)) } ?? .null,
+        ])
+    }
+
+    /// How many steps follow the current one if navigation goes where the answers given so far
+    /// lead (unanswered questions ahead read as unanswered). Ordered tasks need no walk.
+    private func projectedRemaining(from index: Int) -> Int {
+        if task.rules.isEmpty { return max(task.steps.count - 1 - index, 0) }
+        let navigator = Navigator(session: self)
+        var count = 0
+        var step = index
+        // A loop the answers keep going round is cut after one pass over the task.
+        while count < task.steps.count, let next = navigator.route(leaving: step).step {
+            count += 1
+            step = next
+        }
+        return count
     }
 }

@@ -10,6 +10,13 @@ struct Visit: Sendable, Equatable {
     var answer: JSON?
     /// Left with `skip`: its result records no answer.
     var skipped: Bool = false
+    /// The form items hidden by their `visibleWhen` when the visit was left: not in its result.
+    var hiddenItems: [String] = []
+    /// Whether the step's modifier applied when the step was reached.
+    var modified: Bool = false
+    /// How navigation got here: the rule, branch and skip rules involved (for authors debugging
+    /// a task), as JSON.
+    var arrival: JSON = .null
 }
 
 /// Why a task run ended (ResearchKit's `ORKTaskFinishReason`).

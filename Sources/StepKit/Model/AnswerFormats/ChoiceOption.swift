@@ -17,7 +17,7 @@ struct ChoiceOption: Sendable {
             let itemPath = path.index(i)
             guard let r = FieldReader(item, at: itemPath, diagnostics, what: "a choice") else { continue }
             let text = r.string("text", required: !images) ?? ""
-            _ = r.string("detailText")
+            if !images { _ = r.string("detailText") }
             let value = r.value("value", required: true)
             var exclusive = false, other = false, otherOptional = true
             if images {

@@ -1,0 +1,36 @@
+/// Where navigation can go: a step, a section (its first step) or the end of the task.
+enum Destination: Sendable, Equatable {
+    case step(Int)
+    case section(Int)
+    case end
+}
+
+/// What happens after a step or section (ResearchKit's `ORKStepNavigationRule`).
+enum NavigationRule: Sendable {
+    struct Branch: Sendable {
+        let when: Predicate
+        let destination: Destination
+    }
+
+    /// ResearchKit's `ORKPredicateStepNavigationRule`: the first branch whose predicate holds,
+    /// else the default destination, else the next step in order (nil).
+    case predicate(branches: [Branch], defaultDestination: Destination?)
+    /// ResearchKit's `ORKDirectStepNavigationRule`.
+    case direct(Destination)
+
+    /// All destinations the rule can give (for the rule graph); nil stands for "next in order".
+    var possibleDestinations: [Destination?] {
+        switch self {
+        case .direct(let d): return [d]
+        case .predicate(let branches, let fallback): return branches.map(\.destination) + [fallback]
+        }
+    }
+}
+
+/// `stepModifiers`: fields of a step set when it is reached and the predicate holds
+/// (ResearchKit's `ORKStepModifier`).
+struct StepModifier: Sendable {
+    let when: Predicate
+    let fields: JSONObject
+    static let settableFields = ["title", "text", "detailText", "footnote", "image", "placeholder", "question"]
+}

@@ -1,0 +1,148 @@
+/// A condition on answers, used by navigation rules, skip rules, step modifiers and form item
+/// visibility. Compiled once; evaluated against the answers the session's path shows.
+indirect enum Predicate: Sendable {
+    case all([Predicate])
+    case any([Predicate])
+    case not(Predicate)
+    case always(Bool)
+    case compare(Comparison)
+
+    func evaluate(_ answers: some AnswerLookup) -> Bool {
+        switch self {
+        case .all(let ps): return ps.allSatisfy { $0.evaluate(answers) }
+        case .any(let ps): return ps.contains { $0.evaluate(answers) }
+        case .not(let p): return !p.evaluate(answers)
+        case .always(let b): return b
+        case .compare(let c): return c.evaluate(answers)
+        }
+    }
+}
+
+/// Which answer a comparison reads.
+enum Selector: Sendable, Equatable {
+    /// A question step's answer (by step index).
+    case step(Int)
+    /// A form item's answer.
+    case item(step: Int, item: String)
+    /// A question result of another task run, given in the session option `additionalTaskResults`.
+    case external(task: String, step: String, item: String?)
+}
+
+/// Where a predicate reads answers: the session's path (and, for external selectors, the
+/// results the host supplied). Nil when unanswered; the type is the result type.
+protocol AnswerLookup {
+    func answer(_ selector: Selector) -> (value: JSON, type: ResultType)?
+}
+
+/// `{"result": SELECTOR, OPERATOR: OPERAND, ...}`: every test must hold (they are ANDed).
+struct Comparison: Sendable {
+    enum Test: Sendable {
+        case answered(Bool)
+        case dontKnow(Bool)
+        case equals(JSON)
+        case notEquals(JSON)
+        /// Every listed value is selected.
+        case contains([JSON])
+        /// At least one listed value is selected.
+        case containsAny([JSON])
+        case matches(Pattern)
+        case minimum(JSON)
+        case maximum(JSON)
+        case exclusiveMinimum(JSON)
+        case exclusiveMaximum(JSON)
+    }
+
+    let selector: Selector
+    let tests: [Test]
+
+    func evaluate(_ answers: some AnswerLookup) -> Bool {
+        let found = answers.answer(selector)
+        for test in tests {
+            guard Comparison.holds(test, found) else { return false }
+        }
+        return true
+    }
+
+    private static func holds(_ test: Test, _ found: (value: JSON, type: ResultType)?) -> Bool {
+        switch test {
+        case .answered(let expected):
+            return (found != nil) == expected
+        case .dontKnow(let expected):
+            guard let found else { return false }
+            return (found.value == AnswerFormat.dontKnow) == expected
+        default:
+            break
+        }
+        // A comparison on an unanswered (or "don't know") question is false.
+        guard let (value, type) = found, value != AnswerFormat.dontKnow else { return false }
+        switch test {
+        case .answered, .dontKnow:
+            return false
+        case .equals(let operand):
+            return AnswerValue.equal(value, operand, type)
+        case .notEquals(let operand):
+            return !AnswerValue.equal(value, operand, type)
+        case .contains(let operands):
+            let chosen = AnswerValue.choiceValues(value)
+            return operands.allSatisfy { op in chosen.contains { $0.sameValue(as: op) } }
+        case .containsAny(let operands):
+            let chosen = AnswerValue.choiceValues(value)
+            return operands.contains { op in chosen.contains { $0.sameValue(as: op) } }
+        case .matches(let pattern):
+            if type == .choice {
+                return AnswerValue.choiceValues(value).contains { $0.stringValue.map(pattern.matches) ?? false }
+            }
+            return value.stringValue.map(pattern.matches) ?? false
+        case .minimum(let operand):
+            return AnswerValue.order(value, operand, type).map { $0 >= 0 } ?? false
+        case .maximum(let operand):
+            return AnswerValue.order(value, operand, type).map { $0 <= 0 } ?? false
+        case .exclusiveMinimum(let operand):
+            return AnswerValue.order(value, operand, type).map { $0 > 0 } ?? false
+        case .exclusiveMaximum(let operand):
+            return AnswerValue.order(value, operand, type).map { $0 < 0 } ?? false
+        }
+    }
+}
+
+/// How answers of each result type compare.
+enum AnswerValue {
+    /// The values of a choice answer (an "other" choice with text counts as its value).
+    static func choiceValues(_ answer: JSON) -> [JSON] {
+        guard case .array(let items) = answer else { return [answer] }
+        return items.map { $0.objectValue?["value"] ?? $0 }
+    }
+
+    /// The answer as a number on its type's scale: numbers as they are, `HH:mm` as minutes since
+    /// midnight, dates as milliseconds since the epoch.
+    static func magnitude(_ value: JSON, _ type: ResultType) -> Double? {
+        switch type {
+        case .timeOfDay:
+            return value.stringValue.flatMap(TimeOfDay.minutes).map(Double.init)
+        case .date:
+            return value.stringValue.flatMap(CalendarValue.parse).map { Double($0.instant) }
+        default:
+            return value.numericValue
+        }
+    }
+
+    static func equal(_ value: JSON, _ operand: JSON, _ type: ResultType) -> Bool {
+        switch type {
+        case .choice:
+            let chosen = choiceValues(value)
+            let expected = operand.arrayValue ?? [operand]
+            return chosen.count == expected.count && expected.allSatisfy { e in chosen.contains { $0.sameValue(as: e) } }
+        case .timeOfDay, .date:
+            guard let a = magnitude(value, type), let b = magnitude(operand, type) else { return false }
+            return a == b
+        default:
+            return value.sameValue(as: operand)
+        }
+    }
+
+    /// -1, 0 or 1 as the answer is below, at or above the operand; nil when they do not compare.
+    static func order(_ value: JSON, _ operand: JSON, _ type: ResultType) -> Int? {
+        guard let a = magnitude(value, type), let b = magnitude(operand, type) else { return nil }
+        return a < b ? -1 : (a > b ? 1 : 0)
+    }
+}

@@ -1,0 +1,156 @@
+/// The task's steps as a graph whose edges are every way navigation can go, worked out once at
+/// compile time so that progress costs nothing per step.
+///
+/// A step with a skip rule (or in a section with one) may be passed over, so it counts 0 towards
+/// the fewest steps still to come; every step counts 1 towards the most. The most is unbounded
+/// (nil) where a loop can be reached.
+struct RuleGraph: Sendable {
+    /// Per step: the steps navigation can go to after it (`steps.count` stands for the end).
+    let successors: [[Int]]
+    /// Per step: the fewest steps that can still be shown after leaving it (nil: no way to end).
+    let fewestAfter: [Int?]
+    /// Per step: the most steps that can still be shown after leaving it (nil: unbounded).
+    let mostAfter: [Int?]
+
+    init(steps: [Step], sections: [Section], rules: TaskRules) {
+        let n = steps.count
+        var successors: [[Int]] = []
+        successors.reserveCapacity(n)
+        for i in 0..<n {
+            successors.append(RuleGraph.successors(of: i, steps: steps, sections: sections, rules: rules))
+        }
+        self.successors = successors
+        let skippable = (0..<n).map { i in
+            rules.stepSkips[i] != nil || (steps.indices.contains(i) && steps[i].sections.contains { rules.sectionSkips[$0] != nil })
+        }
+        let fewest = RuleGraph.fewest(successors, skippable: skippable)
+        let longest = RuleGraph.longest(successors)
+        fewestAfter = successors.map { next in
+            next.compactMap { fewest.indices.contains($0) ? fewest[$0] : nil }.min()
+        }
+        mostAfter = successors.map { next in
+            var most = 0
+            for s in next {
+                guard longest.indices.contains(s), let l = longest[s] else { return nil }
+                most = max(most, l)
+            }
+            return most
+        }
+    }
+
+    /// Where the rule that governs leaving step `i` can go.
+    static func successors(of i: Int, steps: [Step], sections: [Section], rules: TaskRules) -> [Int] {
+        let n = steps.count
+        func resolve(_ d: Destination?, after last: Int) -> Int {
+            switch d {
+            case .step(let s)?: return s
+            case .section(let s)?: return sections.indices.contains(s) ? sections[s].firstStep : n
+            case .end?: return n
+            case nil: return min(last + 1, n)
+            }
+        }
+        if let rule = rules.stepRules[i] {
+            return Array(Set(rule.possibleDestinations.map { resolve($0, after: i) })).sorted()
+        }
+        if steps.indices.contains(i) {
+            for s in steps[i].sections.reversed() {
+                guard sections.indices.contains(s), sections[s].lastStep == i else { break }
+                if let rule = rules.sectionRules[s] {
+                    return Array(Set(rule.possibleDestinations.map { resolve($0, after: i) })).sorted()
+                }
+            }
+        }
+        return [min(i + 1, n)]
+    }
+
+    /// Fewest steps shown from each node to the end, the node included: 0-1 breadth-first search
+    /// from the end over reversed edges.
+    private static func fewest(_ successors: [[Int]], skippable: [Bool]) -> [Int?] {
+        let n = successors.count
+        var predecessors = Array(repeating: [Int](), count: n + 1)
+        for (v, next) in successors.enumerated() {
+            for s in next where s >= 0 && s <= n { predecessors[s].append(v) }
+        }
+        var distance = Array(repeating: Int.max, count: n + 1)
+        distance[n] = 0
+        var front: [Int] = [], back: [Int] = [n]
+        var head = 0
+        while !front.isEmpty || head < back.count {
+            let node: Int
+            if let f = front.popLast() {
+                node = f
+            } else {
+                node = back[head]
+                head += 1
+            }
+            let base = distance[node]
+            for v in predecessors[node] {
+                let w = skippable[v] ? 0 : 1
+                if base + w < distance[v] {
+                    distance[v] = base + w
+                    if w == 0 { front.append(v) } else { back.append(v) }
+                }
+            }
+        }
+        return distance.map { $0 == Int.max ? nil : $0 }
+    }
+
+    /// Most steps shown from each node to the end, the node included; nil where a loop can be
+    /// reached. Tarjan's algorithm (iterative: tasks may have 100,000 steps) emits strongly
+    /// connected components after everything they reach, which is the order the sums need.
+    private static func longest(_ successors: [[Int]]) -> [Int?] {
+        let n = successors.count
+        let count = n + 1
+        func next(_ v: Int) -> [Int] { v < n ? successors[v] : [] }
+        var index = Array(repeating: -1, count: count)
+        var low = Array(repeating: 0, count: count)
+        var onStack = Array(repeating: false, count: count)
+        var stack: [Int] = []
+        var result = Array<Int?>(repeating: nil, count: count)
+        var counter = 0
+        for root in 0..<count where index[root] < 0 {
+            var work: [(node: Int, edge: Int)] = [(root, 0)]
+            index[root] = counter; low[root] = counter; counter += 1
+            stack.append(root); onStack[root] = true
+            while let top = work.last {
+                let v = top.node
+                let edges = next(v)
+                if top.edge < edges.count {
+                    work[work.count - 1].edge += 1
+                    let w = edges[top.edge]
+                    guard w >= 0 && w < count else { continue }
+                    if index[w] < 0 {
+                        index[w] = counter; low[w] = counter; counter += 1
+                        stack.append(w); onStack[w] = true
+                        work.append((w, 0))
+                    } else if onStack[w] {
+                        low[v] = min(low[v], index[w])
+                    }
+                    continue
+                }
+                work.removeLast()
+                if let parent = work.last { low[parent.node] = min(low[parent.node], low[v]) }
+                guard low[v] == index[v] else { continue }
+                var component: [Int] = []
+                while let w = stack.popLast() {
+                    onStack[w] = false
+                    component.append(w)
+                    if w == v { break }
+                }
+                let looping = component.count > 1 || next(v).contains(v)
+                for u in component {
+                    if looping { result[u] = nil; continue }
+                    if u == n { result[u] = 0; continue }
+                    var most = 0
+                    var bounded = true
+                    for s in next(u) {
+                        guard s >= 0 && s < count, let l = result[s] else { bounded = false; break }
+                        most = max(most, l)
+                    }
+                    result[u] = bounded ? most + 1 : nil
+                }
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,120 @@
+/// Decides where navigation goes, with ResearchKit's `ORKNavigableOrderedTask` semantics: after a
+/// step, its rule (or the rule of a section it ends) gives the destination, else the next step in
+/// order; a destination whose skip rule holds is passed over as if it were left, its own rule
+/// applying; the step reached gets its modifier when the modifier's predicate holds.
+///
+/// Every decision is also written down, so an author can see why the engine went where it went.
+struct Navigator {
+    let session: Session
+    var task: Task { session.task }
+
+    struct Route {
+        /// The step reached, or nil when the task ends.
+        var step: Int?
+        var modified = false
+        var explanation: JSON = .null
+    }
+
+    /// Where leaving step `index` leads.
+    func route(leaving index: Int) -> Route {
+        var notes: [JSON] = []
+        let target = destination(leaving: index, fromSectionDepth: nil, notes: &notes)
+        return arrive(at: target, from: index, explanation: notes)
+    }
+
+    /// The step a destination resolves to, after skip rules; `from` is the step left (for
+    /// knowing which sections are being entered).
+    func arrive(at candidate: Int?, from: Int?, explanation: [JSON]) -> Route {
+        var notes = explanation
+        var target = candidate
+        var previous = from
+        // Each pass skips a step or a section; more passes than there are of them means the skip
+        // rules send navigation round in a circle: the task ends there rather than spinning.
+        var budget = task.steps.count + task.sections.count + 1
+        while let step = target, let definition = task.step(at: step) {
+            guard budget > 0 else {
+                notes.append(.object(["note": .string("Skip rules loop without showing a step; the task ends.")]))
+                return Route(step: nil, explanation: .array(notes))
+            }
+            budget -= 1
+            if let skipped = definition.sections.first(where: { s in
+                let section = task.section(at: s)
+                let entering = previous.map { section?.contains(step: $0) != true } ?? true
+                return entering && (task.rules.sectionSkips[s]?.evaluate(session) ?? false)
+            }), let section = task.section(at: skipped) {
+                notes.append(.object(["skipped": .string(section.identifier), "by": .string("skipRule")]))
+                let depth = definition.sections.firstIndex(of: skipped) ?? 0
+                target = destination(leaving: section.lastStep, fromSectionDepth: depth, notes: &notes)
+                previous = section.lastStep
+                continue
+            }
+            if task.rules.stepSkips[step]?.evaluate(session) == true {
+                notes.append(.object(["skipped": .string(definition.identifier), "by": .string("skipRule")]))
+                target = destination(leaving: step, fromSectionDepth: nil, notes: &notes)
+                previous = step
+                continue
+            }
+            var route = Route(step: step)
+            if let modifier = task.rules.modifiers[step], modifier.when.evaluate(session) {
+                route.modified = true
+                notes.append(.object(["modified": .string(definition.identifier), "by": .string("stepModifier")]))
+            }
+            route.explanation = .array(notes)
+            return route
+        }
+        if target == nil { notes.append(.object(["end": .bool(true)])) }
+        return Route(step: nil, explanation: .array(notes))
+    }
+
+    /// The destination after leaving step `index` (or, with `fromSectionDepth`, after leaving
+    /// the section at that depth of the step's sections, whose last step `index` is).
+    func destination(leaving index: Int, fromSectionDepth: Int?, notes: inout [JSON]) -> Int? {
+        guard let step = task.step(at: index) else { return nil }
+        if fromSectionDepth == nil, let rule = task.rules.stepRules[index] {
+            return apply(rule, owner: step.identifier, after: index, notes: &notes)
+        }
+        // A section's rule applies when its last step is left.
+        let depth = fromSectionDepth.map { min($0, step.sections.count - 1) } ?? (step.sections.count - 1)
+        if depth >= 0 {
+            for position in stride(from: depth, through: 0, by: -1) {
+                let s = step.sections[position]
+                guard let section = task.section(at: s), section.lastStep == index else { break }
+                if let rule = task.rules.sectionRules[s] {
+                    return apply(rule, owner: section.identifier, after: index, notes: &notes)
+                }
+            }
+        }
+        return next(after: index)
+    }
+
+    private func next(after index: Int) -> Int? {
+        task.steps.indices.contains(index + 1) ? index + 1 : nil
+    }
+
+    private func apply(_ rule: NavigationRule, owner: String, after index: Int, notes: inout [JSON]) -> Int? {
+        switch rule {
+        case .direct(let destination):
+            notes.append(.object(["rule": .string(owner), "type": .string("direct")]))
+            return resolve(destination, after: index)
+        case .predicate(let branches, let fallback):
+            for (i, branch) in branches.enumerated() where branch.when.evaluate(session) {
+                notes.append(.object(["rule": .string(owner), "type": .string("predicate"), "branch": .int(Int64(i))]))
+                return resolve(branch.destination, after: index)
+            }
+            if let fallback {
+                notes.append(.object(["rule": .string(owner), "type": .string("predicate"), "branch": .string("defaultDestination")]))
+                return resolve(fallback, after: index)
+            }
+            notes.append(.object(["rule": .string(owner), "type": .string("predicate"), "branch": .string("nextInOrder")]))
+            return next(after: index)
+        }
+    }
+
+    private func resolve(_ destination: Destination, after index: Int) -> Int? {
+        switch destination {
+        case .step(let s): return s
+        case .section(let s): return task.section(at: s)?.firstStep
+        case .end: return nil
+        }
+    }
+}
