@@ -16,12 +16,20 @@ let package = Package(
             pkgConfig: "jansson",
             providers: [.apt(["libjansson-dev"])]
         ),
+        // OpenSSL's libcrypto, through pkg-config (Debian's libssl-dev): SHA-256 and
+        // HMAC-SHA256 for the integrity check of restoration data.
+        .systemLibrary(
+            name: "CCrypto",
+            path: "Sources/CCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
         // The public header as a Clang module, so `@c @implementation` checks every export
         // against its declaration.
         .systemLibrary(name: "CStepKit", path: "Sources/CStepKit"),
         .target(
             name: "StepKit",
-            dependencies: ["CJansson", "CStepKit"],
+            dependencies: ["CJansson", "CCrypto", "CStepKit"],
             path: "Sources/StepKit"
         ),
         .testTarget(

@@ -12,6 +12,9 @@
  * codes below. On failure, stepkit_last_error() describes what went wrong, and the call has
  * changed nothing: a rejected call leaves a session exactly as it was.
  *
+ * Autosave. A session opened with the "autosave" option writes its restoration data after every
+ * call that changes it; such a call can also fail with STEPKIT_EIO, and then changes nothing.
+ *
  * Error JSON. stepkit_last_error() returns an object
  *     {"status": -4, "code": "EANSWER", "message": "Enter a whole number between 18 and 90.",
  *      "path": "age", "errors": [{"code": "outOfRange", "message": "...", "path": "age"}, ...]}
@@ -141,13 +144,57 @@ typedef struct stepkit_session stepkit_session;
  *     "taskRunUUID": "…"   the run's UUID (8-4-4-4-12 hex digits); default: a random v4 UUID.
  *     "additionalTaskResults": [task results]   results of other runs that predicates may read
  *                          through {"task": T, "step": S, "item": I} selectors.
+ *     "integrityKey": "…"  a secret: restoration data is then signed with HMAC-SHA256 under it
+ *                          (and can be restored only with the same key); default: SHA-256.
+ *     "autosave": "path"   after every call that changes the session (and at open), the
+ *                          restoration data is written to this file atomically (a temporary
+ *                          file, fsync, rename): killing the host at any moment loses no
+ *                          answer a call had accepted. A call whose autosave fails returns
+ *                          STEPKIT_EIO and changes nothing.
+ *     "defaultResult": {task result}   ResearchKit's defaultResultSource: answers from this
+ *                          result (e.g. last week's run) prefill steps with no answer yet, as
+ *                          each step appears; answers that do not fit are ignored.
+ *     "alwaysCheckForDefaultResult": bool   the default replaces an existing answer too.
+ *     "personalData": {"dateOfBirth": "1980-05-01", "height": 172, ...}   values for answer
+ *                          formats that name a "personalData" field (ResearchKit's HealthKit
+ *                          formats: biologicalSex, bloodType, dateOfBirth, fitzpatrickSkinType,
+ *                          wheelchairUse, height, bodyMass); they prefill like defaultResult.
  * Unknown keys are refused (STEPKIT_EINVAL, with their path).
  *
  * On success returns STEPKIT_OK and stores a new handle in *out_session, released with
- * stepkit_session_free(). On failure stores NULL there and returns STEPKIT_EINVAL or
- * STEPKIT_EPARSE. The session holds a reference to `task`. Thread-safe. */
+ * stepkit_session_free(). On failure stores NULL there and returns STEPKIT_EINVAL,
+ * STEPKIT_EPARSE or STEPKIT_EIO (the first autosave failed). The session holds a reference to
+ * `task`. Thread-safe. */
 int stepkit_session_open(stepkit_task *task, const char *options_json,
                          stepkit_session **out_session);
+
+/* Rebuilds a session from restoration data written by stepkit_session_save() (or autosave): the
+ * same step, state, back history, answers (on and off the path, drafts included), dates and
+ * finish state. The clock is the system clock: set another with stepkit_session_set_clock().
+ *
+ * `options_json` takes the options of stepkit_session_open() except taskRunUUID and
+ * additionalTaskResults (both come from the saved data), plus:
+ *     "migrate": true      accept data saved on another version of the task (same identifier,
+ *                          other fingerprint): answers whose step or item still exists and
+ *                          still fit its answer format are kept, the others are listed in the
+ *                          state's "restoreReport"; the run resumes at the first step that still
+ *                          needs an answer.
+ *
+ * Refused with STEPKIT_ERESTORE, and no session, when the data is damaged or truncated
+ * ("damaged"), not restoration data ("notRestorationData"), of an unknown format version
+ * ("unsupportedVersion"), fails its integrity check or was signed with another key
+ * ("integrityCheckFailed", "keyRequired", "integrityMissing"), is for another task
+ * ("differentTask") or for another version of this task without "migrate" ("taskChanged").
+ * STEPKIT_EINVAL for NULL arguments or bad options. Thread-safe. */
+int stepkit_session_restore(stepkit_task *task, const char *saved_json, const char *options_json,
+                            stepkit_session **out_session);
+
+/* Restoration data for the session as it is now: versioned JSON (schema/restoration.schema.json)
+ * naming the task's identifier and fingerprint, with the run's path, answers, dates and finish
+ * state, and an integrity check (SHA-256, or HMAC-SHA256 with the session's integrityKey) over
+ * the rest of the document. Allowed in any state, finished included. Output owned by the caller.
+ * Returns STEPKIT_EINVAL on a NULL argument. */
+int stepkit_session_save(stepkit_session *session, char **out);
 
 /* Releases a session. NULL, and a handle that is not live, are no-ops. A call already running on
  * the session on another thread finishes safely; calls made after this one get STEPKIT_EINVAL. */
@@ -170,7 +217,9 @@ void stepkit_session_free(stepkit_session *session);
  *                               step modifiers; see docs/task-format.md]},
  *    "progress": {"current", "total" (along the path the current answers lead to),
  *                 "presented" (steps shown so far), "fewestRemaining",
- *                 "mostRemaining" (null when a loop makes it unbounded)}}
+ *                 "mostRemaining" (null when a loop makes it unbounded)},
+ *    "restoreReport": null, or after a restore with "migrate": {"migrated": true,
+ *                     "kept": [{"step", "item"}], "dropped": [{"step", "item", "reason"}]}}
  * Output owned by the caller. Returns STEPKIT_EINVAL on a NULL argument or a handle that is not
  * live. */
 int stepkit_session_state(stepkit_session *session, char **out);

@@ -17,7 +17,8 @@ func problems(_ text: String) -> [Problem] {
 
 func json(_ text: String) throws -> JSON { try JSONParser.parse(text) }
 
-/// A clock the test moves by hand, shared through a pointer as a host's would be.
+/// A clock the test moves by hand, shared through a pointer as a host's would be. The clock
+/// keeps the object alive (a deliberate leak in tests), as a host must keep its user_data alive.
 final class ManualClock {
     var now: Int64
     init(_ now: Int64) { self.now = now }
@@ -26,7 +27,7 @@ final class ManualClock {
         Clock.host({ context in
             guard let context else { return 0 }
             return Unmanaged<ManualClock>.fromOpaque(context).takeUnretainedValue().now
-        }, context: Unmanaged.passUnretained(self).toOpaque())
+        }, context: Unmanaged.passRetained(self).toOpaque())
     }
 }
 

@@ -15,9 +15,17 @@ final class SessionHandle: Sendable {
     /// Runs `body` on the session under its lock. The session's operations check everything
     /// before changing anything (see `Session`), so a rejected call changes nothing; working in
     /// place keeps a call's cost independent of how long the session's history is.
+    ///
+    /// With autosave, the change is made on a copy and kept only once the file is written: a
+    /// call that could not be saved fails with STEPKIT_EIO and changes nothing.
     func transaction<R: Sendable>(_ body: (inout Session) throws(StepKitError) -> R) throws(StepKitError) -> R {
         try session.withLock { (stored: inout Session) throws(StepKitError) -> R in
-            try body(&stored)
+            guard let path = stored.options.autosavePath else { return try body(&stored) }
+            var copy = stored
+            let result = try body(&copy)
+            try Autosave.write(Restoration.save(copy), to: path)
+            stored = copy
+            return result
         }
     }
 

@@ -12,7 +12,35 @@ public func stepkit_session_open(_ task: OpaquePointer?, _ options_json: UnsafeP
     return Boundary.status { () throws(StepKitError) in
         let handle = try HandleRegistry.resolve(task, as: TaskHandle.self, argument: "task")
         let options = try SessionOptions.parse(options_json == nil ? nil : Boundary.json(options_json, argument: "options_json"))
-        out_session.pointee = HandleRegistry.register(SessionHandle(Session(task: handle.task, options: options)))
+        let session = Session(task: handle.task, options: options)
+        if let path = options.autosavePath { try Autosave.write(Restoration.save(session), to: path) }
+        out_session.pointee = HandleRegistry.register(SessionHandle(session))
+    }
+}
+
+@c @implementation
+public func stepkit_session_restore(_ task: OpaquePointer?, _ saved_json: UnsafePointer<CChar>?, _ options_json: UnsafePointer<CChar>?,
+                                    _ out_session: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    guard let out_session else {
+        return Boundary.fail(StepKitError(.invalidArgument, code: "nullArgument", message: "out_session is NULL."))
+    }
+    out_session.pointee = nil
+    return Boundary.status { () throws(StepKitError) in
+        let handle = try HandleRegistry.resolve(task, as: TaskHandle.self, argument: "task")
+        guard let saved_json else {
+            throw StepKitError(.invalidArgument, code: "nullArgument", message: "saved_json is NULL.")
+        }
+        let options = try SessionOptions.parse(options_json == nil ? nil : Boundary.json(options_json, argument: "options_json"), restoring: true)
+        let session = try Restoration.restore(saved_json, task: handle.task, options: options, clock: .system)
+        if let path = options.autosavePath { try Autosave.write(Restoration.save(session), to: path) }
+        out_session.pointee = HandleRegistry.register(SessionHandle(session))
+    }
+}
+
+@c @implementation
+public func stepkit_session_save(_ session: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    Boundary.output(out) { () throws(StepKitError) in
+        try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session").read { Restoration.save($0) }
     }
 }
 

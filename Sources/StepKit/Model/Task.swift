@@ -1,6 +1,10 @@
+import Synchronization
+
 /// A compiled task: immutable, validated once, shared by every session on any thread.
 struct Task: Sendable {
     let identifier: String
+    /// Names this exact definition in restoration data.
+    let fingerprint: Fingerprint
     /// The steps to present, in order, with sections flattened away.
     let steps: [Step]
     /// Step identifier to its index in `steps`: every look-up by identifier is O(1).
@@ -48,5 +52,23 @@ struct TaskRules: Sendable {
 
     var isEmpty: Bool {
         stepRules.isEmpty && sectionRules.isEmpty && stepSkips.isEmpty && sectionSkips.isEmpty && modifiers.isEmpty && visibility.isEmpty
+    }
+}
+
+/// The SHA-256 of a task definition's canonical text, worked out the first time it is needed (a
+/// save or a restore), not at compile time, which stays close to the cost of parsing.
+final class Fingerprint: Sendable {
+    private let definition: JSON
+    private let cache = Mutex<String?>(nil)
+
+    init(_ definition: JSON) { self.definition = definition }
+
+    var value: String {
+        cache.withLock { cached in
+            if let cached { return cached }
+            let value = Digest.sha256(JSONWriter.string(definition))
+            cached = value
+            return value
+        }
     }
 }

@@ -54,7 +54,7 @@ enum TaskCompiler {
         r.finish()
         guard d.isEmpty, let identifier else { throw StepKitError(.definition, problems: d.problems) }
         let graph = RuleGraph(steps: b.steps, sections: b.sections, rules: rules)
-        return Task(identifier: identifier, steps: b.steps, stepIndex: b.stepIndex, sections: b.sections,
+        return Task(identifier: identifier, fingerprint: Fingerprint(definition), steps: b.steps, stepIndex: b.stepIndex, sections: b.sections,
                     sectionIndex: b.sectionIndex, rules: rules, graph: graph)
     }
 

@@ -64,7 +64,7 @@ extension Session {
             finishReason = .completed
             return
         }
-        pushVisit(Visit(stepIndex: next, startDate: time, modified: route.modified, arrival: route.explanation))
+        arrive(at: next, time: time, route: route)
     }
 
     private mutating func closeCurrent(at time: Int64, skipped: Bool) {

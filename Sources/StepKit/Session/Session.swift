@@ -7,6 +7,9 @@ struct Session: Sendable {
     let task: Task
     let taskRunUUID: String
     let external: ExternalResults
+    /// The options this run was opened with that outlive the call (autosave, integrity key,
+    /// prefill sources, other tasks' results as given).
+    let options: SessionOptions
     var clock: Clock
     var startDate: Int64
     var endDate: Int64?
@@ -22,15 +25,34 @@ struct Session: Sendable {
     /// Whether anything happened yet (an answer or a move), which decides whether a new clock
     /// may re-read the start time.
     var touched = false
+    /// What a restore across task versions kept and dropped (null otherwise).
+    var restoreReport: JSON = .null
 
     init(task: Task, options: SessionOptions, clock: Clock = .system) {
         self.task = task
         self.taskRunUUID = options.taskRunUUID ?? UUIDText.random()
         self.external = options.additionalTaskResults
+        self.options = options
         self.clock = clock
         let now = clock.nowMilliseconds
         self.startDate = now
         enterFirstStep(at: now)
+    }
+
+    /// A session rebuilt from restoration data that `Restoration` has already checked.
+    init(task: Task, options: SessionOptions, clock: Clock, taskRunUUID: String, startDate: Int64, endDate: Int64?,
+         finishReason: FinishReason?, visits: [Visit], answers: [Int: JSON], touched: Bool) {
+        self.task = task
+        self.taskRunUUID = taskRunUUID
+        self.external = options.additionalTaskResults
+        self.options = options
+        self.clock = clock
+        self.startDate = startDate
+        self.endDate = endDate
+        self.finishReason = finishReason
+        self.answers = answers
+        self.touched = touched
+        for visit in visits { pushVisit(visit) }
     }
 
     var isFinished: Bool { finishReason != nil }
@@ -48,7 +70,7 @@ struct Session: Sendable {
         visitsByStep = [:]
         let route = Navigator(session: self).arrive(at: task.steps.isEmpty ? nil : 0, from: nil, explanation: [])
         if let step = route.step {
-            pushVisit(Visit(stepIndex: step, startDate: time, modified: route.modified, arrival: route.explanation))
+            arrive(at: step, time: time, route: route)
         } else {
             endDate = time
             finishReason = .completed
@@ -63,6 +85,13 @@ struct Session: Sendable {
             startDate = now
             if let last = path.indices.last { path[last].startDate = now }
         }
+    }
+
+    /// Shows step `index`: a new visit, with its prefill (ResearchKit asks its default result
+    /// source when a step appears).
+    mutating func arrive(at index: Int, time: Int64, route: Navigator.Route) {
+        applyPrefill(step: index)
+        pushVisit(Visit(stepIndex: index, startDate: time, modified: route.modified, arrival: route.explanation))
     }
 
     mutating func pushVisit(_ visit: Visit) {

@@ -1,25 +1,72 @@
-/// The options a host gives when it opens a session (`options_json`).
+/// The options a host gives when it opens or restores a session (`options_json`).
 struct SessionOptions: Sendable {
     var taskRunUUID: String?
     var additionalTaskResults = ExternalResults()
+    /// The option as given, kept in restoration data so a restored session's predicates see
+    /// the same results.
+    var additionalTaskResultsJSON: JSON?
+    /// A key for HMAC-SHA256 over restoration data; without one, a plain SHA-256.
+    var integrityKey: String?
+    /// A file the session rewrites, atomically, after every change.
+    var autosavePath: String?
+    /// ResearchKit's `defaultResultSource`: answers that prefill steps with no answer yet.
+    var prefill = Prefill()
+    /// Restore only: carry a session saved on another version of the task over.
+    var migrate = false
 
-    static func parse(_ value: JSON?) throws(StepKitError) -> SessionOptions {
+    private static let openKeys = ["taskRunUUID", "additionalTaskResults", "integrityKey", "autosave", "defaultResult",
+                                   "alwaysCheckForDefaultResult", "personalData"]
+
+    /// Reads options for `stepkit_session_open` (or, with `restoring`, `stepkit_session_restore`,
+    /// which adds `migrate` and takes the run's identity from the saved data).
+    static func parse(_ value: JSON?, restoring: Bool = false) throws(StepKitError) -> SessionOptions {
         guard let value, !value.isNull else { return SessionOptions() }
         let d = Diagnostics()
         var options = SessionOptions()
         if let r = FieldReader(value, at: .root, d, what: "session options") {
-            if let uuid = r.string("taskRunUUID") {
+            if !restoring, let uuid = r.string("taskRunUUID") {
                 options.taskRunUUID = UUIDText.normalized(uuid)
                 if options.taskRunUUID == nil {
                     d.error("invalidValue", "\"taskRunUUID\" must be a UUID (8-4-4-4-12 hexadecimal digits).", at: .root.key("taskRunUUID"))
                 }
             }
-            if let results = r.value("additionalTaskResults") {
+            if !restoring, let results = r.value("additionalTaskResults") {
                 options.additionalTaskResults = ExternalResults(results, at: .root.key("additionalTaskResults"), d)
+                options.additionalTaskResultsJSON = results
             }
+            options.integrityKey = r.string("integrityKey", nonEmpty: true)
+            options.autosavePath = r.string("autosave", nonEmpty: true)
+            if let result = r.value("defaultResult") {
+                options.prefill.result = ExternalResults(.array([result]), at: .root.key("defaultResult"), d)
+                options.prefill.taskIdentifier = result.objectValue?["identifier"]?.stringValue
+            }
+            options.prefill.always = r.bool("alwaysCheckForDefaultResult") ?? false
+            if let data = r.value("personalData") {
+                if case .object(let object) = data {
+                    for key in object.keys where !AnswerFormat.personalDataFields.contains(key) {
+                        d.error("unknownKey", "Unknown personal data field \"\(key)\"; expected one of: " + AnswerFormat.personalDataFields.joined(separator: ", ") + ".", at: .root.key("personalData").key(key))
+                    }
+                    options.prefill.personalData = object
+                } else {
+                    d.error("wrongType", "\"personalData\" is an object: field → value.", at: .root.key("personalData"))
+                }
+            }
+            if restoring { options.migrate = r.bool("migrate") ?? false }
             r.finish()
         }
         guard d.isEmpty else { throw StepKitError(.invalidArgument, problems: d.problems) }
         return options
     }
+}
+
+/// Where answers for steps with no answer yet come from: an earlier run's result (ResearchKit's
+/// `defaultResultSource`) and the host's personal data (ResearchKit's HealthKit characteristics).
+struct Prefill: Sendable {
+    var result: ExternalResults?
+    var taskIdentifier: String?
+    /// ResearchKit's `alwaysCheckForDefaultResult`: the default replaces an existing answer too.
+    var always = false
+    var personalData = JSONObject()
+
+    var isEmpty: Bool { result == nil && personalData.count == 0 }
 }

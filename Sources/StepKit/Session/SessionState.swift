@@ -42,6 +42,7 @@ extension Session {
                 "arrival": inProgress ? (current?.arrival ?? .null) : .null,
             ]),
             "progress": progressJSON(inProgress: inProgress),
+            "restoreReport": restoreReport,
         ])
     }
 

@@ -36,6 +36,12 @@ struct AnswerFormat: Sendable {
     let rules: any AnswerFormatRules
     /// `showDontKnowButton`: whether `{"dontKnow": true}` is an answer.
     let allowsDontKnow: Bool
+    /// `personalData`: the field of the host's personal data (ResearchKit reads HealthKit) that
+    /// prefills the question.
+    let personalData: String?
+
+    static let personalDataFields = ["biologicalSex", "bloodType", "dateOfBirth", "fitzpatrickSkinType",
+                                     "wheelchairUse", "height", "bodyMass"]
 
     static let dontKnow: JSON = .object(["dontKnow": .bool(true)])
 
@@ -93,9 +99,10 @@ struct AnswerFormat: Sendable {
         }
         let allowsDontKnow = reader.bool("showDontKnowButton") ?? false
         _ = reader.string("customDontKnowButtonText")
+        let personalData = reader.choice("personalData", of: personalDataFields)
         let rules = parse(reader)
         reader.finish()
         guard let rules, diagnostics.problems.count == before else { return nil }
-        return AnswerFormat(type: type, rules: rules, allowsDontKnow: allowsDontKnow)
+        return AnswerFormat(type: type, rules: rules, allowsDontKnow: allowsDontKnow, personalData: personalData)
     }
 }

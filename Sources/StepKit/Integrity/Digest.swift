@@ -1,0 +1,48 @@
+import CCrypto
+
+/// SHA-256 and HMAC-SHA256 through OpenSSL's libcrypto (the only code that touches it), as
+/// lower-case hexadecimal text.
+enum Digest {
+    static func sha256(_ text: String) -> String {
+        var bytes = Array(text.utf8)
+        var digest = [UInt8](repeating: 0, count: 32)
+        bytes.withUnsafeMutableBufferPointer { data in
+            _ = SHA256(data.baseAddress, data.count, &digest)
+        }
+        return hex(digest)
+    }
+
+    /// HMAC-SHA256 of `text` under `key`; nil if libcrypto refuses (a key too long for an `int`).
+    static func hmacSHA256(_ text: String, key: String) -> String? {
+        let data = Array(text.utf8)
+        let keyBytes = Array(key.utf8)
+        guard keyBytes.count < Int(Int32.max) else { return nil }
+        var digest = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        let ok = keyBytes.withUnsafeBytes { k in
+            data.withUnsafeBufferPointer { d in
+                HMAC(EVP_sha256(), k.baseAddress, Int32(keyBytes.count), d.baseAddress, d.count, &digest, &length)
+            }
+        }
+        guard ok != nil, length == 32 else { return nil }
+        return hex(digest)
+    }
+
+    /// Compares two digests in constant time, so a forger learns nothing from timing.
+    static func equal(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        return x.withUnsafeBytes { xb in y.withUnsafeBytes { yb in CRYPTO_memcmp(xb.baseAddress, yb.baseAddress, x.count) == 0 } }
+    }
+
+    private static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef")
+        var text = ""
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return text
+    }
+}

@@ -1,0 +1,280 @@
+/// Restoration data: a session as versioned JSON that names the task's fingerprint and carries an
+/// integrity check, and the way back from it. See `schema/restoration.schema.json`.
+///
+/// ResearchKit's restoration data is an opaque archive that loses the back stack; this keeps the
+/// whole visit path, every answer on and off it, and every date, and is refused whole if
+/// anything about it is wrong.
+enum Restoration {
+    static let format = "stepkit-restoration"
+    static let version: Int64 = 1
+
+    // MARK: Save
+
+    static func save(_ s: Session) -> JSON {
+        var document = JSONObject()
+        document["format"] = .string(format)
+        document["version"] = .int(version)
+        document["task"] = .object(["identifier": .string(s.task.identifier), "fingerprint": .string(s.task.fingerprint.value)])
+        document["taskRunUUID"] = .string(s.taskRunUUID)
+        document["startDate"] = .int(s.startDate)
+        document["endDate"] = s.endDate.map { .int($0) } ?? .null
+        document["finishReason"] = .string(s.finishReason?.rawValue)
+        document["touched"] = .bool(s.touched)
+        document["path"] = .array(s.path.map { visit in
+            var v = JSONObject()
+            v["step"] = .string(s.task.step(at: visit.stepIndex)?.identifier ?? "")
+            v["startDate"] = .int(visit.startDate)
+            v["endDate"] = visit.endDate.map { .int($0) } ?? .null
+            if let answer = visit.answer { v["answer"] = answer }
+            v["skipped"] = .bool(visit.skipped)
+            v["modified"] = .bool(visit.modified)
+            v["hiddenItems"] = .array(visit.hiddenItems.map { .string($0) })
+            v["arrival"] = visit.arrival
+            return .object(v)
+        })
+        var answers = JSONObject()
+        for index in s.answers.keys.sorted() {
+            if let step = s.task.step(at: index), let answer = s.answers[index] { answers[step.identifier] = answer }
+        }
+        document["answers"] = .object(answers)
+        document["additionalTaskResults"] = s.options.additionalTaskResultsJSON ?? .null
+        document["integrity"] = integrity(of: document, key: s.options.integrityKey)
+        return .object(document)
+    }
+
+    private static func integrity(of document: JSONObject, key: String?) -> JSON {
+        let text = JSONWriter.string(.object(document))
+        if let key, let mac = Digest.hmacSHA256(text, key: key) {
+            return .object(["algorithm": .string("HMAC-SHA256"), "digest": .string(mac)])
+        }
+        return .object(["algorithm": .string("SHA-256"), "digest": .string(Digest.sha256(text))])
+    }
+
+    // MARK: Restore
+
+    private static func refuse(_ code: String, _ message: String, _ path: JSONPath = .root) -> StepKitError {
+        StepKitError(.restore, code: code, message: message, path: path)
+    }
+
+    static func restore(_ text: UnsafePointer<CChar>, task: Task, options: SessionOptions, clock: Clock) throws(StepKitError) -> Session {
+        let parsed: JSON
+        do throws(StepKitError) {
+            parsed = try JSONParser.parse(cString: text)
+        } catch {
+            throw refuse("damaged", "The restoration data is damaged or truncated: " + (error.problems.first?.message ?? "not JSON."))
+        }
+        guard case .object(var document) = parsed else { throw refuse("damaged", "The restoration data is not a JSON object.") }
+        guard document["format"] == .string(format) else {
+            throw refuse("notRestorationData", "This is not StepKit restoration data (\"format\" is not \"\(format)\").", .root.key("format"))
+        }
+        guard document["version"] == .int(version) else {
+            throw refuse("unsupportedVersion", "Restoration data version \(document["version"].map(JSONWriter.string) ?? "(none)") is not supported; this library reads version \(version).", .root.key("version"))
+        }
+        try checkIntegrity(&document, key: options.integrityKey)
+        guard let taskInfo = document["task"]?.objectValue, let identifier = taskInfo["identifier"]?.stringValue,
+              let fingerprint = taskInfo["fingerprint"]?.stringValue else {
+            throw refuse("damaged", "The restoration data does not name its task.", .root.key("task"))
+        }
+        guard identifier == task.identifier else {
+            throw refuse("differentTask", "The restoration data is for the task \"\(identifier)\", not \"\(task.identifier)\".", .root.key("task").key("identifier"))
+        }
+        var options = options
+        options.additionalTaskResultsJSON = document["additionalTaskResults"].flatMap { $0.isNull ? nil : $0 }
+        if let results = options.additionalTaskResultsJSON {
+            let d = Diagnostics()
+            options.additionalTaskResults = ExternalResults(results, at: .root.key("additionalTaskResults"), d)
+            guard d.isEmpty else { throw refuse("damaged", "The saved additionalTaskResults are not task results.", .root.key("additionalTaskResults")) }
+        }
+        if fingerprint != task.fingerprint.value {
+            guard options.migrate else {
+                throw refuse("taskChanged", "The restoration data was saved on another version of the task \"\(identifier)\"; restore with the option \"migrate\": true to carry its answers over.", .root.key("task").key("fingerprint"))
+            }
+            return try migrate(document, to: task, options: options, clock: clock)
+        }
+        return try exact(document, task: task, options: options, clock: clock)
+    }
+
+    /// Checks the digest over the document without its `integrity` member (which it removes).
+    private static func checkIntegrity(_ document: inout JSONObject, key: String?) throws(StepKitError) {
+        guard let integrity = document["integrity"]?.objectValue, let algorithm = integrity["algorithm"]?.stringValue,
+              let digest = integrity["digest"]?.stringValue else {
+            throw refuse("integrityMissing", "The restoration data carries no integrity check.", .root.key("integrity"))
+        }
+        document["integrity"] = nil
+        let text = JSONWriter.string(.object(document))
+        switch algorithm {
+        case "HMAC-SHA256":
+            guard let key else {
+                throw refuse("keyRequired", "The restoration data is signed with a key; restore with the option \"integrityKey\".", .root.key("integrity"))
+            }
+            guard let expected = Digest.hmacSHA256(text, key: key), Digest.equal(expected, digest) else {
+                throw refuse("integrityCheckFailed", "The restoration data failed its integrity check: it was changed, or the key is wrong.", .root.key("integrity"))
+            }
+        case "SHA-256":
+            if key != nil {
+                throw refuse("integrityCheckFailed", "The restoration data is not signed, but a key was given: it may have been re-written without the key.", .root.key("integrity"))
+            }
+            guard Digest.equal(Digest.sha256(text), digest) else {
+                throw refuse("integrityCheckFailed", "The restoration data failed its integrity check: it was changed or damaged.", .root.key("integrity"))
+            }
+        default:
+            throw refuse("integrityCheckFailed", "Unknown integrity algorithm \"\(algorithm)\".", .root.key("integrity").key("algorithm"))
+        }
+    }
+
+    /// The saved run, exactly: every field is checked against the task before anything is built.
+    private static func exact(_ d: JSONObject, task: Task, options: SessionOptions, clock: Clock) throws(StepKitError) -> Session {
+        guard let uuid = d["taskRunUUID"]?.stringValue.flatMap(UUIDText.normalized),
+              case .int(let startDate)? = d["startDate"],
+              let touched = d["touched"]?.boolValue,
+              let pathItems = d["path"]?.arrayValue,
+              let savedAnswers = d["answers"]?.objectValue else {
+            throw refuse("damaged", "The restoration data is missing the run's identity, dates, path or answers.")
+        }
+        let endDate = try optionalInt(d["endDate"], .root.key("endDate"))
+        var finishReason: FinishReason?
+        if let reason = d["finishReason"], !reason.isNull {
+            guard let r = reason.stringValue.flatMap(FinishReason.init(rawValue:)) else {
+                throw refuse("damaged", "Unknown finish reason.", .root.key("finishReason"))
+            }
+            finishReason = r
+        }
+        var answers: [Int: JSON] = [:]
+        for (id, answer) in savedAnswers.entries {
+            let path = JSONPath.root.key("answers").key(id)
+            guard let index = task.stepIndex[id], let step = task.step(at: index) else {
+                throw refuse("damaged", "The saved answers name a step \"\(id)\" the task does not have.", path)
+            }
+            answers[index] = try validated(answer, for: step, at: path)
+        }
+        var visits: [Visit] = []
+        for (i, item) in pathItems.enumerated() {
+            let path = JSONPath.root.key("path").index(i)
+            guard let v = item.objectValue, let id = v["step"]?.stringValue, let index = task.stepIndex[id], let step = task.step(at: index),
+                  case .int(let start)? = v["startDate"], let skipped = v["skipped"]?.boolValue,
+                  let modified = v["modified"]?.boolValue, let hidden = v["hiddenItems"]?.arrayValue?.compactMap(\.stringValue) else {
+                throw refuse("damaged", "A visit of the saved path is not valid for this task.", path)
+            }
+            var visit = Visit(stepIndex: index, startDate: start)
+            visit.endDate = try optionalInt(v["endDate"], path.key("endDate"))
+            visit.skipped = skipped
+            visit.modified = modified
+            visit.hiddenItems = hidden
+            visit.arrival = v["arrival"] ?? .null
+            if let answer = v["answer"] { visit.answer = try validated(answer, for: step, at: path.key("answer")) }
+            visits.append(visit)
+        }
+        if visits.isEmpty && finishReason == nil {
+            throw refuse("damaged", "The saved path is empty but the run has not finished.", .root.key("path"))
+        }
+        return Session(task: task, options: options, clock: clock, taskRunUUID: uuid, startDate: startDate, endDate: endDate,
+                       finishReason: finishReason, visits: visits, answers: answers, touched: touched)
+    }
+
+    private static func optionalInt(_ value: JSON?, _ path: JSONPath) throws(StepKitError) -> Int64? {
+        switch value {
+        case nil, .null?: return nil
+        case .int(let i)?: return i
+        default: throw refuse("damaged", "A date must be milliseconds since 1970 as a whole number.", path)
+        }
+    }
+
+    /// A saved answer, checked again against the step's answer format.
+    private static func validated(_ answer: JSON, for step: Step, at path: JSONPath) throws(StepKitError) -> JSON {
+        do throws(AnswerRejection) {
+            switch step.content {
+            case .message:
+                throw AnswerRejection("noAnswer", "The step \"\(step.identifier)\" takes no answer.")
+            case .question(let format):
+                return try format.validate(answer, previous: nil) ?? .null
+            case .form(let form):
+                guard case .object(let items) = answer else { throw AnswerRejection("wrongType", "A form's answer is an object.") }
+                var kept = JSONObject()
+                for (key, value) in items.entries {
+                    guard let item = form.item(key) else { throw AnswerRejection("unknownItem", "The form has no item \"\(key)\".") }
+                    kept[key] = try item.format.validate(value, previous: nil)
+                }
+                return .object(kept)
+            }
+        } catch {
+            throw refuse("damaged", "A saved answer does not fit the task: " + error.message, path)
+        }
+    }
+
+    // MARK: Migration
+
+    /// Carries a session saved on another version of the task over: answers whose step (and
+    /// item) still exist with the same answer type and still fit are kept, the others listed; the
+    /// run resumes at the first step that still needs an answer.
+    private static func migrate(_ d: JSONObject, to task: Task, options: SessionOptions, clock: Clock) throws(StepKitError) -> Session {
+        guard let uuid = d["taskRunUUID"]?.stringValue.flatMap(UUIDText.normalized), case .int(let startDate)? = d["startDate"],
+              let savedAnswers = d["answers"]?.objectValue else {
+            throw refuse("damaged", "The restoration data is missing the run's identity, dates or answers.")
+        }
+        var kept: [JSON] = [], dropped: [JSON] = []
+        var answers: [Int: JSON] = [:]
+        func drop(_ step: String, _ item: String?, _ reason: String) {
+            dropped.append(.object(["step": .string(step), "item": .string(item), "reason": .string(reason)]))
+        }
+        for (id, answer) in savedAnswers.entries {
+            guard let index = task.stepIndex[id], let step = task.step(at: index) else {
+                drop(id, nil, "The step no longer exists.")
+                continue
+            }
+            switch step.content {
+            case .message:
+                drop(id, nil, "The step no longer takes an answer.")
+            case .question(let format):
+                if let value = carried(answer, format) {
+                    answers[index] = value
+                    kept.append(.object(["step": .string(id), "item": .null]))
+                } else {
+                    drop(id, nil, "The answer no longer fits the question's answer format.")
+                }
+            case .form(let form):
+                guard case .object(let items) = answer else {
+                    drop(id, nil, "The step is now a form.")
+                    continue
+                }
+                var object = JSONObject()
+                for (key, value) in items.entries {
+                    guard let item = form.item(key) else { drop(id, key, "The form item no longer exists."); continue }
+                    guard let v = carried(value, item.format) else { drop(id, key, "The answer no longer fits the item's answer format."); continue }
+                    object[key] = v
+                    kept.append(.object(["step": .string(id), "item": .string(key)]))
+                }
+                if object.count > 0 { answers[index] = .object(object) }
+            }
+        }
+        var fresh = SessionOptions()
+        fresh.taskRunUUID = uuid
+        fresh.additionalTaskResults = options.additionalTaskResults
+        fresh.additionalTaskResultsJSON = options.additionalTaskResultsJSON
+        fresh.integrityKey = options.integrityKey
+        fresh.autosavePath = options.autosavePath
+        fresh.prefill = options.prefill
+        var session = Session(task: task, options: fresh, clock: clock)
+        session.startDate = startDate
+        for (index, answer) in answers { session.answers[index] = answer }
+        // Walk forward over what is already answered, to the first step that needs an answer.
+        var budget = task.steps.count
+        while budget > 0, let step = session.currentStep, !step.takesAnswers || session.answers[session.current?.stepIndex ?? -1] != nil,
+              session.forwardProblems().isEmpty, session.routeForward()?.step != nil {
+            budget -= 1
+            do throws(StepKitError) { try session.goForward() } catch { break }
+        }
+        session.touched = true
+        session.restoreReport = .object([
+            "migrated": .bool(true),
+            "fromFingerprint": d["task"]?.objectValue?["fingerprint"] ?? .null,
+            "kept": .array(kept),
+            "dropped": .array(dropped),
+        ])
+        return session
+    }
+
+    /// An answer carried to a new format: the same result type, and still valid.
+    private static func carried(_ answer: JSON, _ format: AnswerFormat) -> JSON? {
+        (try? format.validate(answer, previous: nil)) ?? nil
+    }
+}
