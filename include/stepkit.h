@@ -127,6 +127,17 @@ int stepkit_task_compile(const char *task_json, stepkit_task **out_task);
  * `task` or `out` is NULL. Thread-safe. */
 int stepkit_task_info(const stepkit_task *task, char **out);
 
+/* Checks a compiled task for what compiles but is probably wrong (docs/checker.md): steps no path
+ * can reach, loops with no way out, branches that can never be taken (a predicate that
+ * contradicts itself, a branch shadowed by an earlier one that always matches), predicates that
+ * read a step that cannot have been answered yet when the rule runs, paths that end before a
+ * completion step, required questions hidden on every path, duplicate texts that look like
+ * copy-paste mistakes. Stores in *out {"problems": [{"severity": "error" | "warning" | "info",
+ * "code": "...", "message": "...", "path": "navigationRules.symptom.branches[1]"}],
+ * "errors": N, "warnings": N}. Output owned by the caller. Returns STEPKIT_EINVAL if `task` or
+ * `out` is NULL or not live. Thread-safe. */
+int stepkit_task_check(const stepkit_task *task, char **out);
+
 /* Releases the caller's reference to a task. Sessions opened on it keep it alive until they are
  * freed. NULL, and a handle that is not live, are no-ops. Thread-safe. */
 void stepkit_task_free(stepkit_task *task);

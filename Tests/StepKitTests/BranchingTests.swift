@@ -325,3 +325,24 @@ extension Session {
         #expect(!both.evaluate(Fixed(value: .int(4), type: .numeric)))
     }
 }
+
+@Suite struct CheckerTests {
+    func codes(_ text: String) throws -> [String] {
+        let report = TaskChecker.check(try compile(text))
+        return report.objectValue?["problems"]?.arrayValue?.compactMap { $0.objectValue?["code"]?.stringValue } ?? []
+    }
+
+    @Test func unreachableStepsAndLoopsWithoutExit() throws {
+        #expect(try codes(headache).isEmpty)
+        #expect(try codes("""
+        {"identifier": "t", "steps": [
+          {"type": "instruction", "identifier": "a"}, {"type": "instruction", "identifier": "b"}, {"type": "instruction", "identifier": "c"}],
+         "navigationRules": {"a": {"type": "direct", "destination": "c"}}}
+        """) == ["unreachable"])
+        #expect(try codes("""
+        {"identifier": "t", "steps": [
+          {"type": "instruction", "identifier": "a"}, {"type": "instruction", "identifier": "b"}],
+         "navigationRules": {"b": {"type": "direct", "destination": "a"}}}
+        """) == ["noWayOut", "noWayOut"])
+    }
+}

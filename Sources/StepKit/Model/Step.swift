@@ -15,6 +15,8 @@ struct Step: Sendable {
     let presentation: JSONObject
     /// The sections the step is in, outermost first (indexes into `Task.sections`).
     let sections: [Int]
+    /// Where the step is in the definition (`steps[2].steps[0]`), for the checker's messages.
+    let definitionPath: JSONPath
 
     /// Whether the step takes an answer (a question or a form).
     var takesAnswers: Bool {

@@ -137,7 +137,8 @@ enum TaskCompiler {
         guard let type, let identifier, let content, d.problems.count == before else { return nil }
         var presentation = r.object
         presentation["optional"] = .bool(optional)
-        return Step(type: type, identifier: identifier, optional: optional, content: content, presentation: presentation, sections: sections)
+        return Step(type: type, identifier: identifier, optional: optional, content: content, presentation: presentation,
+                    sections: sections, definitionPath: path)
     }
 
     private static func compileForm(_ entries: [JSON], at path: JSONPath, stepIndex: Int, _ b: Builder) -> Form? {

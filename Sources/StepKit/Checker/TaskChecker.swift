@@ -1,0 +1,75 @@
+/// The static checker (`stepkit_task_check`): what compiles but is probably wrong. Each check is
+/// a small function over the compiled task and its rule graph; see docs/checker.md.
+struct TaskChecker {
+    enum Severity: String { case error, warning, info }
+
+    struct Finding {
+        var severity: Severity
+        var code: String
+        var message: String
+        var path: JSONPath
+    }
+
+    let task: Task
+    private(set) var findings: [Finding] = []
+
+    init(task: Task) { self.task = task }
+
+    static func check(_ task: Task) -> JSON {
+        var checker = TaskChecker(task: task)
+        checker.run()
+        let findings = checker.findings
+        return .object([
+            "problems": .array(findings.map { f in
+                .object(["severity": .string(f.severity.rawValue), "code": .string(f.code), "message": .string(f.message), "path": .string(f.path.description)])
+            }),
+            "errors": .int(Int64(findings.filter { $0.severity == .error }.count)),
+            "warnings": .int(Int64(findings.filter { $0.severity == .warning }.count)),
+        ])
+    }
+
+    mutating func report(_ severity: Severity, _ code: String, _ message: String, at path: JSONPath) {
+        findings.append(Finding(severity: severity, code: code, message: message, path: path))
+    }
+
+    mutating func run() {
+        checkReachability()
+    }
+
+    /// The steps navigation can reach from the first one, over every edge of the rule graph.
+    func reachable() -> [Bool] {
+        let n = task.steps.count
+        var seen = Array(repeating: false, count: n)
+        guard n > 0 else { return seen }
+        var queue = [0]
+        seen[0] = true
+        var head = 0
+        while head < queue.count {
+            let v = queue[head]
+            head += 1
+            for s in task.graph.successors.indices.contains(v) ? task.graph.successors[v] : [] where s < n && !seen[s] {
+                seen[s] = true
+                queue.append(s)
+            }
+        }
+        return seen
+    }
+
+    /// Steps no path reaches, and steps from which no path ends the task (a loop with no way out).
+    mutating func checkReachability() {
+        let seen = reachable()
+        for (i, step) in task.steps.enumerated() {
+            let path = stepPath(i)
+            if !seen[i] {
+                report(.warning, "unreachable", "No path reaches the step \"\(step.identifier)\".", at: path)
+            } else if task.graph.fewestAfter.indices.contains(i), task.graph.fewestAfter[i] == nil {
+                report(.error, "noWayOut", "From the step \"\(step.identifier)\" no path ends the task: a loop with no way out.", at: path)
+            }
+        }
+    }
+
+    /// Where a step is in the definition, for messages: `steps[3]`, or inside sections.
+    func stepPath(_ index: Int) -> JSONPath {
+        task.step(at: index)?.definitionPath ?? JSONPath.root.key("steps").index(index)
+    }
+}
