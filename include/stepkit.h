@@ -19,10 +19,11 @@
  *     {"status": -4, "code": "EANSWER", "message": "Enter a whole number between 18 and 90.",
  *      "path": "age", "errors": [{"code": "outOfRange", "message": "...", "path": "age"}, ...]}
  * "status" is the returned code, "code" its name without the STEPKIT_ prefix, "message" a
- * sentence a host may show as it is, "path" the place in the JSON argument that is at fault
+ * sentence a host may show as it is (when a definition has several problems: "The task definition
+ * has N problems; the first: ..."), "path" the place in the JSON argument that is at fault
  * ("steps[3].answerFormat.minimum"; "" for the document as a whole or when no JSON argument is at
  * fault). "errors" lists every problem found (a task definition reports all its problems at
- * once); "message" and "path" repeat the first one's.
+ * once); "path" repeats the first one's.
  *
  * Ownership. Input strings are borrowed for the duration of the call and must be NUL-terminated
  * UTF-8. Output JSON is returned through a `char **out` argument: on success *out receives a
@@ -82,7 +83,8 @@ int stepkit_version_number(void);
 /* An argument is invalid: a NULL pointer, an unknown finish reason, bad session options. */
 #define STEPKIT_EINVAL (-1)
 /* A JSON argument is not valid JSON: malformed text, invalid UTF-8, duplicate object keys,
- * numbers out of range, nesting deeper than 2048. */
+ * a \u0000 escape in a string, numbers out of range (1e400), NaN or Infinity, nesting deeper
+ * than 2048, or trailing text after the document. */
 #define STEPKIT_EPARSE (-2)
 /* A task definition is valid JSON but not a valid task; "errors" lists every problem. */
 #define STEPKIT_EDEFINITION (-3)

@@ -16,10 +16,12 @@ enum JSONParser {
         var error = json_error_t()
         let flags = sk_json_flag_decode_any() | sk_json_flag_reject_duplicates()
         guard let root = json_loads(cString, flags, &error) else {
-            let text = withUnsafeBytes(of: &error.text) { raw in
+            let reported = withUnsafeBytes(of: &error.text) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
             let location = error.line > 0 ? " (line \(error.line), column \(error.column))" : ""
+            // jansson names its own flag here; say what it means instead.
+            let text = reported.contains("JSON_ALLOW_NUL") ? "\\u0000 (a NUL character) is not allowed in strings" : reported
             throw StepKitError(.parse, code: "invalidJSON", message: "Invalid JSON: " + text + location + ".")
         }
         defer { sk_json_decref(root) }

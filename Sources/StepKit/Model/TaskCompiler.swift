@@ -66,6 +66,10 @@ enum TaskCompiler {
             // Identifiers are checked for duplicates even on steps with other problems.
             if let id = item.objectValue?["identifier"]?.stringValue, !id.isEmpty, !b.seen.insert(id).inserted {
                 b.d.error("duplicateIdentifier", "Another step or section is already called \"\(id)\".", at: itemPath.key("identifier"))
+                // Its other problems are reported too; the step itself is left out.
+                if item.objectValue?["type"] != .string("section") {
+                    _ = compileStep(item, at: itemPath, in: sections, b)
+                }
                 continue
             }
             if item.objectValue?["type"] == .string("section") {

@@ -37,6 +37,11 @@ enum Restoration {
             if let step = s.task.step(at: index), let answer = s.answers[index] { answers[step.identifier] = answer }
         }
         document["answers"] = .object(answers)
+        var later = JSONObject()
+        for index in s.laterAnswers.keys.sorted() {
+            if let step = s.task.step(at: index), let list = s.laterAnswers[index], !list.isEmpty { later[step.identifier] = .array(list) }
+        }
+        document["laterAnswers"] = .object(later)
         document["additionalTaskResults"] = s.options.additionalTaskResultsJSON ?? .null
         document["integrity"] = integrity(of: document, key: s.options.integrityKey)
         return .object(document)
@@ -128,7 +133,7 @@ enum Restoration {
               case .int(let startDate)? = d["startDate"],
               let touched = d["touched"]?.boolValue,
               let pathItems = d["path"]?.arrayValue,
-              let savedAnswers = d["answers"]?.objectValue else {
+              let savedAnswers = d["answers"]?.objectValue, d["laterAnswers"]?.objectValue != nil else {
             throw refuse("damaged", "The restoration data is missing the run's identity, dates, path or answers.")
         }
         let endDate = try optionalInt(d["endDate"], .root.key("endDate"))
@@ -146,6 +151,16 @@ enum Restoration {
                 throw refuse("damaged", "The saved answers name a step \"\(id)\" the task does not have.", path)
             }
             answers[index] = try validated(answer, for: step, at: path)
+        }
+        var laterAnswers: [Int: [JSON]] = [:]
+        for (id, list) in (d["laterAnswers"]?.objectValue ?? JSONObject()).entries {
+            let path = JSONPath.root.key("laterAnswers").key(id)
+            guard let index = task.stepIndex[id], let step = task.step(at: index), let items = list.arrayValue else {
+                throw refuse("damaged", "The saved later answers name a step \"\(id)\" the task does not have.", path)
+            }
+            var kept: [JSON] = []
+            for (i, answer) in items.enumerated() { kept.append(try validated(answer, for: step, at: path.index(i))) }
+            laterAnswers[index] = kept
         }
         var visits: [Visit] = []
         for (i, item) in pathItems.enumerated() {
@@ -168,7 +183,7 @@ enum Restoration {
             throw refuse("damaged", "The saved path is empty but the run has not finished.", .root.key("path"))
         }
         return Session(task: task, options: options, clock: clock, taskRunUUID: uuid, startDate: startDate, endDate: endDate,
-                       finishReason: finishReason, visits: visits, answers: answers, touched: touched)
+                       finishReason: finishReason, visits: visits, answers: answers, laterAnswers: laterAnswers, touched: touched)
     }
 
     private static func optionalInt(_ value: JSON?, _ path: JSONPath) throws(StepKitError) -> Int64? {

@@ -55,7 +55,7 @@ extension Session {
 
     /// Whether a form item is shown now (its `visibleWhen` holds, or it has none).
     func isVisible(_ item: String, step index: Int) -> Bool {
-        task.rules.visibility[index]?[item]?.evaluate(self) ?? true
+        task.rules.visibility[index]?[item]?.evaluate(StoredAnswers(session: self)) ?? true
     }
 
     /// The items of a form that its `visibleWhen` rules hide now.

@@ -22,6 +22,10 @@ struct Session: Sendable {
     /// The latest answer of every step that has one, on the path or not (kept to prefill a
     /// step visited again). A form's answer is an object of its items' answers.
     var answers: [Int: JSON] = [:]
+    /// Per step: answers of later visits that going back took off the path, most recent last.
+    /// Going back to an earlier visit of a step (a loop) shows that visit's own answer; going
+    /// forward to the step again brings the later answer back, so nothing typed is lost.
+    var laterAnswers: [Int: [JSON]] = [:]
     /// Whether anything happened yet (an answer or a move), which decides whether a new clock
     /// may re-read the start time.
     var touched = false
@@ -41,7 +45,7 @@ struct Session: Sendable {
 
     /// A session rebuilt from restoration data that `Restoration` has already checked.
     init(task: Task, options: SessionOptions, clock: Clock, taskRunUUID: String, startDate: Int64, endDate: Int64?,
-         finishReason: FinishReason?, visits: [Visit], answers: [Int: JSON], touched: Bool) {
+         finishReason: FinishReason?, visits: [Visit], answers: [Int: JSON], laterAnswers: [Int: [JSON]], touched: Bool) {
         self.task = task
         self.taskRunUUID = taskRunUUID
         self.external = options.additionalTaskResults
@@ -51,6 +55,7 @@ struct Session: Sendable {
         self.endDate = endDate
         self.finishReason = finishReason
         self.answers = answers
+        self.laterAnswers = laterAnswers
         self.touched = touched
         for visit in visits { pushVisit(visit) }
     }
@@ -90,6 +95,10 @@ struct Session: Sendable {
     /// Shows step `index`: a new visit, with its prefill (ResearchKit asks its default result
     /// source when a step appears).
     mutating func arrive(at index: Int, time: Int64, route: Navigator.Route) {
+        if let later = laterAnswers[index]?.popLast() {
+            answers[index] = later
+            if laterAnswers[index]?.isEmpty == true { laterAnswers[index] = nil }
+        }
         applyPrefill(step: index)
         pushVisit(Visit(stepIndex: index, startDate: time, modified: route.modified, arrival: route.explanation))
     }
@@ -139,9 +148,28 @@ extension Session: AnswerLookup {
         case .item(let index, let item):
             guard let value = latestAnswer(step: index)?.objectValue?[item],
                   let format = task.step(at: index)?.format(item: item) else { return nil }
+            // A hidden item reads as unanswered (closed visits already left hidden items out).
+            if current?.stepIndex == index && !isFinished && !isVisible(item, step: index) { return nil }
             return (value, format.rules.resultType)
         case .external(let taskID, let step, let item):
             return external.answer(task: taskID, step: step, item: item)
+        }
+    }
+}
+
+/// The answers as stored, with no item hidden: what `visibleWhen` reads, so that one item's
+/// visibility never depends on another's (no cycles to chase).
+struct StoredAnswers: AnswerLookup {
+    let session: Session
+
+    func answer(_ selector: Selector) -> (value: JSON, type: ResultType)? {
+        switch selector {
+        case .item(let index, let item):
+            guard let value = session.latestAnswer(step: index)?.objectValue?[item],
+                  let format = session.task.step(at: index)?.format(item: item) else { return nil }
+            return (value, format.rules.resultType)
+        default:
+            return session.answer(selector)
         }
     }
 }
