@@ -1,0 +1,59 @@
+"""StepKit: a headless ResearchKit-style research-task engine (Python binding of libstepkit.so).
+
+>>> import stepkit
+>>> task = stepkit.Task.from_json({"identifier": "t", "steps": [
+...     {"type": "question", "identifier": "q", "answerFormat": {"type": "boolean"}}]})
+>>> with task.open() as session:
+...     session.set_answer(True)["answer"]
+...     session.forward()["finishReason"]
+True
+'completed'
+
+The library is found through the environment variable ``STEPKIT_LIBRARY`` (a path), then a
+``libstepkit.so`` in this package's directory, then the system's dynamic loader; it is loaded on
+first use, and :class:`LibraryNotFoundError` (an OSError) says where it looked if it is missing.
+"""
+
+from ._core import FINISH_REASONS, Session, Task, version, version_number
+from ._ffi import ENV_VAR as LIBRARY_ENV_VAR
+from ._ffi import library_path, load_library
+from .clock import ManualClock, iso8601_ms, parse_iso8601_ms
+from .errors import (
+    AnswerError,
+    DefinitionError,
+    InternalError,
+    InvalidArgumentError,
+    LibraryNotFoundError,
+    ParseError,
+    RestorationError,
+    StateError,
+    StepKitError,
+    StepKitIOError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Task",
+    "Session",
+    "ManualClock",
+    "FINISH_REASONS",
+    "version",
+    "version_number",
+    "load_library",
+    "library_path",
+    "LIBRARY_ENV_VAR",
+    "iso8601_ms",
+    "parse_iso8601_ms",
+    "StepKitError",
+    "InvalidArgumentError",
+    "ParseError",
+    "DefinitionError",
+    "AnswerError",
+    "StateError",
+    "RestorationError",
+    "StepKitIOError",
+    "InternalError",
+    "LibraryNotFoundError",
+    "__version__",
+]

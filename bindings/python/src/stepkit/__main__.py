@@ -1,0 +1,8 @@
+"""``python -m stepkit``: the StepKit terminal presenter (see :mod:`stepkit.cli`)."""
+
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,536 @@
+"""Tasks and sessions: the Python face of ``stepkit_task`` and ``stepkit_session``."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import threading
+from ctypes import c_void_p
+from typing import Any, Callable, Dict, Mapping, NoReturn, Optional, Union
+
+from . import _ffi
+from .clock import _as_ms, system_time_ms
+from .errors import (
+    InternalError,
+    InvalidArgumentError,
+    ParseError,
+    StateError,
+    StepKitIOError,
+    error_from_json,
+)
+
+__all__ = ["Task", "Session", "FINISH_REASONS", "version", "version_number"]
+
+#: The reasons accepted by :meth:`Session.finish`.
+FINISH_REASONS = ("completed", "saved", "discarded", "failed", "earlyTermination")
+
+JSON = Any
+_NULL_CLOCK = _ffi.CLOCK_FN()  # a NULL stepkit_clock_fn: the system clock
+PathLike = Union[str, "os.PathLike[str]"]
+ClockFunction = Callable[[], int]
+
+
+# ------------------------------------------------------------------------------------------------
+# Helpers: arguments in, JSON out, errors
+
+
+def _raise_last_error(cdll: Any, status: int) -> NoReturn:
+    """Raises the exception for a failed call. Must run right after the call, on its thread."""
+    raw = cdll.stepkit_last_error()
+    error: Optional[Dict[str, Any]] = None
+    if raw:
+        text = raw.decode("utf-8", "replace")
+        try:
+            decoded = json.loads(text)
+        except ValueError:
+            decoded = {"message": text}
+        error = decoded if isinstance(decoded, dict) else {"message": text}
+    raise error_from_json(status, error)
+
+
+def _decode_output(text: Optional[str], what: str) -> JSON:
+    if text is None:
+        raise InternalError(f"{what} reported success but returned no JSON.")
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise InternalError(f"{what} returned JSON that Python cannot read: {exc}") from None
+
+
+def _call_out(cdll: Any, name: str, *args: Any) -> JSON:
+    """Calls ``name(*args, &out)``; returns the decoded output JSON, or raises the error."""
+    out = c_void_p()
+    status = getattr(cdll, name)(*args, ctypes.byref(out))
+    if status != 0:
+        if out.value:  # the header promises NULL on failure; never leak if it is not
+            cdll.stepkit_string_free(out.value)
+        _raise_last_error(cdll, status)
+    try:
+        text = _ffi.take_string(cdll, out)
+    except UnicodeDecodeError as exc:
+        raise InternalError(f"{name} returned invalid UTF-8: {exc}") from None
+    return _decode_output(text, name)
+
+
+def _json_bytes(value: JSON, what: str) -> bytes:
+    """Serialises a Python value into UTF-8 JSON for the library.
+
+    NaN, infinities, circular structures and lone surrogates raise InvalidArgumentError
+    (a ValueError); values JSON cannot represent (sets, objects...) raise TypeError."""
+    try:
+        text = json.dumps(value, allow_nan=False, ensure_ascii=False)
+    except TypeError as exc:
+        raise TypeError(f"{what} cannot be written as JSON: {exc}") from None
+    except ValueError as exc:
+        raise InvalidArgumentError(f"{what} cannot be written as JSON: {exc}") from None
+    except RecursionError:
+        raise InvalidArgumentError(f"{what} is nested too deeply to be written as JSON.") from None
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidArgumentError(f"{what} is not valid Unicode: {exc}") from None
+
+
+def _json_text_bytes(text: Union[str, bytes, bytearray], what: str) -> bytes:
+    """JSON text given by the caller, as bytes for a NUL-terminated C string."""
+    if isinstance(text, str):
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ParseError(f"{what} is not valid UTF-8: {exc}") from None
+    else:
+        data = bytes(text)
+    if b"\x00" in data:
+        # C would see only the text before the NUL; raw NUL is never valid JSON anyway.
+        position = data.index(b"\x00")
+        raise ParseError(f"{what} contains a NUL character at byte {position}.")
+    return data
+
+
+def _c_string(value: str, what: str) -> bytes:
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str, not {type(value).__name__}")
+    if "\x00" in value:
+        raise InvalidArgumentError(f"{what} contains a NUL character.")
+    try:
+        return value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidArgumentError(f"{what} is not valid Unicode: {exc}") from None
+
+
+def version() -> str:
+    """The version of the loaded library, e.g. ``"0.1.0"``."""
+    raw = _ffi.lib().stepkit_version()
+    return raw.decode("utf-8", "replace") if raw else ""
+
+
+def version_number() -> int:
+    """The version of the loaded library as major * 1000000 + minor * 1000 + patch."""
+    return int(_ffi.lib().stepkit_version_number())
+
+
+# ------------------------------------------------------------------------------------------------
+# Task
+
+
+class Task:
+    """A compiled, immutable task definition (``stepkit_task``).
+
+    Create one with :meth:`from_json` or :meth:`from_file`; open runs of it with :meth:`open`.
+    A task may be shared by threads. :meth:`close` (or leaving a ``with`` block) releases the
+    handle; sessions already open keep working, since they hold their own reference (and the
+    Session object keeps this Task object alive as well).
+    """
+
+    __slots__ = ("_handle", "_lib", "_free", "_lock", "_info_text", "__weakref__")
+
+    _handle: Optional[int]
+    _lib: Any
+    _free: Any
+    _lock: threading.Lock
+    _info_text: Optional[str]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("use stepkit.Task.from_json() or stepkit.Task.from_file()")
+
+    @classmethod
+    def _wrap(cls, cdll: Any, handle: int) -> "Task":
+        self = object.__new__(cls)
+        self._lib = cdll
+        self._free = cdll.stepkit_task_free
+        self._handle = handle
+        self._lock = threading.Lock()
+        self._info_text = None
+        return self
+
+    @classmethod
+    def from_json(cls, definition: Union[str, bytes, bytearray, Mapping[str, Any]]) -> "Task":
+        """Compiles a task definition given as JSON text (str or UTF-8 bytes) or as a dict.
+
+        Raises ParseError (not JSON) or DefinitionError (``.errors`` lists every problem of the
+        definition, each with its ``path``)."""
+        if isinstance(definition, (str, bytes, bytearray)):
+            data = _json_text_bytes(definition, "the task definition")
+        elif isinstance(definition, Mapping):
+            data = _json_bytes(dict(definition), "the task definition")
+        else:
+            raise TypeError(
+                "a task definition must be JSON text (str or bytes) or a dict, "
+                f"not {type(definition).__name__}"
+            )
+        cdll = _ffi.lib()
+        out = c_void_p()
+        status = cdll.stepkit_task_compile(data, ctypes.byref(out))
+        if status != 0:
+            if out.value:
+                cdll.stepkit_task_free(out.value)
+            _raise_last_error(cdll, status)
+        if not out.value:
+            raise InternalError("stepkit_task_compile reported success but returned no task.")
+        return cls._wrap(cdll, out.value)
+
+    @classmethod
+    def from_file(cls, path: PathLike) -> "Task":
+        """Compiles the task definition in a JSON file.
+
+        A file that cannot be read raises StepKitIOError (an OSError)."""
+        path = os.fspath(path)
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError as exc:
+            raise StepKitIOError(
+                f"Cannot read the task file {path}: {exc.strerror or exc}", path=""
+            ) from exc
+        return cls.from_json(data)
+
+    # -- handle management ------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._handle is None
+
+    def close(self) -> None:
+        """Releases this object's reference to the compiled task. Idempotent."""
+        with self._lock:
+            handle, self._handle = self._handle, None
+            if handle:
+                self._free(handle)
+
+    def __enter__(self) -> "Task":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        handle = getattr(self, "_handle", None)
+        if handle:
+            self._handle = None
+            try:
+                self._free(handle)
+            except Exception:  # interpreter shutdown: nothing sensible to do
+                pass
+
+    def _live_handle(self) -> int:
+        handle = self._handle
+        if handle is None:
+            raise StateError("The task is closed.")
+        return handle
+
+    # -- API --------------------------------------------------------------------------------
+
+    @property
+    def info(self) -> Dict[str, Any]:
+        """``{"identifier", "stepCount", "steps": [{"identifier", "type"}, ...]}`` (a new dict
+        on every access)."""
+        with self._lock:
+            handle = self._live_handle()
+            text = self._info_text
+            if text is None:
+                out = c_void_p()
+                status = self._lib.stepkit_task_info(handle, ctypes.byref(out))
+                if status != 0:
+                    _raise_last_error(self._lib, status)
+                try:
+                    text = _ffi.take_string(self._lib, out)
+                except UnicodeDecodeError as exc:
+                    raise InternalError(f"stepkit_task_info returned invalid UTF-8: {exc}") from None
+                if text is None or not isinstance(_decode_output(text, "stepkit_task_info"), dict):
+                    raise InternalError("stepkit_task_info returned JSON that is not an object.")
+                self._info_text = text
+        info: Dict[str, Any] = json.loads(text)  # a fresh dict on every access
+        return info
+
+    @property
+    def identifier(self) -> str:
+        """The task's identifier."""
+        return str(self.info.get("identifier", ""))
+
+    def open(self, options: Union[None, str, Mapping[str, Any]] = None) -> "Session":
+        """Opens a session (one run of the task), positioned on its first step.
+
+        ``options``: None, a dict such as ``{"taskRunUUID": "..."}``, or its JSON text.
+        Bad options raise InvalidArgumentError (unknown key, bad UUID) or ParseError."""
+        if options is None:
+            data: Optional[bytes] = None
+        elif isinstance(options, (str, bytes, bytearray)):
+            data = _json_text_bytes(options, "the session options")
+        elif isinstance(options, Mapping):
+            data = _json_bytes(dict(options), "the session options")
+        else:
+            raise TypeError(
+                f"session options must be a dict, JSON text or None, not {type(options).__name__}"
+            )
+        cdll = self._lib
+        with self._lock:
+            handle = self._live_handle()
+            out = c_void_p()
+            status = cdll.stepkit_session_open(handle, data, ctypes.byref(out))
+            if status != 0:
+                if out.value:
+                    cdll.stepkit_session_free(out.value)
+                _raise_last_error(cdll, status)
+        if not out.value:
+            raise InternalError("stepkit_session_open reported success but returned no session.")
+        return Session._wrap(self, cdll, out.value)
+
+    def __repr__(self) -> str:
+        if self._handle is None:
+            return "<stepkit.Task (closed)>"
+        try:
+            info = self.info
+            return f"<stepkit.Task {info.get('identifier')!r} ({info.get('stepCount')} steps)>"
+        except Exception:
+            return "<stepkit.Task>"
+
+
+# ------------------------------------------------------------------------------------------------
+# Session
+
+
+class _Clock:
+    """Adapts a Python clock function to ``stepkit_clock_fn`` and remembers its failures."""
+
+    __slots__ = ("fn", "last", "error", "cfunc")
+
+    def __init__(self, fn: ClockFunction) -> None:
+        self.fn = fn
+        self.last: Optional[int] = None
+        self.error: Optional[BaseException] = None
+        self.cfunc = _ffi.CLOCK_FN(self._trampoline)
+
+    def _trampoline(self, _user_data: Optional[int]) -> int:
+        # Never let an exception reach ctypes (it would print it and return 0, i.e. 1970).
+        try:
+            value = self.fn()
+            try:
+                ms = _as_ms(value, "the clock's return value")
+            except TypeError:
+                if isinstance(value, float) and value == value and abs(value) < 2**63:
+                    ms = int(value)
+                else:
+                    raise
+            self.last = ms
+            return ms
+        except BaseException as exc:  # noqa: B902 - re-raised after the library call
+            if self.error is None:
+                self.error = exc
+            return self.last if self.last is not None else system_time_ms()
+
+
+class Session:
+    """One run of a task (``stepkit_session``). Create it with :meth:`Task.open`.
+
+    Every method that moves the session returns the new state (a dict, as :attr:`state`).
+    A refused call raises a StepKitError subclass and leaves the session exactly as it was.
+    Calls on a closed session raise StateError. A session may be used from several threads,
+    one call at a time (calls are serialized).
+    """
+
+    __slots__ = ("_task", "_lib", "_free", "_handle", "_lock", "_owner", "_clock", "__weakref__")
+
+    _task: Task
+    _lib: Any
+    _free: Any
+    _handle: Optional[int]
+    _lock: threading.Lock
+    _owner: Optional[int]  # the thread inside a library call on this session
+    _clock: Optional["_Clock"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("use stepkit.Task.open() to open a session")
+
+    @classmethod
+    def _wrap(cls, task: Task, cdll: Any, handle: int) -> "Session":
+        self = object.__new__(cls)
+        self._task = task  # keeps the Task object (and its module state) alive
+        self._lib = cdll
+        self._free = cdll.stepkit_session_free
+        self._handle = handle
+        self._lock = threading.Lock()
+        self._owner = None
+        self._clock = None
+        return self
+
+    # -- handle management ------------------------------------------------------------------
+
+    @property
+    def task(self) -> Task:
+        """The Task this session runs."""
+        return self._task
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._handle is None
+
+    def close(self) -> None:
+        """Releases the session. Idempotent. Does not finish the task."""
+        if self._owner == threading.get_ident():
+            raise StateError("A session's clock must not close its own session.")
+        with self._lock:
+            handle, self._handle = self._handle, None
+            if handle:
+                self._free(handle)
+            self._clock = None  # only after the library stopped using it
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        handle = getattr(self, "_handle", None)
+        if handle:
+            self._handle = None
+            try:
+                self._free(handle)
+            except Exception:
+                pass
+
+    def _call(self, name: str, *args: Any) -> Dict[str, Any]:
+        """Runs ``name(session, *args, &out)`` under the session's lock and returns its JSON
+        object."""
+        me = threading.get_ident()
+        if self._owner == me:
+            raise StateError(
+                "A session's clock must not call into its own session (re-entrant call)."
+            )
+        with self._lock:
+            handle = self._handle
+            if handle is None:
+                raise StateError("The session is closed.")
+            clock = self._clock
+            self._owner = me
+            try:
+                result = _call_out(self._lib, name, handle, *args)
+            finally:
+                self._owner = None
+                clock_error = None
+                if clock is not None:
+                    clock_error, clock.error = clock.error, None
+            if clock_error is not None:
+                raise clock_error
+            if not isinstance(result, dict):
+                raise InternalError(f"{name} returned JSON that is not an object.")
+            return result
+
+    # -- reading -------------------------------------------------------------------------------
+
+    @property
+    def state(self) -> Dict[str, Any]:
+        """What the host should present now: ``status``, ``finishReason``, ``step``,
+        ``answer``, ``problems``, ``navigation``, ``progress``... (see stepkit.h)."""
+        return self._call("stepkit_session_state")
+
+    @property
+    def result(self) -> Dict[str, Any]:
+        """The task result so far (final once finished): ``identifier``, ``taskRunUUID``,
+        ``startDate``, ``endDate`` and one step result per visit in ``results``."""
+        return self._call("stepkit_session_result")
+
+    # -- moving --------------------------------------------------------------------------------
+
+    def set_answer(self, value: JSON) -> Dict[str, Any]:
+        """Validates ``value`` for the current step and keeps it as the step's draft answer.
+
+        A question step takes its answer (``True``, ``["headache"]``, ``42``, ``"08:30"``,
+        ``{"dontKnow": True}``; ``None`` clears it); a form step takes ``{"item": answer}``.
+        Returns the new state. Raises AnswerError (the answer does not fit; ``path`` names the
+        form item), StateError (the step takes no answer, or the task finished),
+        InvalidArgumentError (NaN/infinity/circular value) or TypeError (not JSON-able)."""
+        return self._call("stepkit_session_set_answer", _json_bytes(value, "the answer"))
+
+    def set_answer_json(self, text: Union[str, bytes]) -> Dict[str, Any]:
+        """Like :meth:`set_answer` with the answer given as JSON text (ParseError if invalid)."""
+        if not isinstance(text, (str, bytes, bytearray)):
+            raise TypeError(f"answer JSON must be str or bytes, not {type(text).__name__}")
+        return self._call("stepkit_session_set_answer", _json_text_bytes(text, "the answer"))
+
+    def forward(self) -> Dict[str, Any]:
+        """Goes to the next step (on the last step: finishes with ``"completed"``).
+
+        StateError, with the reasons, while a required answer is missing."""
+        return self._call("stepkit_session_go_forward")
+
+    def back(self) -> Dict[str, Any]:
+        """Returns to the previous step. StateError on the first step or once finished."""
+        return self._call("stepkit_session_go_backward")
+
+    def skip(self) -> Dict[str, Any]:
+        """Skips an optional step (its result records null answers) and goes forward.
+
+        StateError if the step is not optional or takes no answer."""
+        return self._call("stepkit_session_skip")
+
+    def finish(self, reason: str) -> Dict[str, Any]:
+        """Finishes the task with ``reason``: one of :data:`FINISH_REASONS`.
+
+        InvalidArgumentError for an unknown reason, TypeError for a non-str; StateError when
+        already finished, or for ``"completed"`` where going forward would not complete."""
+        return self._call("stepkit_session_finish", _c_string(reason, "the finish reason"))
+
+    # -- time --------------------------------------------------------------------------------
+
+    def set_clock(self, fn: Optional[ClockFunction]) -> None:
+        """Replaces the session's clock with ``fn() -> int`` (milliseconds since the epoch),
+        e.g. a :class:`stepkit.ManualClock`; ``None`` restores the system clock.
+
+        Set before the first answer or navigation, the clock also sets the run's start time.
+        ``fn`` runs inside library calls on the calling thread and must not call into this
+        session. If it raises or returns something that is not an int, the library is given
+        the last good time (or the system time) and the exception is raised by the session
+        method that consulted the clock, once that call has completed."""
+        if fn is not None and not callable(fn):
+            raise TypeError(f"a clock must be callable or None, not {type(fn).__name__}")
+        clock = _Clock(fn) if fn is not None else None
+        me = threading.get_ident()
+        if self._owner == me:
+            raise StateError("A session's clock must not call into its own session.")
+        with self._lock:
+            handle = self._handle
+            if handle is None:
+                raise StateError("The session is closed.")
+            cdll = self._lib
+            self._owner = me
+            try:
+                status = cdll.stepkit_session_set_clock(
+                    handle, clock.cfunc if clock is not None else _NULL_CLOCK, None
+                )
+                if status != 0:
+                    _raise_last_error(cdll, status)
+                self._clock = clock  # keep the CFUNCTYPE alive while the library may call it
+            finally:
+                self._owner = None
+            if clock is not None and clock.error is not None:
+                error, clock.error = clock.error, None
+                raise error
+
+    def __repr__(self) -> str:
+        if self._handle is None:
+            return "<stepkit.Session (closed)>"
+        return f"<stepkit.Session of {self._task!r}>"

@@ -1,0 +1,172 @@
+"""Loading ``libstepkit.so`` and declaring its C ABI (include/stepkit.h) for ctypes.
+
+Discovery order (the first that exists and loads wins):
+
+1. the path in the environment variable ``STEPKIT_LIBRARY``
+   (if it is set, it is the only candidate: a wrong path is an error, not a fallback);
+2. ``libstepkit.so`` in this package's own directory (a wheel may bundle it);
+3. the system: ``ctypes.util.find_library("stepkit")``, then ``libstepkit.so.0``, then
+   ``libstepkit.so`` through the dynamic loader's search path (``LD_LIBRARY_PATH``, ldconfig).
+
+Every function's ``argtypes`` and ``restype`` are declared. Functions that return a string the
+caller owns do so through a ``char **out`` argument declared as ``POINTER(c_void_p)``, so ctypes
+never converts (and loses) an owned pointer; :func:`take_string` copies and frees it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import threading
+from ctypes import POINTER, c_char_p, c_int, c_int64, c_void_p
+from typing import Any, List, Optional
+
+from .errors import LibraryNotFoundError
+
+__all__ = ["lib", "library_path", "load_library", "CLOCK_FN", "take_string", "ENV_VAR"]
+
+ENV_VAR = "STEPKIT_LIBRARY"
+SUPPORTED_ABI = 0  # STEPKIT_ABI_VERSION: the library's major version must match
+
+#: typedef int64_t (*stepkit_clock_fn)(void *user_data);
+CLOCK_FN = ctypes.CFUNCTYPE(c_int64, c_void_p)
+
+_OUT = POINTER(c_void_p)
+
+# name -> (restype, argtypes)
+_PROTOTYPES = {
+    "stepkit_version": (c_char_p, []),  # static string owned by the library
+    "stepkit_version_number": (c_int, []),
+    "stepkit_last_error": (c_char_p, []),  # owned by the library, not freed
+    "stepkit_string_free": (None, [c_void_p]),
+    "stepkit_task_compile": (c_int, [c_char_p, _OUT]),
+    "stepkit_task_info": (c_int, [c_void_p, _OUT]),
+    "stepkit_task_free": (None, [c_void_p]),
+    "stepkit_session_open": (c_int, [c_void_p, c_char_p, _OUT]),
+    "stepkit_session_free": (None, [c_void_p]),
+    "stepkit_session_state": (c_int, [c_void_p, _OUT]),
+    "stepkit_session_set_answer": (c_int, [c_void_p, c_char_p, _OUT]),
+    "stepkit_session_go_forward": (c_int, [c_void_p, _OUT]),
+    "stepkit_session_go_backward": (c_int, [c_void_p, _OUT]),
+    "stepkit_session_skip": (c_int, [c_void_p, _OUT]),
+    "stepkit_session_finish": (c_int, [c_void_p, c_char_p, _OUT]),
+    "stepkit_session_result": (c_int, [c_void_p, _OUT]),
+    "stepkit_session_set_clock": (c_int, [c_void_p, CLOCK_FN, c_void_p]),
+}
+
+_lock = threading.Lock()
+_lib: Optional[ctypes.CDLL] = None
+_path: Optional[str] = None
+
+
+def _candidates() -> List[str]:
+    env = os.environ.get(ENV_VAR)
+    if env:
+        return [env]
+    found: List[str] = []
+    here = os.path.dirname(os.path.abspath(__file__))
+    bundled = os.path.join(here, "libstepkit.so")
+    if os.path.exists(bundled):
+        found.append(bundled)
+    system = ctypes.util.find_library("stepkit")
+    if system:
+        found.append(system)
+    found += ["libstepkit.so.0", "libstepkit.so"]
+    return found
+
+
+def _declare(cdll: ctypes.CDLL, path: str) -> None:
+    missing = [name for name in _PROTOTYPES if not hasattr(cdll, name)]
+    if missing:
+        raise LibraryNotFoundError(
+            f"{path} is not a compatible StepKit library: it lacks {', '.join(missing)}."
+        )
+    for name, (restype, argtypes) in _PROTOTYPES.items():
+        fn = getattr(cdll, name)
+        fn.restype = restype
+        fn.argtypes = argtypes
+    number = cdll.stepkit_version_number()
+    if number // 1000000 != SUPPORTED_ABI:
+        raise LibraryNotFoundError(
+            f"{path} is StepKit {cdll.stepkit_version().decode('utf-8', 'replace')}; this binding "
+            f"supports ABI version {SUPPORTED_ABI} (0.x)."
+        )
+
+
+def load_library(path: Optional[str] = None) -> ctypes.CDLL:
+    """Loads (once) and returns the StepKit library.
+
+    With ``path``, loads that file (only if no library is loaded yet, or it is the same one).
+    Raises :class:`~stepkit.LibraryNotFoundError` with every place tried if none loads.
+    """
+    global _lib, _path
+    with _lock:
+        if _lib is not None:
+            if path is not None and os.path.realpath(path) != os.path.realpath(_path or ""):
+                raise LibraryNotFoundError(
+                    f"StepKit is already loaded from {_path}; cannot switch to {path}."
+                )
+            return _lib
+        candidates = [path] if path is not None else _candidates()
+        failures: List[str] = []
+        for candidate in candidates:
+            try:
+                cdll = ctypes.CDLL(candidate)
+            except OSError as exc:
+                failures.append(f"  {candidate}: {exc}")
+                continue
+            _declare(cdll, candidate)
+            _lib, _path = cdll, _resolved_path(cdll, candidate)
+            return cdll
+        where = "\n".join(failures)
+        raise LibraryNotFoundError(
+            "Cannot find libstepkit.so, the StepKit engine. Set the environment variable "
+            f"{ENV_VAR} to its path (e.g. {ENV_VAR}=/path/to/libstepkit.so), put it next to "
+            "the stepkit package, or install it where the dynamic loader finds it. Tried:\n"
+            f"{where}"
+        )
+
+
+def _resolved_path(cdll: ctypes.CDLL, candidate: str) -> str:
+    """The file actually loaded, when /proc/self/maps tells (else the name used)."""
+    try:
+        addr = ctypes.cast(cdll.stepkit_version, c_void_p).value or 0
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            for line in maps:
+                parts = line.split()
+                if len(parts) >= 6:
+                    lo, hi = (int(x, 16) for x in parts[0].split("-"))
+                    if lo <= addr < hi:
+                        return parts[5]
+    except (OSError, ValueError):
+        pass
+    return candidate
+
+
+def library_path() -> str:
+    """The path of the loaded library (loading it if needed)."""
+    load_library()
+    assert _path is not None
+    return _path
+
+
+def lib() -> Any:
+    """The loaded library with its prototypes declared (loading it on first use)."""
+    cdll = _lib
+    if cdll is None:
+        cdll = load_library()
+    return cdll
+
+
+def take_string(cdll: Any, ptr: c_void_p) -> Optional[str]:
+    """Copies the library-owned UTF-8 string at ``ptr`` into a str and frees it.
+
+    Returns None for a NULL pointer."""
+    address = ptr.value
+    if not address:
+        return None
+    try:
+        return ctypes.string_at(address).decode("utf-8")
+    finally:
+        cdll.stepkit_string_free(address)

@@ -1,0 +1,242 @@
+"""Exceptions raised by the StepKit binding.
+
+Every failure reported by ``libstepkit`` (a negative status code plus the error JSON of
+``stepkit_last_error()``) becomes an instance of a :class:`StepKitError` subclass chosen by the
+status code:
+
+======================  ======  ============  =========================================
+class                   status  code          also a
+======================  ======  ============  =========================================
+InvalidArgumentError    -1      EINVAL        ValueError
+ParseError              -2      EPARSE        ValueError
+DefinitionError         -3      EDEFINITION
+AnswerError             -4      EANSWER       ValueError
+StateError              -5      ESTATE
+RestorationError        -6      ERESTORE
+StepKitIOError          -7      EIO           OSError
+InternalError           -8      EINTERNAL
+LibraryNotFoundError    -7      EIO           OSError (subclass of StepKitIOError)
+======================  ======  ============  =========================================
+
+Errors detected on the Python side before the library is called use the same classes and the
+same attributes (for instance a closed session raises :class:`StateError`, NaN in an answer
+raises :class:`InvalidArgumentError`); their ``error`` dict has the shape of the library's error
+JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Type
+
+__all__ = [
+    "StepKitError",
+    "InvalidArgumentError",
+    "ParseError",
+    "DefinitionError",
+    "AnswerError",
+    "StateError",
+    "RestorationError",
+    "StepKitIOError",
+    "InternalError",
+    "LibraryNotFoundError",
+    "error_from_json",
+]
+
+
+class StepKitError(Exception):
+    """Base class of every StepKit error.
+
+    Attributes:
+        status: the library's status code (a negative int, e.g. ``-4``).
+        code: its name without the ``STEPKIT_`` prefix (e.g. ``"EANSWER"``).
+        message: a sentence a host may show as it is.
+        path: the place in the JSON argument at fault (``"steps[3].answerFormat.minimum"``),
+            ``""`` for the document as a whole or when no JSON argument is at fault.
+        errors: every problem found, each a dict with ``code``, ``message`` and ``path``.
+        error: the whole error JSON, as a dict.
+    """
+
+    STATUS: int = -8
+    CODE: str = "EINTERNAL"
+
+    status: int
+    code: str
+    message: str
+    path: str
+    errors: List[Dict[str, Any]]
+    error: Dict[str, Any]
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: Optional[int] = None,
+        code: Optional[str] = None,
+        path: str = "",
+        errors: Optional[List[Dict[str, Any]]] = None,
+        error: Optional[Mapping[str, Any]] = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = self.STATUS if status is None else status
+        self.code = self.CODE if code is None else code
+        self.message = message
+        self.path = path
+        if errors is None:
+            errors = [{"code": self.code, "message": message, "path": path}]
+        self.errors = list(errors)
+        if error is None:
+            error = {
+                "status": self.status,
+                "code": self.code,
+                "message": message,
+                "path": path,
+                "errors": self.errors,
+            }
+        self.error = dict(error)
+
+    def __str__(self) -> str:
+        text = self.message
+        if self.path:
+            text = f"{text} (at {self.path})"
+        if len(self.errors) > 1:
+            lines = [f"{len(self.errors)} problems:"]
+            for problem in self.errors:
+                where = problem.get("path") or "(document)"
+                lines.append(f"  {where}: {problem.get('message', '')}")
+            text = "\n".join(lines)
+        return text
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(status={self.status}, code={self.code!r}, "
+            f"message={self.message!r}, path={self.path!r})"
+        )
+
+    def __reduce__(self) -> Tuple[Any, ...]:  # keep pickling (multiprocessing) working with keyword-only args
+        return (_rebuild, (type(self), self.message, self.error))
+
+
+def _rebuild(cls: Type[StepKitError], message: str, error: Dict[str, Any]) -> StepKitError:
+    return cls(
+        message,
+        status=error.get("status"),
+        code=error.get("code"),
+        path=error.get("path", ""),
+        errors=error.get("errors"),
+        error=error,
+    )
+
+
+class InvalidArgumentError(StepKitError, ValueError):
+    """An argument is invalid (EINVAL): a bad finish reason, bad session options, a value that
+    cannot be turned into JSON (NaN, infinity, a circular structure)."""
+
+    STATUS = -1
+    CODE = "EINVAL"
+
+
+class ParseError(StepKitError, ValueError):
+    """A JSON argument is not valid JSON (EPARSE)."""
+
+    STATUS = -2
+    CODE = "EPARSE"
+
+
+class DefinitionError(StepKitError):
+    """A task definition is valid JSON but not a valid task (EDEFINITION).
+
+    ``errors`` lists every problem of the definition, each with its ``path``."""
+
+    STATUS = -3
+    CODE = "EDEFINITION"
+
+
+class AnswerError(StepKitError, ValueError):
+    """An answer does not fit the current step's answer format (EANSWER)."""
+
+    STATUS = -4
+    CODE = "EANSWER"
+
+
+class StateError(StepKitError):
+    """The call is not allowed in the session's current state (ESTATE), e.g. going forward
+    while a required answer is missing, or any call on a closed session or task."""
+
+    STATUS = -5
+    CODE = "ESTATE"
+
+
+class RestorationError(StepKitError):
+    """Restoration data is damaged, of an unknown version or from another task (ERESTORE)."""
+
+    STATUS = -6
+    CODE = "ERESTORE"
+
+
+class StepKitIOError(StepKitError, OSError):
+    """Reading or writing a file failed (EIO)."""
+
+    STATUS = -7
+    CODE = "EIO"
+
+
+class InternalError(StepKitError):
+    """A bug in StepKit (EINTERNAL). Please report it with ``error``."""
+
+    STATUS = -8
+    CODE = "EINTERNAL"
+
+
+class LibraryNotFoundError(StepKitIOError):
+    """``libstepkit.so`` could not be found or loaded, or is not a compatible StepKit library.
+
+    Raised by the first call that needs the library (``import stepkit`` itself never fails).
+    It is an :class:`OSError` and a :class:`StepKitError` (status -7, code ``"EIO"``)."""
+
+
+_BY_STATUS: Dict[int, Type[StepKitError]] = {
+    cls.STATUS: cls
+    for cls in (
+        InvalidArgumentError,
+        ParseError,
+        DefinitionError,
+        AnswerError,
+        StateError,
+        RestorationError,
+        StepKitIOError,
+        InternalError,
+    )
+}
+
+_BY_CODE: Dict[str, Type[StepKitError]] = {cls.CODE: cls for cls in _BY_STATUS.values()}
+
+
+def error_class(status: int) -> Type[StepKitError]:
+    """The exception class for a library status code (StepKitError for an unknown one)."""
+    return _BY_STATUS.get(status, StepKitError)
+
+
+def error_from_json(status: int, error: Optional[Mapping[str, Any]]) -> StepKitError:
+    """Builds the exception for a failed call that returned ``status`` with error JSON ``error``
+    (already decoded; None when the library gave no details)."""
+    cls = error_class(status)
+    if not isinstance(error, Mapping):
+        return cls(
+            f"StepKit call failed with status {status} and gave no error details.",
+            status=status,
+            code=cls.CODE if cls is not StepKitError else "EUNKNOWN",
+        )
+    message = error.get("message")
+    if not isinstance(message, str) or not message:
+        message = f"StepKit call failed with status {status}."
+    path = error.get("path")
+    if not isinstance(path, str):
+        path = ""
+    code = error.get("code")
+    if not isinstance(code, str):
+        code = cls.CODE if cls is not StepKitError else "EUNKNOWN"
+    raw_errors = error.get("errors")
+    errors: Optional[List[Dict[str, Any]]] = None
+    if isinstance(raw_errors, list) and raw_errors:
+        errors = [dict(e) if isinstance(e, Mapping) else {"message": str(e)} for e in raw_errors]
+    return cls(message, status=status, code=code, path=path, errors=errors, error=error)

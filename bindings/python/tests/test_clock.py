@@ -1,0 +1,163 @@
+"""ManualClock and host clocks set on sessions."""
+
+from __future__ import annotations
+
+import gc
+import threading
+
+import pytest
+
+import stepkit
+from conftest import START_ISO, START_MS
+
+
+def test_manual_clock_basics():
+    clock = stepkit.ManualClock(START_MS)
+    assert clock() == START_MS
+    assert clock.now_ms == START_MS
+    assert clock.iso == START_ISO
+    assert clock.advance(250) == START_MS + 250
+    assert clock.advance_seconds(1.5) == START_MS + 1750
+    assert clock.iso == "2026-01-01T00:00:01.750Z"
+    assert clock.set(START_MS) == START_MS
+    clock.now_ms = 5
+    assert clock() == 5
+    assert repr(stepkit.ManualClock(7)) == "ManualClock(7)"
+    assert stepkit.ManualClock().now_ms == 0
+
+
+def test_manual_clock_from_iso_and_helpers():
+    assert stepkit.ManualClock.from_iso("2026-01-01T00:00:00Z").now_ms == START_MS
+    assert stepkit.ManualClock.from_iso("2026-01-01T01:00:00.250+01:00").now_ms == START_MS + 250
+    assert stepkit.iso8601_ms(START_MS) == START_ISO
+    assert stepkit.parse_iso8601_ms(START_ISO) == START_MS
+    assert stepkit.iso8601_ms(0) == "1970-01-01T00:00:00.000Z"
+    with pytest.raises(ValueError):
+        stepkit.parse_iso8601_ms("2026-01-01T00:00:00")  # no offset
+
+
+def test_manual_clock_bad_input():
+    with pytest.raises(TypeError):
+        stepkit.ManualClock("now")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        stepkit.ManualClock(1.5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        stepkit.ManualClock(True)
+    with pytest.raises(ValueError):
+        stepkit.ManualClock(2**70)
+    clock = stepkit.ManualClock(0)
+    with pytest.raises(ValueError):
+        clock.advance(-1)
+    with pytest.raises(ValueError):
+        clock.advance_seconds(float("nan"))
+    with pytest.raises(TypeError):
+        clock.advance_seconds("1")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        clock.set(None)  # type: ignore[arg-type]
+    assert clock() == 0
+
+
+def test_plain_function_clock_and_keepalive(task):
+    now = [START_MS]
+    with task.open() as session:
+        session.set_clock(lambda: now[0])  # only the session references the lambda
+        gc.collect()
+        now[0] += 2000
+        session.forward()
+        gc.collect()
+        result = session.result
+        assert result["startDate"] == START_ISO
+        assert result["results"][0]["endDate"] == "2026-01-01T00:00:02.000Z"
+
+
+def test_one_clock_drives_several_sessions(task, clock):
+    with task.open() as a, task.open() as b:
+        a.set_clock(clock)
+        b.set_clock(clock)
+        clock.advance(1000)
+        a.forward()
+        b.forward()
+        assert a.result["results"][0]["endDate"] == b.result["results"][0]["endDate"]
+
+
+def test_set_clock_not_callable(session):
+    for bad in ("clock", 42, object()):
+        with pytest.raises(TypeError):
+            session.set_clock(bad)  # type: ignore[arg-type]
+
+
+def test_clock_that_raises_is_reported(task):
+    class Boom(Exception):
+        pass
+
+    armed = {"on": False}
+
+    def clock():
+        if armed["on"]:
+            raise Boom("clock broke")
+        return START_MS
+
+    with task.open() as session:
+        session.set_clock(clock)
+        armed["on"] = True
+        with pytest.raises(Boom):
+            session.forward()
+        armed["on"] = False
+        # the library got a time and the session is still usable
+        assert session.state["status"] == "inProgress"
+        session.set_clock(None)
+        session.result
+
+
+def test_clock_returning_non_int_is_reported(task):
+    with task.open() as session:
+        with pytest.raises(TypeError):
+            session.set_clock(lambda: "soon")
+            session.forward()
+        session.set_clock(None)
+        session.state
+
+
+def test_clock_returning_float_is_accepted(task):
+    with task.open() as session:
+        session.set_clock(lambda: float(START_MS))
+        assert session.result["startDate"] == START_ISO
+
+
+def test_clock_calling_into_its_own_session_does_not_deadlock(task):
+    outcome = {}
+
+    def run():
+        with task.open() as session:
+            def clock():
+                session.state  # forbidden: re-entrant
+                return START_MS
+
+            try:
+                session.set_clock(clock)
+                session.forward()
+            except stepkit.StateError as exc:
+                outcome["error"] = exc
+            except BaseException as exc:  # pragma: no cover - reported below
+                outcome["other"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(30)
+    assert not thread.is_alive(), "deadlock: a clock calling into its own session"
+    assert "other" not in outcome, outcome
+    assert "re-entrant" in outcome["error"].message
+
+
+def test_clock_set_after_navigation_keeps_the_start_time(task):
+    import time
+
+    with task.open() as session:
+        session.forward()
+        session.set_clock(stepkit.ManualClock(START_MS))
+        start = stepkit.parse_iso8601_ms(session.result["startDate"])
+        assert abs(start - time.time() * 1000) < 60_000  # not moved to 2026-01-01
+        session.set_answer(True)
+        session.forward()
+        likes = session.result["results"][1]
+        assert likes["endDate"] == START_ISO  # but later times come from the new clock
