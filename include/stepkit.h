@@ -125,7 +125,9 @@ int stepkit_task_compile(const char *task_json, stepkit_task **out_task);
 
 /* Describes a compiled task: {"identifier": "...", "stepCount": N, "steps": [{"identifier":
  * "...", "type": "question"}, ...], "sections": [{"identifier", "steps": [...]}], "branching":
- * bool (whether the task has any rules)}. Output owned by the caller. Returns STEPKIT_EINVAL if
+ * bool (whether the task has any rules), "requestedPermissions": ["location", "microphone",
+ * "motion", "health"]: what the task's recorders need (ResearchKit's requestedPermissions), so a
+ * host can ask before starting}. Output owned by the caller. Returns STEPKIT_EINVAL if
  * `task` or `out` is NULL. Thread-safe. */
 int stepkit_task_info(const stepkit_task *task, char **out);
 
@@ -168,6 +170,11 @@ typedef struct stepkit_session stepkit_session;
  *                          result (e.g. last week's run) prefill steps with no answer yet, as
  *                          each step appears; answers that do not fit are ignored.
  *     "alwaysCheckForDefaultResult": bool   the default replaces an existing answer too.
+ *     "outputDirectory": "dir"   where recorders write their files (active steps, async actions);
+ *                          without it a recorder fails when it starts.
+ *     "recorderFileSizeLimit": bytes   a recorder's file rolls over past this size (1 MiB).
+ *     "continueOnRecorderFailure": bool   keep going when a recorder fails (default: the task
+ *                          finishes with reason "failed", as in ResearchKit).
  *     "personalData": {"dateOfBirth": "1980-05-01", "height": 172, ...}   values for answer
  *                          formats that name a "personalData" field (ResearchKit's HealthKit
  *                          formats: biologicalSex, bloodType, dateOfBirth, fitzpatrickSkinType,
@@ -231,6 +238,9 @@ void stepkit_session_free(stepkit_session *session);
  *    "progress": {"current", "total" (along the path the current answers lead to),
  *                 "presented" (steps shown so far), "fewestRemaining",
  *                 "mostRemaining" (null when a loop makes it unbounded)},
+ *    "active": the current active step's timer and recorders, or null (see "Active steps"),
+ *    "taskSuspended": bool, "nextDeadline": ISO 8601 date when something next comes due, or null,
+ *    "events": [events this call produced] (see "Active steps, time, recorders and events"),
  *    "restoreReport": null, or after a restore with "migrate": {"migrated": true,
  *                     "kept": [{"step", "item"}], "dropped": [{"step", "item", "reason"}]}}
  * Output owned by the caller. Returns STEPKIT_EINVAL on a NULL argument or a handle that is not
@@ -295,6 +305,69 @@ typedef int64_t (*stepkit_clock_fn)(void *user_data);
  * its choosing. `user_data` is borrowed: it must stay valid while the clock is set. Returns
  * STEPKIT_EINVAL if `session` is NULL. */
 int stepkit_session_set_clock(stepkit_session *session, stepkit_clock_fn fn, void *user_data);
+
+/* ---------------------------------------------------------------------------------------------
+ * Active steps, time, recorders and events
+ *
+ * Active steps ("active", "countdown", "wait") run on the session's clock without threads: the
+ * engine never sleeps. The state's "active" member says where the current active step is
+ * ({"kind", "status": "prepared" | "running" | "suspended" | "finished", "duration", "elapsed",
+ * "remaining", "recorders": [...]}) and "nextDeadline" when something next comes due (ISO 8601,
+ * or null): a host sets one timer for it and calls stepkit_session_tick() then.
+ *
+ * Every call that returns the state also lists, in its "events" member, the events the call
+ * produced (and any queued since the last call, e.g. by stepkit_session_open()), in order, each
+ * {"type": ..., "date": ..., ...}: stepWillAppear, stepDidChange, resultDidChange,
+ * activeStepStarted, activeStepSuspended, activeStepResumed, activeStepFinished, speak
+ * ({"kind": "spokenInstruction" | "countDown" | "halfway" | "finishedSpokenInstruction",
+ * "text"}), playSound and vibrate ({"kind": "start" | "finish"}), recorderStarted
+ * ({"recorder", "recorderType", "configuration"}: start the sensor), recorderStopped,
+ * recorderFailed ({"recorder", "message", "samplesLost"}), taskSuspended, taskResumed,
+ * taskFinished ({"reason"}). The same events go to the event callback, if one is set.
+ */
+
+/* Acts on the current active step or the task: `op` is "start", "suspend", "resume" or "finish"
+ * (the current active step; time while suspended does not count; finishing stops its recorders
+ * and, when the step continues on finish, moves on), or "suspendTask" / "resumeTask"
+ * (ResearchKit's task-level suspend: the active step is suspended with it, and nothing starts
+ * until the task resumes). STEPKIT_EINVAL for an unknown op; STEPKIT_ESTATE when the op does not
+ * apply now (the step is not active, already finished, the task is suspended or finished). On
+ * success stores the new state in *out. */
+int stepkit_session_active(stepkit_session *session, const char *op, char **out);
+
+/* Processes everything due at the clock's current time: spoken countdowns, the halfway prompt,
+ * the end of the step, moving on when the step continues on finish, and the next step's
+ * automatic start, each dated when it came due. With a manual clock, a 6-minute walk runs in
+ * microseconds. Stores the new state (with its events and nextDeadline) in *out. Calling it
+ * when nothing is due is harmless. */
+int stepkit_session_tick(stepkit_session *session, char **out);
+
+/* Hands samples to a running recorder: `samples_json` is a JSON object or an array of objects.
+ * They are written under the session's "outputDirectory" as one JSON file per recorder and run,
+ * {"items": [...]}, valid JSON after every call, rolling over to a new file past
+ * "recorderFileSizeLimit" bytes (default 1 MiB); the files appear as file results
+ * {"identifier", "type": "file", "contentType", "fileName", "startDate", "endDate"} in the step
+ * result (async actions: in the task result's "asyncResults"). When writing fails, the call
+ * still succeeds: the recorder fails (event recorderFailed with "samplesLost"), the samples of
+ * earlier calls stay in their file, and the task finishes with reason "failed" unless the session
+ * option "continueOnRecorderFailure" is true. STEPKIT_ESTATE when that recorder is not running;
+ * STEPKIT_EINVAL / STEPKIT_EPARSE for bad arguments. On success stores the new state in *out. */
+int stepkit_session_record(stepkit_session *session, const char *recorder_id, const char *samples_json,
+                           char **out);
+
+/* An event callback: `event_json` is one event (see above), borrowed for the call. */
+typedef void (*stepkit_event_fn)(const char *event_json, void *user_data);
+/* Releases a callback's user data. */
+typedef void (*stepkit_free_fn)(void *user_data);
+
+/* Sets (or, with fn NULL, removes) the session's event callback. Events are delivered in order on
+ * the thread that made the call that produced them, after the session's lock is released, so the
+ * callback may call back into the library (even into this session). `free_user_data`, if not
+ * NULL, is called with `user_data` when the callback is replaced or removed and when the session
+ * is freed. Do not replace the callback while another thread is calling into the session.
+ * Returns STEPKIT_EINVAL if `session` is NULL or not live. */
+int stepkit_session_set_event_callback(stepkit_session *session, stepkit_event_fn fn, void *user_data,
+                                       stepkit_free_fn free_user_data);
 
 #ifdef __cplusplus
 }

@@ -1,3 +1,4 @@
+import Glibc
 import Synchronization
 
 /// What a `stepkit_task *` points to.
@@ -10,7 +11,47 @@ final class TaskHandle: Sendable {
 /// session from several threads run one at a time.
 final class SessionHandle: Sendable {
     let session: Mutex<Session>
+    private let callback = Mutex<EventCallback?>(nil)
+
     init(_ session: Session) { self.session = Mutex(session) }
+
+    deinit {
+        callback.withLock { $0 }?.release()
+    }
+
+    /// Runs a call on the session: `body` under the lock, then the new state with the events the
+    /// call produced (and any still queued); the events go to the event callback after the lock is
+    /// released, so the callback may call back into the library.
+    func call(_ body: (inout Session) throws(StepKitError) -> Void) throws(StepKitError) -> JSON {
+        let (state, events) = try transaction { (s: inout Session) throws(StepKitError) -> (JSON, [JSON]) in
+            try body(&s)
+            let events = s.takeEvents()
+            guard case .object(var state) = s.stateJSON() else { return (.null, events) }
+            state["events"] = .array(events)
+            return (.object(state), events)
+        }
+        deliver(events)
+        return state
+    }
+
+    /// Replaces the event callback; the old one's user data is released.
+    func setCallback(_ new: EventCallback?) {
+        let old = callback.withLock { stored -> EventCallback? in
+            let old = stored
+            stored = new
+            return old
+        }
+        old?.release()
+    }
+
+    private func deliver(_ events: [JSON]) {
+        guard !events.isEmpty, let target = callback.withLock({ $0 }) else { return }
+        for event in events {
+            guard let text = JSONWriter.mallocString(event) else { continue }
+            target.function(text, target.userData)
+            free(text)
+        }
+    }
 
     /// Runs `body` on the session under its lock. The session's operations check everything
     /// before changing anything (see `Session`), so a rejected call changes nothing; working in
@@ -79,4 +120,16 @@ enum HandleRegistry {
         }
         if removed { Unmanaged<T>.fromOpaque(UnsafeRawPointer(handle)).release() }
     }
+}
+
+/// A host's event callback and its user data (`stepkit_session_set_event_callback`).
+struct EventCallback: @unchecked Sendable {
+    typealias Function = @convention(c) (UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void
+    typealias Release = @convention(c) (UnsafeMutableRawPointer?) -> Void
+
+    let function: Function
+    let userData: UnsafeMutableRawPointer?
+    let releaseUserData: Release?
+
+    func release() { releaseUserData?(userData) }
 }

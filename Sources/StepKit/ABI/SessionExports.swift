@@ -52,7 +52,7 @@ public func stepkit_session_free(_ session: OpaquePointer?) {
 @c @implementation
 public func stepkit_session_state(_ session: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     Boundary.output(out) { () throws(StepKitError) in
-        try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session").read { $0.stateJSON() }
+        try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session").call { _ in }
     }
 }
 
@@ -62,10 +62,7 @@ public func stepkit_session_set_answer(_ session: OpaquePointer?, _ answer_json:
     Boundary.output(out) { () throws(StepKitError) in
         let handle = try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session")
         let answer = try Boundary.json(answer_json, argument: "answer_json")
-        return try handle.transaction { (s: inout Session) throws(StepKitError) in
-            try s.setAnswer(answer)
-            return s.stateJSON()
-        }
+        return try handle.call { (s: inout Session) throws(StepKitError) in try s.setAnswer(answer) }
     }
 }
 
@@ -92,15 +89,11 @@ public func stepkit_session_finish(_ session: OpaquePointer?, _ reason: UnsafePo
         guard let reason else {
             throw StepKitError(.invalidArgument, code: "nullArgument", message: "reason is NULL.")
         }
-        let text = String(decoding: UnsafeRawBufferPointer(start: reason, count: strlenBounded(reason)), as: UTF8.self)
-        guard let finishReason = FinishReason(rawValue: text) else {
+        guard let finishReason = FinishReason(rawValue: shortText(reason)) else {
             let names = FinishReason.allCases.map { "\"" + $0.rawValue + "\"" }.joined(separator: ", ")
             throw StepKitError(.invalidArgument, code: "invalidReason", message: "Unknown finish reason; expected one of: \(names).")
         }
-        return try handle.transaction { (s: inout Session) throws(StepKitError) in
-            try s.finish(finishReason)
-            return s.stateJSON()
-        }
+        return try handle.call { (s: inout Session) throws(StepKitError) in try s.finish(finishReason) }
     }
 }
 
@@ -125,17 +118,15 @@ enum SessionCall {
     static func move(_ session: OpaquePointer?, _ out: Boundary.OutString?,
                      _ body: (inout Session) throws(StepKitError) -> Void) -> Int32 {
         Boundary.output(out) { () throws(StepKitError) in
-            try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session").transaction { (s: inout Session) throws(StepKitError) in
-                try body(&s)
-                return s.stateJSON()
-            }
+            try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session").call(body)
         }
     }
 }
 
-/// The length of a C string, stopping at a sane bound so a missing NUL cannot run away.
-private func strlenBounded(_ text: UnsafePointer<CChar>, limit: Int = 64) -> Int {
+/// A short C string argument (a reason, an operation, an identifier) as text, read no further
+/// than `limit` bytes so a missing NUL cannot run away.
+func shortText(_ text: UnsafePointer<CChar>, limit: Int = 256) -> String {
     var n = 0
     while n < limit && text[n] != 0 { n += 1 }
-    return n
+    return String(decoding: UnsafeRawBufferPointer(start: text, count: n), as: UTF8.self)
 }

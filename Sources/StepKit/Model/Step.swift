@@ -17,6 +17,9 @@ struct Step: Sendable {
     let sections: [Int]
     /// Where the step is in the definition (`steps[2].steps[0]`), for the checker's messages.
     let definitionPath: JSONPath
+    /// For `active`, `countdown` and `wait` steps (whose content is `.message`): their timing,
+    /// prompts and recorders.
+    var active: ActiveStepSettings? = nil
 
     /// Whether the step takes an answer (a question or a form).
     var takesAnswers: Bool {

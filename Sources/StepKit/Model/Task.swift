@@ -14,6 +14,15 @@ struct Task: Sendable {
     let rules: TaskRules
     /// Bounds on how many steps can still come, worked out once on the rule graph.
     let graph: RuleGraph
+    /// Recorders that run across steps (SageResearch's async actions).
+    var asyncActions: [AsyncAction] = []
+
+    /// What the host must ask the participant for before the task's recorders can run
+    /// (ResearchKit's `requestedPermissions`), sorted.
+    var requestedPermissions: [String] {
+        let recorders = steps.flatMap { $0.active?.recorders ?? [] } + asyncActions.map(\.recorder)
+        return Array(Set(recorders.compactMap(\.permission))).sorted()
+    }
 
     func step(at index: Int) -> Step? {
         steps.indices.contains(index) ? steps[index] : nil
@@ -36,6 +45,7 @@ struct Task: Sendable {
                 ])
             }),
             "branching": .bool(!rules.isEmpty),
+            "requestedPermissions": .array(requestedPermissions.map { .string($0) }),
         ])
     }
 }

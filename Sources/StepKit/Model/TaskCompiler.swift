@@ -5,8 +5,8 @@
 /// rule may name a step defined after it.
 enum TaskCompiler {
     private static let commonStepKeys = ["title", "text", "detailText", "footnote"]
-    private static let stepTypes = ["instruction", "completion", "question", "form", "section"]
-    private static let laterStepTypes = ["active", "countdown", "wait", "review", "page", "consentReview", "signature", "table"]
+    private static let stepTypes = ["instruction", "completion", "question", "form", "section", "active", "countdown", "wait"]
+    private static let laterStepTypes = ["review", "page", "consentReview", "signature", "table"]
 
     /// The state of one compilation.
     private final class Builder {
@@ -16,6 +16,8 @@ enum TaskCompiler {
         var sections: [Section] = []
         var sectionIndex: [String: Int] = [:]
         var seen: Set<String> = []
+        /// Recorder identifiers, unique across the task (they name files and results).
+        var recorders: Set<String> = []
         /// `visibleWhen` predicates, compiled once every step is known.
         var pendingVisibility: [(step: Int, item: String, value: JSON, path: JSONPath)] = []
 
@@ -46,6 +48,10 @@ enum TaskCompiler {
         if let value = r.value("stepModifiers") {
             compileModifiers(value, b, predicates, &rules)
         }
+        var asyncActions: [AsyncAction] = []
+        if let items = r.array("asyncActions") {
+            asyncActions = compileAsyncActions(items, b)
+        }
         for pending in b.pendingVisibility {
             if let predicate = predicates.compile(pending.value, at: pending.path) {
                 rules.visibility[pending.step, default: [:]][pending.item] = predicate
@@ -55,7 +61,7 @@ enum TaskCompiler {
         guard d.isEmpty, let identifier else { throw StepKitError(.definition, problems: d.problems) }
         let graph = RuleGraph(steps: b.steps, sections: b.sections, rules: rules)
         return Task(identifier: identifier, fingerprint: Fingerprint(definition), steps: b.steps, stepIndex: b.stepIndex, sections: b.sections,
-                    sectionIndex: b.sectionIndex, rules: rules, graph: graph)
+                    sectionIndex: b.sectionIndex, rules: rules, graph: graph, asyncActions: asyncActions)
     }
 
     // MARK: Steps and sections
@@ -112,9 +118,14 @@ enum TaskCompiler {
         let optional = r.bool("optional") ?? false
         r.accept(strings: commonStepKeys)
         var content: Step.Content?
+        var active: ActiveStepSettings?
         switch type {
         case "instruction", "completion":
             _ = r.string("image")
+            content = .message
+        case "active", "countdown", "wait":
+            let kind = ActiveStepSettings.Kind(rawValue: type ?? "") ?? .active
+            active = ActiveStepSettings.parse(r, kind: kind, path: path, seenRecorders: &b.recorders)
             content = .message
         case "question":
             _ = r.string("placeholder")
@@ -141,8 +152,14 @@ enum TaskCompiler {
         guard let type, let identifier, let content, d.problems.count == before else { return nil }
         var presentation = r.object
         presentation["optional"] = .bool(optional)
+        if let active {
+            // The host reads the effective settings, ResearchKit's defaults included.
+            presentation["stepDuration"] = .number(Double(active.duration) / 1000)
+            presentation["shouldStartTimerAutomatically"] = .bool(active.startsAutomatically)
+            presentation["shouldContinueOnFinish"] = .bool(active.continuesOnFinish)
+        }
         return Step(type: type, identifier: identifier, optional: optional, content: content, presentation: presentation,
-                    sections: sections, definitionPath: path)
+                    sections: sections, definitionPath: path, active: active)
     }
 
     private static func compileForm(_ entries: [JSON], at path: JSONPath, stepIndex: Int, _ b: Builder) -> Form? {
@@ -193,6 +210,33 @@ enum TaskCompiler {
         }
         guard d.problems.count == before else { return nil }
         return Form(items: items, itemIndex: index)
+    }
+
+    // MARK: Async actions
+
+    private static func compileAsyncActions(_ items: [JSON], _ b: Builder) -> [AsyncAction] {
+        var actions: [AsyncAction] = []
+        for (i, item) in items.enumerated() {
+            let path = JSONPath.root.key("asyncActions").index(i)
+            guard let r = FieldReader(item, at: path, b.d, what: "an async action") else { continue }
+            let recorder = RecorderSettings.parse(r, at: path, seen: &b.recorders)
+            let start = r.string("startStepIdentifier", required: true)
+            let stop = r.string("stopStepIdentifier")
+            r.finish()
+            var startIndex: Int?, stopIndex: Int?
+            if let start {
+                startIndex = b.stepIndex[start]
+                if startIndex == nil { b.d.error("unknownStep", "No step is called \"\(start)\".", at: path.key("startStepIdentifier")) }
+            }
+            if let stop {
+                stopIndex = b.stepIndex[stop]
+                if stopIndex == nil { b.d.error("unknownStep", "No step is called \"\(stop)\".", at: path.key("stopStepIdentifier")) }
+            }
+            if let recorder, let startIndex, stop == nil || stopIndex != nil {
+                actions.append(AsyncAction(recorder: recorder, startStep: startIndex, stopStep: stopIndex))
+            }
+        }
+        return actions
     }
 
     // MARK: Rules

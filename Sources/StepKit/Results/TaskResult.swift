@@ -12,13 +12,18 @@ extension Session {
             }
             builder.add(StepResult.json(step: step, visit: visit, answer: answer, now: time, hidden: hidden), sections: step.sections)
         }
-        return .object([
+        var result = JSONObject([
             "identifier": .string(task.identifier),
             "taskRunUUID": .string(taskRunUUID),
             "startDate": .string(CivilTime.iso8601(milliseconds: startDate)),
             "endDate": .string(CivilTime.iso8601(milliseconds: time)),
             "results": .array(builder.finish()),
         ])
+        // SageResearch's async results: the files of recorders that ran across steps.
+        if !task.asyncActions.isEmpty {
+            result["asyncResults"] = .array(asyncRuns.keys.sorted().flatMap { asyncRuns[$0].map { Session.fileResults($0, now: time) } ?? [] })
+        }
+        return .object(result)
     }
 }
 
@@ -67,7 +72,8 @@ enum StepResult {
         var questions: [JSON] = []
         switch step.content {
         case .message:
-            break
+            // An active step's results are its recorders' files.
+            for run in visit.active?.recorders ?? [] { questions += Session.fileResults(run, now: now) }
         case .question(let format):
             questions.append(question(step.identifier, format, answer, start, end))
         case .form(let form):

@@ -30,6 +30,7 @@ enum Restoration {
             v["modified"] = .bool(visit.modified)
             v["hiddenItems"] = .array(visit.hiddenItems.map { .string($0) })
             v["arrival"] = visit.arrival
+            if let active = visit.active { v["active"] = encode(active, at: s.now) }
             return .object(v)
         })
         var answers = JSONObject()
@@ -42,6 +43,12 @@ enum Restoration {
             if let step = s.task.step(at: index), let list = s.laterAnswers[index], !list.isEmpty { later[step.identifier] = .array(list) }
         }
         document["laterAnswers"] = .object(later)
+        document["taskSuspended"] = .bool(s.taskSuspended)
+        var asyncRuns = JSONObject()
+        for index in s.asyncRuns.keys.sorted() {
+            if let run = s.asyncRuns[index] { asyncRuns[run.identifier] = encode(run) }
+        }
+        document["asyncActions"] = .object(asyncRuns)
         document["additionalTaskResults"] = s.options.additionalTaskResultsJSON ?? .null
         document["integrity"] = integrity(of: document, key: s.options.integrityKey)
         return .object(document)
@@ -176,14 +183,29 @@ enum Restoration {
             visit.modified = modified
             visit.hiddenItems = hidden
             visit.arrival = v["arrival"] ?? .null
+            if let active = v["active"] {
+                guard step.active != nil else { throw refuse("damaged", "A saved active step is not an active step of this task.", path.key("active")) }
+                visit.active = try decodeActive(active, at: path.key("active"), now: clock.nowMilliseconds)
+            }
             if let answer = v["answer"] { visit.answer = try validated(answer, for: step, at: path.key("answer")) }
             visits.append(visit)
+        }
+        var asyncRuns: [Int: RecorderRun] = [:]
+        for (id, value) in (d["asyncActions"]?.objectValue ?? JSONObject()).entries {
+            guard let index = task.asyncActions.firstIndex(where: { $0.recorder.identifier == id }) else {
+                throw refuse("damaged", "The saved async action \"\(id)\" is not in the task.", .root.key("asyncActions").key(id))
+            }
+            asyncRuns[index] = try decodeRecorder(value, at: .root.key("asyncActions").key(id))
+        }
+        guard let taskSuspended = d["taskSuspended"]?.boolValue else {
+            throw refuse("damaged", "The restoration data does not say whether the task is suspended.", .root.key("taskSuspended"))
         }
         if visits.isEmpty && finishReason == nil {
             throw refuse("damaged", "The saved path is empty but the run has not finished.", .root.key("path"))
         }
         return Session(task: task, options: options, clock: clock, taskRunUUID: uuid, startDate: startDate, endDate: endDate,
-                       finishReason: finishReason, visits: visits, answers: answers, laterAnswers: laterAnswers, touched: touched)
+                       finishReason: finishReason, visits: visits, answers: answers, laterAnswers: laterAnswers, touched: touched,
+                       taskSuspended: taskSuspended, asyncRuns: asyncRuns)
     }
 
     private static func optionalInt(_ value: JSON?, _ path: JSONPath) throws(StepKitError) -> Int64? {

@@ -18,6 +18,7 @@ extension Session {
             answers[index] = try setFormAnswers(answer, form: form, previous: answers[index]?.objectValue ?? JSONObject())
         }
         touched = true
+        emit("resultDidChange", ["step": .string(step.identifier)])
     }
 
     /// Applies `{"item": answer, ...}` to a form's answers: every item is checked and every
@@ -77,7 +78,7 @@ extension Session {
         let answer = answers[index]
         switch step.content {
         case .message:
-            return []
+            return activeProblems()
         case .question:
             if answer == nil && !step.optional {
                 return [Problem(code: "answerRequired", message: "Answer this question to continue.", path: .root)]

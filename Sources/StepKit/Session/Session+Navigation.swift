@@ -6,6 +6,15 @@ extension Session {
         return Navigator(session: self).route(leaving: current.stepIndex)
     }
 
+    /// Ends the run: every recorder stops, the host hears why.
+    mutating func endRun(_ reason: FinishReason, at time: Int64) {
+        stopActiveRecorders(at: time)
+        stopAsyncActions(leaving: nil, time: time)
+        endDate = time
+        finishReason = reason
+        emit("taskFinished", ["reason": .string(reason.rawValue)], at: time)
+    }
+
     mutating func goForward() throws(StepKitError) {
         try requireInProgress()
         let problems = forwardProblems()
@@ -21,6 +30,9 @@ extension Session {
             throw stateError("firstStep", "This is the first step; there is no step to go back to.")
         }
         let leaving = current?.stepIndex
+        let time = now
+        stopActiveRecorders(at: time)
+        let previous = currentStep?.identifier
         popVisit()
         // Leaving a later visit of a step that an earlier visit still holds on the path (a
         // loop): the earlier visit's own answer comes back, and the later one waits to prefill
@@ -35,6 +47,7 @@ extension Session {
             visit.skipped = false
         }
         touched = true
+        stepAppeared(previous: previous, at: time)
     }
 
     mutating func skip() throws(StepKitError) {
@@ -56,20 +69,18 @@ extension Session {
         }
         let time = now
         closeCurrent(at: time, skipped: false)
-        endDate = time
-        finishReason = reason
         touched = true
+        endRun(reason, at: time)
     }
 
     /// Ends the current visit and moves where navigation leads, or completes the task.
-    private mutating func leaveCurrent(skipped: Bool) {
+    mutating func leaveCurrent(skipped: Bool) {
         let time = now
         closeCurrent(at: time, skipped: skipped)
         touched = true
         // The route is decided after the visit is closed, so a skipped step reads as unanswered.
         guard let route = routeForward(), let next = route.step else {
-            endDate = time
-            finishReason = .completed
+            endRun(.completed, at: time)
             return
         }
         arrive(at: next, time: time, route: route)
@@ -77,6 +88,8 @@ extension Session {
 
     private mutating func closeCurrent(at time: Int64, skipped: Bool) {
         guard let current else { return }
+        stopActiveRecorders(at: time)
+        stopAsyncActions(leaving: current.stepIndex, time: time)
         let kept = skipped ? nil : answers[current.stepIndex].map { visibleAnswer($0, step: current.stepIndex) }
         let hidden = hiddenItems(step: current.stepIndex)
         updateCurrent { visit in

@@ -31,6 +31,15 @@ struct Session: Sendable {
     var touched = false
     /// What a restore across task versions kept and dropped (null otherwise).
     var restoreReport: JSON = .null
+    /// ResearchKit's task-level suspend: no active step runs while it is set.
+    var taskSuspended = false
+    /// The recorders of async actions, by action index, once started.
+    var asyncRuns: [Int: RecorderRun] = [:]
+    /// Events not yet handed to the host; every call's output takes them, in order.
+    var pendingEvents: [JSON] = []
+    /// While timers are processed, the moment a deadline came due, so what follows it (the next
+    /// step, its start) is dated when it happened, not when the host asked.
+    var timeOverride: Int64?
 
     init(task: Task, options: SessionOptions, clock: Clock = .system) {
         self.task = task
@@ -45,7 +54,8 @@ struct Session: Sendable {
 
     /// A session rebuilt from restoration data that `Restoration` has already checked.
     init(task: Task, options: SessionOptions, clock: Clock, taskRunUUID: String, startDate: Int64, endDate: Int64?,
-         finishReason: FinishReason?, visits: [Visit], answers: [Int: JSON], laterAnswers: [Int: [JSON]], touched: Bool) {
+         finishReason: FinishReason?, visits: [Visit], answers: [Int: JSON], laterAnswers: [Int: [JSON]], touched: Bool,
+         taskSuspended: Bool, asyncRuns: [Int: RecorderRun]) {
         self.task = task
         self.taskRunUUID = taskRunUUID
         self.external = options.additionalTaskResults
@@ -57,6 +67,8 @@ struct Session: Sendable {
         self.answers = answers
         self.laterAnswers = laterAnswers
         self.touched = touched
+        self.taskSuspended = taskSuspended
+        self.asyncRuns = asyncRuns
         for visit in visits { pushVisit(visit) }
     }
 
@@ -67,7 +79,7 @@ struct Session: Sendable {
 
     var currentStep: Step? { current.flatMap { task.step(at: $0.stepIndex) } }
 
-    var now: Int64 { clock.nowMilliseconds }
+    var now: Int64 { timeOverride ?? clock.nowMilliseconds }
 
     /// Shows the task's first step, unless skip rules pass over every step.
     private mutating func enterFirstStep(at time: Int64) {
@@ -77,8 +89,7 @@ struct Session: Sendable {
         if let step = route.step {
             arrive(at: step, time: time, route: route)
         } else {
-            endDate = time
-            finishReason = .completed
+            endRun(.completed, at: time)
         }
     }
 
@@ -100,7 +111,11 @@ struct Session: Sendable {
             if laterAnswers[index]?.isEmpty == true { laterAnswers[index] = nil }
         }
         applyPrefill(step: index)
+        let previous = currentStep?.identifier
         pushVisit(Visit(stepIndex: index, startDate: time, modified: route.modified, arrival: route.explanation))
+        stepAppeared(previous: previous, at: time)
+        startAsyncActions(at: index, time: time)
+        prepareActiveStep(at: time)
     }
 
     mutating func pushVisit(_ visit: Visit) {

@@ -13,6 +13,12 @@ struct SessionOptions: Sendable {
     var prefill = Prefill()
     /// Restore only: carry a session saved on another version of the task over.
     var migrate = false
+    /// Where recorders write their files; without it, a recorder fails when it starts.
+    var outputDirectory: String?
+    /// A recorder's file rolls over to a new one past this many bytes.
+    var recorderFileSizeLimit: Int64 = 1 << 20
+    /// Keep going when a recorder fails, instead of finishing the task with reason "failed".
+    var continueOnRecorderFailure = false
 
     private static let openKeys = ["taskRunUUID", "additionalTaskResults", "integrityKey", "autosave", "defaultResult",
                                    "alwaysCheckForDefaultResult", "personalData"]
@@ -52,6 +58,9 @@ struct SessionOptions: Sendable {
                 }
             }
             if restoring { options.migrate = r.bool("migrate") ?? false }
+            options.outputDirectory = r.string("outputDirectory", nonEmpty: true)
+            if let limit = r.integer("recorderFileSizeLimit", in: 1024...(1 << 40)) { options.recorderFileSizeLimit = Int64(limit) }
+            options.continueOnRecorderFailure = r.bool("continueOnRecorderFailure") ?? false
             r.finish()
         }
         guard d.isEmpty else { throw StepKitError(.invalidArgument, problems: d.problems) }

@@ -42,6 +42,9 @@ extension Session {
                 "arrival": inProgress ? (current?.arrival ?? .null) : .null,
             ]),
             "progress": progressJSON(inProgress: inProgress),
+            "active": activeJSON(),
+            "taskSuspended": .bool(taskSuspended),
+            "nextDeadline": nextDeadline.map { .string(CivilTime.iso8601(milliseconds: $0)) } ?? .null,
             "restoreReport": restoreReport,
         ])
     }

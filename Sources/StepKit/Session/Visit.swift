@@ -14,6 +14,8 @@ struct Visit: Sendable, Equatable {
     var hiddenItems: [String] = []
     /// Whether the step's modifier applied when the step was reached.
     var modified: Bool = false
+    /// For an active step: its timer, prompts and recorders.
+    var active: ActiveRun?
     /// How navigation got here: the rule, branch and skip rules involved (for authors debugging
     /// a task), as JSON.
     var arrival: JSON = .null

@@ -1,0 +1,46 @@
+import CStepKit
+
+// Active steps, timers, recorders and events: stepkit_session_active, _tick, _record,
+// _set_event_callback.
+
+@c @implementation
+public func stepkit_session_active(_ session: OpaquePointer?, _ op: UnsafePointer<CChar>?,
+                                   _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    Boundary.output(out) { () throws(StepKitError) in
+        let handle = try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session")
+        guard let op else { throw StepKitError(.invalidArgument, code: "nullArgument", message: "op is NULL.") }
+        guard let operation = Session.ActiveOperation(rawValue: shortText(op)) else {
+            let names = Session.ActiveOperation.allCases.map { "\"" + $0.rawValue + "\"" }.joined(separator: ", ")
+            throw StepKitError(.invalidArgument, code: "invalidOperation", message: "Unknown operation; expected one of: \(names).")
+        }
+        return try handle.call { (s: inout Session) throws(StepKitError) in try s.activeOperation(operation) }
+    }
+}
+
+@c @implementation
+public func stepkit_session_tick(_ session: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    Boundary.output(out) { () throws(StepKitError) in
+        try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session").call { (s: inout Session) in s.tick() }
+    }
+}
+
+@c @implementation
+public func stepkit_session_record(_ session: OpaquePointer?, _ recorder_id: UnsafePointer<CChar>?, _ samples_json: UnsafePointer<CChar>?,
+                                   _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    Boundary.output(out) { () throws(StepKitError) in
+        let handle = try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session")
+        guard let recorder_id else { throw StepKitError(.invalidArgument, code: "nullArgument", message: "recorder_id is NULL.") }
+        let recorder = shortText(recorder_id)
+        let samples = try Boundary.json(samples_json, argument: "samples_json")
+        return try handle.call { (s: inout Session) throws(StepKitError) in try s.record(recorder, samples) }
+    }
+}
+
+@c @implementation
+public func stepkit_session_set_event_callback(_ session: OpaquePointer?, _ fn: stepkit_event_fn?, _ user_data: UnsafeMutableRawPointer?,
+                                               _ free_user_data: stepkit_free_fn?) -> Int32 {
+    Boundary.status { () throws(StepKitError) in
+        let handle = try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session")
+        handle.setCallback(fn.map { EventCallback(function: $0, userData: user_data, releaseUserData: free_user_data) })
+    }
+}

@@ -1,0 +1,45 @@
+/// The life of an active step's visit (ResearchKit's `ORKActiveStepViewController`): prepared,
+/// running, suspended, finished; how much of its own time has passed; which prompts are done;
+/// what its recorders wrote.
+struct ActiveRun: Sendable, Equatable {
+    enum Status: String, Sendable { case prepared, running, suspended, finished }
+
+    var status: Status = .prepared
+    /// The step's own time before `runningSince`, in milliseconds.
+    var elapsedBefore: Int64 = 0
+    /// When the step last started or resumed running (nil unless running).
+    var runningSince: Int64?
+    var startDate: Int64?
+    var finishDate: Int64?
+    /// How many of the step's marks (countdown, halfway, end) have fired.
+    var marksFired = 0
+    var recorders: [RecorderRun] = []
+
+    /// The step's own time at `now`: running time only, suspensions excluded.
+    func elapsed(at now: Int64) -> Int64 {
+        guard status == .running, let since = runningSince else { return elapsedBefore }
+        let (sum, overflow) = elapsedBefore.addingReportingOverflow(max(now &- since, 0))
+        return overflow ? Int64.max : sum
+    }
+}
+
+/// One recorder's output during one run: the files it wrote, ResearchKit's `ORKFileResult`s.
+struct RecorderRun: Sendable, Equatable {
+    enum Status: String, Sendable { case running, stopped, failed }
+
+    let identifier: String
+    let type: String
+    var status: Status = .running
+    var files: [RecordedFile] = []
+    var samples = 0
+    var failure: String?
+}
+
+/// A file of samples, `{"items": [...]}`, kept valid JSON after every batch.
+struct RecordedFile: Sendable, Equatable {
+    let fileName: String
+    var startDate: Int64
+    var endDate: Int64?
+    var bytes: Int64 = 0
+    var items = 0
+}

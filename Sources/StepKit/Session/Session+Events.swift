@@ -1,0 +1,25 @@
+/// Events: what a ResearchKit delegate would hear, for the host to act on (show, speak, play,
+/// start or stop a sensor). Each is `{"type": ..., "date": ..., ...}`, queued in order and handed
+/// out by the next call's output and the event callback.
+extension Session {
+    mutating func emit(_ type: String, _ fields: KeyValuePairs<String, JSON> = [:], at time: Int64? = nil) {
+        var event = JSONObject()
+        event["type"] = .string(type)
+        event["date"] = .string(CivilTime.iso8601(milliseconds: time ?? now))
+        for (key, value) in fields { event[key] = value }
+        pendingEvents.append(.object(event))
+    }
+
+    /// The events queued since the last call, in order; the queue is emptied.
+    mutating func takeEvents() -> [JSON] {
+        defer { pendingEvents = [] }
+        return pendingEvents
+    }
+
+    /// A step is shown: ResearchKit's `stepViewControllerWillAppear` and step change.
+    mutating func stepAppeared(previous: String?, at time: Int64) {
+        guard let step = currentStep else { return }
+        emit("stepWillAppear", ["step": .string(step.identifier)], at: time)
+        emit("stepDidChange", ["step": .string(step.identifier), "previous": .string(previous)], at: time)
+    }
+}

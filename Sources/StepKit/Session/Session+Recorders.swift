@@ -1,0 +1,156 @@
+/// Recorders: the host owns the sensors and pushes samples; the engine checks that the recorder
+/// is running, writes the samples under the output directory, and reports the files as
+/// ResearchKit's file results. A recorder that cannot write fails, and the task finishes with
+/// reason "failed" (ResearchKit's behaviour) unless the host chose to continue.
+extension Session {
+    /// A recorder's first state: running, or failed at once when there is nowhere to write.
+    func startRecorder(_ settings: RecorderSettings, at time: Int64) -> RecorderRun {
+        var run = RecorderRun(identifier: settings.identifier, type: settings.type)
+        if let directory = options.outputDirectory {
+            if !Recording.canWrite(directory) {
+                run.status = .failed
+                run.failure = "The output directory \(directory) cannot be written."
+            }
+        } else {
+            run.status = .failed
+            run.failure = "No outputDirectory was given in the session options."
+        }
+        return run
+    }
+
+    mutating func announceStart(_ settings: RecorderSettings, _ run: RecorderRun, at time: Int64) {
+        guard run.status == .running else { return }
+        emit("recorderStarted", ["recorder": .string(settings.identifier), "recorderType": .string(settings.type),
+                                 "configuration": .object(settings.configuration)], at: time)
+    }
+
+    /// Reports a failed recorder and, unless the host continues on failure, fails the task.
+    mutating func recorderFailed(_ run: RecorderRun, lost: Int, at time: Int64) {
+        emit("recorderFailed", ["recorder": .string(run.identifier), "message": .string(run.failure ?? "The recorder failed."),
+                                "samplesLost": .int(Int64(lost))], at: time)
+        if !options.continueOnRecorderFailure && !isFinished {
+            endRun(.failed, at: time)
+        }
+    }
+
+    /// Stops the current active step's running recorders, closing their files.
+    mutating func stopActiveRecorders(at time: Int64) {
+        guard let recorders = current?.active?.recorders, recorders.contains(where: { $0.status == .running }) else { return }
+        var stopped: [RecorderRun] = []
+        for var run in recorders {
+            if run.status == .running { stop(&run, at: time) }
+            stopped.append(run)
+        }
+        updateCurrent { $0.active?.recorders = stopped }
+    }
+
+    private mutating func stop(_ run: inout RecorderRun, at time: Int64) {
+        run.status = .stopped
+        if let last = run.files.indices.last, run.files[last].endDate == nil {
+            run.files[last].endDate = time
+            if let directory = options.outputDirectory { Recording.sync(run.files[last], in: directory) }
+        }
+        emit("recorderStopped", ["recorder": .string(run.identifier), "samples": .int(Int64(run.samples))], at: time)
+    }
+
+    // MARK: Async actions
+
+    mutating func startAsyncActions(at step: Int, time: Int64) {
+        for (i, action) in task.asyncActions.enumerated() where action.startStep == step && asyncRuns[i] == nil {
+            let run = startRecorder(action.recorder, at: time)
+            asyncRuns[i] = run
+            announceStart(action.recorder, run, at: time)
+            if run.status == .failed { recorderFailed(run, lost: 0, at: time) }
+        }
+    }
+
+    /// Stops the async actions that stop after `step` (nil: all of them, the task is ending).
+    mutating func stopAsyncActions(leaving step: Int?, time: Int64) {
+        for (i, action) in task.asyncActions.enumerated() {
+            guard var run = asyncRuns[i], run.status == .running, step == nil || action.stopStep == step else { continue }
+            stop(&run, at: time)
+            asyncRuns[i] = run
+        }
+    }
+
+    // MARK: Samples
+
+    /// `stepkit_session_record`: one sample object or an array of them for a running recorder.
+    mutating func record(_ recorder: String, _ samples: JSON) throws(StepKitError) {
+        try requireInProgress()
+        let items: [JSON]
+        switch samples {
+        case .array(let list): items = list
+        case .object: items = [samples]
+        default:
+            throw StepKitError(.invalidArgument, code: "wrongType", message: "Samples are a JSON object or an array of objects.")
+        }
+        for (i, item) in items.enumerated() where item.objectValue == nil {
+            throw StepKitError(.invalidArgument, code: "wrongType", message: "Each sample is a JSON object.", path: JSONPath.root.index(i))
+        }
+        let time = now
+        if let runs = current?.active?.recorders, let index = runs.firstIndex(where: { $0.identifier == recorder && $0.status == .running }) {
+            var run = runs[index]
+            let ok = write(items, into: &run, prefix: "\(currentStep?.identifier ?? "step")-\(path.count)", at: time)
+            updateCurrent { $0.active?.recorders[index] = run }
+            if !ok { recorderFailed(run, lost: items.count, at: time) }
+        } else if let (i, action) = task.asyncActions.enumerated().first(where: { $0.element.recorder.identifier == recorder }),
+                  var run = asyncRuns[i], run.status == .running {
+            let ok = write(items, into: &run, prefix: "async", at: time)
+            asyncRuns[i] = run
+            _ = action
+            if !ok { recorderFailed(run, lost: items.count, at: time) }
+        } else {
+            throw stateError("recorderNotRunning", "The recorder \"\(recorder)\" is not recording now.")
+        }
+        touched = true
+    }
+
+    /// Writes a batch, rolling to a new file past the size limit. False when writing failed (the
+    /// recorder is then failed; the samples before this batch stay in their file).
+    private func write(_ items: [JSON], into run: inout RecorderRun, prefix: String, at time: Int64) -> Bool {
+        guard let directory = options.outputDirectory else {
+            run.status = .failed
+            run.failure = "No outputDirectory was given in the session options."
+            return false
+        }
+        let texts = items.map { JSONWriter.string($0) }
+        let size = Int64(texts.reduce(0) { $0 + $1.utf8.count + 1 })
+        if let last = run.files.last, last.items > 0, last.bytes + size > options.recorderFileSizeLimit {
+            let index = run.files.count - 1
+            run.files[index].endDate = time
+            Recording.sync(run.files[index], in: directory)
+        }
+        if run.files.last.map({ $0.endDate != nil }) ?? true {
+            let name = "\(taskRunUUID)-\(prefix)-\(run.identifier)-\(run.files.count).json"
+            run.files.append(RecordedFile(fileName: name, startDate: time))
+        }
+        guard let index = run.files.indices.last else { return false }
+        do throws(StepKitError) {
+            try Recording.append(texts, to: &run.files[index], in: directory)
+            run.samples += items.count
+            return true
+        } catch {
+            run.status = .failed
+            run.failure = error.problems.first?.message
+            run.files[index].endDate = time
+            return false
+        }
+    }
+
+    // MARK: Results
+
+    /// ResearchKit's `ORKFileResult`s of a recorder run.
+    static func fileResults(_ run: RecorderRun, now: Int64) -> [JSON] {
+        run.files.map { file in
+            .object([
+                "identifier": .string(run.identifier),
+                "type": .string("file"),
+                "contentType": .string("application/json"),
+                "fileName": .string(file.fileName),
+                "startDate": .string(CivilTime.iso8601(milliseconds: file.startDate)),
+                "endDate": .string(CivilTime.iso8601(milliseconds: file.endDate ?? now)),
+            ])
+        }
+    }
+}
