@@ -119,9 +119,19 @@ typedef struct stepkit_task stepkit_task;
  *
  * On success returns STEPKIT_OK and stores a new handle in *out_task, to be released with
  * stepkit_task_free(). On failure stores NULL in *out_task and returns STEPKIT_EINVAL (a NULL
- * argument), STEPKIT_EPARSE (not JSON) or STEPKIT_EDEFINITION (every problem of the definition,
+ * argument, or past a default limit: see stepkit_task_compile_with_options()), STEPKIT_EPARSE
+ * (not JSON) or STEPKIT_EDEFINITION (every problem of the definition,
  * each with its path, in the error JSON's "errors"). Thread-safe. */
 int stepkit_task_compile(const char *task_json, stepkit_task **out_task);
+
+/* Like stepkit_task_compile(), with options (NULL: the defaults):
+ *     {"limits": {"maxDefinitionBytes": 67108864, "maxDepth": 64, "maxStringBytes": 1048576,
+ *                 "maxSteps": 1000000}}
+ * Past a limit, STEPKIT_EINVAL (codes "tooLarge", "tooDeep", "stringTooLong") or
+ * STEPKIT_EDEFINITION ("tooManySteps"): a hostile definition cannot exhaust memory or the stack.
+ * The size is checked before anything is parsed. Thread-safe. */
+int stepkit_task_compile_with_options(const char *task_json, const char *options_json,
+                                      stepkit_task **out_task);
 
 /* Describes a compiled task: {"identifier": "...", "stepCount": N, "steps": [{"identifier":
  * "...", "type": "question"}, ...], "sections": [{"identifier", "steps": [...]}], "branching":
@@ -175,6 +185,11 @@ typedef struct stepkit_session stepkit_session;
  *     "recorderFileSizeLimit": bytes   a recorder's file rolls over past this size (1 MiB).
  *     "continueOnRecorderFailure": bool   keep going when a recorder fails (default: the task
  *                          finishes with reason "failed", as in ResearchKit).
+ *     "limits": {"maxAnswerBytes": 1048576, "maxAnswerDepth": 32, "maxStringBytes": 1048576,
+ *                "maxSampleBytes": 16777216, "maxSampleDepth": 32}   bounds on answers and
+ *                          recorder samples: past them a call fails with STEPKIT_EINVAL
+ *                          ("tooLarge", "tooDeep", "stringTooLong") before anything is parsed
+ *                          or changed. Options and restoration data are bounded at 256 MiB.
  *     "personalData": {"dateOfBirth": "1980-05-01", "height": 172, ...}   values for answer
  *                          formats that name a "personalData" field (ResearchKit's HealthKit
  *                          formats: biologicalSex, bloodType, dateOfBirth, fitzpatrickSkinType,

@@ -31,7 +31,7 @@ public func stepkit_session_record(_ session: OpaquePointer?, _ recorder_id: Uns
         let handle = try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session")
         guard let recorder_id else { throw StepKitError(.invalidArgument, code: "nullArgument", message: "recorder_id is NULL.") }
         let recorder = shortText(recorder_id)
-        let samples = try Boundary.json(samples_json, argument: "samples_json")
+        let samples = try Boundary.json(samples_json, argument: "samples_json", limits: handle.limits.samples)
         return try handle.call { (s: inout Session) throws(StepKitError) in try s.record(recorder, samples) }
     }
 }

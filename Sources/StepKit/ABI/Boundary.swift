@@ -36,11 +36,15 @@ enum Boundary {
         return error.status.rawValue
     }
 
-    /// Parses a borrowed JSON argument; NULL is an invalid argument named `argument`.
-    static func json(_ text: UnsafePointer<CChar>?, argument: String) throws(StepKitError) -> JSON {
+    /// Parses a borrowed JSON argument within `limits`; NULL is an invalid argument named
+    /// `argument`.
+    static func json(_ text: UnsafePointer<CChar>?, argument: String, limits: InputLimits) throws(StepKitError) -> JSON {
         guard let text else {
             throw StepKitError(.invalidArgument, code: "nullArgument", message: "\(argument) is NULL.")
         }
-        return try JSONParser.parse(cString: text)
+        try limits.checkSize(text, argument: argument)
+        let value = try JSONParser.parse(cString: text)
+        try limits.checkShape(value, argument: argument)
+        return value
     }
 }

@@ -11,9 +11,14 @@ final class TaskHandle: Sendable {
 /// session from several threads run one at a time.
 final class SessionHandle: Sendable {
     let session: Mutex<Session>
+    /// The bounds on this session's answers and samples (session option "limits").
+    let limits: SessionLimits
     private let callback = Mutex<EventCallback?>(nil)
 
-    init(_ session: Session) { self.session = Mutex(session) }
+    init(_ session: Session, limits: SessionLimits) {
+        self.session = Mutex(session)
+        self.limits = limits
+    }
 
     deinit {
         callback.withLock { $0 }?.release()

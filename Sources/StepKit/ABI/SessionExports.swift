@@ -11,10 +11,10 @@ public func stepkit_session_open(_ task: OpaquePointer?, _ options_json: UnsafeP
     out_session.pointee = nil
     return Boundary.status { () throws(StepKitError) in
         let handle = try HandleRegistry.resolve(task, as: TaskHandle.self, argument: "task")
-        let options = try SessionOptions.parse(options_json == nil ? nil : Boundary.json(options_json, argument: "options_json"))
+        let options = try SessionOptions.parse(options_json == nil ? nil : Boundary.json(options_json, argument: "options_json", limits: .document))
         let session = Session(task: handle.task, options: options)
         if let path = options.autosavePath { try Autosave.write(Restoration.save(session), to: path) }
-        out_session.pointee = HandleRegistry.register(SessionHandle(session))
+        out_session.pointee = HandleRegistry.register(SessionHandle(session, limits: options.limits))
     }
 }
 
@@ -30,10 +30,11 @@ public func stepkit_session_restore(_ task: OpaquePointer?, _ saved_json: Unsafe
         guard let saved_json else {
             throw StepKitError(.invalidArgument, code: "nullArgument", message: "saved_json is NULL.")
         }
-        let options = try SessionOptions.parse(options_json == nil ? nil : Boundary.json(options_json, argument: "options_json"), restoring: true)
+        let options = try SessionOptions.parse(options_json == nil ? nil : Boundary.json(options_json, argument: "options_json", limits: .document), restoring: true)
+        try InputLimits.document.checkSize(saved_json, argument: "saved_json")
         let session = try Restoration.restore(saved_json, task: handle.task, options: options, clock: .system)
         if let path = options.autosavePath { try Autosave.write(Restoration.save(session), to: path) }
-        out_session.pointee = HandleRegistry.register(SessionHandle(session))
+        out_session.pointee = HandleRegistry.register(SessionHandle(session, limits: options.limits))
     }
 }
 
@@ -61,7 +62,7 @@ public func stepkit_session_set_answer(_ session: OpaquePointer?, _ answer_json:
                                        _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     Boundary.output(out) { () throws(StepKitError) in
         let handle = try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session")
-        let answer = try Boundary.json(answer_json, argument: "answer_json")
+        let answer = try Boundary.json(answer_json, argument: "answer_json", limits: handle.limits.answer)
         return try handle.call { (s: inout Session) throws(StepKitError) in try s.setAnswer(answer) }
     }
 }

@@ -4,13 +4,25 @@ import CStepKit
 
 @c @implementation
 public func stepkit_task_compile(_ task_json: UnsafePointer<CChar>?, _ out_task: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    compile(task_json, nil, out_task)
+}
+
+@c @implementation
+public func stepkit_task_compile_with_options(_ task_json: UnsafePointer<CChar>?, _ options_json: UnsafePointer<CChar>?,
+                                              _ out_task: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    compile(task_json, options_json, out_task)
+}
+
+private func compile(_ task_json: UnsafePointer<CChar>?, _ options_json: UnsafePointer<CChar>?,
+                     _ out_task: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     guard let out_task else {
         return Boundary.fail(StepKitError(.invalidArgument, code: "nullArgument", message: "out_task is NULL."))
     }
     out_task.pointee = nil
     return Boundary.status { () throws(StepKitError) in
-        let definition = try Boundary.json(task_json, argument: "task_json")
-        let task = try TaskCompiler.compile(definition)
+        let options = try CompileOptions.parse(options_json == nil ? nil : Boundary.json(options_json, argument: "options_json", limits: .answer))
+        let definition = try Boundary.json(task_json, argument: "task_json", limits: options.input)
+        let task = try TaskCompiler.compile(definition, maxSteps: options.maxSteps)
         out_task.pointee = HandleRegistry.register(TaskHandle(task))
     }
 }

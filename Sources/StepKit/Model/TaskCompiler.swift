@@ -24,7 +24,7 @@ enum TaskCompiler {
         init(_ d: Diagnostics) { self.d = d }
     }
 
-    static func compile(_ definition: JSON) throws(StepKitError) -> Task {
+    static func compile(_ definition: JSON, maxSteps: Int = CompileOptions.defaultMaxSteps) throws(StepKitError) -> Task {
         let d = Diagnostics()
         guard let r = FieldReader(definition, at: .root, d, what: "a task") else {
             throw StepKitError(.definition, problems: d.problems)
@@ -36,6 +36,9 @@ enum TaskCompiler {
                 d.error("emptySteps", "A task needs at least one step.", at: .root.key("steps"))
             }
             compileSteps(items, at: .root.key("steps"), in: [], b)
+        }
+        if b.steps.count + b.sections.count > maxSteps {
+            d.error("tooManySteps", "The task has more than \(maxSteps) steps and sections (the limit \"maxSteps\").", at: .root.key("steps"))
         }
         let predicates = PredicateCompiler(steps: b.steps, stepIndex: b.stepIndex, sectionIdentifiers: Set(b.sectionIndex.keys), diagnostics: d)
         var rules = TaskRules()
@@ -361,5 +364,30 @@ enum TaskCompiler {
                 rules.modifiers[i] = StepModifier(when: when, fields: fields)
             }
         }
+    }
+}
+
+/// Options of `stepkit_task_compile_with_options`: the limits on a definition.
+struct CompileOptions: Sendable {
+    static let defaultMaxSteps = 1_000_000
+
+    var input = InputLimits.definition
+    var maxSteps = defaultMaxSteps
+
+    static func parse(_ value: JSON?) throws(StepKitError) -> CompileOptions {
+        var options = CompileOptions()
+        guard let value, !value.isNull else { return options }
+        let d = Diagnostics()
+        if let r = FieldReader(value, at: .root, d, what: "compile options") {
+            if let limits = r.value("limits") {
+                let l = FieldReader(limits, at: .root.key("limits"), d, what: "limits")
+                options.input = InputLimits.definition.overridden(by: l, bytesKey: "maxDefinitionBytes", depthKey: "maxDepth", stringKey: "maxStringBytes")
+                if let v = l?.integer("maxSteps", in: 1...100_000_000) { options.maxSteps = v }
+                l?.finish()
+            }
+            r.finish()
+        }
+        guard d.isEmpty else { throw StepKitError(.invalidArgument, problems: d.problems) }
+        return options
     }
 }

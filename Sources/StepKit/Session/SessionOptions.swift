@@ -19,6 +19,7 @@ struct SessionOptions: Sendable {
     var recorderFileSizeLimit: Int64 = 1 << 20
     /// Keep going when a recorder fails, instead of finishing the task with reason "failed".
     var continueOnRecorderFailure = false
+    var limits = SessionLimits()
 
     private static let openKeys = ["taskRunUUID", "additionalTaskResults", "integrityKey", "autosave", "defaultResult",
                                    "alwaysCheckForDefaultResult", "personalData"]
@@ -61,6 +62,12 @@ struct SessionOptions: Sendable {
             options.outputDirectory = r.string("outputDirectory", nonEmpty: true)
             if let limit = r.integer("recorderFileSizeLimit", in: 1024...(1 << 40)) { options.recorderFileSizeLimit = Int64(limit) }
             options.continueOnRecorderFailure = r.bool("continueOnRecorderFailure") ?? false
+            if let value = r.value("limits") {
+                let l = FieldReader(value, at: .root.key("limits"), d, what: "limits")
+                options.limits.answer = InputLimits.answer.overridden(by: l, bytesKey: "maxAnswerBytes", depthKey: "maxAnswerDepth", stringKey: "maxStringBytes")
+                options.limits.samples = InputLimits.samples.overridden(by: l, bytesKey: "maxSampleBytes", depthKey: "maxSampleDepth", stringKey: "maxStringBytes")
+                l?.finish()
+            }
             r.finish()
         }
         guard d.isEmpty else { throw StepKitError(.invalidArgument, problems: d.problems) }
@@ -78,4 +85,10 @@ struct Prefill: Sendable {
     var personalData = JSONObject()
 
     var isEmpty: Bool { result == nil && personalData.count == 0 }
+}
+
+/// The bounds on a session's inputs (session option `limits`).
+struct SessionLimits: Sendable {
+    var answer = InputLimits.answer
+    var samples = InputLimits.samples
 }

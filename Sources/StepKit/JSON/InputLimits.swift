@@ -1,0 +1,71 @@
+/// Bounds on what a host (or an attacker posing as one) may hand the library, so no input can
+/// exhaust memory or the stack: the size of the text, the nesting depth, the length of any one
+/// string. Checked before parsing (size) and right after (depth, strings), before any use.
+struct InputLimits: Sendable, Equatable {
+    var maxBytes: Int
+    var maxDepth: Int
+    var maxStringBytes: Int
+
+    /// Task definitions: 64 MiB (a 100,000-step task is about 20 MiB), 64 levels, 1 MiB strings.
+    static let definition = InputLimits(maxBytes: 64 << 20, maxDepth: 64, maxStringBytes: 1 << 20)
+    /// Answers: 1 MiB, 32 levels, 1 MiB strings.
+    static let answer = InputLimits(maxBytes: 1 << 20, maxDepth: 32, maxStringBytes: 1 << 20)
+    /// One batch of recorder samples: 16 MiB.
+    static let samples = InputLimits(maxBytes: 16 << 20, maxDepth: 32, maxStringBytes: 1 << 20)
+    /// Session options (which may carry earlier results) and restoration data: 256 MiB.
+    static let document = InputLimits(maxBytes: 256 << 20, maxDepth: 128, maxStringBytes: 16 << 20)
+
+    /// The length of `text` if it is within `maxBytes`, without reading past the limit.
+    func checkSize(_ text: UnsafePointer<CChar>, argument: String) throws(StepKitError) {
+        var n = 0
+        while text[n] != 0 {
+            n += 1
+            if n > maxBytes {
+                throw StepKitError(.invalidArgument, code: "tooLarge",
+                                   message: "\(argument) is larger than the limit of \(maxBytes) bytes.")
+            }
+        }
+    }
+
+    /// Checks depth and string lengths of a parsed document.
+    func checkShape(_ value: JSON, argument: String) throws(StepKitError) {
+        try check(value, depth: 1, path: .root, argument: argument)
+    }
+
+    private func check(_ value: JSON, depth: Int, path: JSONPath, argument: String) throws(StepKitError) {
+        switch value {
+        case .string(let s):
+            if s.utf8.count > maxStringBytes {
+                throw StepKitError(.invalidArgument, code: "stringTooLong",
+                                   message: "A string in \(argument) is longer than the limit of \(maxStringBytes) bytes.", path: path)
+            }
+        case .array(let items):
+            guard depth <= maxDepth else { throw tooDeep(path, argument) }
+            for (i, item) in items.enumerated() { try check(item, depth: depth + 1, path: path.index(i), argument: argument) }
+        case .object(let object):
+            guard depth <= maxDepth else { throw tooDeep(path, argument) }
+            for (key, item) in object.entries {
+                if key.utf8.count > maxStringBytes {
+                    throw StepKitError(.invalidArgument, code: "stringTooLong", message: "A key in \(argument) is too long.", path: path)
+                }
+                try check(item, depth: depth + 1, path: path.key(key), argument: argument)
+            }
+        default:
+            break
+        }
+    }
+
+    private func tooDeep(_ path: JSONPath, _ argument: String) -> StepKitError {
+        StepKitError(.invalidArgument, code: "tooDeep", message: "\(argument) nests deeper than the limit of \(maxDepth) levels.", path: path)
+    }
+
+    /// Reads `{"maxBytes", "maxDepth", "maxStringBytes"}`-style overrides from an options object.
+    func overridden(by r: FieldReader?, bytesKey: String, depthKey: String, stringKey: String) -> InputLimits {
+        guard let r else { return self }
+        var limits = self
+        if let v = r.integer(bytesKey, in: 1...(1 << 40)) { limits.maxBytes = v }
+        if let v = r.integer(depthKey, in: 1...2000) { limits.maxDepth = v }
+        if let v = r.integer(stringKey, in: 1...(1 << 40)) { limits.maxStringBytes = v }
+        return limits
+    }
+}
