@@ -6,7 +6,14 @@
 /// Every decision is also written down, so an author can see why the engine went where it went.
 struct Navigator {
     let session: Session
+    /// Whether to write down each decision (and apply step modifiers); a projection of progress
+    /// needs neither.
+    var explains = true
     var task: Task { session.task }
+
+    private func note(_ notes: inout [JSON], _ entry: @autoclosure () -> JSON) {
+        if explains { notes.append(entry()) }
+    }
 
     struct Route {
         /// The step reached, or nil when the task ends.
@@ -33,7 +40,7 @@ struct Navigator {
         var budget = task.steps.count + task.sections.count + 1
         while let step = target, let definition = task.step(at: step) {
             guard budget > 0 else {
-                notes.append(.object(["note": .string("Skip rules loop without showing a step; the task ends.")]))
+                note(&notes, .object(["note": .string("Skip rules loop without showing a step; the task ends.")]))
                 return Route(step: nil, explanation: .array(notes))
             }
             budget -= 1
@@ -42,22 +49,22 @@ struct Navigator {
                 let entering = previous.map { section?.contains(step: $0) != true } ?? true
                 return entering && (task.rules.sectionSkips[s]?.evaluate(session) ?? false)
             }), let section = task.section(at: skipped) {
-                notes.append(.object(["skipped": .string(section.identifier), "by": .string("skipRule")]))
+                note(&notes, .object(["skipped": .string(section.identifier), "by": .string("skipRule")]))
                 let depth = definition.sections.firstIndex(of: skipped) ?? 0
                 target = destination(leaving: section.lastStep, fromSectionDepth: depth, notes: &notes)
                 previous = section.lastStep
                 continue
             }
             if task.rules.stepSkips[step]?.evaluate(session) == true {
-                notes.append(.object(["skipped": .string(definition.identifier), "by": .string("skipRule")]))
+                note(&notes, .object(["skipped": .string(definition.identifier), "by": .string("skipRule")]))
                 target = destination(leaving: step, fromSectionDepth: nil, notes: &notes)
                 previous = step
                 continue
             }
             var route = Route(step: step)
-            if let modifier = task.rules.modifiers[step], modifier.when.evaluate(session) {
+            if explains, let modifier = task.rules.modifiers[step], modifier.when.evaluate(session) {
                 route.modified = true
-                notes.append(.object(["modified": .string(definition.identifier), "by": .string("stepModifier")]))
+                note(&notes, .object(["modified": .string(definition.identifier), "by": .string("stepModifier")]))
             }
             route.explanation = .array(notes)
             return route
@@ -94,18 +101,18 @@ struct Navigator {
     private func apply(_ rule: NavigationRule, owner: String, after index: Int, notes: inout [JSON]) -> Int? {
         switch rule {
         case .direct(let destination):
-            notes.append(.object(["rule": .string(owner), "type": .string("direct")]))
+            note(&notes, .object(["rule": .string(owner), "type": .string("direct")]))
             return resolve(destination, after: index)
         case .predicate(let branches, let fallback):
             for (i, branch) in branches.enumerated() where branch.when.evaluate(session) {
-                notes.append(.object(["rule": .string(owner), "type": .string("predicate"), "branch": .int(Int64(i))]))
+                note(&notes, .object(["rule": .string(owner), "type": .string("predicate"), "branch": .int(Int64(i))]))
                 return resolve(branch.destination, after: index)
             }
             if let fallback {
-                notes.append(.object(["rule": .string(owner), "type": .string("predicate"), "branch": .string("defaultDestination")]))
+                note(&notes, .object(["rule": .string(owner), "type": .string("predicate"), "branch": .string("defaultDestination")]))
                 return resolve(fallback, after: index)
             }
-            notes.append(.object(["rule": .string(owner), "type": .string("predicate"), "branch": .string("nextInOrder")]))
+            note(&notes, .object(["rule": .string(owner), "type": .string("predicate"), "branch": .string("nextInOrder")]))
             return next(after: index)
         }
     }
