@@ -257,9 +257,13 @@ void stepkit_session_free(stepkit_session *session);
  *    "taskSuspended": bool, "nextDeadline": ISO 8601 date when something next comes due, or null,
  *    "events": [events this call produced] (see "Active steps, time, recorders and events"),
  *    "restoreReport": null, or after a restore with "migrate": {"migrated": true,
- *                     "kept": [{"step", "item"}], "dropped": [{"step", "item", "reason"}]}}
- * Output owned by the caller. Returns STEPKIT_EINVAL on a NULL argument or a handle that is not
- * live. */
+ *                     "fromFingerprint": the saved task version's fingerprint,
+ *                     "kept": [{"step", "item"}], "dropped": [{"step", "item", "reason"}]}
+ *                     (kept while the session lives; not part of restoration data)}
+ * Reading the state changes nothing: its "events" is always [] (events are handed out by the
+ * calls that change the session, including those queued by stepkit_session_open()), and it
+ * writes no autosave. Output owned by the caller. Returns STEPKIT_EINVAL on a NULL argument or a
+ * handle that is not live. */
 int stepkit_session_state(stepkit_session *session, char **out);
 
 /* Validates an answer for the current step and keeps it as the step's draft answer.
@@ -318,7 +322,8 @@ typedef int64_t (*stepkit_clock_fn)(void *user_data);
  * restores the system clock. Called before the first answer or navigation, it also re-reads the
  * session's start time from the new clock, so a test or a replay can start the run at a time of
  * its choosing. `user_data` is borrowed: it must stay valid while the clock is set. Returns
- * STEPKIT_EINVAL if `session` is NULL. */
+ * STEPKIT_EINVAL if `session` is NULL or not live, STEPKIT_EIO if the session autosaves and the
+ * write failed (the clock is then unchanged). */
 int stepkit_session_set_clock(stepkit_session *session, stepkit_clock_fn fn, void *user_data);
 
 /* ---------------------------------------------------------------------------------------------
@@ -330,8 +335,9 @@ int stepkit_session_set_clock(stepkit_session *session, stepkit_clock_fn fn, voi
  * "remaining", "recorders": [...]}) and "nextDeadline" when something next comes due (ISO 8601,
  * or null): a host sets one timer for it and calls stepkit_session_tick() then.
  *
- * Every call that returns the state also lists, in its "events" member, the events the call
- * produced (and any queued since the last call, e.g. by stepkit_session_open()), in order, each
+ * Every call that changes the session and returns the state also lists, in its "events" member,
+ * the events the call produced (and any queued since the last such call, e.g. by
+ * stepkit_session_open()), in order, each
  * {"type": ..., "date": ..., ...}: stepWillAppear, stepDidChange, resultDidChange,
  * activeStepStarted, activeStepSuspended, activeStepResumed, activeStepFinished, speak
  * ({"kind": "spokenInstruction" | "countDown" | "halfway" | "finishedSpokenInstruction",

@@ -24,6 +24,15 @@ final class SessionHandle: Sendable {
         callback.withLock { $0 }?.release()
     }
 
+    /// The state as it is, changing nothing: no events are handed out and nothing is autosaved.
+    func state() -> JSON {
+        read { session in
+            guard case .object(var state) = session.stateJSON() else { return .null }
+            state["events"] = .array([])
+            return .object(state)
+        }
+    }
+
     /// Runs a call on the session: `body` under the lock, then the new state with the events the
     /// call produced (and any still queued); the events go to the event callback after the lock is
     /// released, so the callback may call back into the library.

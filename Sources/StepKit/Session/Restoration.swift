@@ -293,9 +293,12 @@ enum Restoration {
         var session = Session(task: task, options: fresh, clock: clock)
         session.startDate = startDate
         for (index, answer) in answers { session.answers[index] = answer }
-        // Walk forward over what is already answered, to the first step that needs an answer.
+        // Walk forward over what is already answered (and optional steps the participant had
+        // already passed), to the first step that still needs an answer.
+        let visited = Set((d["path"]?.arrayValue ?? []).compactMap { $0.objectValue?["step"]?.stringValue })
         var budget = task.steps.count
-        while budget > 0, let step = session.currentStep, !step.takesAnswers || session.answers[session.current?.stepIndex ?? -1] != nil,
+        while budget > 0, let step = session.currentStep,
+              !step.takesAnswers || session.answers[session.current?.stepIndex ?? -1] != nil || (step.optional && visited.contains(step.identifier)),
               session.forwardProblems().isEmpty, session.routeForward()?.step != nil {
             budget -= 1
             do throws(StepKitError) { try session.goForward() } catch { break }
