@@ -9,6 +9,15 @@
 True
 'completed'
 
+A session can be saved at any moment and restored to the identical state:
+
+>>> with task.open() as session:
+...     _ = session.set_answer(False)
+...     saved = session.save()
+>>> with task.restore(saved) as restored:
+...     restored.state["answer"]
+False
+
 The library is found through the environment variable ``STEPKIT_LIBRARY`` (a path), then a
 ``libstepkit.so`` in this package's directory, then the system's dynamic loader; it is loaded on
 first use, and :class:`LibraryNotFoundError` (an OSError) says where it looked if it is missing.

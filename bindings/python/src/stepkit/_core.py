@@ -15,6 +15,7 @@ from .errors import (
     InternalError,
     InvalidArgumentError,
     ParseError,
+    RestorationError,
     StateError,
     StepKitIOError,
     error_from_json,
@@ -58,8 +59,8 @@ def _decode_output(text: Optional[str], what: str) -> JSON:
         raise InternalError(f"{what} returned JSON that Python cannot read: {exc}") from None
 
 
-def _call_out(cdll: Any, name: str, *args: Any) -> JSON:
-    """Calls ``name(*args, &out)``; returns the decoded output JSON, or raises the error."""
+def _call_out_text(cdll: Any, name: str, *args: Any) -> str:
+    """Calls ``name(*args, &out)``; returns the output JSON text as it is, or raises the error."""
     out = c_void_p()
     status = getattr(cdll, name)(*args, ctypes.byref(out))
     if status != 0:
@@ -70,7 +71,14 @@ def _call_out(cdll: Any, name: str, *args: Any) -> JSON:
         text = _ffi.take_string(cdll, out)
     except UnicodeDecodeError as exc:
         raise InternalError(f"{name} returned invalid UTF-8: {exc}") from None
-    return _decode_output(text, name)
+    if text is None:
+        raise InternalError(f"{name} reported success but returned no JSON.")
+    return text
+
+
+def _call_out(cdll: Any, name: str, *args: Any) -> JSON:
+    """Calls ``name(*args, &out)``; returns the decoded output JSON, or raises the error."""
+    return _decode_output(_call_out_text(cdll, name, *args), name)
 
 
 def _json_bytes(value: JSON, what: str) -> bytes:
@@ -106,6 +114,48 @@ def _json_text_bytes(text: Union[str, bytes, bytearray], what: str) -> bytes:
         position = data.index(b"\x00")
         raise ParseError(f"{what} contains a NUL character at byte {position}.")
     return data
+
+
+def _options_bytes(
+    options: Union[None, str, bytes, bytearray, Mapping[str, Any]], what: str
+) -> Optional[bytes]:
+    """Session options (None, a dict or its JSON text) as bytes for the library (None: NULL)."""
+    if options is None:
+        return None
+    if isinstance(options, (str, bytes, bytearray)):
+        return _json_text_bytes(options, f"the {what}")
+    if isinstance(options, Mapping):
+        return _json_bytes(dict(options), f"the {what}")
+    raise TypeError(f"{what} must be a dict, JSON text or None, not {type(options).__name__}")
+
+
+def _damaged(message: str) -> RestorationError:
+    """The error for restoration data found damaged before the library could read it."""
+    return RestorationError(
+        message, errors=[{"code": "damaged", "message": message, "path": ""}]
+    )
+
+
+def _restoration_bytes(saved: Union[str, bytes, bytearray, Mapping[str, Any]]) -> bytes:
+    """Restoration data (JSON text or its dict) as bytes for the library.
+
+    Text that C cannot receive whole (a NUL character, invalid Unicode) and a dict that JSON
+    cannot represent (NaN, infinity, a circular structure) are damaged data: RestorationError
+    with the code ``"damaged"``, as the library itself reports text it cannot read."""
+    if isinstance(saved, (str, bytes, bytearray)):
+        try:
+            return _json_text_bytes(saved, "the restoration data")
+        except ParseError as exc:
+            raise _damaged(f"The restoration data is damaged: {exc.message}") from None
+    if isinstance(saved, Mapping):
+        try:
+            return _json_bytes(dict(saved), "the restoration data")
+        except InvalidArgumentError as exc:
+            raise _damaged(f"The restoration data is damaged: {exc.message}") from None
+    raise TypeError(
+        "restoration data must be JSON text (str or bytes) or a dict, "
+        f"not {type(saved).__name__}"
+    )
 
 
 def _c_string(value: str, what: str) -> bytes:
@@ -272,18 +322,24 @@ class Task:
     def open(self, options: Union[None, str, Mapping[str, Any]] = None) -> "Session":
         """Opens a session (one run of the task), positioned on its first step.
 
-        ``options``: None, a dict such as ``{"taskRunUUID": "..."}``, or its JSON text.
-        Bad options raise InvalidArgumentError (unknown key, bad UUID) or ParseError."""
-        if options is None:
-            data: Optional[bytes] = None
-        elif isinstance(options, (str, bytes, bytearray)):
-            data = _json_text_bytes(options, "the session options")
-        elif isinstance(options, Mapping):
-            data = _json_bytes(dict(options), "the session options")
-        else:
-            raise TypeError(
-                f"session options must be a dict, JSON text or None, not {type(options).__name__}"
-            )
+        ``options``: None, a dict or its JSON text, with these keys (all optional):
+
+        - ``"taskRunUUID"``: the run's UUID (default: a random v4 UUID);
+        - ``"additionalTaskResults"``: results of other runs that predicates may read;
+        - ``"integrityKey"``: a secret; :meth:`Session.save` then signs with HMAC-SHA256 and
+          :meth:`restore` needs the same key (default: a plain SHA-256 digest);
+        - ``"autosave"``: a file path; the restoration data is written to it atomically at open
+          and after every call that changes the session (a call whose autosave fails raises
+          StepKitIOError and changes nothing);
+        - ``"defaultResult"``: a task result (e.g. the last run's :attr:`Session.result`) whose
+          answers prefill steps with no answer yet as they appear (answers that do not fit are
+          ignored); ``"alwaysCheckForDefaultResult": True`` lets them replace existing answers;
+        - ``"personalData"``: ``{"dateOfBirth": "1980-05-01", "height": 172, ...}``, values
+          for answer formats that name a ``"personalData"`` field; they prefill the same way.
+
+        Bad options raise InvalidArgumentError (unknown key, bad UUID) or ParseError; an
+        autosave file that cannot be written raises StepKitIOError."""
+        data = _options_bytes(options, "session options")
         cdll = self._lib
         with self._lock:
             handle = self._live_handle()
@@ -295,6 +351,50 @@ class Task:
                 _raise_last_error(cdll, status)
         if not out.value:
             raise InternalError("stepkit_session_open reported success but returned no session.")
+        return Session._wrap(self, cdll, out.value)
+
+    def restore(
+        self,
+        saved: Union[str, bytes, bytearray, Mapping[str, Any]],
+        options: Union[None, str, Mapping[str, Any]] = None,
+    ) -> "Session":
+        """Rebuilds a session from restoration data written by :meth:`Session.save` (or by the
+        ``autosave`` option): the same step, state, back history, answers (on and off the path,
+        drafts included), dates and finish state.
+
+        ``saved``: the restoration data as JSON text (str or UTF-8 bytes, e.g. the contents of
+        an autosave file) or as a dict (``json.loads`` of it, key order unchanged).
+        ``options``: None, a dict or its JSON text, with the options of :meth:`open` except
+        ``taskRunUUID`` and ``additionalTaskResults`` (both come from the saved data): the
+        ``integrityKey`` the data was saved with, ``autosave``, ``defaultResult``... plus
+        ``"migrate": True`` to accept data saved on another version of this task (same
+        identifier, other definition): the answers that still fit are kept, the others are
+        listed in the new session's :attr:`Session.restore_report`, and the run resumes at the
+        first step that still needs an answer.
+
+        The restored session uses the system clock: set another with :meth:`Session.set_clock`.
+
+        Wrong or damaged data raises RestorationError, and no session is made; the specific
+        reason is ``error.errors[0]["code"]``: ``"damaged"`` (not JSON, truncated, or not
+        valid for this task), ``"notRestorationData"``, ``"unsupportedVersion"``,
+        ``"integrityCheckFailed"`` (changed, or signed with another key), ``"keyRequired"``
+        (signed, but no ``integrityKey`` given), ``"integrityMissing"``, ``"differentTask"``
+        or ``"taskChanged"`` (another version of the task, without ``migrate``). Bad options
+        raise InvalidArgumentError or ParseError; an autosave file that cannot be written
+        raises StepKitIOError."""
+        saved_data = _restoration_bytes(saved)
+        data = _options_bytes(options, "restore options")
+        cdll = self._lib
+        with self._lock:
+            handle = self._live_handle()
+            out = c_void_p()
+            status = cdll.stepkit_session_restore(handle, saved_data, data, ctypes.byref(out))
+            if status != 0:
+                if out.value:
+                    cdll.stepkit_session_free(out.value)
+                _raise_last_error(cdll, status)
+        if not out.value:
+            raise InternalError("stepkit_session_restore reported success but returned no session.")
         return Session._wrap(self, cdll, out.value)
 
     def __repr__(self) -> str:
@@ -415,6 +515,14 @@ class Session:
     def _call(self, name: str, *args: Any) -> Dict[str, Any]:
         """Runs ``name(session, *args, &out)`` under the session's lock and returns its JSON
         object."""
+        result = _decode_output(self._call_text(name, *args), name)
+        if not isinstance(result, dict):
+            raise InternalError(f"{name} returned JSON that is not an object.")
+        return result
+
+    def _call_text(self, name: str, *args: Any) -> str:
+        """Runs ``name(session, *args, &out)`` under the session's lock and returns its output
+        JSON text unchanged."""
         me = threading.get_ident()
         if self._owner == me:
             raise StateError(
@@ -427,7 +535,7 @@ class Session:
             clock = self._clock
             self._owner = me
             try:
-                result = _call_out(self._lib, name, handle, *args)
+                text = _call_out_text(self._lib, name, handle, *args)
             finally:
                 self._owner = None
                 clock_error = None
@@ -435,9 +543,7 @@ class Session:
                     clock_error, clock.error = clock.error, None
             if clock_error is not None:
                 raise clock_error
-            if not isinstance(result, dict):
-                raise InternalError(f"{name} returned JSON that is not an object.")
-            return result
+            return text
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -452,6 +558,28 @@ class Session:
         """The task result so far (final once finished): ``identifier``, ``taskRunUUID``,
         ``startDate``, ``endDate`` and one step result per visit in ``results``."""
         return self._call("stepkit_session_result")
+
+    @property
+    def restore_report(self) -> Optional[Dict[str, Any]]:
+        """After :meth:`Task.restore` with ``"migrate": True``, what was carried over:
+        ``{"migrated": True, "kept": [{"step", "item"}], "dropped": [{"step", "item",
+        "reason"}], ...}`` (``item`` is None for a question's answer). None otherwise (the
+        state's ``restoreReport``)."""
+        report = self.state.get("restoreReport")
+        return report if isinstance(report, dict) else None
+
+    # -- saving --------------------------------------------------------------------------------
+
+    def save(self) -> str:
+        """Restoration data for the session as it is now, as JSON text: versioned
+        (schema/restoration.schema.json), naming the task's identifier and fingerprint, with the
+        run's path, answers, dates and finish state, and an integrity check (SHA-256, or
+        HMAC-SHA256 under the session's ``integrityKey``). Allowed in any state, finished
+        included. Give it back to :meth:`Task.restore` to continue the run.
+
+        Keep the text as it is (or ``json.loads`` it and keep the key order): the integrity
+        check covers every value, so any change makes :meth:`Task.restore` refuse it."""
+        return self._call_text("stepkit_session_save")
 
     # -- moving --------------------------------------------------------------------------------
 

@@ -44,6 +44,8 @@ _PROTOTYPES = {
     "stepkit_task_info": (c_int, [c_void_p, _OUT]),
     "stepkit_task_free": (None, [c_void_p]),
     "stepkit_session_open": (c_int, [c_void_p, c_char_p, _OUT]),
+    "stepkit_session_restore": (c_int, [c_void_p, c_char_p, c_char_p, _OUT]),
+    "stepkit_session_save": (c_int, [c_void_p, _OUT]),
     "stepkit_session_free": (None, [c_void_p]),
     "stepkit_session_state": (c_int, [c_void_p, _OUT]),
     "stepkit_session_set_answer": (c_int, [c_void_p, c_char_p, _OUT]),
