@@ -28,7 +28,10 @@
  * Ownership. Input strings are borrowed for the duration of the call and must be NUL-terminated
  * UTF-8. Output JSON is returned through a `char **out` argument: on success *out receives a
  * string allocated by the library that the caller frees with stepkit_string_free(); on failure
- * *out is set to NULL (when `out` itself is not NULL). Handles are created by the library and
+ * *out is set to NULL (when `out` itself is not NULL). The calls that change a session and
+ * answer with its new state (set_answer, go_forward, go_backward, skip, finish, active, tick,
+ * record) accept `out` == NULL when the caller does not want the state: it is then not built,
+ * and the call's events still reach the event callback. Handles are created by the library and
  * released with their *_free function; freeing NULL is a no-op.
  *
  * Threads. A stepkit_task is immutable and may be used from any number of threads at once.

@@ -48,6 +48,9 @@ import Testing
         #expect(try lastError()["errors"]?.arrayValue?.first?.objectValue?["code"] == .string("tooLarge"))
         #expect(call { stepkit_session_state(session, $0) }.1?.objectValue?["answer"] == before?.objectValue?["answer"])
         #expect(call { out in #""fine""#.withCString { stepkit_session_set_answer(session, $0, out) } }.0 == STEPKIT_OK)
+        // A call that changes the session may skip its output.
+        #expect(#""finer""#.withCString { stepkit_session_set_answer(session, $0, nil) } == STEPKIT_OK)
+        #expect(call { stepkit_session_state(session, $0) }.1?.objectValue?["answer"] == .string("finer"))
     }
 
     @Test func nullArgumentsAndDeadHandles() throws {

@@ -6,33 +6,33 @@ import CStepKit
 @c @implementation
 public func stepkit_session_active(_ session: OpaquePointer?, _ op: UnsafePointer<CChar>?,
                                    _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    Boundary.output(out) { () throws(StepKitError) in
+    Boundary.change(out) { (wantsState: Bool) throws(StepKitError) in
         let handle = try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session")
         guard let op else { throw StepKitError(.invalidArgument, code: "nullArgument", message: "op is NULL.") }
         guard let operation = Session.ActiveOperation(rawValue: shortText(op)) else {
             let names = Session.ActiveOperation.allCases.map { "\"" + $0.rawValue + "\"" }.joined(separator: ", ")
             throw StepKitError(.invalidArgument, code: "invalidOperation", message: "Unknown operation; expected one of: \(names).")
         }
-        return try handle.call { (s: inout Session) throws(StepKitError) in try s.activeOperation(operation) }
+        return try handle.call(wantsState: wantsState) { (s: inout Session) throws(StepKitError) in try s.activeOperation(operation) }
     }
 }
 
 @c @implementation
 public func stepkit_session_tick(_ session: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    Boundary.output(out) { () throws(StepKitError) in
-        try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session").call { (s: inout Session) in s.tick() }
+    Boundary.change(out) { (wantsState: Bool) throws(StepKitError) in
+        try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session").call(wantsState: wantsState) { (s: inout Session) in s.tick() }
     }
 }
 
 @c @implementation
 public func stepkit_session_record(_ session: OpaquePointer?, _ recorder_id: UnsafePointer<CChar>?, _ samples_json: UnsafePointer<CChar>?,
                                    _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    Boundary.output(out) { () throws(StepKitError) in
+    Boundary.change(out) { (wantsState: Bool) throws(StepKitError) in
         let handle = try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session")
         guard let recorder_id else { throw StepKitError(.invalidArgument, code: "nullArgument", message: "recorder_id is NULL.") }
         let recorder = shortText(recorder_id)
         let samples = try Boundary.json(samples_json, argument: "samples_json", limits: handle.limits.samples)
-        return try handle.call { (s: inout Session) throws(StepKitError) in try s.record(recorder, samples) }
+        return try handle.call(wantsState: wantsState) { (s: inout Session) throws(StepKitError) in try s.record(recorder, samples) }
     }
 }
 

@@ -1,3 +1,5 @@
+import Glibc
+
 /// The shape every exported function shares: check the arguments, run the engine, turn its
 /// result into a status code and an output string, and its failure into the thread's last error.
 enum Boundary {
@@ -11,6 +13,41 @@ enum Boundary {
         out.pointee = nil
         do throws(StepKitError) {
             let json = try body()
+            guard let text = JSONWriter.mallocString(json) else {
+                throw StepKitError(.internal, code: "outOfMemory", message: "The output could not be written.")
+            }
+            out.pointee = text
+            return 0
+        } catch {
+            return fail(error)
+        }
+    }
+
+    /// Runs `body` and stores its text (already JSON) in `*out`.
+    static func outputText(_ out: OutString?, _ body: () throws(StepKitError) -> String) -> Int32 {
+        guard let out else {
+            return fail(StepKitError(.invalidArgument, code: "nullArgument", message: "out is NULL."))
+        }
+        out.pointee = nil
+        do throws(StepKitError) {
+            let text = try body()
+            guard let copy = text.withCString({ strdup($0) }) else {
+                throw StepKitError(.internal, code: "outOfMemory", message: "The output could not be written.")
+            }
+            out.pointee = copy
+            return 0
+        } catch {
+            return fail(error)
+        }
+    }
+
+    /// Runs a call that changes a session and returns its new state in `*out`; `out` may be NULL
+    /// when the caller does not want the state, and then no state is built (`body` is told).
+    static func change(_ out: OutString?, _ body: (_ wantsState: Bool) throws(StepKitError) -> JSON) -> Int32 {
+        out?.pointee = nil
+        do throws(StepKitError) {
+            let json = try body(out != nil)
+            guard let out else { return 0 }
             guard let text = JSONWriter.mallocString(json) else {
                 throw StepKitError(.internal, code: "outOfMemory", message: "The output could not be written.")
             }

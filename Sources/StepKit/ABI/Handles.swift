@@ -36,11 +36,11 @@ final class SessionHandle: Sendable {
     /// Runs a call on the session: `body` under the lock, then the new state with the events the
     /// call produced (and any still queued); the events go to the event callback after the lock is
     /// released, so the callback may call back into the library.
-    func call(_ body: (inout Session) throws(StepKitError) -> Void) throws(StepKitError) -> JSON {
+    func call(wantsState: Bool = true, _ body: (inout Session) throws(StepKitError) -> Void) throws(StepKitError) -> JSON {
         let (state, events) = try transaction { (s: inout Session) throws(StepKitError) -> (JSON, [JSON]) in
             try body(&s)
             let events = s.takeEvents()
-            guard case .object(var state) = s.stateJSON() else { return (.null, events) }
+            guard wantsState, case .object(var state) = s.stateJSON() else { return (.null, events) }
             state["events"] = .array(events)
             return (.object(state), events)
         }
@@ -78,7 +78,7 @@ final class SessionHandle: Sendable {
             guard let path = stored.options.autosavePath else { return try body(&stored) }
             var copy = stored
             let result = try body(&copy)
-            try Autosave.write(Restoration.save(copy), to: path)
+            try Autosave.write(Restoration.saveText(copy), to: path)
             stored = copy
             return result
         }

@@ -13,7 +13,7 @@ public func stepkit_session_open(_ task: OpaquePointer?, _ options_json: UnsafeP
         let handle = try HandleRegistry.resolve(task, as: TaskHandle.self, argument: "task")
         let options = try SessionOptions.parse(options_json == nil ? nil : Boundary.json(options_json, argument: "options_json", limits: .document))
         let session = Session(task: handle.task, options: options)
-        if let path = options.autosavePath { try Autosave.write(Restoration.save(session), to: path) }
+        if let path = options.autosavePath { try Autosave.write(Restoration.saveText(session), to: path) }
         out_session.pointee = HandleRegistry.register(SessionHandle(session, limits: options.limits))
     }
 }
@@ -33,15 +33,15 @@ public func stepkit_session_restore(_ task: OpaquePointer?, _ saved_json: Unsafe
         let options = try SessionOptions.parse(options_json == nil ? nil : Boundary.json(options_json, argument: "options_json", limits: .document), restoring: true)
         try InputLimits.document.checkSize(saved_json, argument: "saved_json")
         let session = try Restoration.restore(saved_json, task: handle.task, options: options, clock: .system)
-        if let path = options.autosavePath { try Autosave.write(Restoration.save(session), to: path) }
+        if let path = options.autosavePath { try Autosave.write(Restoration.saveText(session), to: path) }
         out_session.pointee = HandleRegistry.register(SessionHandle(session, limits: options.limits))
     }
 }
 
 @c @implementation
 public func stepkit_session_save(_ session: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    Boundary.output(out) { () throws(StepKitError) in
-        try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session").read { Restoration.save($0) }
+    Boundary.outputText(out) { () throws(StepKitError) in
+        try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session").read { Restoration.saveText($0) }
     }
 }
 
@@ -60,10 +60,10 @@ public func stepkit_session_state(_ session: OpaquePointer?, _ out: UnsafeMutabl
 @c @implementation
 public func stepkit_session_set_answer(_ session: OpaquePointer?, _ answer_json: UnsafePointer<CChar>?,
                                        _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    Boundary.output(out) { () throws(StepKitError) in
+    Boundary.change(out) { (wantsState: Bool) throws(StepKitError) in
         let handle = try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session")
         let answer = try Boundary.json(answer_json, argument: "answer_json", limits: handle.limits.answer)
-        return try handle.call { (s: inout Session) throws(StepKitError) in try s.setAnswer(answer) }
+        return try handle.call(wantsState: wantsState) { (s: inout Session) throws(StepKitError) in try s.setAnswer(answer) }
     }
 }
 
@@ -85,7 +85,7 @@ public func stepkit_session_skip(_ session: OpaquePointer?, _ out: UnsafeMutable
 @c @implementation
 public func stepkit_session_finish(_ session: OpaquePointer?, _ reason: UnsafePointer<CChar>?,
                                    _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    Boundary.output(out) { () throws(StepKitError) in
+    Boundary.change(out) { (wantsState: Bool) throws(StepKitError) in
         let handle = try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session")
         guard let reason else {
             throw StepKitError(.invalidArgument, code: "nullArgument", message: "reason is NULL.")
@@ -94,7 +94,7 @@ public func stepkit_session_finish(_ session: OpaquePointer?, _ reason: UnsafePo
             let names = FinishReason.allCases.map { "\"" + $0.rawValue + "\"" }.joined(separator: ", ")
             throw StepKitError(.invalidArgument, code: "invalidReason", message: "Unknown finish reason; expected one of: \(names).")
         }
-        return try handle.call { (s: inout Session) throws(StepKitError) in try s.finish(finishReason) }
+        return try handle.call(wantsState: wantsState) { (s: inout Session) throws(StepKitError) in try s.finish(finishReason) }
     }
 }
 
@@ -118,8 +118,8 @@ public func stepkit_session_set_clock(_ session: OpaquePointer?, _ fn: stepkit_c
 enum SessionCall {
     static func move(_ session: OpaquePointer?, _ out: Boundary.OutString?,
                      _ body: (inout Session) throws(StepKitError) -> Void) -> Int32 {
-        Boundary.output(out) { () throws(StepKitError) in
-            try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session").call(body)
+        Boundary.change(out) { (wantsState: Bool) throws(StepKitError) in
+            try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session").call(wantsState: wantsState, body)
         }
     }
 }

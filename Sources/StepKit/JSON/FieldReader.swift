@@ -7,7 +7,8 @@ final class FieldReader {
     let object: JSONObject
     let path: JSONPath
     let diagnostics: Diagnostics
-    private var used: Set<String> = []
+    /// The keys asked for; objects have few keys, so a list beats hashing.
+    private var used: [String] = []
 
     /// Nil (with a problem reported) when `value` is not an object.
     init?(_ value: JSON, at path: JSONPath, _ diagnostics: Diagnostics, what: String) {
@@ -24,7 +25,7 @@ final class FieldReader {
 
     /// The raw value of `key`, marked as understood.
     func value(_ key: String, required: Bool = false) -> JSON? {
-        used.insert(key)
+        used.append(key)
         guard let value = object[key] else {
             if required {
                 diagnostics.error("missingKey", "\"\(key)\" is required.", at: path.key(key))

@@ -27,12 +27,33 @@ struct InputLimits: Sendable, Equatable {
         }
     }
 
-    /// Checks depth and string lengths of a parsed document.
+    /// Checks depth and string lengths of a parsed document. The walk builds no paths: only
+    /// when it finds a problem does a second walk say where.
     func checkShape(_ value: JSON, argument: String) throws(StepKitError) {
-        try check(value, depth: 1, path: .root, argument: argument)
+        guard !fits(value, depth: 1) else { return }
+        try locate(value, depth: 1, path: .root, argument: argument)
     }
 
-    private func check(_ value: JSON, depth: Int, path: JSONPath, argument: String) throws(StepKitError) {
+    private func fits(_ value: JSON, depth: Int) -> Bool {
+        switch value {
+        case .string(let s):
+            return s.utf8.count <= maxStringBytes
+        case .array(let items):
+            guard depth <= maxDepth else { return false }
+            for item in items where !fits(item, depth: depth + 1) { return false }
+            return true
+        case .object(let object):
+            guard depth <= maxDepth else { return false }
+            for key in object.keys {
+                guard key.utf8.count <= maxStringBytes, let item = object[key], fits(item, depth: depth + 1) else { return false }
+            }
+            return true
+        default:
+            return true
+        }
+    }
+
+    private func locate(_ value: JSON, depth: Int, path: JSONPath, argument: String) throws(StepKitError) {
         switch value {
         case .string(let s):
             if s.utf8.count > maxStringBytes {
@@ -41,14 +62,14 @@ struct InputLimits: Sendable, Equatable {
             }
         case .array(let items):
             guard depth <= maxDepth else { throw tooDeep(path, argument) }
-            for (i, item) in items.enumerated() { try check(item, depth: depth + 1, path: path.index(i), argument: argument) }
+            for (i, item) in items.enumerated() { try locate(item, depth: depth + 1, path: path.index(i), argument: argument) }
         case .object(let object):
             guard depth <= maxDepth else { throw tooDeep(path, argument) }
             for (key, item) in object.entries {
                 if key.utf8.count > maxStringBytes {
                     throw StepKitError(.invalidArgument, code: "stringTooLong", message: "A key in \(argument) is too long.", path: path)
                 }
-                try check(item, depth: depth + 1, path: path.key(key), argument: argument)
+                try locate(item, depth: depth + 1, path: path.key(key), argument: argument)
             }
         default:
             break

@@ -5,27 +5,18 @@ import Glibc
 /// the directory.
 enum Autosave {
     static func write(_ document: JSON, to path: String) throws(StepKitError) {
+        try write(JSONWriter.string(document), to: path)
+    }
+
+    static func write(_ text: String, to path: String) throws(StepKitError) {
         let temporary = path + ".tmp"
-        guard let text = JSONWriter.mallocString(document) else {
-            throw StepKitError(.internal, code: "outOfMemory", message: "The restoration data could not be written.")
-        }
-        defer { free(text) }
+        let bytes = Array(text.utf8)
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw failure("open", temporary) }
-        var remaining = strlen(text)
-        var cursor = UnsafeRawPointer(text)
-        while remaining > 0 {
-            let written = Glibc.write(fd, cursor, remaining)
-            if written < 0 {
-                if errno == EINTR { continue }
-                let error = failure("write", temporary)
-                close(fd)
-                unlink(temporary)
-                throw error
-            }
-            remaining -= written
-            cursor += written
+        let result = bytes.withUnsafeBytes { raw in
+            Result { () throws(StepKitError) in try writeAll(fd, raw, temporary) }
         }
+        try result.get()
         guard fsync(fd) == 0 else {
             let error = failure("fsync", temporary)
             close(fd)
@@ -39,6 +30,24 @@ enum Autosave {
             throw error
         }
         syncDirectory(of: path)
+    }
+
+    private static func writeAll(_ fd: Int32, _ raw: UnsafeRawBufferPointer, _ temporary: String) throws(StepKitError) {
+        guard let base = raw.baseAddress else { return }
+        var remaining = raw.count
+        var cursor = base
+        while remaining > 0 {
+            let written = Glibc.write(fd, cursor, remaining)
+            if written < 0 {
+                if errno == EINTR { continue }
+                let error = failure("write", temporary)
+                close(fd)
+                unlink(temporary)
+                throw error
+            }
+            remaining -= written
+            cursor += written
+        }
     }
 
     /// Makes the rename itself durable.

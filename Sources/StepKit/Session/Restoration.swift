@@ -1,3 +1,5 @@
+import Glibc
+
 /// Restoration data: a session as versioned JSON that names the task's fingerprint and carries an
 /// integrity check, and the way back from it. See `schema/restoration.schema.json`.
 ///
@@ -10,7 +12,24 @@ enum Restoration {
 
     // MARK: Save
 
+    /// The restoration data as a JSON value.
     static func save(_ s: Session) -> JSON {
+        var document = contents(s)
+        document["integrity"] = integrity(of: document, key: s.options.integrityKey)
+        return .object(document)
+    }
+
+    /// The restoration data as text, written once: the document is dumped without its integrity
+    /// member, digested, and the member is appended to the same text (it is the last key, and
+    /// this is exactly how the document writes itself).
+    static func saveText(_ s: Session) -> String {
+        let text = JSONWriter.string(.object(contents(s)))
+        let (algorithm, digest) = sign(text, key: s.options.integrityKey)
+        return String(text.dropLast()) + ",\"integrity\":{\"algorithm\":\"" + algorithm + "\",\"digest\":\"" + digest + "\"}}"
+    }
+
+    /// Everything but the integrity member.
+    private static func contents(_ s: Session) -> JSONObject {
         var document = JSONObject()
         document["format"] = .string(format)
         document["version"] = .int(version)
@@ -50,16 +69,38 @@ enum Restoration {
         }
         document["asyncActions"] = .object(asyncRuns)
         document["additionalTaskResults"] = s.options.additionalTaskResultsJSON ?? .null
-        document["integrity"] = integrity(of: document, key: s.options.integrityKey)
-        return .object(document)
+        return document
     }
 
     private static func integrity(of document: JSONObject, key: String?) -> JSON {
-        let text = JSONWriter.string(.object(document))
-        if let key, let mac = Digest.hmacSHA256(text, key: key) {
-            return .object(["algorithm": .string("HMAC-SHA256"), "digest": .string(mac)])
+        let (algorithm, digest) = sign(JSONWriter.string(.object(document)), key: key)
+        return .object(["algorithm": .string(algorithm), "digest": .string(digest)])
+    }
+
+    private static func sign(_ text: String, key: String?) -> (algorithm: String, digest: String) {
+        if let key, let mac = Digest.hmacSHA256(text, key: key) { return ("HMAC-SHA256", mac) }
+        return ("SHA-256", Digest.sha256(text))
+    }
+
+    /// The integrity check on the text as given, when it is in the form `saveText` writes: the
+    /// text before the integrity member is what was digested. Nil when the text has another form
+    /// (a host re-wrote it), and the document must be written again to be checked.
+    private static func quickCheck(_ raw: UnsafePointer<CChar>, key: String?) -> Bool? {
+        let algorithm = key == nil ? "SHA-256" : "HMAC-SHA256"
+        let head = Array((",\"integrity\":{\"algorithm\":\"" + algorithm + "\",\"digest\":\"").utf8)
+        let length = strlen(raw)
+        let tailLength = head.count + 64 + 3
+        guard length > tailLength else { return nil }
+        let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(raw).assumingMemoryBound(to: UInt8.self), count: length)
+        let start = length - tailLength
+        guard bytes[start..<(start + head.count)].elementsEqual(head),
+              bytes[(length - 3)...].elementsEqual(Array("\"}}".utf8)) else { return nil }
+        let digest = String(decoding: bytes[(start + head.count)..<(length - 3)], as: UTF8.self)
+        let signed = String(decoding: bytes[..<start], as: UTF8.self) + "}"
+        if let key {
+            return Digest.hmacSHA256(signed, key: key).map { Digest.equal($0, digest) } ?? false
         }
-        return .object(["algorithm": .string("SHA-256"), "digest": .string(Digest.sha256(text))])
+        return Digest.equal(Digest.sha256(signed), digest)
     }
 
     // MARK: Restore
@@ -82,7 +123,11 @@ enum Restoration {
         guard document["version"] == .int(version) else {
             throw refuse("unsupportedVersion", "Restoration data version \(document["version"].map(JSONWriter.string) ?? "(none)") is not supported; this library reads version \(version).", .root.key("version"))
         }
-        try checkIntegrity(&document, key: options.integrityKey)
+        if quickCheck(text, key: options.integrityKey) == true {
+            document["integrity"] = nil
+        } else {
+            try checkIntegrity(&document, key: options.integrityKey)
+        }
         guard let taskInfo = document["task"]?.objectValue, let identifier = taskInfo["identifier"]?.stringValue,
               let fingerprint = taskInfo["fingerprint"]?.stringValue else {
             throw refuse("damaged", "The restoration data does not name its task.", .root.key("task"))

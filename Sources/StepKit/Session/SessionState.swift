@@ -91,5 +91,5 @@ extension Session {
         return count
     }
 
-    static let projectionHorizon = 32
+    static let projectionHorizon = 16
 }
