@@ -67,6 +67,7 @@ extension Session {
                 guard !taskSuspended else { throw stateError("taskSuspended", "The task is suspended; resume it first.") }
                 resumeActive(at: time)
             case (.finish, .prepared), (.finish, .running), (.finish, .suspended):
+                guard !taskSuspended else { throw stateError("taskSuspended", "The task is suspended; resume it first.") }
                 finishActive(at: time, settings: settings)
             default:
                 throw stateError("activeState", "Cannot \(operation.rawValue) an active step that is \(run.status.rawValue).")

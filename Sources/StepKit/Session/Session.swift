@@ -93,13 +93,25 @@ struct Session: Sendable {
         }
     }
 
-    /// Replaces the clock; before anything has happened, the run starts at the new clock's time.
+    /// Replaces the clock. Before anything has happened, the run starts over at the new clock's
+    /// time (the first step, an active step's timer and the queued events are dated anew);
+    /// afterwards a running active step keeps the time it has run and goes on on the new clock.
     mutating func setClock(_ clock: Clock) {
+        let before = now
         self.clock = clock
-        if !touched && !isFinished {
-            let now = clock.nowMilliseconds
-            startDate = now
-            if let last = path.indices.last { path[last].startDate = now }
+        let time = clock.nowMilliseconds
+        if !touched && !isFinished && path.count <= 1 {
+            startDate = time
+            pendingEvents = []
+            asyncRuns = [:]
+            enterFirstStep(at: time)
+            return
+        }
+        updateCurrent { visit in
+            guard var run = visit.active, run.status == .running else { return }
+            run.elapsedBefore = run.elapsed(at: before)
+            run.runningSince = time
+            visit.active = run
         }
     }
 
