@@ -23,10 +23,11 @@ The library is found through the environment variable ``STEPKIT_LIBRARY`` (a pat
 first use, and :class:`LibraryNotFoundError` (an OSError) says where it looked if it is missing.
 """
 
-from ._core import FINISH_REASONS, Session, Task, version, version_number
+from ._core import ACTIVE_OPS, FINISH_REASONS, Session, Task, version, version_number
 from ._ffi import ENV_VAR as LIBRARY_ENV_VAR
 from ._ffi import library_path, load_library
 from .clock import ManualClock, iso8601_ms, parse_iso8601_ms
+from .realtime import RealTimeDriver
 from .errors import (
     AnswerError,
     DefinitionError,
@@ -46,7 +47,9 @@ __all__ = [
     "Task",
     "Session",
     "ManualClock",
+    "RealTimeDriver",
     "FINISH_REASONS",
+    "ACTIVE_OPS",
     "version",
     "version_number",
     "load_library",

@@ -7,7 +7,7 @@ import json
 import os
 import threading
 from ctypes import c_void_p
-from typing import Any, Callable, Dict, Mapping, NoReturn, Optional, Union
+from typing import Any, Callable, Dict, List, Mapping, NoReturn, Optional, Sequence, Union
 
 from . import _ffi
 from .clock import _as_ms, system_time_ms
@@ -21,15 +21,21 @@ from .errors import (
     error_from_json,
 )
 
-__all__ = ["Task", "Session", "FINISH_REASONS", "version", "version_number"]
+__all__ = ["Task", "Session", "FINISH_REASONS", "ACTIVE_OPS", "version", "version_number"]
 
 #: The reasons accepted by :meth:`Session.finish`.
 FINISH_REASONS = ("completed", "saved", "discarded", "failed", "earlyTermination")
 
 JSON = Any
 _NULL_CLOCK = _ffi.CLOCK_FN()  # a NULL stepkit_clock_fn: the system clock
+_NULL_EVENT_FN = _ffi.EVENT_FN()  # a NULL stepkit_event_fn: no callback
+_NULL_FREE_FN = _ffi.FREE_FN()  # a NULL stepkit_free_fn: nothing to release
 PathLike = Union[str, "os.PathLike[str]"]
 ClockFunction = Callable[[], int]
+EventCallback = Callable[[Dict[str, Any]], Any]
+
+#: The operations of :meth:`Session.active` (``stepkit_session_active``).
+ACTIVE_OPS = ("start", "suspend", "resume", "finish", "suspendTask", "resumeTask")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -319,6 +325,16 @@ class Task:
         """The task's identifier."""
         return str(self.info.get("identifier", ""))
 
+    @property
+    def requested_permissions(self) -> List[str]:
+        """The permissions the task's recorders need, ResearchKit's ``requestedPermissions``:
+        a list of ``"location"``, ``"microphone"``, ``"motion"`` and ``"health"`` (empty when
+        the task records nothing), so a host can ask for them before starting."""
+        permissions = self.info.get("requestedPermissions")
+        if not isinstance(permissions, list):
+            return []
+        return [str(p) for p in permissions]
+
     def open(self, options: Union[None, str, Mapping[str, Any]] = None) -> "Session":
         """Opens a session (one run of the task), positioned on its first step.
 
@@ -441,6 +457,62 @@ class _Clock:
             return self.last if self.last is not None else system_time_ms()
 
 
+class _Events:
+    """Adapts a Python event callback to ``stepkit_event_fn``.
+
+    The library calls the trampoline on the calling thread while the Python session lock is
+    still held (inside the library call), so the trampoline only copies the event text; the
+    session hands the copies to the Python callback once the call has returned and the lock
+    is released (:meth:`deliver`)."""
+
+    __slots__ = ("fn", "pending", "cfunc")
+
+    def __init__(self, fn: EventCallback) -> None:
+        self.fn = fn
+        self.pending: List[bytes] = []
+        self.cfunc = _ffi.EVENT_FN(self._trampoline)
+
+    def _trampoline(self, event_json: Optional[int], _user_data: Optional[int]) -> None:
+        # Never let an exception reach ctypes (it would print it and carry on).
+        try:
+            if event_json:
+                self.pending.append(ctypes.string_at(event_json))  # a copy: the text is borrowed
+        except BaseException:  # noqa: B902 - nothing can be raised into C
+            pass
+
+    def deliver(self, session: "Session", events: List[bytes]) -> Optional[BaseException]:
+        """Calls the callback with each event, in order; returns the first exception it raised
+        (the other events are still delivered). Stops if the callback is replaced meanwhile."""
+        first: Optional[BaseException] = None
+        for raw in events:
+            if session._events is not self:
+                break
+            try:
+                try:
+                    event = json.loads(raw.decode("utf-8"))
+                except (UnicodeDecodeError, ValueError) as exc:
+                    raise InternalError(f"an event is not valid JSON: {exc}") from None
+                self.fn(event)
+            except BaseException as exc:  # noqa: B902 - re-raised after the delivery
+                if first is None:
+                    first = exc
+        return first
+
+
+def _samples_bytes(samples: Any) -> bytes:
+    """Recorder samples (a dict, or a list of dicts) as JSON bytes for the library."""
+    if isinstance(samples, Mapping):
+        return _json_bytes(dict(samples), "the samples")
+    if isinstance(samples, (list, tuple)):
+        for index, sample in enumerate(samples):
+            if not isinstance(sample, Mapping):
+                raise TypeError(
+                    f"samples[{index}] must be a dict (a JSON object), not {type(sample).__name__}"
+                )
+        return _json_bytes([dict(sample) for sample in samples], "the samples")
+    raise TypeError(f"samples must be a dict or a list of dicts, not {type(samples).__name__}")
+
+
 class Session:
     """One run of a task (``stepkit_session``). Create it with :meth:`Task.open`.
 
@@ -450,7 +522,17 @@ class Session:
     one call at a time (calls are serialized).
     """
 
-    __slots__ = ("_task", "_lib", "_free", "_handle", "_lock", "_owner", "_clock", "__weakref__")
+    __slots__ = (
+        "_task",
+        "_lib",
+        "_free",
+        "_handle",
+        "_lock",
+        "_owner",
+        "_clock",
+        "_events",
+        "__weakref__",
+    )
 
     _task: Task
     _lib: Any
@@ -459,6 +541,7 @@ class Session:
     _lock: threading.Lock
     _owner: Optional[int]  # the thread inside a library call on this session
     _clock: Optional["_Clock"]
+    _events: Optional["_Events"]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("use stepkit.Task.open() to open a session")
@@ -473,6 +556,7 @@ class Session:
         self._lock = threading.Lock()
         self._owner = None
         self._clock = None
+        self._events = None
         return self
 
     # -- handle management ------------------------------------------------------------------
@@ -496,6 +580,7 @@ class Session:
             if handle:
                 self._free(handle)
             self._clock = None  # only after the library stopped using it
+            self._events = None
 
     def __enter__(self) -> "Session":
         return self
@@ -528,22 +613,33 @@ class Session:
             raise StateError(
                 "A session's clock must not call into its own session (re-entrant call)."
             )
-        with self._lock:
-            handle = self._handle
-            if handle is None:
-                raise StateError("The session is closed.")
-            clock = self._clock
-            self._owner = me
-            try:
-                text = _call_out_text(self._lib, name, handle, *args)
-            finally:
-                self._owner = None
-                clock_error = None
-                if clock is not None:
-                    clock_error, clock.error = clock.error, None
-            if clock_error is not None:
-                raise clock_error
-            return text
+        sink: Optional[_Events] = None
+        events: List[bytes] = []
+        try:
+            with self._lock:
+                handle = self._handle
+                if handle is None:
+                    raise StateError("The session is closed.")
+                clock = self._clock
+                sink = self._events
+                self._owner = me
+                try:
+                    text = _call_out_text(self._lib, name, handle, *args)
+                finally:
+                    self._owner = None
+                    clock_error = None
+                    if clock is not None:
+                        clock_error, clock.error = clock.error, None
+                    if sink is not None:
+                        events, sink.pending = sink.pending, []
+                if clock_error is not None:
+                    raise clock_error
+        finally:
+            # Outside the lock: the callback may call back into this session.
+            callback_error = sink.deliver(self, events) if sink is not None and events else None
+        if callback_error is not None:
+            raise callback_error
+        return text
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -657,6 +753,115 @@ class Session:
             if clock is not None and clock.error is not None:
                 error, clock.error = clock.error, None
                 raise error
+
+    # -- active steps, time, recorders and events ---------------------------------------------
+
+    def active(self, op: str) -> Dict[str, Any]:
+        """Acts on the current active step (``"start"``, ``"suspend"``, ``"resume"``,
+        ``"finish"``) or on the task (``"suspendTask"``, ``"resumeTask"``): one of
+        :data:`ACTIVE_OPS`. Returns the new state, with the events of the call in ``"events"``.
+
+        InvalidArgumentError for an unknown op; StateError when it does not apply now (the step
+        is not active, already finished, the task is suspended or finished). The methods below
+        name each op."""
+        return self._call("stepkit_session_active", _c_string(op, "the active-step operation"))
+
+    def start(self) -> Dict[str, Any]:
+        """Starts the current active step (one that does not start by itself): its timer runs,
+        its recorders start (``recorderStarted`` events) and its start prompts play."""
+        return self.active("start")
+
+    def suspend(self) -> Dict[str, Any]:
+        """Suspends the running active step: its time stops counting until :meth:`resume`."""
+        return self.active("suspend")
+
+    def resume(self) -> Dict[str, Any]:
+        """Resumes the suspended active step (not while the task is suspended)."""
+        return self.active("resume")
+
+    def finish_active(self) -> Dict[str, Any]:
+        """Finishes the current active step now (the host's "finish"; a ``wait`` step ends only
+        this way or by going forward): its recorders stop, its finish prompts play, and the
+        task moves on if the step continues on finish. Not :meth:`finish`, which ends the
+        task."""
+        return self.active("finish")
+
+    def suspend_task(self) -> Dict[str, Any]:
+        """ResearchKit's task-level suspend: the active step is suspended with the task, and
+        nothing starts or comes due until :meth:`resume_task`."""
+        return self.active("suspendTask")
+
+    def resume_task(self) -> Dict[str, Any]:
+        """Resumes a task suspended with :meth:`suspend_task` (and its active step)."""
+        return self.active("resumeTask")
+
+    def tick(self) -> Dict[str, Any]:
+        """Processes everything due at the clock's current time (spoken countdowns, the halfway
+        prompt, the end of the step, moving on, the next step's automatic start), each event
+        dated when it came due. Returns the new state: its ``"events"`` and ``"nextDeadline"``
+        (ISO 8601, or None), when to call again. Harmless when nothing is due. With a
+        :class:`~stepkit.ManualClock`, advance the clock and tick; with the system clock, a
+        :class:`~stepkit.RealTimeDriver` can tick on a timer thread."""
+        return self._call("stepkit_session_tick")
+
+    def record(
+        self, recorder_id: str, samples: Union[Mapping[str, Any], Sequence[Mapping[str, Any]]]
+    ) -> Dict[str, Any]:
+        """Hands samples (a dict, or a list of dicts) to the running recorder ``recorder_id``
+        (a ``recorderStarted`` event announced it). They are written under the session option
+        ``outputDirectory`` as ``{"items": [...]}`` files that appear as file results. Returns
+        the new state.
+
+        A write failure does not raise: the recorder fails (a ``recorderFailed`` event with
+        ``samplesLost``) and the task finishes with reason ``"failed"`` unless the session
+        option ``continueOnRecorderFailure`` is true. StateError when that recorder is not
+        running; TypeError for samples that are not dicts; InvalidArgumentError for samples
+        JSON cannot represent (NaN...) or past the session's sample limits."""
+        data = _samples_bytes(samples)
+        return self._call(
+            "stepkit_session_record", _c_string(recorder_id, "the recorder identifier"), data
+        )
+
+    def on_event(self, callback: Optional[EventCallback]) -> None:
+        """Sets (or, with None, removes) the callback that receives every event as a dict
+        (``{"type", "date", ...}``, see stepkit.h): the same events, in the same order, as the
+        ``"events"`` of the state each call returns. Replacing the callback releases the old
+        one.
+
+        Delivery: the callback runs on the thread that made the call that produced the events,
+        after the library call has returned and the session's lock is released, before the
+        method returns. So the callback may call back into this session (e.g. ``record`` or
+        ``tick``); the events of such a nested call are delivered, in order, before the
+        remaining events of the outer call (as the C library does). Another thread may use the
+        session between the call and the delivery.
+
+        An exception raised by the callback does not reach C: the remaining events of the call
+        are still delivered, then the first exception is raised by the session method that
+        produced the events (whose change to the session has happened: read :attr:`state`).
+        A callback replaced or removed during a delivery receives no further events."""
+        if callback is not None and not callable(callback):
+            raise TypeError(f"an event callback must be callable or None, not {type(callback).__name__}")
+        sink = _Events(callback) if callback is not None else None
+        me = threading.get_ident()
+        if self._owner == me:
+            raise StateError("A session's clock must not call into its own session.")
+        with self._lock:
+            handle = self._handle
+            if handle is None:
+                raise StateError("The session is closed.")
+            cdll = self._lib
+            self._owner = me
+            try:
+                status = cdll.stepkit_session_set_event_callback(
+                    handle, sink.cfunc if sink is not None else _NULL_EVENT_FN, None, _NULL_FREE_FN
+                )
+                if status != 0:
+                    _raise_last_error(cdll, status)
+                # Keep the CFUNCTYPE alive while the library may call it; the old one is released
+                # here, after the library stopped using it.
+                self._events = sink
+            finally:
+                self._owner = None
 
     def __repr__(self) -> str:
         if self._handle is None:

@@ -24,13 +24,27 @@ from typing import Any, List, Optional
 
 from .errors import LibraryNotFoundError
 
-__all__ = ["lib", "library_path", "load_library", "CLOCK_FN", "take_string", "ENV_VAR"]
+__all__ = [
+    "lib",
+    "library_path",
+    "load_library",
+    "CLOCK_FN",
+    "EVENT_FN",
+    "FREE_FN",
+    "take_string",
+    "ENV_VAR",
+]
 
 ENV_VAR = "STEPKIT_LIBRARY"
 SUPPORTED_ABI = 0  # STEPKIT_ABI_VERSION: the library's major version must match
 
 #: typedef int64_t (*stepkit_clock_fn)(void *user_data);
 CLOCK_FN = ctypes.CFUNCTYPE(c_int64, c_void_p)
+#: typedef void (*stepkit_event_fn)(const char *event_json, void *user_data);
+#: (``event_json`` is borrowed for the call: declared c_void_p so ctypes does not copy or own it.)
+EVENT_FN = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)
+#: typedef void (*stepkit_free_fn)(void *user_data);
+FREE_FN = ctypes.CFUNCTYPE(None, c_void_p)
 
 _OUT = POINTER(c_void_p)
 
@@ -55,6 +69,10 @@ _PROTOTYPES = {
     "stepkit_session_finish": (c_int, [c_void_p, c_char_p, _OUT]),
     "stepkit_session_result": (c_int, [c_void_p, _OUT]),
     "stepkit_session_set_clock": (c_int, [c_void_p, CLOCK_FN, c_void_p]),
+    "stepkit_session_active": (c_int, [c_void_p, c_char_p, _OUT]),
+    "stepkit_session_tick": (c_int, [c_void_p, _OUT]),
+    "stepkit_session_record": (c_int, [c_void_p, c_char_p, c_char_p, _OUT]),
+    "stepkit_session_set_event_callback": (c_int, [c_void_p, EVENT_FN, c_void_p, FREE_FN]),
 }
 
 _lock = threading.Lock()

@@ -2,12 +2,14 @@
 
 Subcommands:
 
-``run TASK.json [--answers FILE] [--output FILE] [--quiet] [--task-run-uuid UUID] [--interactive]``
+``run TASK.json [--answers FILE] [--output FILE] [--output-dir DIR] [--quiet] [--task-run-uuid UUID] [--interactive]``
     Runs a task. On a terminal it asks each step's questions; with ``--answers FILE`` (a JSON
     object ``{"stepIdentifier": answer, ...}``, a form's answer being ``{"item": answer}``) it
     walks the task with those answers. When stdin is not a terminal and no ``--answers`` is
     given, it uses the answers file bundled with the task: ``TASK.answers.json`` next to
     ``TASK.json``. At the end it prints the task result as JSON (and writes it to ``--output``).
+    Active, countdown and wait steps are run by :mod:`stepkit.active_presenter` (simulated
+    recorder samples, written under ``--output-dir`` or a temporary directory).
 
 ``check TASK.json``
     Compiles a task and lists every problem of its definition.
@@ -27,7 +29,7 @@ import re
 import sys
 from typing import Any, Callable, Dict, List, Optional, Sequence, TextIO, Tuple
 
-from . import __version__
+from . import __version__, active_presenter
 from ._core import Session, Task, version
 from .errors import (
     AnswerError,
@@ -201,6 +203,9 @@ def walk_with_answers(
         identifier = str(step.get("identifier", "?"))
         kind = step.get("type")
         title = step_title(step)
+        if active_presenter.is_active_step(step):  # active, countdown, wait: active_presenter.py
+            active_presenter.run_step(session, out, quiet=quiet)
+            continue
         if kind in ("question", "form"):
             if identifier in answers:
                 answer = answers[identifier]
@@ -590,6 +595,8 @@ class Presenter:
             self._question(state)
         elif kind == "form":
             self._form(state)
+        elif active_presenter.is_active_step(step):
+            active_presenter.present(self, state)
         else:
             navigation = state.get("navigation") or {}
             label = "continue" if navigation.get("hasNextStep", True) else "finish"
@@ -770,11 +777,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     options: Dict[str, Any] = {}
     if args.task_run_uuid:
         options["taskRunUUID"] = args.task_run_uuid
+    runner = active_presenter.prepare(task, args, options, interactive=answers is None)
     try:
         session = task.open(options or None)
     except StepKitError as exc:
         raise _Exit(EXIT_USAGE, f"Cannot open the task: {exc.message}")
-    with session:
+    with session, runner.attach(session):
         if answers is not None:
             step_count = int(task.info.get("stepCount") or 0)
             state = walk_with_answers(
@@ -845,6 +853,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--interactive", "-i", action="store_true", help="ask on stdin even if it is not a terminal"
     )
+    active_presenter.add_arguments(run)
     run.set_defaults(func=cmd_run)
 
     check = commands.add_parser("check", help="compile a task and list every problem")
