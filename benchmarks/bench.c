@@ -1,0 +1,774 @@
+/*
+ * bench.c — the C driver of StepKit's benchmark suite (benchmarks/run builds and runs it).
+ *
+ * Every figure goes through the real ABI (include/stepkit.h) of the release libstepkit.so, and
+ * its floor is measured in the same process, interleaved with it, with jansson. Each subcommand
+ * prints one JSON line per figure: {"figure", ..., "engine": [seconds per op, one per sample],
+ * "floor": [...]}; benchmarks/run.py turns them into the table.
+ *
+ *   bench compile   TASK.json BUDGET_S [MIN_SAMPLES]
+ *   bench steps     TASK.json TASK.walk MAX_ENTRIES BUDGET_S
+ *   bench scaling   SMALL.json SMALL.walk BIG.json BIG.walk STEPS BUDGET_S
+ *   bench saverestore TASK.json TASK.walk BUDGET_S
+ *   bench memory    TASK.json TASK.walk SESSIONS ANSWERED_SESSIONS ANSWERED_ENTRIES
+ *   bench threads   TASK.json TASK.walk BUDGET_S
+ *   bench profile   TASK.json TASK.walk ENTRIES      (callgrind: instruments the walk only)
+ *   bench profile-compile TASK.json N                 (callgrind: N compiles)
+ *   bench profile-save TASK.json TASK.walk            (callgrind: one save + one restore)
+ *
+ * A walk file (benchmarks/gen_task.py) lists the steps a session presents, in order:
+ * "identifier<TAB>answer JSON" or "identifier<TAB>-" (go forward without an answer). One step of
+ * a walk is stepkit_session_set_answer (when there is an answer) + stepkit_session_go_forward,
+ * whose output is the new state; both outputs are freed with stepkit_string_free.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <jansson.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <sys/resource.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "stepkit.h"
+
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#endif
+#endif
+#ifndef CALLGRIND_START_INSTRUMENTATION
+#define CALLGRIND_START_INSTRUMENTATION
+#define CALLGRIND_STOP_INSTRUMENTATION
+#define CALLGRIND_ZERO_STATS
+#endif
+
+/* ------------------------------------------------------------------------------------------ */
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void die(const char *what, int rc) {
+    const char *err = stepkit_last_error();
+    fprintf(stderr, "bench: %s failed (%d): %.2000s\n", what, rc, err ? err : "(no error JSON)");
+    exit(2);
+}
+
+static char *read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) { fprintf(stderr, "bench: cannot open %s: %s\n", path, strerror(errno)); exit(2); }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *buf = malloc((size_t)n + 1);
+    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) { fprintf(stderr, "bench: read %s\n", path); exit(2); }
+    buf[n] = 0;
+    fclose(f);
+    if (len) *len = (size_t)n;
+    return buf;
+}
+
+typedef struct {
+    size_t count;
+    char **ids;
+    char **answers; /* NULL: go forward without an answer */
+} walk_t;
+
+static walk_t load_walk(const char *path) {
+    char *text = read_file(path, NULL);
+    walk_t w = {0, NULL, NULL};
+    size_t cap = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        char *tab = strchr(line, '\t');
+        if (!tab) continue;
+        *tab = 0;
+        if (w.count == cap) {
+            cap = cap ? cap * 2 : 1024;
+            w.ids = realloc(w.ids, cap * sizeof *w.ids);
+            w.answers = realloc(w.answers, cap * sizeof *w.answers);
+        }
+        w.ids[w.count] = line;
+        w.answers[w.count] = strcmp(tab + 1, "-") == 0 ? NULL : tab + 1;
+        w.count++;
+    }
+    return w; /* `text` stays allocated: the walk points into it */
+}
+
+static stepkit_task *compile_file(const char *path, double *seconds) {
+    char *text = read_file(path, NULL);
+    stepkit_task *task = NULL;
+    double t0 = now();
+    int rc = stepkit_task_compile(text, &task);
+    double t1 = now();
+    if (rc) die("stepkit_task_compile", rc);
+    if (seconds) *seconds = t1 - t0;
+    free(text);
+    return task;
+}
+
+static void print_array(const char *key, const double *v, int n) {
+    printf("\"%s\":[", key);
+    for (int i = 0; i < n; i++) printf("%s%.9g", i ? "," : "", v[i]);
+    printf("]");
+}
+
+static const char *base_name(const char *path) {
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* One step of a walk: set the answer (if any) and go forward. Returns the new state (caller
+ * frees with stepkit_string_free) when `keep` is set, else frees it. */
+static char *one_step(stepkit_session *s, const char *answer, int keep) {
+    char *out = NULL;
+    int rc;
+    if (answer) {
+        /* The new state comes with go_forward; set_answer is asked for none (out NULL). */
+        rc = stepkit_session_set_answer(s, answer, NULL);
+        if (rc) die("stepkit_session_set_answer", rc);
+    }
+    rc = stepkit_session_go_forward(s, &out);
+    if (rc) die("stepkit_session_go_forward", rc);
+    if (keep) return out;
+    stepkit_string_free(out);
+    return NULL;
+}
+
+static void expect_step(const char *state, const char *id, size_t i) {
+    json_error_t err;
+    json_t *root = json_loads(state, 0, &err);
+    json_t *step = root ? json_object_get(root, "step") : NULL;
+    const char *got = step ? json_string_value(json_object_get(step, "identifier")) : NULL;
+    if (!got || strcmp(got, id) != 0) {
+        fprintf(stderr, "bench: walk entry %zu: the session presents %s, the walk expects %s\n", i,
+                got ? got : "(no step)", id);
+        exit(3);
+    }
+    json_decref(root);
+}
+
+static stepkit_session *open_session(stepkit_task *task) {
+    stepkit_session *s = NULL;
+    int rc = stepkit_session_open(task, NULL, &s);
+    if (rc) die("stepkit_session_open", rc);
+    return s;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* compile: stepkit_task_compile + stepkit_task_free vs json_loads + json_decref */
+
+static int cmd_compile(int argc, char **argv) {
+    if (argc < 4) return 1;
+    size_t len;
+    char *text = read_file(argv[2], &len);
+    double budget = atof(argv[3]);
+    enum { MAXS = 64 };
+    double eng[MAXS], flo[MAXS];
+    int n = 0;
+    /* iterations per sample: enough for ~40 ms, from one timed compile */
+    stepkit_task *t = NULL;
+    double t0 = now();
+    int rc = stepkit_task_compile(text, &t);
+    double first = now() - t0;
+    if (rc) die("stepkit_task_compile", rc);
+    stepkit_task_free(t);
+    long iters = first >= 0.04 ? 1 : (long)(0.04 / (first > 1e-7 ? first : 1e-7)) + 1;
+    json_error_t err;
+    double start = now();
+    int min_samples = argc > 4 ? atoi(argv[4]) : 3;
+    if (first >= 1.0) {
+        /* a slow compile: the timing above is the first sample */
+        double b = now();
+        json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &err);
+        json_decref(root);
+        eng[n] = first;
+        flo[n] = now() - b;
+        n++;
+    }
+    while (n < MAXS && !(n >= min_samples && now() - start > budget)) {
+        double a = now();
+        for (long i = 0; i < iters; i++) {
+            if ((rc = stepkit_task_compile(text, &t))) die("stepkit_task_compile", rc);
+            stepkit_task_free(t);
+        }
+        double b = now();
+        for (long i = 0; i < iters; i++) {
+            json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &err);
+            if (!root) { fprintf(stderr, "bench: jansson: %s\n", err.text); return 2; }
+            json_decref(root);
+        }
+        double c = now();
+        eng[n] = (b - a) / iters;
+        flo[n] = (c - b) / iters;
+        n++;
+        if (n >= 15) break;
+    }
+    printf("{\"figure\":\"compile\",\"task\":\"%s\",\"bytes\":%zu,\"iters\":%ld,", base_name(argv[2]), len, iters);
+    print_array("engine", eng, n);
+    printf(",");
+    print_array("floor", flo, n);
+    printf("}\n");
+    free(text);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* steps: per-step cost of a walk vs jansson parsing the answer + dumping the new state */
+
+static int cmd_steps(int argc, char **argv) {
+    if (argc < 6) return 1;
+    double compile_s;
+    stepkit_task *task = compile_file(argv[2], &compile_s);
+    walk_t w = load_walk(argv[3]);
+    size_t max = (size_t)atol(argv[4]);
+    double budget = atof(argv[5]);
+    if (max == 0 || max > w.count) max = w.count;
+    double start = now();
+
+    /* first walk: verified against the walk file; keeps each new state for the floor; stops early
+     * (at least 5 steps) when a third of the budget is spent */
+    json_t **states = calloc(max, sizeof *states);
+    size_t state_bytes = 0, n = 0;
+    double first_sum = 0;
+    stepkit_session *s = open_session(task);
+    char *st = NULL;
+    if (stepkit_session_state(s, &st)) die("stepkit_session_state", -1);
+    for (n = 0; n < max; n++) {
+        expect_step(st, w.ids[n], n);
+        stepkit_string_free(st);
+        double a = now();
+        st = one_step(s, w.answers[n], 1);
+        first_sum += now() - a;
+        json_error_t err;
+        states[n] = json_loads(st, 0, &err);
+        state_bytes += strlen(st);
+        if (n + 1 >= 5 && now() - start > budget / 3) { n++; break; }
+    }
+    int finished = strstr(st, "\"status\":\"finished\"") != NULL;
+    stepkit_string_free(st);
+    stepkit_session_free(s);
+
+    enum { MAXS = 64 };
+    double eng[MAXS], flo[MAXS];
+    int ns = 0;
+    eng[ns] = first_sum / n;
+    /* floor, repeated to last >= 20 ms */
+    long reps = 1;
+    json_error_t err;
+    for (;;) {
+        double a = now();
+        for (long r = 0; r < reps; r++)
+            for (size_t i = 0; i < n; i++) {
+                if (w.answers[i]) {
+                    json_t *ans = json_loads(w.answers[i], JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &err);
+                    json_decref(ans);
+                }
+                char *d = json_dumps(states[i], JSON_COMPACT);
+                free(d);
+            }
+        double el = now() - a;
+        if (el >= 0.02 || reps >= (1L << 20)) {
+            if (ns == 0) flo[0] = el / (double)(reps * n);
+            break;
+        }
+        reps *= 2;
+    }
+    ns = 1;
+    /* the later walks also time set_answer and go_forward apart */
+    double set_part[MAXS], fwd_part[MAXS];
+    int nparts = 0;
+    while (ns < MAXS && (ns < 3 || now() - start < budget) && ns < 25) {
+        s = open_session(task);
+        double sum = 0, set_sum = 0, fwd_sum = 0;
+        for (size_t i = 0; i < n; i++) {
+            char *out = NULL;
+            int rc;
+            double a = now();
+            if (w.answers[i]) {
+                if ((rc = stepkit_session_set_answer(s, w.answers[i], NULL))) die("stepkit_session_set_answer", rc);
+            }
+            double b = now();
+            if ((rc = stepkit_session_go_forward(s, &out))) die("stepkit_session_go_forward", rc);
+            stepkit_string_free(out);
+            double c = now();
+            sum += c - a;
+            set_sum += b - a;
+            fwd_sum += c - b;
+        }
+        stepkit_session_free(s);
+        eng[ns] = sum / n;
+        set_part[nparts] = set_sum / n;
+        fwd_part[nparts] = fwd_sum / n;
+        nparts++;
+        double a = now();
+        for (long r = 0; r < reps; r++)
+            for (size_t i = 0; i < n; i++) {
+                if (w.answers[i]) {
+                    json_t *ans = json_loads(w.answers[i], JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &err);
+                    json_decref(ans);
+                }
+                char *d = json_dumps(states[i], JSON_COMPACT);
+                free(d);
+            }
+        flo[ns] = (now() - a) / (double)(reps * n);
+        ns++;
+    }
+    printf("{\"figure\":\"steps\",\"task\":\"%s\",\"steps\":%zu,\"walk\":%zu,\"finished\":%s,"
+           "\"stateBytes\":%.1f,\"compileSeconds\":%.6f,",
+           base_name(argv[2]), n, w.count, finished ? "true" : "false", (double)state_bytes / n, compile_s);
+    print_array("engine", eng, ns);
+    printf(",");
+    print_array("floor", flo, ns);
+    printf(",");
+    print_array("setAnswerPerStep", set_part, nparts);
+    printf(",");
+    print_array("goForwardPerStep", fwd_part, nparts);
+    printf("}\n");
+    for (size_t i = 0; i < n; i++) json_decref(states[i]);
+    free(states);
+    stepkit_task_free(task);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* scaling: per-step cost on a big task vs a small one, samples interleaved in one process so
+ * that the machine's load affects both alike. A sample of the big task walks its first MAX
+ * steps on a new session; a sample of the small task walks whole sessions until it has taken
+ * as many steps. */
+
+static double walk_steps(stepkit_task *task, walk_t *w, size_t steps, int verify) {
+    double sum = 0;
+    size_t done = 0;
+    while (done < steps) {
+        stepkit_session *s = open_session(task);
+        char *st = NULL;
+        if (verify && stepkit_session_state(s, &st)) die("stepkit_session_state", -1);
+        for (size_t i = 0; i < w->count && done < steps; i++, done++) {
+            if (verify) { expect_step(st, w->ids[i], i); stepkit_string_free(st); }
+            double a = now();
+            st = one_step(s, w->answers[i], verify);
+            sum += now() - a;
+        }
+        if (verify) stepkit_string_free(st);
+        stepkit_session_free(s);
+    }
+    return sum / (double)steps;
+}
+
+static int cmd_scaling(int argc, char **argv) {
+    if (argc < 8) return 1;
+    double small_compile, big_compile;
+    stepkit_task *small = compile_file(argv[2], &small_compile);
+    walk_t ws = load_walk(argv[3]);
+    stepkit_task *big = compile_file(argv[4], &big_compile);
+    walk_t wb = load_walk(argv[5]);
+    size_t steps = (size_t)atol(argv[6]);
+    double budget = atof(argv[7]);
+    if (steps == 0 || steps > wb.count) steps = wb.count;
+    /* verified walks first (not counted) */
+    walk_steps(small, &ws, ws.count, 1);
+    walk_steps(big, &wb, steps < 200 ? steps : 200, 1);
+    enum { MAXS = 64 };
+    double eb[MAXS], es[MAXS];
+    int n = 0;
+    double start = now();
+    while (n < MAXS && (n < 3 || now() - start < budget) && n < 25) {
+        es[n] = walk_steps(small, &ws, steps, 0);
+        eb[n] = walk_steps(big, &wb, steps, 0);
+        n++;
+    }
+    printf("{\"figure\":\"scaling\",\"task\":\"%s\",\"small\":\"%s\",\"steps\":%zu,\"walk\":%zu,"
+           "\"compileSeconds\":%.6f,", base_name(argv[4]), base_name(argv[2]), steps, wb.count, big_compile);
+    print_array("engine", eb, n);
+    printf(",");
+    print_array("floor", es, n);
+    printf("}\n");
+    stepkit_task_free(small);
+    stepkit_task_free(big);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* saverestore: a session with every answer of the walk but the last entry */
+
+static size_t count_answers(const char *answer) {
+    if (!answer) return 0;
+    json_error_t err;
+    json_t *a = json_loads(answer, JSON_DECODE_ANY, &err);
+    size_t n = json_is_object(a) ? json_object_size(a) : 1;
+    json_decref(a);
+    return n;
+}
+
+static int cmd_saverestore(int argc, char **argv) {
+    if (argc < 5) return 1;
+    stepkit_task *task = compile_file(argv[2], NULL);
+    walk_t w = load_walk(argv[3]);
+    double budget = atof(argv[4]);
+    stepkit_session *s = open_session(task);
+    size_t answers = 0;
+    double a0 = now();
+    for (size_t i = 0; i + 1 < w.count; i++) {
+        one_step(s, w.answers[i], 0);
+        answers += count_answers(w.answers[i]);
+    }
+    double walk_s = now() - a0;
+    char *st = NULL;
+    if (stepkit_session_state(s, &st)) die("stepkit_session_state", -1);
+    expect_step(st, w.ids[w.count - 1], w.count - 1);
+    stepkit_string_free(st);
+
+    char *saved = NULL;
+    int rc = stepkit_session_save(s, &saved);
+    if (rc) die("stepkit_session_save", rc);
+    size_t saved_len = strlen(saved);
+    json_error_t err;
+    json_t *doc = json_loads(saved, JSON_REJECT_DUPLICATES, &err);
+    if (!doc) { fprintf(stderr, "bench: saved data is not JSON: %s\n", err.text); return 2; }
+    /* the restored session must save the same data (modulo nothing: same clock readings) */
+    stepkit_session *r = NULL;
+    if ((rc = stepkit_session_restore(task, saved, NULL, &r))) die("stepkit_session_restore", rc);
+    char *again = NULL;
+    stepkit_session_save(r, &again);
+    int same = strcmp(again, saved) == 0;
+    stepkit_string_free(again);
+    stepkit_session_free(r);
+
+    enum { MAXS = 64 };
+    double es[MAXS], fs[MAXS], er[MAXS], fr[MAXS];
+    int n = 0;
+    double start = now();
+    while (n < MAXS && (n < 5 || now() - start < budget) && n < 31) {
+        char *out = NULL;
+        double a = now();
+        if ((rc = stepkit_session_save(s, &out))) die("stepkit_session_save", rc);
+        stepkit_string_free(out);
+        double b = now();
+        char *d = json_dumps(doc, JSON_COMPACT);
+        free(d);
+        double c = now();
+        if ((rc = stepkit_session_restore(task, saved, NULL, &r))) die("stepkit_session_restore", rc);
+        stepkit_session_free(r);
+        double e = now();
+        json_t *p = json_loads(saved, JSON_REJECT_DUPLICATES, &err);
+        json_decref(p);
+        double f = now();
+        es[n] = b - a; fs[n] = c - b; er[n] = e - c; fr[n] = f - e;
+        n++;
+    }
+    printf("{\"figure\":\"save\",\"task\":\"%s\",\"answers\":%zu,\"bytes\":%zu,\"walkSeconds\":%.6f,\"roundTrip\":%s,",
+           base_name(argv[2]), answers, saved_len, walk_s, same ? "true" : "false");
+    print_array("engine", es, n); printf(","); print_array("floor", fs, n); printf("}\n");
+    printf("{\"figure\":\"restore\",\"task\":\"%s\",\"answers\":%zu,\"bytes\":%zu,", base_name(argv[2]), answers, saved_len);
+    print_array("engine", er, n); printf(","); print_array("floor", fr, n); printf("}\n");
+    double esr[MAXS], fsr[MAXS];
+    for (int i = 0; i < n; i++) { esr[i] = es[i] + er[i]; fsr[i] = fs[i] + fr[i]; }
+    printf("{\"figure\":\"saverestore\",\"task\":\"%s\",\"answers\":%zu,\"bytes\":%zu,", base_name(argv[2]), answers, saved_len);
+    print_array("engine", esr, n); printf(","); print_array("floor", fsr, n); printf("}\n");
+    json_decref(doc);
+    stepkit_string_free(saved);
+    stepkit_session_free(s);
+    stepkit_task_free(task);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* memory: malloc'd bytes (mallinfo2) and RSS (/proc/self/statm) deltas */
+
+static long rss_bytes(void) {
+    long size = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%ld %ld", &size, &resident) != 2) resident = 0;
+        fclose(f);
+    }
+    return resident * sysconf(_SC_PAGESIZE);
+}
+
+static long heap_bytes(void) {
+    struct mallinfo2 mi = mallinfo2();
+    return (long)(mi.uordblks + mi.hblkhd);
+}
+
+static int cmd_memory(int argc, char **argv) {
+    if (argc < 7) return 1;
+    char *text = read_file(argv[2], NULL);
+    walk_t w = load_walk(argv[3]);
+    long nsessions = atol(argv[4]), nanswered = atol(argv[5]);
+    size_t entries = (size_t)atol(argv[6]);
+    if (entries > w.count) entries = w.count;
+    stepkit_session **ss = calloc((size_t)nsessions, sizeof *ss);
+    /* warm the library (lazy runtime init, thread-locals) on a throwaway task and session */
+    {
+        stepkit_task *t0 = NULL;
+        if (stepkit_task_compile(text, &t0)) die("stepkit_task_compile", -1);
+        stepkit_session *s0 = open_session(t0);
+        one_step(s0, w.answers[0], 0);
+        stepkit_session_free(s0);
+        stepkit_task_free(t0);
+    }
+    malloc_trim(0);
+    long h0 = heap_bytes(), r0 = rss_bytes();
+    stepkit_task *task = NULL;
+    int rc = stepkit_task_compile(text, &task);
+    if (rc) die("stepkit_task_compile", rc);
+    long h1 = heap_bytes(), r1 = rss_bytes();
+    double a = now();
+    for (long i = 0; i < nsessions; i++) ss[i] = open_session(task);
+    double open_s = (now() - a) / nsessions;
+    long h2 = heap_bytes(), r2 = rss_bytes();
+    size_t answers = 0;
+    a = now();
+    for (long i = 0; i < nanswered && i < nsessions; i++)
+        for (size_t e = 0; e < entries; e++) {
+            one_step(ss[i], w.answers[e], 0);
+            if (i == 0) answers += count_answers(w.answers[e]);
+        }
+    double answered_s = now() - a;
+    long h3 = heap_bytes(), r3 = rss_bytes();
+    a = now();
+    for (long i = 0; i < nsessions; i++) stepkit_session_free(ss[i]);
+    double free_s = (now() - a) / nsessions;
+    long h4 = heap_bytes();
+    stepkit_task_free(task);
+    long h5 = heap_bytes();
+    printf("{\"figure\":\"memory\",\"task\":\"%s\",\"sessions\":%ld,\"taskHeapBytes\":%ld,\"taskRssBytes\":%ld,"
+           "\"sessionHeapBytes\":%.1f,\"sessionRssBytes\":%.1f,\"answeredSessions\":%ld,\"answersPerSession\":%zu,"
+           "\"answeredSessionHeapBytes\":%.1f,\"answeredSessionRssBytes\":%.1f,\"heapBytesPerAnswer\":%.1f,"
+           "\"openSeconds\":%.9f,\"freeSeconds\":%.9f,\"answeredWalkSeconds\":%.6f,"
+           "\"heapLeftAfterSessionsFree\":%ld,\"heapLeftAfterTaskFree\":%ld,\"taskJsonBytes\":%zu}\n",
+           base_name(argv[2]), nsessions, h1 - h0, r1 - r0, (double)(h2 - h1) / nsessions,
+           (double)(r2 - r1) / nsessions, nanswered, answers,
+           (double)(h2 - h1) / nsessions + (double)(h3 - h2) / (nanswered ? nanswered : 1),
+           (double)(r2 - r1) / nsessions + (double)(r3 - r2) / (nanswered ? nanswered : 1),
+           answers ? (double)(h3 - h2) / (double)(answers * (size_t)nanswered) : 0.0,
+           open_s, free_s, answered_s, h4 - h1, h5 - h0, strlen(text));
+    free(text);
+    free(ss);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* threads: two threads walking separate sessions of one task vs one thread */
+
+typedef struct {
+    stepkit_task *task;
+    walk_t *w;
+    long walks;
+    pthread_barrier_t *barrier;
+} thread_arg;
+
+static void walk_many(stepkit_task *task, walk_t *w, long walks) {
+    for (long k = 0; k < walks; k++) {
+        stepkit_session *s = open_session(task);
+        for (size_t i = 0; i < w->count; i++) one_step(s, w->answers[i], 0);
+        stepkit_session_free(s);
+    }
+}
+
+static void *thread_main(void *p) {
+    thread_arg *t = p;
+    pthread_barrier_wait(t->barrier);
+    walk_many(t->task, t->w, t->walks);
+    return NULL;
+}
+
+static double cpu_seconds(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
+           ru.ru_stime.tv_usec * 1e-6;
+}
+
+/* CPU time / wall time of the last run_threads or run_control: the cores the run really had */
+static double last_cpu_share;
+
+static double run_threads(stepkit_task *task, walk_t *w, long walks, int nthreads) {
+    pthread_t th[8];
+    thread_arg args[8];
+    pthread_barrier_t barrier;
+    pthread_barrier_init(&barrier, NULL, (unsigned)nthreads + 1);
+    for (int i = 0; i < nthreads; i++) {
+        args[i] = (thread_arg){task, w, walks, &barrier};
+        pthread_create(&th[i], NULL, thread_main, &args[i]);
+    }
+    pthread_barrier_wait(&barrier);
+    double a = now(), ca = cpu_seconds();
+    for (int i = 0; i < nthreads; i++) pthread_join(th[i], NULL);
+    double el = now() - a;
+    last_cpu_share = (cpu_seconds() - ca) / el;
+    pthread_barrier_destroy(&barrier);
+    return el;
+}
+
+/* the control: the same thread layout doing only jansson work (parse + dump the task text), to
+ * tell how much parallelism the machine gives right now (2 cores shared with other work) */
+typedef struct {
+    const char *text;
+    long reps;
+    pthread_barrier_t *barrier;
+} control_arg;
+
+static void *control_main(void *p) {
+    control_arg *c = p;
+    json_error_t err;
+    pthread_barrier_wait(c->barrier);
+    for (long i = 0; i < c->reps; i++) {
+        json_t *root = json_loads(c->text, 0, &err);
+        char *d = json_dumps(root, JSON_COMPACT);
+        free(d);
+        json_decref(root);
+    }
+    return NULL;
+}
+
+static double run_control(const char *text, long reps, int nthreads) {
+    pthread_t th[8];
+    control_arg args[8];
+    pthread_barrier_t barrier;
+    pthread_barrier_init(&barrier, NULL, (unsigned)nthreads + 1);
+    for (int i = 0; i < nthreads; i++) {
+        args[i] = (control_arg){text, reps, &barrier};
+        pthread_create(&th[i], NULL, control_main, &args[i]);
+    }
+    pthread_barrier_wait(&barrier);
+    double a = now(), ca = cpu_seconds();
+    for (int i = 0; i < nthreads; i++) pthread_join(th[i], NULL);
+    double el = now() - a;
+    last_cpu_share = (cpu_seconds() - ca) / el;
+    pthread_barrier_destroy(&barrier);
+    return el;
+}
+
+static int cmd_threads(int argc, char **argv) {
+    if (argc < 5) return 1;
+    char *text = read_file(argv[2], NULL);
+    stepkit_task *task = compile_file(argv[2], NULL);
+    walk_t w = load_walk(argv[3]);
+    double budget = atof(argv[4]);
+    /* calibrate: walks per thread so that one thread works ~0.4 s; control likewise */
+    double one = run_threads(task, &w, 1, 1);
+    long walks = (long)(0.4 / (one > 1e-6 ? one : 1e-6)) + 1;
+    double c1 = run_control(text, 5, 1) / 5;
+    long creps = (long)(0.2 / (c1 > 1e-6 ? c1 : 1e-6)) + 1;
+    enum { MAXS = 32 };
+    double t1[MAXS], t2[MAXS], ratio[MAXS], cratio[MAXS], cpu2[MAXS], ccpu2[MAXS];
+    int n = 0;
+    double start = now();
+    while (n < MAXS && (n < 3 || now() - start < budget) && n < 9) {
+        double k1 = run_control(text, creps, 1);
+        double k2 = run_control(text, creps, 2);
+        ccpu2[n] = last_cpu_share;
+        cratio[n] = 2.0 * k1 / k2;
+        t1[n] = run_threads(task, &w, walks, 1);
+        t2[n] = run_threads(task, &w, walks, 2);
+        cpu2[n] = last_cpu_share;
+        /* throughput of 2 threads / throughput of 1: (2*walks/t2) / (walks/t1) */
+        ratio[n] = 2.0 * t1[n] / t2[n];
+        t1[n] /= (double)(walks * w.count);
+        t2[n] /= (double)(2 * walks * w.count);
+        n++;
+    }
+    double lo[3];
+    getloadavg(lo, 3);
+    printf("{\"figure\":\"threads\",\"task\":\"%s\",\"walksPerThread\":%ld,\"stepsPerWalk\":%zu,\"loadavg\":%.2f,",
+           base_name(argv[2]), walks, w.count, lo[0]);
+    print_array("ratio", ratio, n); printf(",");
+    print_array("controlRatio", cratio, n); printf(",");
+    print_array("cpuShare2", cpu2, n); printf(",");
+    print_array("controlCpuShare2", ccpu2, n); printf(",");
+    print_array("oneThreadStep", t1, n); printf(",");
+    print_array("twoThreadStep", t2, n);
+    printf("}\n");
+    stepkit_task_free(task);
+    free(text);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* profile: for callgrind --instr-atstart=no; instruments only ENTRIES steps of the walk */
+
+static int cmd_profile(int argc, char **argv) {
+    if (argc < 5) return 1;
+    stepkit_task *task = compile_file(argv[2], NULL);
+    walk_t w = load_walk(argv[3]);
+    size_t n = (size_t)atol(argv[4]);
+    if (n == 0 || n > w.count) n = w.count;
+    stepkit_session *s = open_session(task);
+    one_step(s, w.answers[0], 0); /* warm: first-call work stays out of the profile */
+    CALLGRIND_ZERO_STATS;
+    CALLGRIND_START_INSTRUMENTATION;
+    for (size_t i = 1; i < n; i++) one_step(s, w.answers[i], 0);
+    CALLGRIND_STOP_INSTRUMENTATION;
+    fprintf(stderr, "profiled %zu steps of %s\n", n - 1, base_name(argv[2]));
+    stepkit_session_free(s);
+    stepkit_task_free(task);
+    return 0;
+}
+
+/* profile-compile TASK N: instruments N compiles (+ frees) of the task */
+static int cmd_profile_compile(int argc, char **argv) {
+    if (argc < 4) return 1;
+    char *text = read_file(argv[2], NULL);
+    long n = atol(argv[3]);
+    stepkit_task *t = NULL;
+    if (stepkit_task_compile(text, &t)) die("stepkit_task_compile", -1);
+    stepkit_task_free(t);
+    CALLGRIND_ZERO_STATS;
+    CALLGRIND_START_INSTRUMENTATION;
+    for (long i = 0; i < n; i++) {
+        if (stepkit_task_compile(text, &t)) die("stepkit_task_compile", -1);
+        stepkit_task_free(t);
+    }
+    CALLGRIND_STOP_INSTRUMENTATION;
+    free(text);
+    return 0;
+}
+
+/* profile-save TASK WALK: walks all but the last entry, then instruments one save and one
+ * restore (+ free) of the session */
+static int cmd_profile_save(int argc, char **argv) {
+    if (argc < 4) return 1;
+    stepkit_task *task = compile_file(argv[2], NULL);
+    walk_t w = load_walk(argv[3]);
+    stepkit_session *s = open_session(task), *r = NULL;
+    for (size_t i = 0; i + 1 < w.count; i++) one_step(s, w.answers[i], 0);
+    char *saved = NULL;
+    if (stepkit_session_save(s, &saved)) die("stepkit_session_save", -1);
+    stepkit_string_free(saved);
+    CALLGRIND_ZERO_STATS;
+    CALLGRIND_START_INSTRUMENTATION;
+    if (stepkit_session_save(s, &saved)) die("stepkit_session_save", -1);
+    if (stepkit_session_restore(task, saved, NULL, &r)) die("stepkit_session_restore", -1);
+    stepkit_session_free(r);
+    CALLGRIND_STOP_INSTRUMENTATION;
+    stepkit_string_free(saved);
+    stepkit_session_free(s);
+    stepkit_task_free(task);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    int rc = 1;
+    if (argc >= 2) {
+        if (!strcmp(argv[1], "compile")) rc = cmd_compile(argc, argv);
+        else if (!strcmp(argv[1], "steps")) rc = cmd_steps(argc, argv);
+        else if (!strcmp(argv[1], "saverestore")) rc = cmd_saverestore(argc, argv);
+        else if (!strcmp(argv[1], "scaling")) rc = cmd_scaling(argc, argv);
+        else if (!strcmp(argv[1], "memory")) rc = cmd_memory(argc, argv);
+        else if (!strcmp(argv[1], "threads")) rc = cmd_threads(argc, argv);
+        else if (!strcmp(argv[1], "profile")) rc = cmd_profile(argc, argv);
+        else if (!strcmp(argv[1], "profile-compile")) rc = cmd_profile_compile(argc, argv);
+        else if (!strcmp(argv[1], "profile-save")) rc = cmd_profile_save(argc, argv);
+    }
+    if (rc == 1) fprintf(stderr, "usage: see the comment at the top of benchmarks/bench.c\n");
+    return rc;
+}

@@ -1,0 +1,298 @@
+#!/usr/bin/env python3
+"""StepKit's benchmark suite: builds the release library, runs the C and Python drivers, prints
+the table (see benchmarks/README.md). Run it as `bash benchmarks/run` from the repository.
+
+Options:
+  --no-build       reuse the library copied by the last run (.build-bench/lib/libstepkit.so)
+  --lib PATH       benchmark this libstepkit.so instead of building one
+  --quick          smaller budgets (about a minute; numbers are noisier)
+Everything generated (library copy, drivers, tasks, results.json, table.md) goes to .build-bench/
+(gitignored).
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH = os.path.join(ROOT, "benchmarks")
+OUT = os.path.join(ROOT, ".build-bench")
+SCRATCH = os.path.join(ROOT, ".build-release")
+BUILD = ["swift", "build", "-c", "release", "--product", "stepkit", "-Xswiftc", "-static-stdlib",
+         "--scratch-path", SCRATCH]
+
+
+def log(msg):
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def build_library(args):
+    """Returns (path of the library to benchmark, where it came from)."""
+    lib_dir = os.path.join(OUT, "lib")
+    os.makedirs(lib_dir, exist_ok=True)
+    target = os.path.join(lib_dir, "libstepkit.so")
+    if args.lib:
+        shutil.copy2(args.lib, target)
+        return target, f"given: {args.lib}"
+    if args.no_build:
+        if not os.path.exists(target):
+            sys.exit("bench: --no-build but no library in .build-bench/lib: run without it once")
+        return target, "reused from the last run"
+    built = os.path.join(SCRATCH, "release", "libstepkit.so")
+    origin = "built now"
+    for attempt in range(3):
+        log("building the release library: " + " ".join(BUILD[:-1]) + " .build-release")
+        t0 = time.time()
+        proc = subprocess.run(BUILD, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True)
+        if proc.returncode == 0:
+            log(f"built in {time.time() - t0:.0f} s")
+            break
+        log("build failed (the engine may be mid-edit):\n" + proc.stdout[-1500:])
+        if attempt < 2:
+            log("retrying in 30 s")
+            time.sleep(30)
+    else:
+        if os.path.exists(target):
+            log("WARNING: using the library of the last benchmark run")
+            return target, "WARNING: build failed; library of the last benchmark run"
+        if not os.path.exists(built):
+            sys.exit("bench: the release build fails")
+        log("WARNING: using the last successful build in .build-release")
+        origin = "WARNING: build failed; last successful build in .build-release"
+    # a private copy: the engine may be rebuilt while the benchmark runs
+    shutil.copy2(built, target + ".tmp")
+    os.replace(target + ".tmp", target)
+    return target, origin
+
+
+def build_drivers(lib):
+    cc = os.environ.get("CC", "cc")
+    lib_dir = os.path.dirname(lib)
+    inc = os.path.join(ROOT, "include")
+    cmds = [
+        [cc, "-O2", "-Wall", "-I" + inc, os.path.join(BENCH, "bench.c"), "-o",
+         os.path.join(OUT, "bench"), "-L" + lib_dir, "-lstepkit", "-ljansson", "-lpthread",
+         "-Wl,-rpath," + lib_dir],
+        [cc, "-O2", "-Wall", "-I" + inc, os.path.join(BENCH, "load.c"), "-o",
+         os.path.join(OUT, "load"), "-ldl"],
+    ]
+    for cmd in cmds:
+        subprocess.run(cmd, check=True)
+
+
+def generate_tasks():
+    gen = os.path.join(BENCH, "gen_task.py")
+    jobs = [(f"t{n}", ["--steps", str(n)]) for n in (10, 100, 1000, 100000)]
+    jobs.append(("forms", ["--forms", "500", "--items", "20"]))
+    for name, extra in jobs:
+        prefix = os.path.join(OUT, name)
+        if (os.path.exists(prefix + ".walk")
+                and os.path.getmtime(prefix + ".walk") >= os.path.getmtime(gen)):
+            continue
+        log(f"generating {name}")
+        subprocess.run([sys.executable, gen, "--seed", "1", "--out", prefix] + extra, check=True)
+
+
+def run_json(cmd, env=None):
+    log(" ".join(os.path.relpath(c, ROOT) if c.startswith(ROOT) else c for c in cmd))
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, env=env)
+    if proc.returncode != 0:
+        sys.exit(f"bench: {' '.join(cmd)} failed ({proc.returncode})")
+    return [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+
+
+# --------------------------------------------------------------------------------------------
+
+def fmt_time(s):
+    if s is None:
+        return "–"
+    if s < 1e-6:
+        return f"{s * 1e9:.0f} ns"
+    if s < 1e-3:
+        return f"{s * 1e6:.1f} µs"
+    if s < 1:
+        return f"{s * 1e3:.2f} ms"
+    return f"{s:.2f} s"
+
+
+def fmt_bytes(b):
+    if b < 10 * 1024:
+        return f"{b:,.0f} B"
+    if b < 10 * 1024 * 1024:
+        return f"{b / 1024:,.1f} KiB"
+    return f"{b / 1024 / 1024:,.1f} MiB"
+
+
+class Table:
+    def __init__(self):
+        self.rows = []
+
+    def add(self, figure, values, floor=None, ratio=None, target="report", ok=None, fmt=fmt_time,
+            floor_text=None):
+        values = list(values)
+        med = statistics.median(values) if values else None
+        fmed = statistics.median(floor) if floor else None
+        if ratio is None and med is not None and fmed:
+            ratio = med / fmed
+        status = "" if ok is None else ("ok" if ok(ratio if ratio is not None else med) else "MISSED")
+        self.rows.append({
+            "figure": figure, "n": len(values), "median": fmt(med) if med is not None else "–",
+            "min": fmt(min(values)) if values else "–", "max": fmt(max(values)) if values else "–",
+            "floor": floor_text if floor_text is not None else (fmt(fmed) if fmed else "–"),
+            "ratio": f"{ratio:.2f}×" if ratio is not None else "–", "target": target,
+            "status": status, "rawMedian": med, "rawRatio": ratio})
+        return med, ratio
+
+    def markdown(self):
+        head = ["figure", "n", "median", "min", "max", "floor (median)", "ratio", "target", ""]
+        keys = ["figure", "n", "median", "min", "max", "floor", "ratio", "target", "status"]
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for r in self.rows:
+            lines.append("| " + " | ".join(str(r[k]) for k in keys) + " |")
+        return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description="StepKit benchmark suite")
+    ap.add_argument("--no-build", action="store_true")
+    ap.add_argument("--lib")
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    q = 0.4 if args.quick else 1.0
+    os.makedirs(OUT, exist_ok=True)
+    t_start = time.time()
+    load0 = os.getloadavg()
+    lib, lib_origin = build_library(args)
+    t_built = time.time()
+    build_drivers(lib)
+    generate_tasks()
+    bench = os.path.join(OUT, "bench")
+    P = lambda name: os.path.join(OUT, name)  # noqa: E731
+    results = []
+
+    # compile
+    for name, budget, mins in (("t10", 2, 3), ("t1000", 5, 3), ("t100000", 10, 1)):
+        results += run_json([bench, "compile", P(name + ".json"), str(budget * q), str(mins)])
+    # steps: C, per task size
+    results += run_json([bench, "steps", P("t10.json"), P("t10.walk"), "0", str(2 * q)])
+    results += run_json([bench, "steps", P("t100.json"), P("t100.walk"), "0", str(5 * q)])
+    results += run_json([bench, "steps", P("t1000.json"), P("t1000.walk"), "0", str(12 * q)])
+    # per-step scaling: 100,000-step vs 100-step task, interleaved in one process
+    results += run_json([bench, "scaling", P("t100.json"), P("t100.walk"), P("t100000.json"),
+                         P("t100000.walk"), "2000", str(16 * q)])
+    # steps: Python
+    env = dict(os.environ, STEPKIT_LIBRARY=lib,
+               PYTHONPATH=os.path.join(ROOT, "bindings", "python", "src"))
+    results += run_json([sys.executable, os.path.join(BENCH, "bench_py.py"), P("t1000.json"),
+                         P("t1000.walk"), str(12 * q)], env=env)
+    # save / restore, memory, threads, load
+    results += run_json([bench, "saverestore", P("forms.json"), P("forms.walk"), str(6 * q)])
+    results += run_json([bench, "memory", P("t100.json"), P("t100.walk"), "10000", "1000", "10"])
+    results += run_json([bench, "threads", P("t100.json"), P("t100.walk"), str(10 * q)])
+    loads = []
+    for _ in range(7):
+        loads += run_json([os.path.join(OUT, "load"), lib, P("t10.json")])
+    results += loads
+    load1 = os.getloadavg()
+
+    # ---------------------------------------------------------------------------------------
+    by = {}
+    for r in results:
+        by.setdefault((r["figure"], r.get("task")), r)
+    t = Table()
+    le = lambda k: (lambda x: x is not None and x <= k)  # noqa: E731
+    for name, label in (("t10", "10"), ("t1000", "1,000"), ("t100000", "100,000")):
+        r = by[("compile", name + ".json")]
+        t.add(f"compile, {label}-step task ({fmt_bytes(r['bytes'])}; {r['iters']}×/sample)",
+              r["engine"], r["floor"], target="≤ 2× floor", ok=le(2))
+    c_step = by[("steps", "t1000.json")]
+    c_med, _ = t.add(f"C step, 1,000-step task (set_answer + go_forward; {c_step['steps']} steps/walk, "
+                     f"state {c_step['stateBytes']:.0f} B)",
+                     c_step["engine"], c_step["floor"], target="≤ 3× floor", ok=le(3))
+    py = by[("pystep", "t1000.json")]
+    t.add("Python step, 1,000-step task (set_answer + forward)", py["engine"],
+          ratio=statistics.median(py["engine"]) / c_med, floor_text="C step " + fmt_time(c_med),
+          target="report (ratio to C step)")
+    s10 = by[("steps", "t10.json")]
+    t.add(f"C step, 10-step task ({s10['steps']} steps/walk)", s10["engine"], s10["floor"])
+    s100 = by[("steps", "t100.json")]
+    m100, _ = t.add(f"C step, 100-step task ({s100['steps']} steps/walk)", s100["engine"],
+                    s100["floor"])
+    sc = by[("scaling", "t100000.json")]
+    t.add(f"C step, 100,000-step task (first {sc['steps']:,} steps of {sc['walk']:,}) vs 100-step "
+          f"task (whole walks, {sc['steps']:,} steps), interleaved", sc["engine"], sc["floor"],
+          floor_text="100-step " + fmt_time(statistics.median(sc["floor"])),
+          target="≤ 1.25× 100-step", ok=le(1.25))
+    for fig, label in (("save", "save"), ("restore", "restore"), ("saverestore", "save + restore")):
+        r = by[(fig, "forms.json")]
+        t.add(f"{label}, {r['answers']:,} answers ({fmt_bytes(r['bytes'])})", r["engine"], r["floor"],
+              target="≤ 2× floor", ok=le(2))
+    mem = by[("memory", "t100.json")]
+    t.add(f"memory per open session ({mem['sessions']:,} on the 100-step task; heap)",
+          [mem["sessionHeapBytes"]], fmt=fmt_bytes, floor_text="RSS " + fmt_bytes(mem["sessionRssBytes"]),
+          target="≤ 4 KiB + answers", ok=lambda x: x is not None and x <= 4096)
+    t.add(f"memory per answer ({mem['answeredSessions']:,} sessions × first 10 steps = "
+          f"{mem['answersPerSession']} answers each; heap)",
+          [mem["heapBytesPerAnswer"]], fmt=fmt_bytes,
+          floor_text=f"session + answers {fmt_bytes(mem['answeredSessionHeapBytes'])}")
+    t.add(f"compiled 100-step task size (heap; task JSON {fmt_bytes(mem['taskJsonBytes'])})",
+          [mem["taskHeapBytes"]], fmt=fmt_bytes, floor_text="RSS " + fmt_bytes(mem["taskRssBytes"]))
+    th = by[("threads", "t100.json")]
+    t.add(f"2 threads / 1 thread throughput (100-step task; load avg {th['loadavg']})", th["ratio"],
+          ratio=statistics.median(th["ratio"]), fmt=lambda x: f"{x:.2f}×",
+          floor_text=f"jansson control {statistics.median(th['controlRatio']):.2f}×; CPU/wall with 2 "
+                     f"threads: engine {statistics.median(th['cpuShare2']):.2f}, control "
+                     f"{statistics.median(th['controlCpuShare2']):.2f}",
+          target="≥ 1.8×", ok=lambda x: x is not None and x >= 1.8)
+    t.add("library load (dlopen RTLD_NOW)", [r["dlopen"] for r in loads])
+    t.add("first call (stepkit_version)", [r["firstCall"] for r in loads])
+    t.add("first compile + open + state (10-step task)", [r["firstTask"] for r in loads],
+          [r["warmTask"] for r in loads], floor_text=None)
+    t.rows[-1]["floor"] = "warm " + t.rows[-1]["floor"]
+
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    with open(lib, "rb") as f:
+        lib_sha = hashlib.sha256(f.read()).hexdigest()[:12]
+    git = subprocess.run(["git", "-C", ROOT, "log", "-1", "--format=%h %cI"], stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, text=True).stdout.strip()
+    header = (f"StepKit benchmarks — {time.strftime('%Y-%m-%d %H:%M %Z')}; {os.cpu_count()} CPUs "
+              f"({cpu}); load average {load0[0]:.2f} at start, {load1[0]:.2f} at end; library "
+              f"{os.path.relpath(lib, ROOT)} sha256 {lib_sha} ({lib_origin}); git HEAD {git} "
+              f"(+ working tree); build {t_built - t_start:.0f} s, benchmarks {time.time() - t_built:.0f} s")
+    notes = []
+    for r in (s10, s100, c_step):
+        if r.get("setAnswerPerStep"):
+            notes.append(f"C step on {r['task']}: set_answer {fmt_time(statistics.median(r['setAnswerPerStep']))}"
+                         f" + go_forward {fmt_time(statistics.median(r['goForwardPerStep']))} per step "
+                         f"(medians; set_answer's time averaged over every step, answered or not).")
+    if mem["heapLeftAfterTaskFree"] > 4096:
+        notes.append(f"heap still allocated after every session and the task were freed: "
+                     f"{fmt_bytes(mem['heapLeftAfterTaskFree'])} (after sessions only: "
+                     f"{fmt_bytes(mem['heapLeftAfterSessionsFree'])}).")
+    sr = by[("save", "forms.json")]
+    if not sr["roundTrip"]:
+        notes.append("save → restore → save did not give the same data.")
+    md = header + "\n\n" + t.markdown() + ("\n\n" + "\n".join("- " + n for n in notes) if notes else "")
+    print(md)
+    with open(os.path.join(OUT, "table.md"), "w", encoding="utf-8") as f:
+        f.write(md + "\n")
+    with open(os.path.join(OUT, "results.json"), "w", encoding="utf-8") as f:
+        json.dump({"header": header, "rows": t.rows, "raw": results}, f, indent=1)
+    log(f"done in {time.time() - t_start:.0f} s; table in .build-bench/table.md, raw in "
+        ".build-bench/results.json")
+
+
+if __name__ == "__main__":
+    main()
