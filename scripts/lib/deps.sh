@@ -1,0 +1,117 @@
+# scripts/lib/deps.sh — shared by scripts/test and scripts/demo (sourced, not run).
+#
+# stepkit_section TITLE          prints a section header (on stderr)
+# stepkit_install_deps [pytest]  installs what the build needs and is missing: jansson's headers,
+#                                libcrypto's (when Sources/CCrypto exists), cmake, ninja,
+#                                pkg-config, a C and a C++ compiler, binutils, python3 (and
+#                                pytest with the argument "pytest"). On Debian/Ubuntu
+#                                through apt-get (one update, then one install, with sudo when not
+#                                root); elsewhere it names what is missing and fails.
+# stepkit_cmake_build DIR [TARGET...]
+#                                configures DIR with CMake + Ninja (Release) unless it is already
+#                                configured, then builds TARGETs (default: everything).
+
+stepkit_section() {
+    if [ -t 2 ]; then
+        printf '\n\033[1m==> %s\033[0m\n' "$*" >&2
+    else
+        printf '\n==> %s\n' "$*" >&2
+    fi
+}
+
+stepkit_as_root() {
+    if [ "$(id -u)" -eq 0 ]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo "$@"
+    else
+        echo "error: '$*' needs root, and sudo is not available" >&2
+        return 1
+    fi
+}
+
+STEPKIT_APT_UPDATED=${STEPKIT_APT_UPDATED:-0}
+
+stepkit_apt_install() {
+    if ! command -v apt-get >/dev/null 2>&1; then
+        echo "error: missing: $* (no apt-get here: install them with your package manager)" >&2
+        return 1
+    fi
+    if [ "$STEPKIT_APT_UPDATED" -eq 0 ]; then
+        echo "apt-get update" >&2
+        stepkit_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q >&2
+        STEPKIT_APT_UPDATED=1
+    fi
+    echo "apt-get install -y $*" >&2
+    stepkit_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" >&2
+}
+
+stepkit_have() {
+    command -v "$1" >/dev/null 2>&1
+}
+
+stepkit_install_deps() {
+    local want_pytest=${1:-}
+    local missing=()
+
+    if ! stepkit_have swift; then
+        echo "error: swift is not on PATH: install the Swift toolchain (https://www.swift.org/install)" >&2
+        return 1
+    fi
+    if stepkit_have dpkg; then
+        dpkg -s libjansson-dev >/dev/null 2>&1 || missing+=(libjansson-dev)
+    elif ! { stepkit_have pkg-config && pkg-config --exists jansson; }; then
+        missing+=(libjansson-dev)
+    fi
+    # OpenSSL's libcrypto, when the engine imports it (Sources/CCrypto, as in Package.swift).
+    if [ -d Sources/CCrypto ]; then
+        if stepkit_have dpkg; then
+            dpkg -s libssl-dev >/dev/null 2>&1 || missing+=(libssl-dev)
+        elif ! { stepkit_have pkg-config && pkg-config --exists libcrypto; }; then
+            missing+=(libssl-dev)
+        fi
+    fi
+    stepkit_have cmake || missing+=(cmake)
+    stepkit_have ninja || missing+=(ninja-build)
+    stepkit_have pkg-config || missing+=(pkg-config)
+    stepkit_have python3 || missing+=(python3)
+    { stepkit_have readelf && stepkit_have nm; } || missing+=(binutils)
+    # The Swift toolchain brings clang, which CMake accepts as the C compiler.
+    stepkit_have cc || stepkit_have gcc || stepkit_have clang || missing+=(gcc)
+    stepkit_have g++ || stepkit_have c++ || stepkit_have clang++ || missing+=(g++)
+
+    if [ "${#missing[@]}" -gt 0 ]; then
+        stepkit_apt_install "${missing[@]}"
+    else
+        echo "build dependencies: all present" >&2
+    fi
+
+    if [ "$want_pytest" = pytest ] && ! python3 -c 'import pytest' >/dev/null 2>&1; then
+        # A Debian system Python refuses pip installs (PEP 668): take its packaged pytest.
+        if python3 -c 'import sys, sysconfig, os; sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))' \
+           && stepkit_have apt-get; then
+            stepkit_apt_install python3-pytest
+        elif python3 -m pip --version >/dev/null 2>&1; then
+            echo "pip install pytest" >&2
+            python3 -m pip install --quiet pytest >&2
+        else
+            stepkit_apt_install python3-pytest
+        fi
+    fi
+}
+
+stepkit_cmake_build() {
+    local dir=$1
+    shift
+    # (Explicit returns: set -e does not apply when the caller tests this function's status.)
+    if [ -f "$dir/CMakeCache.txt" ]; then
+        cmake -S . -B "$dir" >&2 || return
+    else
+        cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >&2 || return
+    fi
+    if [ "$#" -gt 0 ]; then
+        cmake --build "$dir" --target "$@" >&2 || return
+    else
+        cmake --build "$dir" >&2 || return
+    fi
+}
