@@ -3,8 +3,9 @@
 # stepkit_section TITLE          prints a section header (on stderr)
 # stepkit_install_deps [pytest]  installs what the build needs and is missing: jansson's headers,
 #                                libcrypto's (when Sources/CCrypto exists), cmake, ninja,
-#                                pkg-config, a C and a C++ compiler, binutils, python3 (and
-#                                pytest with the argument "pytest"). On Debian/Ubuntu
+#                                pkg-config, a C and a C++ compiler, binutils, python3 (and,
+#                                with the argument "pytest", what the tests need: pytest,
+#                                hypothesis, jsonschema and Graphviz). On Debian/Ubuntu
 #                                through apt-get (one update, then one install, with sudo when not
 #                                root); elsewhere it names what is missing and fails.
 # stepkit_cmake_build DIR [TARGET...]
@@ -86,17 +87,25 @@ stepkit_install_deps() {
         echo "build dependencies: all present" >&2
     fi
 
-    if [ "$want_pytest" = pytest ] && ! python3 -c 'import pytest' >/dev/null 2>&1; then
-        # A Debian system Python refuses pip installs (PEP 668): take its packaged pytest.
-        if python3 -c 'import sys, sysconfig, os; sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))' \
-           && stepkit_have apt-get; then
-            stepkit_apt_install python3-pytest
-        elif python3 -m pip --version >/dev/null 2>&1; then
-            echo "pip install pytest" >&2
-            python3 -m pip install --quiet pytest >&2
-        else
-            stepkit_apt_install python3-pytest
-        fi
+    if [ "$want_pytest" = pytest ]; then
+        # The Python tests: pytest, Hypothesis (property tests), jsonschema (the schemas), and
+        # Graphviz's dot (the navigation graph).
+        stepkit_have dot || stepkit_apt_install graphviz
+        local module package
+        for module in pytest hypothesis jsonschema; do
+            python3 -c "import $module" >/dev/null 2>&1 && continue
+            package=$module
+            # A Debian system Python refuses pip installs (PEP 668): take its packaged module.
+            if python3 -c 'import sys, sysconfig, os; sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))' \
+               && stepkit_have apt-get; then
+                stepkit_apt_install "python3-$package"
+            elif python3 -m pip --version >/dev/null 2>&1; then
+                echo "pip install $package" >&2
+                python3 -m pip install --quiet "$package" >&2
+            else
+                stepkit_apt_install "python3-$package"
+            fi
+        done
     fi
 }
 
