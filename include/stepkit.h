@@ -169,7 +169,8 @@ typedef struct stepkit_session stepkit_session;
  * over every step, already finished with reason "completed").
  *
  * `options_json` may be NULL (all defaults) or an object with these keys, all optional:
- *     "taskRunUUID": "…"   the run's UUID (8-4-4-4-12 hex digits); default: a random v4 UUID.
+ *     "taskRunUUID": "…"   the run's UUID (8-4-4-4-12 hex digits, written back in upper case
+ *                          as NSUUID writes it); default: a random v4 UUID.
  *     "additionalTaskResults": [task results]   results of other runs that predicates may read
  *                          through {"task": T, "step": S, "item": I} selectors.
  *     "integrityKey": "…"  a secret: restoration data is then signed with HMAC-SHA256 under it
@@ -284,9 +285,10 @@ int stepkit_session_state(stepkit_session *session, char **out);
 int stepkit_session_set_answer(stepkit_session *session, const char *answer_json, char **out);
 
 /* Leaves the current step for the one navigation leads to (navigation rules, skip rules); where
- * it leads to the end, finishes the task with reason "completed". Refused with STEPKIT_ESTATE (and the reasons in the error JSON) while a required
- * answer is missing or a form's answers do not agree (a confirmation that differs). On success
- * stores the new state in *out. */
+ * it leads to the end, finishes the task with reason "completed". Refused with STEPKIT_ESTATE
+ * (and the reasons in the error JSON) while a required answer is missing, a form's answers do
+ * not agree (a confirmation that differs) or an active step has not finished. On success stores
+ * the new state in *out. */
 int stepkit_session_go_forward(stepkit_session *session, char **out);
 
 /* Returns to the step visited before the current one. The current step's answers are kept to
@@ -301,9 +303,10 @@ int stepkit_session_go_backward(stepkit_session *session, char **out);
 int stepkit_session_skip(stepkit_session *session, char **out);
 
 /* Finishes the task with `reason`: "completed" (allowed only where going forward would complete
- * it: where navigation leads to the end, with the step's answers valid), "saved", "discarded", "failed" or
- * "earlyTermination". STEPKIT_EINVAL for another reason, STEPKIT_ESTATE when already finished or
- * when "completed" is not allowed. On success stores the new state in *out. */
+ * it: where navigation leads to the end, with the step's answers valid), "saved", "discarded",
+ * "failed" or "earlyTermination". Every recorder stops. STEPKIT_EINVAL for another reason,
+ * STEPKIT_ESTATE when already finished or when "completed" is not allowed. On success stores the
+ * new state in *out. */
 int stepkit_session_finish(stepkit_session *session, const char *reason, char **out);
 
 /* The task result so far (or final, once finished):
@@ -376,8 +379,8 @@ int stepkit_session_tick(stepkit_session *session, char **out);
  * earlier calls stay in their file, and the task finishes with reason "failed" unless the session
  * option "continueOnRecorderFailure" is true. STEPKIT_ESTATE when that recorder is not running;
  * STEPKIT_EINVAL / STEPKIT_EPARSE for bad arguments. On success stores the new state in *out. */
-int stepkit_session_record(stepkit_session *session, const char *recorder_id, const char *samples_json,
-                           char **out);
+int stepkit_session_record(stepkit_session *session, const char *recorder_id,
+                           const char *samples_json, char **out);
 
 /* An event callback: `event_json` is one event (see above), borrowed for the call. */
 typedef void (*stepkit_event_fn)(const char *event_json, void *user_data);
@@ -390,8 +393,8 @@ typedef void (*stepkit_free_fn)(void *user_data);
  * NULL, is called with `user_data` when the callback is replaced or removed and when the session
  * is freed. Do not replace the callback while another thread is calling into the session.
  * Returns STEPKIT_EINVAL if `session` is NULL or not live. */
-int stepkit_session_set_event_callback(stepkit_session *session, stepkit_event_fn fn, void *user_data,
-                                       stepkit_free_fn free_user_data);
+int stepkit_session_set_event_callback(stepkit_session *session, stepkit_event_fn fn,
+                                       void *user_data, stepkit_free_fn free_user_data);
 
 #ifdef __cplusplus
 }
