@@ -28,6 +28,15 @@ protocol AnswerFormatRules: Sendable {
 
 extension AnswerFormatRules {
     var unit: String? { nil }
+
+    /// Reports `key` (a default: where the host's picker starts) when it is not a valid answer
+    /// of this format. Defaults are checked when the task is compiled, not kept as answers.
+    func checkDefault(_ key: String, in r: FieldReader) {
+        guard let value = r.value(key) else { return }
+        do throws(AnswerRejection) { _ = try validate(value, previous: nil) } catch {
+            r.diagnostics.error("defaultOutOfRange", "\"\(key)\" is not a valid answer: " + error.message, at: r.path.key(key))
+        }
+    }
 }
 
 /// A compiled answer format: its rules plus what every format shares.

@@ -31,11 +31,7 @@ struct DateFormat: AnswerFormatRules {
             d.error("minimumAboveMaximum", "\"minimumDate\" is after \"maximumDate\".", at: r.path.key("minimumDate"))
         }
         let format = DateFormat(withTime: withTime, minimum: minimum, maximum: maximum, minuteInterval: minuteInterval)
-        if let text = r.string("defaultDate") {
-            do throws(AnswerRejection) { _ = try format.validate(.string(text), previous: nil) } catch {
-                d.error("defaultOutOfRange", "\"defaultDate\" is not a valid answer: " + error.message, at: r.path.key("defaultDate"))
-            }
-        }
+        format.checkDefault("defaultDate", in: r)
         return format
     }
 
@@ -87,11 +83,7 @@ struct TimeOfDayFormat: AnswerFormatRules {
             r.diagnostics.error("invalidValue", "\"minuteInterval\" must divide 60.", at: r.path.key("minuteInterval"))
         }
         let format = TimeOfDayFormat(minuteInterval: minuteInterval)
-        if let text = r.string("defaultComponents") {
-            do throws(AnswerRejection) { _ = try format.validate(.string(text), previous: nil) } catch {
-                r.diagnostics.error("defaultOutOfRange", "\"defaultComponents\" is not a valid answer: " + error.message, at: r.path.key("defaultComponents"))
-            }
-        }
+        format.checkDefault("defaultComponents", in: r)
         return format
     }
 

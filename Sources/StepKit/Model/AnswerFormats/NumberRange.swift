@@ -34,16 +34,6 @@ struct NumberRange: Sendable {
         if let maximum, value > maximum { throw AnswerRejection("outOfRange", instruction) }
         return value
     }
-
-    /// Reports a default outside the range when the task is compiled.
-    func checkDefault(_ key: String, _ r: FieldReader) {
-        guard let value = r.object[key] else { return }
-        do throws(AnswerRejection) {
-            _ = try check(value)
-        } catch {
-            r.diagnostics.error("defaultOutOfRange", "\"\(key)\" is not a valid answer: " + error.message, at: r.path.key(key))
-        }
-    }
 }
 
 /// Reads `minimum`/`maximum`-style bounds and reports a minimum above the maximum.

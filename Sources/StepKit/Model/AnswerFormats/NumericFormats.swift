@@ -21,12 +21,7 @@ struct NumericFormat: AnswerFormatRules {
         }
         let format = NumericFormat(range: NumberRange(minimum: minimum, maximum: maximum, wholeNumbers: whole),
                                    fractionDigits: digits, unit: unit)
-        _ = r.value("defaultNumericAnswer")
-        if let value = r.object["defaultNumericAnswer"] {
-            do throws(AnswerRejection) { _ = try format.validate(value, previous: nil) } catch {
-                r.diagnostics.error("defaultOutOfRange", "\"defaultNumericAnswer\" is not a valid answer: " + error.message, at: r.path.key("defaultNumericAnswer"))
-            }
-        }
+        format.checkDefault("defaultNumericAnswer", in: r)
         return style == nil ? nil : format
     }
 
@@ -54,11 +49,10 @@ struct MeasurementFormat: AnswerFormatRules {
         if kind == .weight { _ = r.choice("numericPrecision", of: ["default", "low", "high"]) }
         let (minimum, maximum) = readBounds(r, minimumKey: "minimumValue", maximumKey: "maximumValue", whole: false)
         let defaultMax: Double = kind == .height ? 300 : 657
-        let range = NumberRange(minimum: minimum ?? 0, maximum: maximum ?? defaultMax, wholeNumbers: false,
-                                unit: kind == .height ? "cm" : "kg")
-        _ = r.value("defaultValue")
-        range.checkDefault("defaultValue", r)
-        return MeasurementFormat(range: range)
+        let format = MeasurementFormat(range: NumberRange(minimum: minimum ?? 0, maximum: maximum ?? defaultMax, wholeNumbers: false,
+                                                          unit: kind == .height ? "cm" : "kg"))
+        format.checkDefault("defaultValue", in: r)
+        return format
     }
 
     func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? {
@@ -79,10 +73,9 @@ struct AgeFormat: AnswerFormatRules {
         r.accept(strings: ["minimumAgeCustomText", "maximumAgeCustomText"])
         r.accept(bools: ["showYear", "treatMinAgeAsRange", "treatMaxAgeAsRange", "useYearForResult"])
         _ = r.integer("relativeYear", in: 1...9999)
-        let range = NumberRange(minimum: minimum ?? 0, maximum: maximum ?? 125, wholeNumbers: true, unit: "years")
-        _ = r.value("defaultValue")
-        range.checkDefault("defaultValue", r)
-        return AgeFormat(range: range)
+        let format = AgeFormat(range: NumberRange(minimum: minimum ?? 0, maximum: maximum ?? 125, wholeNumbers: true, unit: "years"))
+        format.checkDefault("defaultValue", in: r)
+        return format
     }
 
     func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? {
@@ -122,12 +115,7 @@ struct TimeIntervalFormat: AnswerFormatRules {
             r.diagnostics.error("outOfRange", "\"maximumInterval\" must be above 0.", at: r.path.key("maximumInterval"))
         }
         let format = TimeIntervalFormat(maximum: maximum, stepMinutes: step)
-        _ = r.value("defaultInterval")
-        if let value = r.object["defaultInterval"] {
-            do throws(AnswerRejection) { _ = try format.validate(value, previous: nil) } catch {
-                r.diagnostics.error("defaultOutOfRange", "\"defaultInterval\" is not a valid answer: " + error.message, at: r.path.key("defaultInterval"))
-            }
-        }
+        format.checkDefault("defaultInterval", in: r)
         return format
     }
 

@@ -31,12 +31,7 @@ struct ScaleFormat: AnswerFormatRules {
         }
         let format = ScaleFormat(range: NumberRange(minimum: Double(minimum), maximum: Double(maximum), wholeNumbers: true),
                                  minimum: minimum, step: step)
-        _ = r.value("defaultValue")
-        if let value = r.object["defaultValue"] {
-            do throws(AnswerRejection) { _ = try format.validate(value, previous: nil) } catch {
-                d.error("defaultOutOfRange", "\"defaultValue\" is not a valid answer: " + error.message, at: r.path.key("defaultValue"))
-            }
-        }
+        format.checkDefault("defaultValue", in: r)
         return format
     }
 
@@ -75,11 +70,7 @@ struct ContinuousScaleFormat: AnswerFormatRules {
             return nil
         }
         let format = ContinuousScaleFormat(range: NumberRange(minimum: minimum, maximum: maximum, wholeNumbers: false), fractionDigits: digits)
-        if let value = r.object["defaultValue"] {
-            do throws(AnswerRejection) { _ = try format.validate(value, previous: nil) } catch {
-                d.error("defaultOutOfRange", "\"defaultValue\" is not a valid answer: " + error.message, at: r.path.key("defaultValue"))
-            }
-        }
+        format.checkDefault("defaultValue", in: r)
         return format
     }
 

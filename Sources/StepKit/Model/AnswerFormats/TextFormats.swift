@@ -48,11 +48,7 @@ struct TextFormat: AnswerFormatRules {
         }
         let format = TextFormat(maximumLength: maximumLength, multipleLines: multipleLines, pattern: pattern,
                                 invalidMessage: invalidMessage ?? "")
-        if let text = r.string("defaultTextAnswer") {
-            do throws(AnswerRejection) { _ = try format.validate(.string(text), previous: nil) } catch {
-                d.error("defaultOutOfRange", "\"defaultTextAnswer\" is not a valid answer: " + error.message, at: r.path.key("defaultTextAnswer"))
-            }
-        }
+        format.checkDefault("defaultTextAnswer", in: r)
         return format
     }
 
