@@ -87,7 +87,8 @@ int stepkit_version_number(void);
 #define STEPKIT_EINVAL (-1)
 /* A JSON argument is not valid JSON: malformed text, invalid UTF-8, duplicate object keys,
  * a \u0000 escape in a string, numbers out of range (1e400), NaN or Infinity, nesting deeper
- * than 2048, or trailing text after the document. */
+ * than 2048 (the parser's own bound; shallower documents deeper than a "maxDepth" limit get
+ * STEPKIT_EINVAL "tooDeep"), or trailing text after the document. */
 #define STEPKIT_EPARSE (-2)
 /* A task definition is valid JSON but not a valid task; "errors" lists every problem. */
 #define STEPKIT_EDEFINITION (-3)
@@ -132,7 +133,8 @@ int stepkit_task_compile(const char *task_json, stepkit_task **out_task);
  *                 "maxSteps": 1000000}}
  * Past a limit, STEPKIT_EINVAL (codes "tooLarge", "tooDeep", "stringTooLong") or
  * STEPKIT_EDEFINITION ("tooManySteps"): a hostile definition cannot exhaust memory or the stack.
- * The size is checked before anything is parsed. Thread-safe. */
+ * The size is checked before anything is parsed, depth and string lengths right after (nesting
+ * past 2048 levels is already refused by the parser: STEPKIT_EPARSE). Thread-safe. */
 int stepkit_task_compile_with_options(const char *task_json, const char *options_json,
                                       stepkit_task **out_task);
 
@@ -390,8 +392,9 @@ typedef void (*stepkit_free_fn)(void *user_data);
 /* Sets (or, with fn NULL, removes) the session's event callback. Events are delivered in order on
  * the thread that made the call that produced them, after the session's lock is released, so the
  * callback may call back into the library (even into this session). `free_user_data`, if not
- * NULL, is called with `user_data` when the callback is replaced or removed and when the session
- * is freed. Do not replace the callback while another thread is calling into the session.
+ * NULL, is called with `user_data` once the callback is replaced or removed, or the session is
+ * freed, and no delivery is using it any more; a callback that removes or replaces itself hears
+ * no further events of the call under way.
  * Returns STEPKIT_EINVAL if `session` is NULL or not live. */
 int stepkit_session_set_event_callback(stepkit_session *session, stepkit_event_fn fn,
                                        void *user_data, stepkit_free_fn free_user_data);

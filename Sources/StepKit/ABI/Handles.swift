@@ -20,9 +20,6 @@ final class SessionHandle: Sendable {
         self.limits = limits
     }
 
-    deinit {
-        callback.withLock { $0 }?.release()
-    }
 
     /// The state as it is, changing nothing: no events are handed out and nothing is autosaved.
     func state() -> JSON {
@@ -48,19 +45,24 @@ final class SessionHandle: Sendable {
         return state
     }
 
-    /// Replaces the event callback; the old one's user data is released.
+    /// Replaces the event callback. The old one's user data is released once nothing uses it
+    /// any more: at once, or after the delivery under way on this or another thread.
     func setCallback(_ new: EventCallback?) {
         let old = callback.withLock { stored -> EventCallback? in
             let old = stored
             stored = new
             return old
         }
-        old?.release()
+        _ = old
     }
 
+    /// Hands the events to the callback, one by one. The callback is looked up again before each
+    /// event, so one that removes or replaces itself (or frees the session) hears nothing more,
+    /// and the reference held during a call keeps its user data alive until the call returns.
     private func deliver(_ events: [JSON]) {
-        guard !events.isEmpty, let target = callback.withLock({ $0 }) else { return }
+        guard !events.isEmpty else { return }
         for event in events {
+            guard let target = callback.withLock({ $0 }) else { return }
             guard let text = JSONWriter.mallocString(event) else { continue }
             target.function(text, target.userData)
             free(text)
@@ -136,14 +138,23 @@ enum HandleRegistry {
     }
 }
 
-/// A host's event callback and its user data (`stepkit_session_set_event_callback`).
-struct EventCallback: @unchecked Sendable {
+/// A host's event callback and its user data (`stepkit_session_set_event_callback`). A class,
+/// so that the user data is released when the last reference goes: a delivery under way holds
+/// one, and the release waits for it.
+final class EventCallback: @unchecked Sendable {
     typealias Function = @convention(c) (UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void
     typealias Release = @convention(c) (UnsafeMutableRawPointer?) -> Void
 
+    // The host owns what these point to; the library only calls them.
     let function: Function
     let userData: UnsafeMutableRawPointer?
     let releaseUserData: Release?
 
-    func release() { releaseUserData?(userData) }
+    init(function: @escaping Function, userData: UnsafeMutableRawPointer?, releaseUserData: Release?) {
+        self.function = function
+        self.userData = userData
+        self.releaseUserData = releaseUserData
+    }
+
+    deinit { releaseUserData?(userData) }
 }

@@ -8,6 +8,8 @@ import Glibc
 /// anything about it is wrong.
 enum Restoration {
     static let format = "stepkit-restoration"
+    /// The members a saved visit may have.
+    static let visitKeys: Set<String> = ["step", "startDate", "endDate", "answer", "skipped", "modified", "hiddenItems", "arrival", "active"]
     static let version: Int64 = 1
 
     // MARK: Save
@@ -217,7 +219,8 @@ enum Restoration {
         var visits: [Visit] = []
         for (i, item) in pathItems.enumerated() {
             let path = JSONPath.root.key("path").index(i)
-            guard let v = item.objectValue, let id = v["step"]?.stringValue, let index = task.stepIndex[id], let step = task.step(at: index),
+            guard let v = item.objectValue, v.keys.allSatisfy(Restoration.visitKeys.contains),
+                  let id = v["step"]?.stringValue, let index = task.stepIndex[id], let step = task.step(at: index),
                   case .int(let start)? = v["startDate"], let skipped = v["skipped"]?.boolValue,
                   let modified = v["modified"]?.boolValue, let hidden = v["hiddenItems"]?.arrayValue?.compactMap(\.stringValue) else {
                 throw refuse("damaged", "A visit of the saved path is not valid for this task.", path)
@@ -240,7 +243,11 @@ enum Restoration {
             guard let index = task.asyncActions.firstIndex(where: { $0.recorder.identifier == id }) else {
                 throw refuse("damaged", "The saved async action \"\(id)\" is not in the task.", .root.key("asyncActions").key(id))
             }
-            asyncRuns[index] = try decodeRecorder(value, at: .root.key("asyncActions").key(id))
+            let run = try decodeRecorder(value, at: .root.key("asyncActions").key(id))
+            guard run.identifier == id, run.type == task.asyncActions[index].recorder.type else {
+                throw refuse("damaged", "The saved async action \"\(id)\" does not match the task's.", .root.key("asyncActions").key(id))
+            }
+            asyncRuns[index] = run
         }
         guard let taskSuspended = d["taskSuspended"]?.boolValue else {
             throw refuse("damaged", "The restoration data does not say whether the task is suspended.", .root.key("taskSuspended"))
