@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Seed corpora for the StepKit fuzz targets: python3 make_seeds.py OUTDIR
+
+OUTDIR/compile/  the example tasks (examples/tasks/*.json without the answers files)
+OUTDIR/answers/  operation sequences (see fuzz_answers.c) that walk each example with its answers
+OUTDIR/restore/  restoration data saved at every step of those walks (see fuzz_restore.c), as is
+                 and in "re-sign" mode, plus the same data against the changed headache task
+Needs the Python binding (bindings/python/src) and STEPKIT_LIBRARY (or a findable libstepkit.so).
+"""
+import json
+import os
+import struct
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+sys.path.insert(0, str(REPO / "bindings" / "python" / "src"))
+import stepkit  # noqa: E402
+
+TASKS = ["headache", "daily-checkin", "health-survey", "intake", "medications", "short-walk"]
+EXAMPLES = REPO / "examples" / "tasks"
+RUN_UUID = "9f1c7a52-3b8e-4d2a-a1f0-6c2d4e8b9a10"
+
+
+def answer_op(text: str) -> bytes:
+    data = text.encode("utf-8")
+    return bytes([0]) + struct.pack("<H", len(data)) + data
+
+
+def main() -> None:
+    out = Path(sys.argv[1])
+    for sub in ("compile", "answers", "restore"):
+        (out / sub).mkdir(parents=True, exist_ok=True)
+    for index, name in enumerate(TASKS):
+        text = (EXAMPLES / f"{name}.json").read_text(encoding="utf-8")
+        (out / "compile" / f"{name}.json").write_text(text, encoding="utf-8")
+        answers_path = EXAMPLES / f"{name}.answers.json"
+        answers = json.loads(answers_path.read_text(encoding="utf-8")) if answers_path.exists() else {}
+        task = stepkit.Task.from_json(text)
+        session = task.open({"taskRunUUID": RUN_UUID, "continueOnRecorderFailure": True})
+        ops = bytearray([index])
+        saves = [session.save()]
+        for _ in range(60):
+            state = session.state
+            if state["status"] != "inProgress":
+                break
+            step = state["step"]
+            ident = step["identifier"]
+            if ident in answers:
+                ops += answer_op(json.dumps(answers[ident]))
+                try:
+                    session.set_answer(answers[ident])
+                except stepkit.StepKitError:
+                    pass
+            if step.get("type") in ("active", "countdown", "wait"):
+                ops += bytes([5, 0, 7, 255, 7, 255, 6])  # start, +2 x 63.75 s, tick
+                try:
+                    session.active("start")
+                except Exception:
+                    pass
+            ops += bytes([8, 10, 1])  # state, save/restore check, forward
+            try:
+                session.forward()
+            except stepkit.StepKitError:
+                try:
+                    session.skip()
+                except stepkit.StepKitError:
+                    break
+            saves.append(session.save())
+        ops += bytes([2, 2, 9, 4, 0])  # back, back, result, finish completed
+        (out / "answers" / f"{name}.ops").write_bytes(bytes(ops))
+        # a second, simpler sequence: forward/back/skip only
+        (out / "answers" / f"{name}-nav.ops").write_bytes(bytes([index, 1, 1, 3, 2, 1, 6, 9, 4, 1]))
+        for k, saved in enumerate(saves):
+            data = saved.encode("utf-8")
+            (out / "restore" / f"{name}-{k:02d}").write_bytes(bytes([0, index]) + data)
+            (out / "restore" / f"{name}-{k:02d}-resign").write_bytes(bytes([1, index]) + data)
+            if name == "headache":
+                (out / "restore" / f"{name}-{k:02d}-migrate").write_bytes(bytes([3, 6]) + data)
+        session.close()
+        task.close()
+
+
+if __name__ == "__main__":
+    main()
