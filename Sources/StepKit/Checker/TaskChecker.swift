@@ -11,9 +11,14 @@ struct TaskChecker {
     }
 
     let task: Task
+    /// Reachability and dominance on the rule graph, cached as the checks ask.
+    let graph: CheckerGraph
     private(set) var findings: [Finding] = []
 
-    init(task: Task) { self.task = task }
+    init(task: Task) {
+        self.task = task
+        self.graph = CheckerGraph(task: task)
+    }
 
     static func check(_ task: Task) -> JSON {
         var checker = TaskChecker(task: task)
@@ -34,9 +39,17 @@ struct TaskChecker {
 
     mutating func run() {
         checkReachability()
+        checkBranches()
+        checkSectionRules()
+        checkSkipRulesAndModifiers()
+        checkReadsUnanswered()
+        checkHiddenItems()
+        checkEndsBeforeCompletion()
+        checkDuplicateTexts()
     }
 
-    /// The steps navigation can reach from the first one, over every edge of the rule graph.
+    /// The steps navigation can reach from the first one, over every edge of the rule graph that
+    /// can be taken (see `liveSuccessors`).
     func reachable() -> [Bool] {
         let n = task.steps.count
         var seen = Array(repeating: false, count: n)
@@ -47,7 +60,8 @@ struct TaskChecker {
         while head < queue.count {
             let v = queue[head]
             head += 1
-            for s in task.graph.successors.indices.contains(v) ? task.graph.successors[v] : [] where s < n && !seen[s] {
+            // Over the edges navigation can really take: never-taken branches do not count.
+            for s in liveSuccessors(v) where s >= 0 && s < n && !seen[s] {
                 seen[s] = true
                 queue.append(s)
             }

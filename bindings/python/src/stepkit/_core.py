@@ -320,6 +320,17 @@ class Task:
         info: Dict[str, Any] = json.loads(text)  # a fresh dict on every access
         return info
 
+    def check(self) -> Dict[str, Any]:
+        """The static checker's report on this task (``stepkit_task_check``, docs/checker.md):
+        ``{"problems": [{"severity", "code", "message", "path"}], "errors": N, "warnings": N}``
+        with severities ``"error"``, ``"warning"`` and ``"info"``."""
+        with self._lock:
+            handle = self._live_handle()
+            report = _call_out(self._lib, "stepkit_task_check", handle)
+        if not isinstance(report, dict):
+            raise InternalError("stepkit_task_check returned JSON that is not an object.")
+        return report
+
     @property
     def identifier(self) -> str:
         """The task's identifier."""

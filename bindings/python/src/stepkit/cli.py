@@ -11,13 +11,18 @@ Subcommands:
     Active, countdown and wait steps are run by :mod:`stepkit.active_presenter` (simulated
     recorder samples, written under ``--output-dir`` or a temporary directory).
 
-``check TASK.json``
-    Compiles a task and lists every problem of its definition.
+``check TASK.json [--strict] [--json]``
+    Compiles a task, lists every problem of its definition, and runs the static checker
+    (:mod:`stepkit.checker`, docs/checker.md): findings with path and severity.
 
-Exit codes: 0 the task completed (``check``: the task is valid); 1 the task did not complete
-(an answer was refused, a required step has no answer, the participant quit) or the answers file
-is invalid (``check``: the definition has problems); 2 usage or file problems (a file cannot be
-read or written, the task is not valid, the library cannot be loaded).
+``graph TASK.json [-o FILE.svg|png|pdf|dot]``
+    Draws the navigation graph through Graphviz (:mod:`stepkit.graph`); DOT on stdout without -o.
+
+Exit codes: 0 the task completed (``check``: no errors; ``graph``: drawn); 1 the task did not
+complete (an answer was refused, a required step has no answer, the participant quit) or the
+answers file is invalid (``check``: the definition has problems or the checker found errors, or
+with ``--strict`` warnings); 2 usage or file problems (a file cannot be read or written, the task
+is not valid, the library cannot be loaded, Graphviz is missing).
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import re
 import sys
 from typing import Any, Callable, Dict, List, Optional, Sequence, TextIO, Tuple
 
-from . import __version__, active_presenter
+from . import __version__, active_presenter, checker, graph
 from ._core import Session, Task, version
 from .errors import (
     AnswerError,
@@ -813,19 +818,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    try:
-        task = Task.from_file(args.task)
-    except LibraryNotFoundError:
-        raise
-    except StepKitError as exc:
-        if exc.code == "EIO":
-            raise _Exit(EXIT_USAGE, exc.message)
-        print(f"{args.task}: {len(exc.errors)} problem{'s' if len(exc.errors) != 1 else ''}")
-        print(_problem_lines(exc))
-        return EXIT_FAILED
-    info = task.info
-    print(f"{args.task}: ok: task '{info.get('identifier')}', {info.get('stepCount')} steps")
-    return EXIT_COMPLETED
+    return checker.run(args)
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    return graph.run(args)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -856,9 +853,24 @@ def build_parser() -> argparse.ArgumentParser:
     active_presenter.add_arguments(run)
     run.set_defaults(func=cmd_run)
 
-    check = commands.add_parser("check", help="compile a task and list every problem")
-    check.add_argument("task", metavar="TASK.json")
+    check = commands.add_parser(
+        "check",
+        help="compile a task and check it for what is probably wrong (docs/checker.md)",
+        description="Compile a task, list every problem of its definition, and run the static "
+        "checker. Exit status: 0 no errors, 1 errors (with --strict: or warnings), 2 unreadable "
+        "file or usage.",
+    )
+    checker.add_arguments(check)
     check.set_defaults(func=cmd_check)
+
+    draw = commands.add_parser(
+        "graph",
+        help="draw the navigation graph (Graphviz)",
+        description="Draw the task's steps and navigation rules: -o FILE.svg, .png, .pdf or .dot "
+        "(DOT on stdout without -o). SVG, PNG and PDF need Graphviz's dot.",
+    )
+    graph.add_arguments(draw)
+    draw.set_defaults(func=cmd_graph)
     return parser
 
 
@@ -871,7 +883,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return EXIT_COMPLETED
         if not getattr(args, "func", None):
             parser.print_usage(sys.stderr)
-            print(f"{parser.prog}: error: a command is required (run, check)", file=sys.stderr)
+            print(f"{parser.prog}: error: a command is required (run, check, graph)", file=sys.stderr)
             return EXIT_USAGE
         return int(args.func(args))
     except _Exit as stop:

@@ -1,0 +1,247 @@
+"""The navigation graph: python -m stepkit graph TASK.json -o graph.svg|png|dot.
+
+The picture is produced (SVG and PNG files, non-empty, with the right header), and the DOT has
+every step and every edge navigation can take."""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+from typing import Any, Dict, List, Set, Tuple
+
+import pytest
+
+import stepkit
+from conftest import EXAMPLES, run_cli
+from stepkit import graph
+from stepkit.graph import END, START, build_graph, describe_predicate, to_dot
+
+EXAMPLE_TASKS = sorted(p for p in EXAMPLES.glob("*.json") if not p.name.endswith(".answers.json"))
+PNG_HEADER = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture
+def graphviz() -> str:
+    program = shutil.which("dot")
+    if program is None:
+        pytest.fail("Graphviz's 'dot' is not installed: apt-get install -y graphviz (scripts/lib/deps.sh installs it)",
+                    pytrace=False)
+    return program
+
+
+def dot_nodes(dot: str) -> Set[str]:
+    return set(re.findall(r'^\s*"((?:[^"\\]|\\.)*)" \[label=', dot, re.M))
+
+
+def dot_edges(dot: str) -> List[Tuple[str, str, str]]:
+    edges = []
+    for source, target, attributes in re.findall(r'^\s*"((?:[^"\\]|\\.)*)" -> "((?:[^"\\]|\\.)*)"(?: \[(.*)\])?;$', dot, re.M):
+        label = re.search(r'label="((?:[^"\\]|\\.)*)"', attributes or "")
+        edges.append((source, target, label.group(1).replace("\\n", " ").replace('\\"', '"') if label else ""))
+    return edges
+
+
+def definition_of(path) -> Dict[str, Any]:
+    import json
+
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+# ------------------------------------------------------------------------------------------------
+# Predicates in words
+
+
+@pytest.mark.parametrize("predicate, words", [
+    ({"not": {"result": "symptom", "contains": "headache"}}, 'symptom does not contain "headache"'),
+    ({"result": "symptom", "contains": "headache"}, 'symptom contains "headache"'),
+    ({"result": "symptom", "contains": ["a", "b"]}, 'symptom contains "a" and "b"'),
+    ({"result": "symptom", "containsAny": ["a", "b", "c"]}, 'symptom contains any of "a", "b" or "c"'),
+    ({"not": {"result": "symptom", "containsAny": ["a"]}}, 'symptom contains none of "a"'),
+    ({"result": "severity", "equals": False}, "severity is false"),
+    ({"result": "severity", "notEquals": True}, "severity is not true"),
+    ({"result": "pain", "minimum": 3, "maximum": 7}, "pain is at least 3 and is at most 7"),
+    ({"result": "pain", "exclusiveMinimum": 3}, "pain is more than 3"),
+    ({"result": "pain", "exclusiveMaximum": 3}, "pain is less than 3"),
+    ({"not": {"result": "pain", "minimum": 3}}, "pain is not at least 3"),
+    ({"result": "note", "answered": True}, "note is answered"),
+    ({"not": {"result": "note", "answered": True}}, "note is not answered"),
+    ({"result": "hr", "dontKnow": True}, "hr is \"don't know\""),
+    ({"result": "name", "matches": "^A"}, "name matches /^A/"),
+    ({"result": {"step": "about", "item": "age"}, "minimum": 18}, "about.age is at least 18"),
+    ({"result": {"task": "baseline", "step": "pain"}, "maximum": 2}, "baseline:pain is at most 2"),
+    ({"result": "onset", "minimum": "08:00"}, 'onset is at least "08:00"'),
+    ({"all": [{"result": "a", "equals": 1}, {"any": [{"result": "b", "equals": 2}, {"result": "c", "equals": 3}]}]},
+     "a is 1 and (b is 2 or c is 3)"),
+    ({"not": {"all": [{"result": "a", "equals": 1}, {"result": "b", "equals": 2}]}}, "not (a is 1 and b is 2)"),
+    ({"not": {"result": "a", "equals": 1, "answered": True}}, "not (a is 1 and is answered)"),
+    ({"always": True}, "always"),
+    ({"always": False}, "never"),
+    ({"any": []}, "never"),
+    ({"all": []}, "always"),
+])
+def test_describe_predicate(predicate, words):
+    assert describe_predicate(predicate) == words
+
+
+# ------------------------------------------------------------------------------------------------
+# The DOT
+
+
+HEADACHE_EDGES = {
+    (START, "intro", ""),
+    ("intro", "symptom", ""),
+    ("symptom", "about", 'symptom does not contain "headache"'),
+    ("symptom", "severity", "otherwise"),
+    ("severity", "pain", ""),
+    ("pain", "onset", ""),
+    ("onset", "aura", ""),
+    ("aura", "about", ""),  # the section headacheDetails' direct rule
+    ("about", "done", ""),
+    ("done", END, ""),
+}
+
+MEDICATIONS_EDGES = {
+    (START, "intro", ""),
+    ("intro", "takesMedication", ""),
+    ("takesMedication", "done", "takesMedication is false"),
+    ("takesMedication", "medication", "otherwise"),
+    ("medication", "addAnother", ""),
+    ("addAnother", "medication", "addAnother is true"),
+    ("addAnother", "missedDoses", "otherwise"),
+    ("missedDoses", "done", ""),
+    ("done", END, ""),
+}
+
+
+@pytest.mark.parametrize("name, expected", [("headache", HEADACHE_EDGES), ("medications", MEDICATIONS_EDGES)])
+def test_dot_has_every_edge(name, expected):
+    path = EXAMPLES / f"{name}.json"
+    dot = to_dot(build_graph(definition_of(path)))
+    assert set(dot_edges(dot)) == expected
+
+
+@pytest.mark.parametrize("path", EXAMPLE_TASKS, ids=lambda p: p.stem)
+def test_dot_has_every_step(path):
+    with stepkit.Task.from_file(path) as task:
+        steps = [s["identifier"] for s in task.info["steps"]]
+    dot = to_dot(build_graph(definition_of(path)))
+    assert dot_nodes(dot) == set(steps)
+    edges = dot_edges(dot)
+    # Every step is left by at least one edge and, but for the first, entered by one; the end is reached.
+    assert {e[0] for e in edges} >= set(steps)
+    assert {e[1] for e in edges} >= set(steps[1:]) | {END}
+    assert len(edges) == len(build_graph(definition_of(path)).edges)
+
+
+def test_skip_rules_sections_and_modifiers_are_visible():
+    dot = to_dot(build_graph(definition_of(EXAMPLES / "headache.json")))
+    about = next(line for line in dot.splitlines() if line.strip().startswith('"about" [label='))
+    assert "dashed" in about and "skipped if severity is false" in about
+    assert 'modifier: sets text if symptom\\ncontains \\"dizziness\\"' in about or "modifier: sets text" in about
+    assert 'subgraph "cluster_headacheDetails"' in dot
+    cluster = dot.split('subgraph "cluster_headacheDetails"')[1].split("}")[0]
+    for step in ("pain", "onset", "aura"):
+        assert f'"{step}" [label=' in cluster
+
+
+def test_section_destination_and_section_skip_rule():
+    definition = {
+        "identifier": "s",
+        "steps": [
+            {"type": "question", "identifier": "q", "answerFormat": {"type": "boolean"}},
+            {"type": "instruction", "identifier": "between"},
+            {"type": "section", "identifier": "outer", "title": "Outer", "steps": [
+                {"type": "section", "identifier": "inner", "steps": [{"type": "instruction", "identifier": "i1"}]},
+                {"type": "instruction", "identifier": "o1"}]},
+            {"type": "completion", "identifier": "done"},
+        ],
+        "navigationRules": {"q": {"type": "predicate", "branches": [
+            {"when": {"result": "q", "equals": True}, "destination": "outer"},
+            {"when": {"result": "q", "equals": False}, "destination": "$end"}], "defaultDestination": "between"}},
+        "skipRules": {"inner": {"result": "q", "answered": False}},
+    }
+    stepkit.Task.from_json(definition).close()
+    dot = to_dot(build_graph(definition))
+    assert set(dot_edges(dot)) == {
+        (START, "q", ""), ("q", "i1", "q is true"), ("q", END, "q is false"), ("q", "between", "otherwise"),
+        ("between", "i1", ""), ("i1", "o1", ""), ("o1", "done", ""), ("done", END, ""),
+    }
+    assert 'lhead="cluster_outer"' in dot
+    inner = dot.split('subgraph "cluster_inner"')[1].split("}")[0]
+    assert "dashed" in inner and "skipped if q is not answered" in inner
+    # Nested: the inner cluster is inside the outer one.
+    assert dot.index('subgraph "cluster_outer"') < dot.index('subgraph "cluster_inner"')
+
+
+def test_labels_are_escaped():
+    definition = {"identifier": 'q"uote', "steps": [
+        {"type": "instruction", "identifier": "a\"b", "title": 'Say "hi" \\ now'}]}
+    stepkit.Task.from_json(definition).close()
+    dot = to_dot(build_graph(definition))
+    assert dot_nodes(dot) == {'a\\"b'}
+    assert 'Say \\"hi\\" \\\\ now' in dot
+
+
+# ------------------------------------------------------------------------------------------------
+# Pictures
+
+
+def run_graph(*argv: str):
+    out, err = io.StringIO(), io.StringIO()
+    parser = __import__("argparse").ArgumentParser()
+    graph.add_arguments(parser)
+    status = graph.run(parser.parse_args(list(argv)), out=out, err=err)
+    return status, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("path", EXAMPLE_TASKS, ids=lambda p: p.stem)
+def test_svg_and_png_are_produced(path, tmp_path, graphviz):
+    svg = tmp_path / "graph.svg"
+    png = tmp_path / "graph.png"
+    assert run_graph(str(path), "-o", str(svg))[0] == 0
+    assert run_graph(str(path), "-o", str(png))[0] == 0
+    text = svg.read_text(encoding="utf-8")
+    assert "<svg" in text and "</svg>" in text
+    with stepkit.Task.from_file(path) as task:
+        for step in task.info["steps"]:
+            assert f"<title>{step['identifier']}</title>" in text
+    data = png.read_bytes()
+    assert len(data) > 1000 and data.startswith(PNG_HEADER)
+
+
+def test_dot_output(tmp_path):
+    target = tmp_path / "graph.dot"
+    status, _, _ = run_graph(str(EXAMPLES / "headache.json"), "-o", str(target))
+    assert status == 0
+    assert set(dot_edges(target.read_text(encoding="utf-8"))) == HEADACHE_EDGES
+    status, out, _ = run_graph(str(EXAMPLES / "headache.json"))
+    assert status == 0 and out == target.read_text(encoding="utf-8")
+
+
+def test_bad_input(tmp_path):
+    assert run_graph(str(tmp_path / "missing.json"))[0] == 2
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"identifier": "x", "steps": [{"type": "question", "identifier": "q"}]}', encoding="utf-8")
+    status, _, err = run_graph(str(bad), "-o", str(tmp_path / "g.svg"))
+    assert status == 2 and "steps[0].answerFormat" in err
+    assert run_graph(str(EXAMPLES / "headache.json"), "-o", str(tmp_path / "g.gif"))[0] == 2
+
+
+def test_cli_graph(tmp_path, graphviz):
+    png = tmp_path / "headache.png"
+    proc = run_cli("graph", str(EXAMPLES / "headache.json"), "-o", str(png))
+    assert proc.returncode == 0, proc.stderr
+    assert png.read_bytes().startswith(PNG_HEADER)
+    svg = tmp_path / "medications.svg"
+    assert run_cli("graph", str(EXAMPLES / "medications.json"), "-o", str(svg)).returncode == 0
+    assert svg.stat().st_size > 0
+    dot = run_cli("graph", str(EXAMPLES / "headache.json"))
+    assert dot.returncode == 0 and set(dot_edges(dot.stdout)) == HEADACHE_EDGES
+
+
+def test_active_steps_and_async_actions_are_visible():
+    dot = to_dot(build_graph(definition_of(EXAMPLES / "short-walk.json")))
+    walking = next(line for line in dot.splitlines() if line.strip().startswith('"walking" [label='))
+    assert "30 s" in walking and "records accelerometer, pedometer" in walking
+    assert "starts recording location" in dot and "stops recording location" in dot
