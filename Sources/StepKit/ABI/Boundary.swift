@@ -7,48 +7,35 @@ enum Boundary {
 
     /// Runs `body` and stores its JSON in `*out`. `*out` is NULL on failure.
     static func output(_ out: OutString?, _ body: () throws(StepKitError) -> JSON) -> Int32 {
-        guard let out else {
-            return fail(StepKitError(.invalidArgument, code: "nullArgument", message: "out is NULL."))
-        }
-        out.pointee = nil
-        do throws(StepKitError) {
-            let json = try body()
-            guard let text = JSONWriter.mallocString(json) else {
-                throw StepKitError(.internal, code: "outOfMemory", message: "The output could not be written.")
-            }
-            out.pointee = text
-            return 0
-        } catch {
-            return fail(error)
-        }
+        run(out, required: true) { (_: Bool) throws(StepKitError) in JSONWriter.mallocString(try body()) }
     }
 
     /// Runs `body` and stores its text (already JSON) in `*out`.
     static func outputText(_ out: OutString?, _ body: () throws(StepKitError) -> String) -> Int32 {
-        guard let out else {
-            return fail(StepKitError(.invalidArgument, code: "nullArgument", message: "out is NULL."))
-        }
-        out.pointee = nil
-        do throws(StepKitError) {
-            let text = try body()
-            guard let copy = text.withCString({ strdup($0) }) else {
-                throw StepKitError(.internal, code: "outOfMemory", message: "The output could not be written.")
-            }
-            out.pointee = copy
-            return 0
-        } catch {
-            return fail(error)
-        }
+        run(out, required: true) { (_: Bool) throws(StepKitError) in try body().withCString { strdup($0) } }
     }
 
     /// Runs a call that changes a session and returns its new state in `*out`; `out` may be NULL
     /// when the caller does not want the state, and then no state is built (`body` is told).
     static func change(_ out: OutString?, _ body: (_ wantsState: Bool) throws(StepKitError) -> JSON) -> Int32 {
+        run(out, required: false) { (wantsState: Bool) throws(StepKitError) in
+            let json = try body(wantsState)
+            return wantsState ? JSONWriter.mallocString(json) : nil
+        }
+    }
+
+    /// The shared shape of the three: `*out` is NULL unless the call succeeds; `body` gets whether
+    /// the caller wants output and returns it as a `malloc`'d string (NULL: out of memory).
+    private static func run(_ out: OutString?, required: Bool,
+                            _ body: (_ wantsOutput: Bool) throws(StepKitError) -> UnsafeMutablePointer<CChar>?) -> Int32 {
+        if required && out == nil {
+            return fail(StepKitError(.invalidArgument, code: "nullArgument", message: "out is NULL."))
+        }
         out?.pointee = nil
         do throws(StepKitError) {
-            let json = try body(out != nil)
+            let text = try body(out != nil)
             guard let out else { return 0 }
-            guard let text = JSONWriter.mallocString(json) else {
+            guard let text else {
                 throw StepKitError(.internal, code: "outOfMemory", message: "The output could not be written.")
             }
             out.pointee = text

@@ -5,36 +5,24 @@ import CStepKit
 @c @implementation
 public func stepkit_session_open(_ task: OpaquePointer?, _ options_json: UnsafePointer<CChar>?,
                                  _ out_session: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
-    guard let out_session else {
-        return Boundary.fail(StepKitError(.invalidArgument, code: "nullArgument", message: "out_session is NULL."))
-    }
-    out_session.pointee = nil
-    return Boundary.status { () throws(StepKitError) in
+    SessionCall.create(out_session) { () throws(StepKitError) in
         let handle = try HandleRegistry.resolve(task, as: TaskHandle.self, argument: "task")
         let options = try SessionOptions.parse(options_json == nil ? nil : Boundary.json(options_json, argument: "options_json", limits: .document))
-        let session = Session(task: handle.task, options: options)
-        if let path = options.autosavePath { try Autosave.write(Restoration.saveText(session), to: path) }
-        out_session.pointee = HandleRegistry.register(SessionHandle(session, limits: options.limits))
+        return (Session(task: handle.task, options: options), options)
     }
 }
 
 @c @implementation
 public func stepkit_session_restore(_ task: OpaquePointer?, _ saved_json: UnsafePointer<CChar>?, _ options_json: UnsafePointer<CChar>?,
                                     _ out_session: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
-    guard let out_session else {
-        return Boundary.fail(StepKitError(.invalidArgument, code: "nullArgument", message: "out_session is NULL."))
-    }
-    out_session.pointee = nil
-    return Boundary.status { () throws(StepKitError) in
+    SessionCall.create(out_session) { () throws(StepKitError) in
         let handle = try HandleRegistry.resolve(task, as: TaskHandle.self, argument: "task")
         guard let saved_json else {
             throw StepKitError(.invalidArgument, code: "nullArgument", message: "saved_json is NULL.")
         }
         let options = try SessionOptions.parse(options_json == nil ? nil : Boundary.json(options_json, argument: "options_json", limits: .document), restoring: true)
         try InputLimits.document.checkSize(saved_json, argument: "saved_json")
-        let session = try Restoration.restore(saved_json, task: handle.task, options: options, clock: .system)
-        if let path = options.autosavePath { try Autosave.write(Restoration.saveText(session), to: path) }
-        out_session.pointee = HandleRegistry.register(SessionHandle(session, limits: options.limits))
+        return (try Restoration.restore(saved_json, task: handle.task, options: options, clock: .system), options)
     }
 }
 
@@ -116,6 +104,21 @@ public func stepkit_session_set_clock(_ session: OpaquePointer?, _ fn: stepkit_c
 
 /// The calls that move through the task and answer with the new state.
 enum SessionCall {
+    /// Opens or restores a session: `*out_session` is NULL unless it succeeds, and with autosave
+    /// the first save must be written before the handle is handed out.
+    static func create(_ out_session: UnsafeMutablePointer<OpaquePointer?>?,
+                       _ body: () throws(StepKitError) -> (Session, SessionOptions)) -> Int32 {
+        guard let out_session else {
+            return Boundary.fail(StepKitError(.invalidArgument, code: "nullArgument", message: "out_session is NULL."))
+        }
+        out_session.pointee = nil
+        return Boundary.status { () throws(StepKitError) in
+            let (session, options) = try body()
+            if let path = options.autosavePath { try Autosave.write(Restoration.saveText(session), to: path) }
+            out_session.pointee = HandleRegistry.register(SessionHandle(session, limits: options.limits))
+        }
+    }
+
     static func move(_ session: OpaquePointer?, _ out: Boundary.OutString?,
                      _ body: (inout Session) throws(StepKitError) -> Void) -> Int32 {
         Boundary.change(out) { (wantsState: Bool) throws(StepKitError) in
