@@ -1,5 +1,4 @@
 import Glibc
-import Synchronization
 
 /// What a `stepkit_task *` points to.
 final class TaskHandle: Sendable {
@@ -10,13 +9,13 @@ final class TaskHandle: Sendable {
 /// What a `stepkit_session *` points to: the session behind its own lock, so calls on one
 /// session from several threads run one at a time.
 final class SessionHandle: Sendable {
-    let session: Mutex<Session>
+    let session: Locked<Session>
     /// The bounds on this session's answers and samples (session option "limits").
     let limits: SessionLimits
-    private let callback = Mutex<EventCallback?>(nil)
+    private let callback = Locked<EventCallback?>(nil)
 
     init(_ session: Session, limits: SessionLimits) {
-        self.session = Mutex(session)
+        self.session = Locked(session)
         self.limits = limits
     }
 
@@ -99,7 +98,7 @@ final class SessionHandle: Sendable {
 /// between them.
 enum HandleRegistry {
     /// Live handle addresses and the type each points to.
-    private static let live = Mutex<[UInt: ObjectIdentifier]>([:])
+    private static let live = Locked<[UInt: ObjectIdentifier]>([:])
 
     static func register<T: AnyObject & Sendable>(_ object: T) -> OpaquePointer {
         let pointer = Unmanaged.passRetained(object).toOpaque()

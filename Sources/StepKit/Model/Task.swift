@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A compiled task: immutable, validated once, shared by every session on any thread.
 struct Task: Sendable {
@@ -69,7 +68,7 @@ struct TaskRules: Sendable {
 /// save or a restore), not at compile time, which stays close to the cost of parsing.
 final class Fingerprint: Sendable {
     private let definition: JSON
-    private let cache = Mutex<String?>(nil)
+    private let cache = Locked<String?>(nil)
 
     init(_ definition: JSON) { self.definition = definition }
 

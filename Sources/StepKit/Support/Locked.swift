@@ -1,0 +1,33 @@
+import Glibc
+
+/// A value behind a pthread mutex: the session lock, the handle registry, the fingerprint cache.
+///
+/// The standard library's `Synchronization.Mutex` would do, but ThreadSanitizer cannot see it on
+/// this toolchain (its futex-based lock is invisible to TSan's interceptors, so every access under
+/// it is reported as a race); a pthread mutex is what TSan understands, so the stress run under
+/// TSan can tell real races from none (docs/reliability.md).
+final class Locked<Value>: @unchecked Sendable {
+    // Allocated once and never moved: a pthread mutex must not change address while in use.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private var value: Value
+
+    init(_ value: Value) {
+        self.value = value
+        mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
+    }
+
+    /// Runs `body` with the value, the lock held for exactly the call.
+    func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value)
+    }
+}
