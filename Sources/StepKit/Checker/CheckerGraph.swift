@@ -88,46 +88,11 @@ final class CheckerGraph {
     /// them: every edge goes from a component to one with the same or a lower number.
     private(set) lazy var components: (component: [Int], looping: [Bool]) = {
         let total = count + 1
-        func next(_ v: Int) -> [Int] { v < count ? successors(v).filter { $0 >= 0 && $0 < total } : [] }
-        var index = Array(repeating: -1, count: total)
-        var low = Array(repeating: 0, count: total)
-        var onStack = Array(repeating: false, count: total)
-        var stack: [Int] = []
         var component = Array(repeating: -1, count: total)
         var looping: [Bool] = []
-        var counter = 0
-        for root in 0..<total where index[root] < 0 {
-            var work: [(node: Int, edge: Int)] = [(root, 0)]
-            index[root] = counter; low[root] = counter; counter += 1
-            stack.append(root); onStack[root] = true
-            while let top = work.last {
-                let v = top.node
-                let edges = next(v)
-                if top.edge < edges.count {
-                    work[work.count - 1].edge += 1
-                    let w = edges[top.edge]
-                    if index[w] < 0 {
-                        index[w] = counter; low[w] = counter; counter += 1
-                        stack.append(w); onStack[w] = true
-                        work.append((w, 0))
-                    } else if onStack[w] {
-                        low[v] = min(low[v], index[w])
-                    }
-                    continue
-                }
-                work.removeLast()
-                if let parent = work.last { low[parent.node] = min(low[parent.node], low[v]) }
-                guard low[v] == index[v] else { continue }
-                let number = looping.count
-                var size = 0
-                while let w = stack.popLast() {
-                    onStack[w] = false
-                    component[w] = number
-                    size += 1
-                    if w == v { break }
-                }
-                looping.append(size > 1 || next(v).contains(v))
-            }
+        StronglyConnected.components(count: total, successors: { v in v < count ? successors(v) : [] }) { members, loops in
+            for w in members { component[w] = looping.count }
+            looping.append(loops)
         }
         return (component, looping)
     }()

@@ -96,59 +96,23 @@ struct RuleGraph: Sendable {
     }
 
     /// Most steps shown from each node to the end, the node included; nil where a loop can be
-    /// reached. Tarjan's algorithm (iterative: tasks may have 100,000 steps) emits strongly
-    /// connected components after everything they reach, which is the order the sums need.
+    /// reached. Components come after everything they reach, which is the order the sums need.
     private static func longest(_ successors: [[Int]]) -> [Int?] {
         let n = successors.count
         let count = n + 1
         func next(_ v: Int) -> [Int] { v < n ? successors[v] : [] }
-        var index = Array(repeating: -1, count: count)
-        var low = Array(repeating: 0, count: count)
-        var onStack = Array(repeating: false, count: count)
-        var stack: [Int] = []
         var result = Array<Int?>(repeating: nil, count: count)
-        var counter = 0
-        for root in 0..<count where index[root] < 0 {
-            var work: [(node: Int, edge: Int)] = [(root, 0)]
-            index[root] = counter; low[root] = counter; counter += 1
-            stack.append(root); onStack[root] = true
-            while let top = work.last {
-                let v = top.node
-                let edges = next(v)
-                if top.edge < edges.count {
-                    work[work.count - 1].edge += 1
-                    let w = edges[top.edge]
-                    guard w >= 0 && w < count else { continue }
-                    if index[w] < 0 {
-                        index[w] = counter; low[w] = counter; counter += 1
-                        stack.append(w); onStack[w] = true
-                        work.append((w, 0))
-                    } else if onStack[w] {
-                        low[v] = min(low[v], index[w])
-                    }
-                    continue
+        StronglyConnected.components(count: count, successors: next) { component, looping in
+            for u in component {
+                if looping { result[u] = nil; continue }
+                if u == n { result[u] = 0; continue }
+                var most = 0
+                var bounded = true
+                for s in next(u) {
+                    guard s >= 0 && s < count, let l = result[s] else { bounded = false; break }
+                    most = max(most, l)
                 }
-                work.removeLast()
-                if let parent = work.last { low[parent.node] = min(low[parent.node], low[v]) }
-                guard low[v] == index[v] else { continue }
-                var component: [Int] = []
-                while let w = stack.popLast() {
-                    onStack[w] = false
-                    component.append(w)
-                    if w == v { break }
-                }
-                let looping = component.count > 1 || next(v).contains(v)
-                for u in component {
-                    if looping { result[u] = nil; continue }
-                    if u == n { result[u] = 0; continue }
-                    var most = 0
-                    var bounded = true
-                    for s in next(u) {
-                        guard s >= 0 && s < count, let l = result[s] else { bounded = false; break }
-                        most = max(most, l)
-                    }
-                    result[u] = bounded ? most + 1 : nil
-                }
+                result[u] = bounded ? most + 1 : nil
             }
         }
         return result
