@@ -6,8 +6,9 @@ import ctypes
 import json
 import os
 import threading
+from contextlib import contextmanager
 from ctypes import c_void_p
-from typing import Any, Callable, Dict, List, Mapping, NoReturn, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, NoReturn, Optional, Sequence, Union
 
 from . import _ffi
 from .clock import _as_ms, system_time_ms
@@ -616,28 +617,40 @@ class Session:
             raise InternalError(f"{name} returned JSON that is not an object.")
         return result
 
-    def _call_text(self, name: str, *args: Any) -> str:
-        """Runs ``name(session, *args, &out)`` under the session's lock and returns its output
-        JSON text unchanged."""
+    @contextmanager
+    def _owning(self) -> Iterator[Any]:
+        """Holds the session's lock, marked as owned by this thread, and yields the live handle.
+
+        A call made while this thread already owns the session can only come from its clock
+        (the library calls the clock under the session's lock): it is refused instead of
+        deadlocking."""
         me = threading.get_ident()
         if self._owner == me:
             raise StateError(
                 "A session's clock must not call into its own session (re-entrant call)."
             )
+        with self._lock:
+            handle = self._handle
+            if handle is None:
+                raise StateError("The session is closed.")
+            self._owner = me
+            try:
+                yield handle
+            finally:
+                self._owner = None
+
+    def _call_text(self, name: str, *args: Any) -> str:
+        """Runs ``name(session, *args, &out)`` under the session's lock and returns its output
+        JSON text unchanged."""
         sink: Optional[_Events] = None
         events: List[bytes] = []
         try:
-            with self._lock:
-                handle = self._handle
-                if handle is None:
-                    raise StateError("The session is closed.")
+            with self._owning() as handle:
                 clock = self._clock
                 sink = self._events
-                self._owner = me
                 try:
                     text = _call_out_text(self._lib, name, handle, *args)
                 finally:
-                    self._owner = None
                     clock_error = None
                     if clock is not None:
                         clock_error, clock.error = clock.error, None
@@ -743,24 +756,14 @@ class Session:
         if fn is not None and not callable(fn):
             raise TypeError(f"a clock must be callable or None, not {type(fn).__name__}")
         clock = _Clock(fn) if fn is not None else None
-        me = threading.get_ident()
-        if self._owner == me:
-            raise StateError("A session's clock must not call into its own session.")
-        with self._lock:
-            handle = self._handle
-            if handle is None:
-                raise StateError("The session is closed.")
+        with self._owning() as handle:
             cdll = self._lib
-            self._owner = me
-            try:
-                status = cdll.stepkit_session_set_clock(
-                    handle, clock.cfunc if clock is not None else _NULL_CLOCK, None
-                )
-                if status != 0:
-                    _raise_last_error(cdll, status)
-                self._clock = clock  # keep the CFUNCTYPE alive while the library may call it
-            finally:
-                self._owner = None
+            status = cdll.stepkit_session_set_clock(
+                handle, clock.cfunc if clock is not None else _NULL_CLOCK, None
+            )
+            if status != 0:
+                _raise_last_error(cdll, status)
+            self._clock = clock  # keep the CFUNCTYPE alive while the library may call it
             if clock is not None and clock.error is not None:
                 error, clock.error = clock.error, None
                 raise error
@@ -853,26 +856,16 @@ class Session:
         if callback is not None and not callable(callback):
             raise TypeError(f"an event callback must be callable or None, not {type(callback).__name__}")
         sink = _Events(callback) if callback is not None else None
-        me = threading.get_ident()
-        if self._owner == me:
-            raise StateError("A session's clock must not call into its own session.")
-        with self._lock:
-            handle = self._handle
-            if handle is None:
-                raise StateError("The session is closed.")
+        with self._owning() as handle:
             cdll = self._lib
-            self._owner = me
-            try:
-                status = cdll.stepkit_session_set_event_callback(
-                    handle, sink.cfunc if sink is not None else _NULL_EVENT_FN, None, _NULL_FREE_FN
-                )
-                if status != 0:
-                    _raise_last_error(cdll, status)
-                # Keep the CFUNCTYPE alive while the library may call it; the old one is released
-                # here, after the library stopped using it.
-                self._events = sink
-            finally:
-                self._owner = None
+            status = cdll.stepkit_session_set_event_callback(
+                handle, sink.cfunc if sink is not None else _NULL_EVENT_FN, None, _NULL_FREE_FN
+            )
+            if status != 0:
+                _raise_last_error(cdll, status)
+            # Keep the CFUNCTYPE alive while the library may call it; the old one is released
+            # here, after the library stopped using it.
+            self._events = sink
 
     def __repr__(self) -> str:
         if self._handle is None:
