@@ -1,5 +1,5 @@
 // swift-tools-version:6.0
-// StepKit: a headless research-task engine with a C ABI. See README.md and DESIGN.md.
+// StepKit: a headless research-task engine with a C ABI. See README.md and docs/architecture.md.
 import PackageDescription
 
 let package = Package(

@@ -1,7 +1,7 @@
 import Testing
 @testable import StepKit
 
-/// DESIGN.md's headache survey: a predicate rule, a direct rule, a skip rule and a modifier.
+/// The headache survey of docs/branching.md: a predicate rule, a direct rule, a skip rule and a modifier.
 let headache = """
 {"identifier": "headache", "steps": [
   {"type": "instruction", "identifier": "intro", "title": "Headache survey"},

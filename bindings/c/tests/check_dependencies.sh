@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # check_dependencies.sh LIBRARY
-# The library needs only libc, libm, libstdc++, libgcc_s, libjansson and (DESIGN.md: for the
+# The library needs only libc, libm, libstdc++, libgcc_s, libjansson and (for the
 # integrity check of restoration data) OpenSSL's libcrypto: nothing from the Swift toolchain. It
 # has no RPATH/RUNPATH, and its SONAME is libstepkit.so.0.
 set -euo pipefail

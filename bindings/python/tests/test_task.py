@@ -177,7 +177,7 @@ def test_definition_error_message_summarises_several_problems():
 
 
 def test_definition_error_all_problems_of_one_step():
-    # DESIGN.md: "A definition reports all its problems at once."
+    # docs/architecture.md: a definition reports all its problems at once.
     definition = {
         "identifier": "x",
         "steps": [
