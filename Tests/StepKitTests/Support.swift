@@ -60,3 +60,19 @@ extension Result where Failure == AnswerRejection {
         return nil
     }
 }
+
+extension Restoration {
+    /// The restoration data as a JSON value, signed the slow way: the document `saveText` wrote,
+    /// without its integrity member, written again as a value, digested, and the member added.
+    /// Tests compare it with `saveText` (the one-pass writer) and restore from it.
+    static func save(_ s: Session) -> JSON {
+        guard let parsed = try? JSONParser.parse(saveText(s)), case .object(var document) = parsed else { return .null }
+        document["integrity"] = nil
+        let text = JSONWriter.string(.object(document))
+        let signed: (String, String) = s.options.integrityKey.flatMap { key in
+            Digest.hmacSHA256(text, key: key).map { ("HMAC-SHA256", $0) }
+        } ?? ("SHA-256", Digest.sha256(text))
+        document["integrity"] = .object(["algorithm": .string(signed.0), "digest": .string(signed.1)])
+        return .object(document)
+    }
+}

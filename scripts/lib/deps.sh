@@ -2,7 +2,7 @@
 #
 # stepkit_section TITLE          prints a section header (on stderr)
 # stepkit_install_deps [pytest]  installs what the build needs and is missing: jansson's headers,
-#                                libcrypto's (when Sources/CCrypto exists), cmake, ninja,
+#                                libcrypto's, cmake, ninja,
 #                                pkg-config, a C and a C++ compiler, binutils, python3 (and,
 #                                with the argument "pytest", what the tests need: pytest,
 #                                hypothesis, jsonschema and Graphviz). On Debian/Ubuntu
@@ -64,13 +64,11 @@ stepkit_install_deps() {
     elif ! { stepkit_have pkg-config && pkg-config --exists jansson; }; then
         missing+=(libjansson-dev)
     fi
-    # OpenSSL's libcrypto, when the engine imports it (Sources/CCrypto, as in Package.swift).
-    if [ -d Sources/CCrypto ]; then
-        if stepkit_have dpkg; then
-            dpkg -s libssl-dev >/dev/null 2>&1 || missing+=(libssl-dev)
-        elif ! { stepkit_have pkg-config && pkg-config --exists libcrypto; }; then
-            missing+=(libssl-dev)
-        fi
+    # OpenSSL's libcrypto (Sources/CCrypto).
+    if stepkit_have dpkg; then
+        dpkg -s libssl-dev >/dev/null 2>&1 || missing+=(libssl-dev)
+    elif ! { stepkit_have pkg-config && pkg-config --exists libcrypto; }; then
+        missing+=(libssl-dev)
     fi
     stepkit_have cmake || missing+=(cmake)
     stepkit_have ninja || missing+=(ninja-build)

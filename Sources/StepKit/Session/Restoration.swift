@@ -14,13 +14,6 @@ enum Restoration {
 
     // MARK: Save
 
-    /// The restoration data as a JSON value.
-    static func save(_ s: Session) -> JSON {
-        var document = contents(s)
-        document["integrity"] = integrity(of: document, key: s.options.integrityKey)
-        return .object(document)
-    }
-
     /// The restoration data as text, written once: the document is dumped without its integrity
     /// member, digested, and the member is appended to the same text (it is the last key, and
     /// this is exactly how the document writes itself).
@@ -72,11 +65,6 @@ enum Restoration {
         document["asyncActions"] = .object(asyncRuns)
         document["additionalTaskResults"] = s.options.additionalTaskResultsJSON ?? .null
         return document
-    }
-
-    private static func integrity(of document: JSONObject, key: String?) -> JSON {
-        let (algorithm, digest) = sign(JSONWriter.string(.object(document)), key: key)
-        return .object(["algorithm": .string(algorithm), "digest": .string(digest)])
     }
 
     private static func sign(_ text: String, key: String?) -> (algorithm: String, digest: String) {

@@ -185,3 +185,17 @@ def example(name: str) -> Path:
 def load_json(path: Path) -> Any:
     with open(path, encoding="utf-8") as handle:
         return json.load(handle)
+
+
+#: Every example task (not its answers file).
+EXAMPLE_TASKS = sorted(p for p in EXAMPLES.glob("*.json") if not p.name.endswith(".answers.json"))
+
+
+def step_id(state: Dict[str, Any]) -> Optional[str]:
+    """The current step's identifier in a state (None once finished)."""
+    return state["step"]["identifier"] if state["step"] else None
+
+
+def step_ids(result: Dict[str, Any]) -> List[str]:
+    """The identifiers of a task result's top-level step results, in order."""
+    return [r["identifier"] for r in result["results"]]

@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional
 import pytest
 
 import stepkit
-from conftest import EXAMPLES, RUN_UUID, START_MS, load_json, run_cli
+from conftest import EXAMPLES, RUN_UUID, START_MS, load_json, run_cli, step_ids
 
 HEADACHE_PATH = EXAMPLES / "headache.json"
 MEDICATIONS_PATH = EXAMPLES / "medications.json"
@@ -38,10 +38,6 @@ def open_session(definition: Any, options: Optional[Dict[str, Any]] = None) -> s
 def current(session: stepkit.Session) -> Optional[str]:
     step = session.state["step"]
     return step["identifier"] if step else None
-
-
-def step_ids(result: Dict[str, Any]) -> List[str]:
-    return [r["identifier"] for r in result["results"]]
 
 
 def flat_visits(result: Dict[str, Any]) -> List[str]:

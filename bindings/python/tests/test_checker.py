@@ -11,10 +11,9 @@ from typing import Any, Dict, List
 import pytest
 
 import stepkit
-from conftest import EXAMPLES, run_cli
+from conftest import EXAMPLE_TASKS, EXAMPLES, run_cli
 from stepkit import checker
 
-EXAMPLE_TASKS = sorted(p for p in EXAMPLES.glob("*.json") if not p.name.endswith(".answers.json"))
 
 
 def base() -> Dict[str, Any]:

@@ -7,13 +7,9 @@ import subprocess
 
 import pytest
 
-from conftest import SMALL_TASK, example, load_json, run_cli
+from conftest import SMALL_TASK, example, load_json, run_cli, step_ids
 
 EXAMPLES = ["daily-checkin", "health-survey", "intake"]
-
-
-def result_ids(result):
-    return [r["identifier"] for r in result["results"]]
 
 
 def answers_of(result):
@@ -47,7 +43,7 @@ def check_example_result(name, task_path, answers_path, result):
                         sid,
                         item["identifier"],
                     )
-    assert result_ids(result) == [s["identifier"] for s in task["steps"]]
+    assert step_ids(result) == [s["identifier"] for s in task["steps"]]
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
@@ -285,7 +281,7 @@ def test_interactive_quit_discards(small_task_file, tmp_path):
     assert proc.returncode == 1
     assert "discarded" in proc.stderr
     result = load_json(output)
-    assert result_ids(result) == ["intro", "likes", "age"]
+    assert step_ids(result) == ["intro", "likes", "age"]
 
 
 def test_interactive_end_of_input_discards(small_task_file):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import run_cli
+from conftest import run_cli, step_ids
 
 HEADACHE = {
     "identifier": "headache",
@@ -73,10 +73,6 @@ LOOP = {
 }
 
 
-def visits(result):
-    return [r["identifier"] for r in result["results"]]
-
-
 def test_presenter_follows_branches_and_visibility(tmp_path):
     task_file = tmp_path / "headache.json"
     task_file.write_text(json.dumps(HEADACHE))
@@ -97,7 +93,7 @@ def test_presenter_follows_branches_and_visibility(tmp_path):
     assert "Cigarettes per day" in proc.stdout
     assert "Does it interfere?" not in proc.stdout
     result = json.loads(output.read_text())
-    assert visits(result) == ["intro", "symptom", "about", "extra", "done"]
+    assert step_ids(result) == ["intro", "symptom", "about", "extra", "done"]
     about = result["results"][2]
     assert [(q["identifier"], q["answer"]) for q in about["results"]] == [("smoker", True), ("perday", 7)]
 
@@ -115,7 +111,7 @@ def test_answers_walk_follows_branches(tmp_path):
     answers.write_text(json.dumps({"symptom": ["dizziness"], "about": {"smoker": False}, "x1": True, "x2": True}))
     proc = run_cli("run", str(task_file), "--answers", str(answers), "-q")
     assert proc.returncode == 0, proc.stderr
-    assert visits(json.loads(proc.stdout)) == ["intro", "symptom", "about", "extra", "done"]
+    assert step_ids(json.loads(proc.stdout)) == ["intro", "symptom", "about", "extra", "done"]
 
 
 def test_presenter_loop_and_back(tmp_path):
@@ -124,7 +120,7 @@ def test_presenter_loop_and_back(tmp_path):
     output = tmp_path / "out.json"
     proc = run_cli("run", str(task_file), "-i", "-o", str(output), input="y\ny\nn\n\n")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert visits(json.loads(output.read_text())) == ["again", "again", "again", "done"]
+    assert step_ids(json.loads(output.read_text())) == ["again", "again", "again", "done"]
 
 
 def test_answers_walk_stops_an_endless_loop(tmp_path):

@@ -8,16 +8,15 @@ from __future__ import annotations
 import io
 import re
 import shutil
-from typing import Any, Dict, List, Set, Tuple
+from typing import List, Set, Tuple
 
 import pytest
 
 import stepkit
-from conftest import EXAMPLES, run_cli
+from conftest import EXAMPLE_TASKS, EXAMPLES, load_json, run_cli
 from stepkit import graph
 from stepkit.graph import END, START, build_graph, describe_predicate, to_dot
 
-EXAMPLE_TASKS = sorted(p for p in EXAMPLES.glob("*.json") if not p.name.endswith(".answers.json"))
 PNG_HEADER = b"\x89PNG\r\n\x1a\n"
 
 
@@ -40,12 +39,6 @@ def dot_edges(dot: str) -> List[Tuple[str, str, str]]:
         label = re.search(r'label="((?:[^"\\]|\\.)*)"', attributes or "")
         edges.append((source, target, label.group(1).replace("\\n", " ").replace('\\"', '"') if label else ""))
     return edges
-
-
-def definition_of(path) -> Dict[str, Any]:
-    import json
-
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -117,7 +110,7 @@ MEDICATIONS_EDGES = {
 @pytest.mark.parametrize("name, expected", [("headache", HEADACHE_EDGES), ("medications", MEDICATIONS_EDGES)])
 def test_dot_has_every_edge(name, expected):
     path = EXAMPLES / f"{name}.json"
-    dot = to_dot(build_graph(definition_of(path)))
+    dot = to_dot(build_graph(load_json(path)))
     assert set(dot_edges(dot)) == expected
 
 
@@ -125,17 +118,17 @@ def test_dot_has_every_edge(name, expected):
 def test_dot_has_every_step(path):
     with stepkit.Task.from_file(path) as task:
         steps = [s["identifier"] for s in task.info["steps"]]
-    dot = to_dot(build_graph(definition_of(path)))
+    dot = to_dot(build_graph(load_json(path)))
     assert dot_nodes(dot) == set(steps)
     edges = dot_edges(dot)
     # Every step is left by at least one edge and, but for the first, entered by one; the end is reached.
     assert {e[0] for e in edges} >= set(steps)
     assert {e[1] for e in edges} >= set(steps[1:]) | {END}
-    assert len(edges) == len(build_graph(definition_of(path)).edges)
+    assert len(edges) == len(build_graph(load_json(path)).edges)
 
 
 def test_skip_rules_sections_and_modifiers_are_visible():
-    dot = to_dot(build_graph(definition_of(EXAMPLES / "headache.json")))
+    dot = to_dot(build_graph(load_json(EXAMPLES / "headache.json")))
     about = next(line for line in dot.splitlines() if line.strip().startswith('"about" [label='))
     assert "dashed" in about and "skipped if severity is false" in about
     assert 'modifier: sets text if symptom\\ncontains \\"dizziness\\"' in about or "modifier: sets text" in about
@@ -241,7 +234,7 @@ def test_cli_graph(tmp_path, graphviz):
 
 
 def test_active_steps_and_async_actions_are_visible():
-    dot = to_dot(build_graph(definition_of(EXAMPLES / "short-walk.json")))
+    dot = to_dot(build_graph(load_json(EXAMPLES / "short-walk.json")))
     walking = next(line for line in dot.splitlines() if line.strip().startswith('"walking" [label='))
     assert "30 s" in walking and "records accelerometer, pedometer" in walking
     assert "starts recording location" in dot and "stops recording location" in dot

@@ -46,7 +46,7 @@ else:
     set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "stepkit-hypothesis")
 
 import stepkit
-from conftest import RUN_UUID, SMALL_TASK, START_MS, cli_env, walk_to
+from conftest import RUN_UUID, SMALL_TASK, START_MS, cli_env, step_id, walk_to
 
 RESTORE_CODES = {
     "damaged",
@@ -84,10 +84,6 @@ def without_events(result: Outcome) -> Outcome:
 def events_of(result: Outcome) -> List[Any]:
     kind, value = result
     return list(value.get("events", [])) if kind == "ok" and isinstance(value, dict) else []
-
-
-def step_id(state: Dict[str, Any]) -> Optional[str]:
-    return state["step"]["identifier"] if state["step"] else None
 
 
 def answers_in(result: Dict[str, Any]) -> Dict[str, Any]:

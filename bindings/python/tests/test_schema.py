@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, List, Tuple
 import pytest
 
 import stepkit
-from conftest import EXAMPLES, REPO, RUN_UUID, START_MS, load_json
+from conftest import EXAMPLE_TASKS, EXAMPLES, REPO, RUN_UUID, START_MS, load_json
 
 try:
     import jsonschema
@@ -55,7 +55,6 @@ def engine_accepts(definition: Dict[str, Any]) -> Tuple[bool, str]:
         return False, "; ".join(f"{p.get('path')}: {p.get('message')}" for p in exc.errors)
 
 
-EXAMPLE_TASKS = sorted(p for p in EXAMPLES.glob("*.json") if not p.name.endswith(".answers.json"))
 
 
 # ------------------------------------------------------------------------------------------------

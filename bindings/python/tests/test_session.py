@@ -7,14 +7,10 @@ import re
 import pytest
 
 import stepkit
-from conftest import RUN_UUID, walk_to
+from conftest import RUN_UUID, step_id, walk_to
 
 UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 ISO_MS_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
-
-
-def step_id(state):
-    return state["step"]["identifier"] if state["step"] else None
 
 
 # ------------------------------------------------------------------------------------------------

@@ -12,14 +12,11 @@ no warning), 1 when there are errors (definition errors included: the task does 
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
 import sys
-from ctypes import POINTER, c_int, c_void_p
 from typing import Any, Dict, List, Optional, Sequence, TextIO
 
-from . import _ffi
-from ._core import Task, _call_out
+from ._core import Task
 from .errors import DefinitionError, LibraryNotFoundError, StepKitError
 
 __all__ = ["check_task", "check_file", "format_report", "add_arguments", "run", "main", "SEVERITIES"]
@@ -31,31 +28,10 @@ EXIT_PROBLEMS = 1
 EXIT_USAGE = 2
 
 
-def _declare_check(cdll: Any) -> None:
-    fn = cdll.stepkit_task_check
-    if fn.argtypes is None:
-        fn.argtypes = [c_void_p, POINTER(c_void_p)]
-        fn.restype = c_int
-
-
 def check_task(task: Task) -> Dict[str, Any]:
-    """The checker's report for a compiled task: ``{"problems": [{"severity", "code",
-    "message", "path"}], "errors": N, "warnings": N}``."""
-    method = getattr(task, "check", None)
-    if callable(method):  # the binding's own Task.check(), where it has one
-        report = method()
-        if isinstance(report, dict):
-            return report
-    cdll = _ffi.lib()
-    if not hasattr(cdll, "stepkit_task_check"):
-        raise LibraryNotFoundError(f"{_ffi.library_path()} has no stepkit_task_check: it is too old for the checker.")
-    _declare_check(cdll)
-    with task._lock:  # noqa: SLF001 - the same lock Task.info takes
-        handle = task._live_handle()  # noqa: SLF001
-        report = _call_out(cdll, "stepkit_task_check", ctypes.c_void_p(handle))
-    if not isinstance(report, dict):
-        raise StepKitError("stepkit_task_check returned JSON that is not an object.")
-    return report
+    """The checker's report for a compiled task (:meth:`Task.check`): ``{"problems":
+    [{"severity", "code", "message", "path"}], "errors": N, "warnings": N}``."""
+    return task.check()
 
 
 def _definition_report(exc: StepKitError) -> Dict[str, Any]:

@@ -50,8 +50,6 @@ EXIT_COMPLETED = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 
-NO_ANSWER_STEP_TYPES = ("instruction", "completion")
-
 
 class _Exit(Exception):
     """Ends the command with an exit code (and a message for stderr)."""
@@ -635,13 +633,9 @@ class Presenter:
             if stripped.startswith("="):
                 return True, ("json", stripped[1:])
             try:
-                return True, ("value", parse_input(fmt, raw, self._read_more))
+                return True, ("value", parse_input(fmt, raw, self.read))
             except _InputError as exc:
                 self.error(str(exc))
-
-    def _read_more(self, prompt: str) -> Optional[str]:
-        line = self.read(prompt)
-        return line
 
     def _set(self, kind_value: Tuple[str, Any], wrap: Optional[str] = None) -> bool:
         kind, value = kind_value

@@ -208,8 +208,6 @@ _BY_STATUS: Dict[int, Type[StepKitError]] = {
     )
 }
 
-_BY_CODE: Dict[str, Type[StepKitError]] = {cls.CODE: cls for cls in _BY_STATUS.values()}
-
 
 def error_class(status: int) -> Type[StepKitError]:
     """The exception class for a library status code (StepKitError for an unknown one)."""

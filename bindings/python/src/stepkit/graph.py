@@ -231,7 +231,6 @@ def build_graph(definition: Dict[str, Any]) -> NavigationGraph:
     sections: List[SectionNode] = []
     _flatten(definition.get("steps") or [], [], steps, sections)
     by_section = {s.identifier: s for s in sections}
-    index = {s.identifier: i for i, s in enumerate(steps)}
     rules: Dict[str, Any] = definition.get("navigationRules") or {}
     skips: Dict[str, Any] = definition.get("skipRules") or {}
     modifiers: Dict[str, Any] = definition.get("stepModifiers") or {}
