@@ -8,7 +8,7 @@ import os
 import threading
 from contextlib import contextmanager
 from ctypes import c_void_p
-from typing import Any, Callable, Dict, Iterator, List, Mapping, NoReturn, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, NoReturn, Optional, Sequence, TypeVar, Union
 
 from . import _ffi
 from .clock import _as_ms, system_time_ms
@@ -66,14 +66,23 @@ def _decode_output(text: Optional[str], what: str) -> JSON:
         raise InternalError(f"{what} returned JSON that Python cannot read: {exc}") from None
 
 
-def _call_out_text(cdll: Any, name: str, *args: Any) -> str:
-    """Calls ``name(*args, &out)``; returns the output JSON text as it is, or raises the error."""
+def _call_out_pointer(cdll: Any, name: str, free: Any, what: str, *args: Any) -> int:
+    """Calls ``name(*args, &out)``: returns what it stored in ``out`` (a handle or a string the
+    caller now owns), or raises the call's error. ``free`` releases an output left on failure."""
     out = c_void_p()
     status = getattr(cdll, name)(*args, ctypes.byref(out))
     if status != 0:
         if out.value:  # the header promises NULL on failure; never leak if it is not
-            cdll.stepkit_string_free(out.value)
+            free(out.value)
         _raise_last_error(cdll, status)
+    if not out.value:
+        raise InternalError(f"{name} reported success but returned no {what}.")
+    return out.value
+
+
+def _call_out_text(cdll: Any, name: str, *args: Any) -> str:
+    """Calls ``name(*args, &out)``; returns the output JSON text as it is, or raises the error."""
+    out = c_void_p(_call_out_pointer(cdll, name, cdll.stepkit_string_free, "JSON", *args))
     try:
         text = _ffi.take_string(cdll, out)
     except UnicodeDecodeError as exc:
@@ -188,10 +197,85 @@ def version_number() -> int:
 
 
 # ------------------------------------------------------------------------------------------------
+# Handles
+
+
+_H = TypeVar("_H", bound="_Handle")
+
+
+class _Handle:
+    """A library handle owned by one Python object: released by :meth:`close`, by leaving a
+    ``with`` block, or when the object is collected; calls on it after that raise StateError.
+
+    Subclasses name the handle (``_NOUN``) and the function that frees it (``_FREE``), and may
+    release what else they hold once the handle is freed (:meth:`_released`)."""
+
+    __slots__ = ("_handle", "_lib", "_free", "_lock", "__weakref__")
+
+    _NOUN = "handle"
+    _FREE = ""
+
+    _handle: Optional[int]
+    _lib: Any
+    _free: Any
+    _lock: threading.Lock
+
+    @classmethod
+    def _create(cls, cdll: Any, function: str, *args: Any) -> Any:
+        """Calls ``function(*args, &out)`` and returns a new object owning the handle it made."""
+        free = getattr(cdll, cls._FREE)
+        handle = _call_out_pointer(cdll, function, free, cls._NOUN, *args)
+        self = object.__new__(cls)
+        self._lib = cdll
+        self._free = free
+        self._handle = handle
+        self._lock = threading.Lock()
+        return self
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._handle is None
+
+    def close(self) -> None:
+        """Releases this object's handle. Idempotent."""
+        with self._lock:
+            handle, self._handle = self._handle, None
+            if handle:
+                self._free(handle)
+            self._released()
+
+    def _released(self) -> None:
+        """Runs under the lock once the handle is freed (by :meth:`close`)."""
+
+    def __enter__(self: _H) -> _H:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        handle = getattr(self, "_handle", None)
+        if handle:
+            self._handle = None
+            try:
+                self._free(handle)
+            except Exception:  # interpreter shutdown: nothing sensible to do
+                pass
+
+    def _live_handle(self) -> int:
+        """The handle; StateError once closed. Call it holding the lock."""
+        handle = self._handle
+        if handle is None:
+            raise StateError(f"The {self._NOUN} is closed.")
+        return handle
+
+
+# ------------------------------------------------------------------------------------------------
 # Task
 
 
-class Task:
+class Task(_Handle):
     """A compiled, immutable task definition (``stepkit_task``).
 
     Create one with :meth:`from_json` or :meth:`from_file`; open runs of it with :meth:`open`.
@@ -200,26 +284,15 @@ class Task:
     Session object keeps this Task object alive as well).
     """
 
-    __slots__ = ("_handle", "_lib", "_free", "_lock", "_info_text", "__weakref__")
+    __slots__ = ("_info_text",)
 
-    _handle: Optional[int]
-    _lib: Any
-    _free: Any
-    _lock: threading.Lock
+    _NOUN = "task"
+    _FREE = "stepkit_task_free"
+
     _info_text: Optional[str]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("use stepkit.Task.from_json() or stepkit.Task.from_file()")
-
-    @classmethod
-    def _wrap(cls, cdll: Any, handle: int) -> "Task":
-        self = object.__new__(cls)
-        self._lib = cdll
-        self._free = cdll.stepkit_task_free
-        self._handle = handle
-        self._lock = threading.Lock()
-        self._info_text = None
-        return self
 
     @classmethod
     def from_json(cls, definition: Union[str, bytes, bytearray, Mapping[str, Any]]) -> "Task":
@@ -236,16 +309,9 @@ class Task:
                 "a task definition must be JSON text (str or bytes) or a dict, "
                 f"not {type(definition).__name__}"
             )
-        cdll = _ffi.lib()
-        out = c_void_p()
-        status = cdll.stepkit_task_compile(data, ctypes.byref(out))
-        if status != 0:
-            if out.value:
-                cdll.stepkit_task_free(out.value)
-            _raise_last_error(cdll, status)
-        if not out.value:
-            raise InternalError("stepkit_task_compile reported success but returned no task.")
-        return cls._wrap(cdll, out.value)
+        task: Task = cls._create(_ffi.lib(), "stepkit_task_compile", data)
+        task._info_text = None
+        return task
 
     @classmethod
     def from_file(cls, path: PathLike) -> "Task":
@@ -262,41 +328,6 @@ class Task:
             ) from exc
         return cls.from_json(data)
 
-    # -- handle management ------------------------------------------------------------------
-
-    @property
-    def closed(self) -> bool:
-        """True once :meth:`close` was called."""
-        return self._handle is None
-
-    def close(self) -> None:
-        """Releases this object's reference to the compiled task. Idempotent."""
-        with self._lock:
-            handle, self._handle = self._handle, None
-            if handle:
-                self._free(handle)
-
-    def __enter__(self) -> "Task":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        handle = getattr(self, "_handle", None)
-        if handle:
-            self._handle = None
-            try:
-                self._free(handle)
-            except Exception:  # interpreter shutdown: nothing sensible to do
-                pass
-
-    def _live_handle(self) -> int:
-        handle = self._handle
-        if handle is None:
-            raise StateError("The task is closed.")
-        return handle
-
     # -- API --------------------------------------------------------------------------------
 
     @property
@@ -307,15 +338,8 @@ class Task:
             handle = self._live_handle()
             text = self._info_text
             if text is None:
-                out = c_void_p()
-                status = self._lib.stepkit_task_info(handle, ctypes.byref(out))
-                if status != 0:
-                    _raise_last_error(self._lib, status)
-                try:
-                    text = _ffi.take_string(self._lib, out)
-                except UnicodeDecodeError as exc:
-                    raise InternalError(f"stepkit_task_info returned invalid UTF-8: {exc}") from None
-                if text is None or not isinstance(_decode_output(text, "stepkit_task_info"), dict):
+                text = _call_out_text(self._lib, "stepkit_task_info", handle)
+                if not isinstance(_decode_output(text, "stepkit_task_info"), dict):
                     raise InternalError("stepkit_task_info returned JSON that is not an object.")
                 self._info_text = text
         info: Dict[str, Any] = json.loads(text)  # a fresh dict on every access
@@ -368,18 +392,8 @@ class Task:
         Bad options raise InvalidArgumentError (unknown key, bad UUID) or ParseError; an
         autosave file that cannot be written raises StepKitIOError."""
         data = _options_bytes(options, "session options")
-        cdll = self._lib
         with self._lock:
-            handle = self._live_handle()
-            out = c_void_p()
-            status = cdll.stepkit_session_open(handle, data, ctypes.byref(out))
-            if status != 0:
-                if out.value:
-                    cdll.stepkit_session_free(out.value)
-                _raise_last_error(cdll, status)
-        if not out.value:
-            raise InternalError("stepkit_session_open reported success but returned no session.")
-        return Session._wrap(self, cdll, out.value)
+            return Session._open(self, "stepkit_session_open", self._live_handle(), data)
 
     def restore(
         self,
@@ -412,18 +426,8 @@ class Task:
         raises StepKitIOError."""
         saved_data = _restoration_bytes(saved)
         data = _options_bytes(options, "restore options")
-        cdll = self._lib
         with self._lock:
-            handle = self._live_handle()
-            out = c_void_p()
-            status = cdll.stepkit_session_restore(handle, saved_data, data, ctypes.byref(out))
-            if status != 0:
-                if out.value:
-                    cdll.stepkit_session_free(out.value)
-                _raise_last_error(cdll, status)
-        if not out.value:
-            raise InternalError("stepkit_session_restore reported success but returned no session.")
-        return Session._wrap(self, cdll, out.value)
+            return Session._open(self, "stepkit_session_restore", self._live_handle(), saved_data, data)
 
     def __repr__(self) -> str:
         if self._handle is None:
@@ -525,7 +529,7 @@ def _samples_bytes(samples: Any) -> bytes:
     raise TypeError(f"samples must be a dict or a list of dicts, not {type(samples).__name__}")
 
 
-class Session:
+class Session(_Handle):
     """One run of a task (``stepkit_session``). Create it with :meth:`Task.open`.
 
     Every method that moves the session returns the new state (a dict, as :attr:`state`).
@@ -534,23 +538,12 @@ class Session:
     one call at a time (calls are serialized).
     """
 
-    __slots__ = (
-        "_task",
-        "_lib",
-        "_free",
-        "_handle",
-        "_lock",
-        "_owner",
-        "_clock",
-        "_events",
-        "__weakref__",
-    )
+    __slots__ = ("_task", "_owner", "_clock", "_events")
+
+    _NOUN = "session"
+    _FREE = "stepkit_session_free"
 
     _task: Task
-    _lib: Any
-    _free: Any
-    _handle: Optional[int]
-    _lock: threading.Lock
     _owner: Optional[int]  # the thread inside a library call on this session
     _clock: Optional["_Clock"]
     _events: Optional["_Events"]
@@ -559,13 +552,10 @@ class Session:
         raise TypeError("use stepkit.Task.open() to open a session")
 
     @classmethod
-    def _wrap(cls, task: Task, cdll: Any, handle: int) -> "Session":
-        self = object.__new__(cls)
+    def _open(cls, task: Task, function: str, *args: Any) -> "Session":
+        """Opens or restores a session of ``task`` with ``function(*args, &out)``."""
+        self: Session = cls._create(task._lib, function, *args)
         self._task = task  # keeps the Task object (and its module state) alive
-        self._lib = cdll
-        self._free = cdll.stepkit_session_free
-        self._handle = handle
-        self._lock = threading.Lock()
         self._owner = None
         self._clock = None
         self._events = None
@@ -578,36 +568,15 @@ class Session:
         """The Task this session runs."""
         return self._task
 
-    @property
-    def closed(self) -> bool:
-        """True once :meth:`close` was called."""
-        return self._handle is None
-
     def close(self) -> None:
         """Releases the session. Idempotent. Does not finish the task."""
         if self._owner == threading.get_ident():
             raise StateError("A session's clock must not close its own session.")
-        with self._lock:
-            handle, self._handle = self._handle, None
-            if handle:
-                self._free(handle)
-            self._clock = None  # only after the library stopped using it
-            self._events = None
+        super().close()
 
-    def __enter__(self) -> "Session":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        handle = getattr(self, "_handle", None)
-        if handle:
-            self._handle = None
-            try:
-                self._free(handle)
-            except Exception:
-                pass
+    def _released(self) -> None:
+        self._clock = None  # only after the library stopped using it
+        self._events = None
 
     def _call(self, name: str, *args: Any) -> Dict[str, Any]:
         """Runs ``name(session, *args, &out)`` under the session's lock and returns its JSON
@@ -630,9 +599,7 @@ class Session:
                 "A session's clock must not call into its own session (re-entrant call)."
             )
         with self._lock:
-            handle = self._handle
-            if handle is None:
-                raise StateError("The session is closed.")
+            handle = self._live_handle()
             self._owner = me
             try:
                 yield handle
