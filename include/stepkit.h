@@ -139,7 +139,8 @@ int stepkit_task_compile_with_options(const char *task_json, const char *options
                                       stepkit_task **out_task);
 
 /* Describes a compiled task: {"identifier": "...", "stepCount": N, "steps": [{"identifier":
- * "...", "type": "question"}, ...], "sections": [{"identifier", "steps": [...]}], "branching":
+ * "...", "type": "question"}, ...] (an active, countdown or wait step also has its effective
+ * "stepDuration" in seconds, defaults included), "sections": [{"identifier", "steps": [...]}], "branching":
  * bool (whether the task has any rules), "requestedPermissions": ["location", "microphone",
  * "motion", "health"]: what the task's recorders need (ResearchKit's requestedPermissions), so a
  * host can ask before starting}. Output owned by the caller. Returns STEPKIT_EINVAL if
@@ -246,7 +247,18 @@ void stepkit_session_free(stepkit_session *session);
  *    "finishReason": null | "completed" | "saved" | "discarded" | "failed" | "earlyTermination",
  *    "taskIdentifier": "...", "taskRunUUID": "...",
  *    "step": {the current step's definition, with defaults filled in and step modifiers applied}
- *            | null when finished,
+ *            | null when finished. "Defaults filled in": "optional"; an active step's effective
+ *            "stepDuration" (a countdown's 5 s included), "shouldStartTimerAutomatically" and
+ *            "shouldContinueOnFinish"; and in every "answerFormat" (a question's, each form
+ *            item's) every setting the engine applies when the definition leaves it out:
+ *            "showDontKnowButton"; a choice format's "style" ("singleChoice" for text scales and
+ *            value pickers); a scale's "step"; a continuous scale's "maximumFractionDigits";
+ *            height's and weight's "minimumValue", "maximumValue" and "unit" ("cm", "kg");
+ *            age's "minimumAge", "maximumAge" and "unit" ("years"); ses's "minimum" (0) and
+ *            "maximum" (9); timeInterval's "maximumInterval", "step" (minutes) and "unit" ("s");
+ *            text's "maximumLength" (0: no limit) and "multipleLines"; confirmText's
+ *            "maximumLength" and "errorMessage"; date's "style" and "minuteInterval";
+ *            timeOfDay's "minuteInterval". A host needs no engine default of its own,
  *    "answer": the current answer: the draft the host set, or the one kept from an earlier visit;
  *              for a form an object {"item": answer} of the answered items ({} when none);
  *              null when none (or the step takes no answer),

@@ -136,4 +136,33 @@ import Testing
         #expect(try check(location, #"{"latitude": 52.5}"#).rejectionCode == "missingKey")
         #expect(try check(location, #"{"latitude": 52.5, "longitude": 1, "city": "x"}"#).rejectionCode == "unknownKey")
     }
+
+    /// The state's step carries the effective format: every default the engine applies, so a
+    /// host needs none of its own. Each would be missing here if its `defaults` were dropped.
+    @Test func theStateGivesTheEffectiveFormat() throws {
+        let task = try compile(#"""
+        {"identifier": "t", "steps": [
+          {"type": "question", "identifier": "h", "answerFormat": {"type": "height", "maximumValue": 250}},
+          {"type": "form", "identifier": "f", "formItems": [
+            {"sectionTitle": "S"},
+            {"identifier": "s", "answerFormat": {"type": "ses"}},
+            {"identifier": "t", "answerFormat": {"type": "timeInterval"}}]},
+          {"type": "countdown", "identifier": "c"}]}
+        """#)
+        let s = Session(task: task, options: SessionOptions())
+        let height = s.stateJSON().objectValue?["step"]?.objectValue?["answerFormat"]?.objectValue
+        #expect(height?["unit"] == .string("cm"))
+        #expect(height?["minimumValue"]?.numericValue == 0)
+        #expect(height?["maximumValue"]?.numericValue == 250)  // the definition's own is kept
+        #expect(height?["showDontKnowButton"] == .bool(false))
+        let items = task.steps[1].presentation["formItems"]?.arrayValue ?? []
+        #expect(items.count == 3)
+        let ses = items.dropFirst().first?.objectValue?["answerFormat"]?.objectValue
+        #expect(ses?["minimum"]?.numericValue == 0 && ses?["maximum"]?.numericValue == 9)
+        let interval = items.last?.objectValue?["answerFormat"]?.objectValue
+        #expect(interval?["unit"] == .string("s") && interval?["maximumInterval"]?.numericValue == 86_340)
+        let info = task.info.objectValue?["steps"]?.arrayValue ?? []
+        #expect(info.last?.objectValue?["stepDuration"]?.numericValue == 5)
+        #expect(info.first?.objectValue?["stepDuration"] == nil)
+    }
 }

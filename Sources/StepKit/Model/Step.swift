@@ -21,6 +21,14 @@ struct Step: Sendable {
     /// prompts and recorders.
     var active: ActiveStepSettings? = nil
 
+    /// The step in `stepkit_task_info`: identifier, type and, for an active, countdown or wait
+    /// step, its effective `stepDuration` in seconds (ResearchKit's default included).
+    var infoJSON: JSON {
+        var fields = JSONObject(["identifier": .string(identifier), "type": .string(type)])
+        if let active { fields["stepDuration"] = .number(Double(active.duration) / 1000) }
+        return .object(fields)
+    }
+
     /// Whether the step takes an answer (a question or a form).
     var takesAnswers: Bool {
         if case .message = content { return false }

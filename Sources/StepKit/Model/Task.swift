@@ -36,7 +36,7 @@ struct Task: Sendable {
         .object([
             "identifier": .string(identifier),
             "stepCount": .int(Int64(steps.count)),
-            "steps": .array(steps.map { .object(["identifier": .string($0.identifier), "type": .string($0.type)]) }),
+            "steps": .array(steps.map(\.infoJSON)),
             "sections": .array(sections.map { section in
                 .object([
                     "identifier": .string(section.identifier),

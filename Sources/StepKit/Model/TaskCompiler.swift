@@ -155,6 +155,14 @@ enum TaskCompiler {
         guard let type, let identifier, let content, d.problems.count == before else { return nil }
         var presentation = r.object
         presentation["optional"] = .bool(optional)
+        switch content {
+        case .message:
+            break
+        case .question(let format):
+            presentation["answerFormat"] = .object(format.presentation)
+        case .form(let form):
+            presentation["formItems"] = presentation["formItems"].map { withEffectiveFormats($0, of: form) }
+        }
         if let active {
             // The host reads the effective settings, ResearchKit's defaults included.
             presentation["stepDuration"] = .number(Double(active.duration) / 1000)
@@ -163,6 +171,17 @@ enum TaskCompiler {
         }
         return Step(type: type, identifier: identifier, optional: optional, content: content, presentation: presentation,
                     sections: sections, definitionPath: path, active: active)
+    }
+
+    /// A form's `formItems` with each item's answer format as `AnswerFormat.presentation`.
+    private static func withEffectiveFormats(_ entries: JSON, of form: Form) -> JSON {
+        guard case .array(let items) = entries else { return entries }
+        return .array(items.map { entry in
+            guard var item = entry.objectValue, let id = item["identifier"]?.stringValue,
+                  let format = form.item(id)?.format else { return entry }
+            item["answerFormat"] = .object(format.presentation)
+            return .object(item)
+        })
     }
 
     private static func compileForm(_ entries: [JSON], at path: JSONPath, stepIndex: Int, _ b: Builder) -> Form? {

@@ -203,3 +203,78 @@ def test_confirm_text_form_is_checked_when_leaving():
         assert session.state == before
         session.set_answer({"again": "x@y.co"})
         assert session.forward()["finishReason"] == "completed"
+
+
+# ------------------------------------------------------------------------------------------------
+# The effective answer format: the state's step carries every default the engine applies
+
+CHOICES_AB = [{"text": "A", "value": "a"}, {"text": "B", "value": "b"}]
+
+#: A format that leaves its settings out -> what the state must give for them.
+DEFAULTS = [
+    ({"type": "boolean"}, {"showDontKnowButton": False}),
+    ({"type": "scale", "minimum": 0, "maximum": 10}, {"step": 1}),
+    ({"type": "continuousScale", "minimum": 0, "maximum": 1}, {"maximumFractionDigits": 0}),
+    ({"type": "textChoice", "style": "multipleChoice", "textChoices": CHOICES_AB}, {"style": "multipleChoice"}),
+    ({"type": "imageChoice", "imageChoices": [{"value": "sun", "normalImage": "sun.png"}]}, {"style": "singleChoice"}),
+    ({"type": "textScale", "textChoices": CHOICES_AB}, {"style": "singleChoice"}),
+    ({"type": "valuePicker", "textChoices": CHOICES_AB}, {"style": "singleChoice"}),
+    ({"type": "height"}, {"minimumValue": 0, "maximumValue": 300, "unit": "cm"}),
+    ({"type": "weight"}, {"minimumValue": 0, "maximumValue": 657, "unit": "kg"}),
+    ({"type": "age"}, {"minimumAge": 0, "maximumAge": 125, "unit": "years"}),
+    ({"type": "ses"}, {"minimum": 0, "maximum": 9}),
+    ({"type": "timeInterval"}, {"maximumInterval": 86340, "step": 1, "unit": "s"}),
+    ({"type": "text"}, {"maximumLength": 0, "multipleLines": True}),
+    ({"type": "date"}, {"style": "date", "minuteInterval": 1}),
+    ({"type": "timeOfDay"}, {"minuteInterval": 1}),
+]
+
+
+@pytest.mark.parametrize("fmt, filled", DEFAULTS, ids=[f["type"] for f, _ in DEFAULTS])
+def test_the_state_gives_the_effective_answer_format(fmt, filled):
+    definition = {"identifier": "d", "steps": [{"type": "question", "identifier": "q", "answerFormat": fmt}]}
+    with stepkit.Task.from_json(definition) as task, task.open() as session:
+        shown = session.state["step"]["answerFormat"]
+    assert {key: shown.get(key) for key in filled} == filled
+    assert {key: shown[key] for key in fmt} == fmt  # what the definition says is kept as it is
+
+
+def test_defaults_the_definition_gives_are_kept_and_the_bounds_are_the_engines():
+    fmt = {"type": "age", "minimumAge": 18, "showDontKnowButton": True}
+    definition = {"identifier": "d", "steps": [{"type": "question", "identifier": "q", "answerFormat": fmt}]}
+    with stepkit.Task.from_json(definition) as task, task.open() as session:
+        shown = session.state["step"]["answerFormat"]
+        assert (shown["minimumAge"], shown["maximumAge"], shown["showDontKnowButton"]) == (18, 125, True)
+        session.set_answer(shown["maximumAge"])  # the bound the state gives is the engine's
+        with pytest.raises(stepkit.AnswerError):
+            session.set_answer(shown["maximumAge"] + 1)
+
+
+def test_form_items_carry_their_effective_formats():
+    definition = {"identifier": "d", "steps": [{"type": "form", "identifier": "f", "formItems": [
+        {"sectionTitle": "Body"},
+        {"identifier": "h", "text": "Height", "answerFormat": {"type": "height"}},
+        {"identifier": "again", "answerFormat": {"type": "confirmText", "originalItemIdentifier": "n"}},
+        {"identifier": "n", "answerFormat": {"type": "text"}},
+    ]}]}
+    with stepkit.Task.from_json(definition) as task, task.open() as session:
+        items = session.state["step"]["formItems"]
+    assert items[0] == {"sectionTitle": "Body"}
+    assert items[1]["answerFormat"]["unit"] == "cm" and items[1]["answerFormat"]["maximumValue"] == 300
+    assert items[2]["answerFormat"]["errorMessage"] == "The entries do not match."
+    assert items[3]["answerFormat"]["maximumLength"] == 0
+
+
+def test_task_info_gives_active_steps_their_effective_duration():
+    definition = {"identifier": "d", "steps": [
+        {"type": "countdown", "identifier": "c"},
+        {"type": "active", "identifier": "a", "stepDuration": 12},
+        {"type": "wait", "identifier": "w"},
+        {"type": "instruction", "identifier": "i"},
+    ]}
+    with stepkit.Task.from_json(definition) as task:
+        steps = task.info["steps"]
+        with task.open() as session:
+            assert session.state["step"]["stepDuration"] == 5
+    assert [s.get("stepDuration") for s in steps] == [5, 12, 0, None]
+

@@ -238,3 +238,11 @@ def test_active_steps_and_async_actions_are_visible():
     walking = next(line for line in dot.splitlines() if line.strip().startswith('"walking" [label='))
     assert "30 s" in walking and "records accelerometer, pedometer" in walking
     assert "starts recording location" in dot and "stops recording location" in dot
+
+
+def test_a_countdown_shows_the_engines_default_duration():
+    definition = {"identifier": "g", "steps": [{"type": "countdown", "identifier": "ready"},
+                                               {"type": "active", "identifier": "walk", "stepDuration": 30}]}
+    dot = to_dot(build_graph(definition))
+    ready = next(line for line in dot.splitlines() if line.strip().startswith('"ready" [label='))
+    assert "5 s" in ready

@@ -23,11 +23,16 @@ protocol AnswerFormatRules: Sendable {
     var resultType: ResultType { get }
     /// The unit written next to numeric results ("years", "cm"), if any.
     var unit: String? { get }
+    /// Every setting this format applies when the definition leaves it out (a bound, a unit, a
+    /// step, a style), under the definition's own keys. The state's answer format carries them
+    /// (`AnswerFormat.presentation`), so no host repeats an engine default.
+    var defaults: JSONObject { get }
     func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON?
 }
 
 extension AnswerFormatRules {
     var unit: String? { nil }
+    var defaults: JSONObject { JSONObject() }
 
     /// Reports `key` (a default: where the host's picker starts) when it is not a valid answer
     /// of this format. Defaults are checked when the task is compiled, not kept as answers.
@@ -48,6 +53,9 @@ struct AnswerFormat: Sendable {
     /// `personalData`: the field of the host's personal data (ResearchKit reads HealthKit) that
     /// prefills the question.
     let personalData: String?
+    /// The format as the host should present it: its definition with every default the engine
+    /// applies filled in (`AnswerFormatRules.defaults`, `showDontKnowButton`).
+    let presentation: JSONObject
 
     static let personalDataFields = ["biologicalSex", "bloodType", "dateOfBirth", "fitzpatrickSkinType",
                                      "wheelchairUse", "height", "bodyMass"]
@@ -112,6 +120,11 @@ struct AnswerFormat: Sendable {
         let rules = parse(reader)
         reader.finish()
         guard let rules, diagnostics.problems.count == before else { return nil }
-        return AnswerFormat(type: type, rules: rules, allowsDontKnow: allowsDontKnow, personalData: personalData)
+        var presentation = reader.object
+        var defaults = rules.defaults
+        defaults["showDontKnowButton"] = .bool(allowsDontKnow)
+        for (key, value) in defaults.entries where presentation[key] == nil { presentation[key] = value }
+        return AnswerFormat(type: type, rules: rules, allowsDontKnow: allowsDontKnow, personalData: personalData,
+                            presentation: presentation)
     }
 }

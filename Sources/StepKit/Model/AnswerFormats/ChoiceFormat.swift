@@ -10,6 +10,8 @@ struct ChoiceFormat: AnswerFormatRules {
     let multiple: Bool
 
     var resultType: ResultType { .choice }
+    /// Text scales and value pickers take one choice; the style says so for every kind.
+    var defaults: JSONObject { JSONObject(["style": .string(multiple ? "multipleChoice" : "singleChoice")]) }
 
     static func parse(_ r: FieldReader, kind: Kind) -> (any AnswerFormatRules)? {
         let d = r.diagnostics

@@ -7,6 +7,9 @@ struct DateFormat: AnswerFormatRules {
     let minuteInterval: Int
 
     var resultType: ResultType { .date }
+    var defaults: JSONObject {
+        JSONObject(["style": .string(withTime ? "dateTime" : "date"), "minuteInterval": .int(Int64(minuteInterval))])
+    }
 
     private var shape: String { withTime ? "a date and time such as 2026-11-22T13:30:00Z" : "a date as YYYY-MM-DD" }
 
@@ -76,6 +79,7 @@ struct TimeOfDayFormat: AnswerFormatRules {
     let minuteInterval: Int
 
     var resultType: ResultType { .timeOfDay }
+    var defaults: JSONObject { JSONObject(["minuteInterval": .int(Int64(minuteInterval))]) }
 
     static func parse(_ r: FieldReader) -> (any AnswerFormatRules)? {
         let minuteInterval = r.integer("minuteInterval", in: 1...30) ?? 1

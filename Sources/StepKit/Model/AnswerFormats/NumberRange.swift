@@ -21,6 +21,15 @@ struct NumberRange: Sendable {
         }
     }
 
+    /// The bounds and unit under a format's keys, for `AnswerFormatRules.defaults`.
+    func defaults(minimumKey: String, maximumKey: String) -> JSONObject {
+        var fields = JSONObject()
+        if let minimum { fields[minimumKey] = .number(minimum) }
+        if let maximum { fields[maximumKey] = .number(maximum) }
+        if let unit { fields["unit"] = .string(unit) }
+        return fields
+    }
+
     func check(_ answer: JSON) throws(AnswerRejection) -> Double {
         guard let value = answer.numericValue, value.isFinite else {
             throw AnswerRejection("wrongType", instruction)

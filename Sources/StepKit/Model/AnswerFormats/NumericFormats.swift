@@ -43,6 +43,7 @@ struct MeasurementFormat: AnswerFormatRules {
 
     var resultType: ResultType { .numeric }
     var unit: String? { range.unit }
+    var defaults: JSONObject { range.defaults(minimumKey: "minimumValue", maximumKey: "maximumValue") }
 
     static func parse(_ r: FieldReader, kind: Kind) -> (any AnswerFormatRules)? {
         _ = r.choice("measurementSystem", of: ["local", "metric", "USC"])
@@ -67,6 +68,7 @@ struct AgeFormat: AnswerFormatRules {
 
     var resultType: ResultType { .numeric }
     var unit: String? { "years" }
+    var defaults: JSONObject { range.defaults(minimumKey: "minimumAge", maximumKey: "maximumAge") }
 
     static func parse(_ r: FieldReader) -> (any AnswerFormatRules)? {
         let (minimum, maximum) = readBounds(r, minimumKey: "minimumAge", maximumKey: "maximumAge", whole: true)
@@ -89,6 +91,8 @@ struct SESFormat: AnswerFormatRules {
     static let range = NumberRange(minimum: 0, maximum: 9, wholeNumbers: true)
 
     var resultType: ResultType { .ses }
+    /// The ladder's rungs, which a definition cannot change.
+    var defaults: JSONObject { SESFormat.range.defaults(minimumKey: "minimum", maximumKey: "maximum") }
 
     static func parse(_ r: FieldReader) -> (any AnswerFormatRules)? {
         r.accept(strings: ["topRungText", "bottomRungText"])
@@ -107,6 +111,10 @@ struct TimeIntervalFormat: AnswerFormatRules {
     let stepMinutes: Int
 
     var resultType: ResultType { .timeInterval }
+    /// Answers are seconds: the unit is stated for the host, not written with the result.
+    var defaults: JSONObject {
+        JSONObject(["maximumInterval": .number(maximum), "step": .int(Int64(stepMinutes)), "unit": .string("s")])
+    }
 
     static func parse(_ r: FieldReader) -> (any AnswerFormatRules)? {
         let step = r.integer("step", in: 1...30) ?? 1

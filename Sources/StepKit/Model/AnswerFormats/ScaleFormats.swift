@@ -9,6 +9,7 @@ struct ScaleFormat: AnswerFormatRules {
     let step: Int
 
     var resultType: ResultType { .scale }
+    var defaults: JSONObject { JSONObject(["step": .int(Int64(step))]) }
 
     static func parse(_ r: FieldReader) -> (any AnswerFormatRules)? {
         let d = r.diagnostics
@@ -51,6 +52,7 @@ struct ContinuousScaleFormat: AnswerFormatRules {
     let fractionDigits: Int
 
     var resultType: ResultType { .scale }
+    var defaults: JSONObject { JSONObject(["maximumFractionDigits": .int(Int64(fractionDigits))]) }
 
     static func parse(_ r: FieldReader) -> (any AnswerFormatRules)? {
         let d = r.diagnostics

@@ -25,6 +25,10 @@ struct TextFormat: AnswerFormatRules {
     let invalidMessage: String
 
     var resultType: ResultType { .text }
+    /// A `maximumLength` of 0 means no limit, as in ResearchKit.
+    var defaults: JSONObject {
+        JSONObject(["maximumLength": .int(Int64(maximumLength)), "multipleLines": .bool(multipleLines)])
+    }
 
     static func parse(_ r: FieldReader) -> (any AnswerFormatRules)? {
         let d = r.diagnostics
@@ -98,6 +102,9 @@ struct ConfirmTextFormat: AnswerFormatRules {
     let maximumLength: Int
 
     var resultType: ResultType { .text }
+    var defaults: JSONObject {
+        JSONObject(["maximumLength": .int(Int64(maximumLength)), "errorMessage": .string(errorMessage)])
+    }
 
     static func parse(_ r: FieldReader) -> (any AnswerFormatRules)? {
         let original = r.string("originalItemIdentifier", required: true, nonEmpty: true)

@@ -195,12 +195,12 @@ class NavigationGraph:
 
 
 def _flatten(items: List[Dict[str, Any]], sections: List[str], steps: List[StepNode],
-             found: List[SectionNode]) -> None:
+             found: List[SectionNode], durations: Dict[str, Any]) -> None:
     for item in items:
         if item.get("type") == "section":
             parent = sections[-1] if sections else None
             start = len(steps)
-            _flatten(item.get("steps") or [], sections + [item["identifier"]], steps, found)
+            _flatten(item.get("steps") or [], sections + [item["identifier"]], steps, found, durations)
             if len(steps) > start:
                 found.append(SectionNode(item["identifier"], item.get("title") or "", parent,
                                          steps[start].identifier, steps[-1].identifier))
@@ -208,8 +208,8 @@ def _flatten(items: List[Dict[str, Any]], sections: List[str], steps: List[StepN
         title = item.get("title") or item.get("question") or item.get("text") or ""
         node = StepNode(item["identifier"], item.get("type", "?"), title, list(sections))
         if node.type in ("active", "countdown", "wait"):
-            duration = item.get("stepDuration", 5 if node.type == "countdown" else 0)
-            if node.type != "wait" and duration:
+            duration = durations.get(node.identifier)  # the engine's, its defaults included
+            if node.type != "wait" and isinstance(duration, (int, float)) and duration:
                 node.items.append(f"{duration:g} s")
             recorders = [r.get("identifier", "?") for r in item.get("recorderConfigurations") or [] if isinstance(r, dict)]
             if recorders:
@@ -224,12 +224,18 @@ def _flatten(items: List[Dict[str, Any]], sections: List[str], steps: List[StepN
         steps.append(node)
 
 
-def build_graph(definition: Dict[str, Any]) -> NavigationGraph:
+def build_graph(definition: Dict[str, Any], info: Optional[Dict[str, Any]] = None) -> NavigationGraph:
     """The navigation graph of a (valid) task definition, as ResearchKit's navigable ordered task
-    walks it (docs/task-format.md, Branching)."""
+    walks it (docs/task-format.md, Branching). ``info``: the compiled task's
+    :attr:`~stepkit.Task.info`, whose steps give the effective ``stepDuration`` of active steps
+    (without it, the definition is compiled to get it)."""
+    if info is None:
+        with Task.from_json(definition) as task:
+            info = task.info
+    durations = {s.get("identifier"): s.get("stepDuration") for s in info.get("steps") or [] if isinstance(s, dict)}
     steps: List[StepNode] = []
     sections: List[SectionNode] = []
-    _flatten(definition.get("steps") or [], [], steps, sections)
+    _flatten(definition.get("steps") or [], [], steps, sections, durations)
     by_section = {s.identifier: s for s in sections}
     rules: Dict[str, Any] = definition.get("navigationRules") or {}
     skips: Dict[str, Any] = definition.get("skipRules") or {}
@@ -429,7 +435,8 @@ def run(args: argparse.Namespace, out: Optional[TextIO] = None, err: Optional[Te
         print(f"error: cannot read {args.task}: {exc.strerror or exc}", file=err)
         return 2
     try:
-        Task.from_json(text).close()  # only valid tasks are drawn
+        with Task.from_json(text) as task:  # only valid tasks are drawn
+            info = task.info
         definition = json.loads(text)
     except LibraryNotFoundError as exc:
         print(f"error: {exc.message}", file=err)
@@ -442,7 +449,7 @@ def run(args: argparse.Namespace, out: Optional[TextIO] = None, err: Optional[Te
     except StepKitError as exc:
         print(f"error: {args.task}: {exc.message}", file=err)
         return 2
-    dot = to_dot(build_graph(definition))
+    dot = to_dot(build_graph(definition, info))
     if not args.output:
         if args.format not in (None, "dot"):
             print("error: --format other than dot needs -o FILE", file=err)
