@@ -196,6 +196,13 @@ def step_id(state: Dict[str, Any]) -> Optional[str]:
     return state["step"]["identifier"] if state["step"] else None
 
 
+def effective_format(answer_format: Dict[str, Any]) -> Dict[str, Any]:
+    """The answer format as a session's state gives it (the engine's defaults filled in)."""
+    definition = {"identifier": "f", "steps": [{"type": "question", "identifier": "q", "answerFormat": answer_format}]}
+    with stepkit.Task.from_json(definition) as compiled, compiled.open() as opened:
+        return opened.state["step"]["answerFormat"]
+
+
 def step_ids(result: Dict[str, Any]) -> List[str]:
     """The identifiers of a task result's top-level step results, in order."""
     return [r["identifier"] for r in result["results"]]

@@ -1,10 +1,14 @@
-"""The presenter's input parsing and answer rendering (pure Python helpers of stepkit.cli)."""
+"""The presenter's input parsing and answer rendering (pure Python helpers of the CLI)."""
 
 from __future__ import annotations
 
 import pytest
 
-from stepkit.cli import _InputError, default_answers_path, describe_format, parse_input, render_answer
+from conftest import effective_format
+from stepkit.answer_input import InputError as _InputError
+from stepkit.answer_input import describe_format, parse_input
+from stepkit.answers_file import default_answers_path
+from stepkit.rendering import render_answer
 
 CHOICE = {
     "type": "textChoice",
@@ -94,7 +98,7 @@ def test_render_answer():
     assert render_answer(CHOICE, ["red", {"value": "other", "text": "Purple"}]) == "Red, Other (Purple)"
     assert render_answer({"type": "boolean", "noString": "Nope"}, False) == "Nope"
     assert render_answer({"type": "numeric", "unit": "kg"}, 70) == "70 kg"
-    assert render_answer({"type": "height"}, 172) == "172 cm"
+    assert render_answer(effective_format({"type": "height"}), 172) == "172 cm"
     assert render_answer({"type": "numeric", "customDontKnowButtonText": "No idea"}, {"dontKnow": True}) == "No idea"
     assert render_answer(None, None) == "(no answer)"
 

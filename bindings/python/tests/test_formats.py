@@ -278,3 +278,18 @@ def test_task_info_gives_active_steps_their_effective_duration():
             assert session.state["step"]["stepDuration"] == 5
     assert [s.get("stepDuration") for s in steps] == [5, 12, 0, None]
 
+
+def test_presenter_shows_what_the_engine_applies():
+    from conftest import effective_format
+    from stepkit.answer_input import describe_format
+    from stepkit.rendering import render_answer
+
+    height = effective_format({"type": "height"})
+    assert "cm" in describe_format(height)[0] and "0 to 300" in describe_format(height)[0]
+    assert render_answer(height, 172) == "172 cm"
+    ses = effective_format({"type": "ses", "topRungText": "Best off"})
+    assert "0 to 9" in describe_format(ses)[0] and "9 = Best off" in describe_format(ses)[0]
+    interval = effective_format({"type": "timeInterval"})
+    assert render_answer(interval, 5400) == "5400 s"
+    # The presenter repeats no default: a format without them is shown without them.
+    assert render_answer({"type": "height"}, 172) == "172"

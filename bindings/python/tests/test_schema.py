@@ -6,6 +6,7 @@ restoration data a session saves."""
 from __future__ import annotations
 
 import copy
+import io
 import json
 from typing import Any, Callable, Dict, List, Tuple
 
@@ -13,6 +14,8 @@ import pytest
 
 import stepkit
 from conftest import EXAMPLE_TASKS, EXAMPLES, REPO, RUN_UUID, START_MS, load_json
+from stepkit.active_presenter import ActiveRunner
+from stepkit.answers_file import walk_with_answers
 
 try:
     import jsonschema
@@ -456,51 +459,18 @@ def test_schema_rule_examples_compile(name, where):
 # Results and answers of real walks
 
 
-def _session_call(session: stepkit.Session, name: str, *args: Any) -> Dict[str, Any]:
-    """Calls an ABI function on the session (for what the binding may not wrap yet: tick, record)."""
-    from ctypes import POINTER, c_char_p, c_int, c_void_p
-
-    from stepkit import _ffi
-
-    fn = getattr(_ffi.lib(), name)
-    if fn.argtypes is None:
-        fn.argtypes = [c_void_p] + [c_char_p] * len(args) + [POINTER(c_void_p)]
-        fn.restype = c_int
-    return session._call(name, *args)  # noqa: SLF001
-
-
 def walk(path, tmp_path) -> Tuple[stepkit.Session, List[Dict[str, Any]]]:
-    """Walks an example with its answers file (active steps: one sample per running recorder,
-    then the clock moves to the next deadline); returns the session and the result after every
-    move."""
+    """Walks an example with its answers file, through the CLI's walk (active steps run to
+    their end on a manual clock, with simulated recorder samples); returns the session and the
+    result after every move."""
     answers = load_json(path.with_name(path.stem + ".answers.json"))
     task = stepkit.Task.from_file(path)
     session = task.open({"taskRunUUID": RUN_UUID, "outputDirectory": str(tmp_path)})
-    clock = stepkit.ManualClock(START_MS)
-    session.set_clock(clock)
     results = [session.result]
-    for _ in range(500):
-        state = session.state
-        if state["status"] != "inProgress":
-            break
-        current = state["step"]
-        if state.get("active") and state["active"].get("status") != "finished":
-            for recorder in state["active"].get("recorders") or []:
-                if recorder.get("status") == "running":
-                    _session_call(session, "stepkit_session_record", recorder["identifier"].encode(), b'[{"x": 1}]')
-            if state.get("nextDeadline"):
-                clock.set(max(clock.now_ms, stepkit.parse_iso8601_ms(state["nextDeadline"])))
-                _session_call(session, "stepkit_session_tick")
-            else:
-                session.forward()
-        elif current["identifier"] in answers:
-            session.set_answer(answers[current["identifier"]])
-            session.forward()
-        elif current.get("optional") and current["type"] in ("question", "form"):
-            session.skip()
-        else:
-            session.forward()
-        results.append(session.result)
+    runner = ActiveRunner(quiet=True, out=io.StringIO(), clock=stepkit.ManualClock(START_MS))
+    with runner.attach(session):
+        walk_with_answers(session, answers, io.StringIO(), quiet=True, runner=runner,
+                          on_move=lambda state: results.append(session.result))
     assert session.state["finishReason"] == "completed"
     return session, results
 

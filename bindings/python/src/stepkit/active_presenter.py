@@ -33,11 +33,11 @@ import select
 import sys
 import tempfile
 import threading
-import weakref
 from typing import Any, Dict, Iterator, List, Optional, TextIO
 
 from ._core import Session, Task
 from .clock import ManualClock, parse_iso8601_ms, system_time_ms
+from .commands import NAVIGATION, command_name, navigate
 from .errors import StepKitError
 from .realtime import RealTimeDriver
 
@@ -47,15 +47,10 @@ __all__ = [
     "add_arguments",
     "prepare",
     "ActiveRunner",
-    "run_step",
-    "present",
     "simulated_sample",
 ]
 
 ACTIVE_STEP_TYPES = ("active", "countdown", "wait")
-
-#: The runner attached to each session (by :meth:`ActiveRunner.attach`).
-_RUNNERS: "weakref.WeakKeyDictionary[Session, ActiveRunner]" = weakref.WeakKeyDictionary()
 
 
 def is_active_step(step: Any) -> bool:
@@ -159,7 +154,10 @@ def _clock_text(ms: int) -> str:
 
 
 class ActiveRunner:
-    """Plays the host of a session's active steps: prints prompts, feeds recorders."""
+    """Plays the host of a session's active steps: prints prompts, feeds recorders.
+
+    Non-interactive, it runs on a :class:`ManualClock`: ``clock``, or one starting at the
+    current time."""
 
     def __init__(
         self,
@@ -169,6 +167,7 @@ class ActiveRunner:
         quiet: bool = False,
         output_directory: Optional[str] = None,
         out: Optional[TextIO] = None,
+        clock: Optional[ManualClock] = None,
     ) -> None:
         self.enabled = enabled
         self.interactive = interactive
@@ -176,7 +175,7 @@ class ActiveRunner:
         self.output_directory = output_directory
         self.out: TextIO = out if out is not None else sys.stdout
         self.session: Optional[Session] = None
-        self.clock: Optional[ManualClock] = None
+        self.clock: Optional[ManualClock] = clock
         self.driver: Optional[RealTimeDriver] = None
         #: running recorders: identifier -> [type, samples pushed]
         self.recorders: Dict[str, List[Any]] = {}
@@ -201,9 +200,9 @@ class ActiveRunner:
             yield self
             return
         self.session = session
-        _RUNNERS[session] = self
         if not self.interactive:
-            self.clock = ManualClock(system_time_ms())
+            if self.clock is None:
+                self.clock = ManualClock(system_time_ms())
             session.set_clock(self.clock)
         session.on_event(self._on_event)
         try:
@@ -217,7 +216,6 @@ class ActiveRunner:
                 self.driver = None
             if not session.closed:
                 session.on_event(None)
-            _RUNNERS.pop(session, None)
             directory = self.output_directory
             if directory and self.temporary_directory:
                 with contextlib.suppress(OSError):
@@ -235,6 +233,14 @@ class ActiveRunner:
                 self.out.write("\r\033[K")
                 self._live = False
             print(text, file=self.out, flush=True)
+
+    def clear_live(self) -> None:
+        """Clears the live countdown line, if one is on the terminal."""
+        with self._print_lock:
+            if self._live:
+                self.out.write("\r\033[K")
+                self.out.flush()
+                self._live = False
 
     def live(self, text: str) -> None:
         """Rewrites the live countdown line (terminals only)."""
@@ -306,23 +312,26 @@ class ActiveRunner:
         elif kind == "taskFinished" and event.get("reason") == "failed":
             self.say("  ! the task failed")
 
-    def push_samples(self, now_ms: int) -> None:
-        """Pushes one simulated sample to every running recorder."""
+    def push_samples(self, now_ms: int) -> Optional[Dict[str, Any]]:
+        """Pushes one simulated sample to every running recorder; returns the state after the
+        last one taken (None when no recorder took one)."""
         session = self.session
+        state: Optional[Dict[str, Any]] = None
         if session is None:
-            return
+            return state
         for recorder, run in list(self.recorders.items()):
             if recorder not in self.recorders:
                 continue  # stopped or failed meanwhile
             sample = simulated_sample(run[0], now_ms / 1000.0, run[1])
             try:
-                session.record(recorder, sample)
+                state = session.record(recorder, sample)
             except StepKitError as exc:
                 self.say(f"  ! cannot record {recorder}: {exc.message}")
                 self.recorders.pop(recorder, None)
                 continue
             run[1] += 1
             self.files_written = True
+        return state
 
     def _appeared(self, identifier: str) -> None:
         """An active step appeared: prints its header before its events."""
@@ -362,14 +371,14 @@ class ActiveRunner:
         the state once the session is on another step (or finished)."""
         session = self.session
         clock = self.clock
-        assert session is not None and clock is not None
+        if session is None or clock is None or self.interactive:
+            raise RuntimeError("this runner is not attached to run steps on a manual clock")
         state = session.state
         step_id = (state.get("step") or {}).get("identifier")
         if self._announced != step_id:
             self._header(state)
         next_sample = clock.now_ms + 1000
         for _ in range(max_iterations):
-            state = session.state
             step = state.get("step")
             if (
                 state.get("status") != "inProgress"
@@ -380,15 +389,15 @@ class ActiveRunner:
             active = state.get("active") or {}
             status = active.get("status")
             if state.get("taskSuspended"):
-                session.resume_task()
+                state = session.resume_task()
             elif status == "prepared":
                 self.say("  (start)")
-                session.start()
+                state = session.start()
                 next_sample = clock.now_ms + 1000
             elif status == "suspended":
-                session.resume()
+                state = session.resume()
             elif status == "finished":
-                session.forward()
+                state = session.forward()
             else:
                 deadline = state.get("nextDeadline")
                 deadline_ms = parse_iso8601_ms(deadline) if isinstance(deadline, str) else None
@@ -398,22 +407,24 @@ class ActiveRunner:
                     self.push_samples(clock.now_ms)
                     next_sample = clock.now_ms + 1000
                     self.say("  (finish)")
-                    session.finish_active()
+                    state = session.finish_active()
                     continue
                 if next_sample <= deadline_ms:
                     clock.set(max(clock.now_ms, next_sample))
-                    self.push_samples(clock.now_ms)
+                    state = self.push_samples(clock.now_ms) or state
                     next_sample += 1000
                     if clock.now_ms < deadline_ms:
                         continue
                 clock.set(max(clock.now_ms, deadline_ms))
-                session.tick()
+                state = session.tick()
         raise RuntimeError(f"the active step {step_id!r} did not end")
 
     # -- interactive -------------------------------------------------------------------------
 
-    def present(self, presenter: Any, state: Dict[str, Any]) -> None:
-        """Presents the current active step on a terminal until the session leaves it."""
+    def present(self, presenter: Any, state: Dict[str, Any]) -> Dict[str, Any]:
+        """Presents the current active step on a terminal until the session leaves it; returns
+        the state then. The clock is the system clock, ticked by a RealTimeDriver: the state is
+        read again as time passes."""
         session = self.session
         assert session is not None
         if self.driver is None or not self.driver.running:
@@ -433,12 +444,8 @@ class ActiveRunner:
                 or not is_active_step(step)
                 or (step or {}).get("identifier") != step_id
             ):
-                with self._print_lock:
-                    if self._live:  # clear the live countdown line
-                        self.out.write("\r\033[K")
-                        self.out.flush()
-                        self._live = False
-                return
+                self.clear_live()
+                return state
             active = state.get("active") or {}
             status = active.get("status")
             now = system_time_ms()
@@ -469,28 +476,23 @@ class ActiveRunner:
             )
             if line is None:
                 continue
-            command = line.strip().lower()
+            command = ":quit" if line == ":eof" else (command_name(line) if line.strip() else ":start")
             try:
-                if command in ("", ":start", ":continue"):
+                if command == ":start":
                     if status == "prepared":
                         session.start()
                     elif status == "finished":
                         session.forward()
                     elif status == "suspended":
                         session.resume()
-                elif command in (":finish", ":f"):
+                elif command == ":finish":
                     session.finish_active()
                 elif command == ":suspend":
                     session.suspend()
                 elif command == ":resume":
                     session.resume()
-                elif command in (":skip", ":s"):
-                    session.skip()
-                elif command in (":back", ":b"):
-                    session.back()
-                elif command in (":quit", ":q", ":eof"):
-                    session.finish("discarded")
-                    self.say("Discarded.")
+                elif command in NAVIGATION:
+                    navigate(session, command, self.say)
                 else:
                     self.say("  ! Commands: Enter, :finish, :suspend, :resume, :skip, :back, :quit")
             except StepKitError as exc:
@@ -533,40 +535,3 @@ class ActiveRunner:
                 return line.rstrip("\n")
         line = read("") if read is not None else None
         return ":eof" if line is None else line
-
-
-def _runner_for(session: Session, out: Optional[TextIO] = None, *, quiet: bool = False) -> ActiveRunner:
-    runner = _RUNNERS.get(session)
-    if runner is None:
-        # walk_with_answers used outside the CLI: attach a non-interactive runner for good.
-        runner = ActiveRunner(quiet=quiet, out=out)
-        runner.session = session
-        runner.clock = ManualClock(system_time_ms())
-        session.set_clock(runner.clock)
-        session.on_event(runner._on_event)
-        _RUNNERS[session] = runner
-    if out is not None:
-        runner.out = out
-    return runner
-
-
-def run_step(session: Session, out: TextIO, *, quiet: bool = False) -> Dict[str, Any]:
-    """Non-interactive: runs the session's current active step to its end (see the module's
-    documentation). Used by :func:`stepkit.cli.walk_with_answers`."""
-    runner = _runner_for(session, out, quiet=quiet)
-    if runner.interactive or runner.clock is None:
-        raise RuntimeError("this session's active steps are presented interactively")
-    return runner.run_step()
-
-
-def present(presenter: Any, state: Dict[str, Any]) -> None:
-    """Interactive: presents the current active step (see the module's documentation). Used by
-    :class:`stepkit.cli.Presenter`."""
-    session = presenter.session
-    runner = _RUNNERS.get(session)
-    if runner is None:
-        runner = ActiveRunner(interactive=True, out=presenter.out)
-        runner.session = session
-        session.on_event(runner._on_event)
-        _RUNNERS[session] = runner
-    runner.present(presenter, state)

@@ -1,0 +1,161 @@
+"""Walking a task with an answers file: ``python -m stepkit run TASK.json --answers FILE``.
+
+An answers file is a JSON object ``{"stepIdentifier": answer, ...}`` (a form's answer being
+``{"item": answer}``); a task's own is ``TASK.answers.json`` next to ``TASK.json``. This is the
+one walk of the Python side (the C example, ``bindings/c/examples/run_task.c``, is the C one).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from typing import Any, Callable, Dict, List, Optional, TextIO, Tuple
+
+from ._core import Session
+from .active_presenter import ActiveRunner, is_active_step
+from .errors import AnswerError, ParseError, StateError
+from .rendering import problems_text, render_answer, step_title
+
+__all__ = ["AnswersError", "default_answers_path", "load_answers", "walk_with_answers"]
+
+
+class AnswersError(Exception):
+    """The answers file cannot be used: ``unreadable`` (the file cannot be read), else it is not
+    a JSON object, or the walk stopped (a refused answer, a required step without one, a step
+    that cannot be left)."""
+
+    def __init__(self, message: str, *, unreadable: bool = False) -> None:
+        super().__init__(message)
+        self.message = message
+        self.unreadable = unreadable
+
+
+def default_answers_path(task_path: str) -> str:
+    """``examples/tasks/daily-checkin.json`` -> ``examples/tasks/daily-checkin.answers.json``."""
+    root, ext = os.path.splitext(task_path)
+    if ext.lower() == ".json":
+        return root + ".answers.json"
+    return task_path + ".answers.json"
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _refuse_duplicate_keys(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
+    result: Dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise ValueError(f"duplicate key {key!r}")
+        result[key] = value
+    return result
+
+
+def load_answers(path: str) -> Dict[str, Any]:
+    """The answers in a file. AnswersError if it cannot be read or is not a JSON object
+    (NaN, infinities and duplicate keys are not JSON)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise AnswersError(f"Cannot read the answers file {path}: {exc.strerror or exc}", unreadable=True)
+    try:
+        answers = json.loads(
+            data.decode("utf-8"),
+            parse_constant=_refuse_constant,
+            object_pairs_hook=_refuse_duplicate_keys,
+        )
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise AnswersError(f"The answers file {path} is not valid JSON: {exc}")
+    if not isinstance(answers, dict):
+        raise AnswersError(
+            f"The answers file {path} must hold a JSON object "
+            '{"stepIdentifier": answer, ...}, not ' + type(answers).__name__ + "."
+        )
+    return answers
+
+
+def walk_with_answers(
+    session: Session,
+    answers: Dict[str, Any],
+    out: TextIO,
+    *,
+    quiet: bool = False,
+    max_steps: int = 10000,
+    runner: Optional[ActiveRunner] = None,
+    on_move: Optional[Callable[[Dict[str, Any]], Any]] = None,
+) -> Dict[str, Any]:
+    """Walks a session with ``answers``: instruction and completion steps go forward, a step in
+    ``answers`` gets its answer and goes forward, an optional step not in it is skipped, and an
+    active step is run to its end by ``runner`` (an :class:`ActiveRunner` attached to the
+    session; without one, a non-interactive runner is attached when the first active step comes).
+    ``on_move(state)`` is called with the state after each step is left.
+
+    Returns the final state. Raises :class:`AnswersError` for a refused answer, a required
+    step without an answer, or a step that cannot be left."""
+
+    def say(text: str) -> None:
+        if not quiet:
+            print(text, file=out)
+
+    with contextlib.ExitStack() as stack:
+        state = session.state
+        for _ in range(max_steps):
+            if state.get("status") != "inProgress":
+                return state
+            step = state.get("step") or {}
+            if is_active_step(step):
+                if runner is None:
+                    runner = stack.enter_context(ActiveRunner(quiet=quiet, out=out).attach(session))
+                state = runner.run_step()
+            else:
+                state = _leave(session, step, answers, say)
+            if on_move is not None:
+                on_move(state)
+    raise AnswersError(f"The task did not end after {max_steps} steps (a navigation loop?).")
+
+
+def _leave(session: Session, step: Dict[str, Any], answers: Dict[str, Any], say: Callable[[str], None]) -> Dict[str, Any]:
+    """Answers, skips or passes the current (not active) step; returns the new state."""
+    identifier = str(step.get("identifier", "?"))
+    kind = step.get("type")
+    title = step_title(step)
+    if kind not in ("question", "form"):
+        say(title)
+        return _forward(session, identifier)
+    if identifier not in answers:
+        if not step.get("optional"):
+            raise AnswersError(
+                f"The answers file has no answer for the required step '{identifier}' ({title})."
+            )
+        state = session.skip()
+        say(f"{title}: (skipped)")
+        return state
+    answer = answers[identifier]
+    try:
+        session.set_answer(answer)
+    except (AnswerError, StateError, ParseError, ValueError, TypeError) as exc:
+        path = getattr(exc, "path", "")
+        where = f", item '{path}'" if path and kind == "form" else ""
+        raise AnswersError(
+            f"The answer for step '{identifier}'{where} was refused: {getattr(exc, 'message', exc)}"
+        )
+    if kind == "form":
+        say(f"{title}:")
+        items = {i.get("identifier"): i for i in step.get("formItems", []) if isinstance(i, dict)}
+        if isinstance(answer, dict):
+            for key, value in answer.items():
+                item = items.get(key) or {}
+                label = item.get("text") or key
+                say(f"  {label}: {render_answer(item.get('answerFormat'), value)}")
+    else:
+        say(f"{title}: {render_answer(step.get('answerFormat'), answer)}")
+    return _forward(session, identifier)
+
+
+def _forward(session: Session, identifier: str) -> Dict[str, Any]:
+    try:
+        return session.forward()
+    except StateError as exc:
+        raise AnswersError(f"Cannot leave step '{identifier}': {problems_text(exc)}")

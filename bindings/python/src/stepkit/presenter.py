@@ -1,0 +1,250 @@
+"""The interactive terminal presenter (``python -m stepkit run TASK.json`` on a terminal): shows
+each step, reads answers, lets the engine validate them, and navigates. Active steps are
+presented by an :class:`~stepkit.active_presenter.ActiveRunner`."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import sys
+from typing import Any, Callable, Dict, Optional, TextIO, Tuple
+
+from ._core import Session
+from .active_presenter import ActiveRunner, is_active_step
+from .answer_input import InputError, describe_format, parse_input
+from .commands import HELP, NAVIGATION, command_name, navigate
+from .errors import AnswerError, ParseError, StateError, StepKitError
+from .rendering import problems_text, render_answer
+
+__all__ = ["Presenter"]
+
+State = Dict[str, Any]
+
+
+class _Command(Exception):
+    """A navigation command typed instead of an answer (:back, :skip, :quit)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
+class Presenter:
+    """Presents a session on a terminal. ``read(prompt)`` returns a line or None at end of
+    input. ``runner``: the :class:`ActiveRunner` attached to the session for its active steps
+    (without one, an interactive runner is attached when the first active step comes)."""
+
+    def __init__(
+        self,
+        session: Session,
+        out: TextIO = sys.stdout,
+        read: Optional[Callable[[str], Optional[str]]] = None,
+        *,
+        runner: Optional[ActiveRunner] = None,
+    ) -> None:
+        self.session = session
+        self.out = out
+        self.read = read or self._read_stdin
+        self.runner = runner
+
+    @staticmethod
+    def _read_stdin(prompt: str) -> Optional[str]:
+        try:
+            return input(prompt)
+        except EOFError:
+            return None
+
+    def say(self, text: str = "") -> None:
+        print(text, file=self.out, flush=True)
+
+    def error(self, text: str) -> None:
+        self.say(f"  ! {text}")
+
+    def run(self) -> State:
+        """Runs until the task finishes; returns the final state."""
+        self.say("Type :help for help.")
+        with contextlib.ExitStack() as stack:
+            state = self.session.state
+            while state.get("status") == "inProgress":
+                try:
+                    state = self._present(state, stack)
+                except _Command as command:
+                    moved = navigate(self.session, command.name, self.say)
+                    state = moved if moved is not None else self.session.state
+            return state
+
+    # -- reading ----------------------------------------------------------------------------------
+
+    def _line(self, prompt: str) -> Tuple[str, str]:
+        """Reads a line; raises _Command for :back/:skip/:quit. Returns (raw, stripped)."""
+        while True:
+            line = self.read(prompt)
+            if line is None:
+                self.say()
+                raise _Command(":quit")
+            stripped = line.strip()
+            name = command_name(stripped) if stripped.startswith(":") else None
+            if name == ":help":
+                self.say(HELP)
+                continue
+            if name in NAVIGATION:
+                raise _Command(str(name))
+            if stripped.startswith(":") and re.fullmatch(r":[A-Za-z]+", stripped):
+                self.error(f"Unknown command {stripped}. Type :help for help.")
+                continue
+            return line, stripped
+
+    def _ask(
+        self, fmt: Dict[str, Any], current: Any, optional: bool, prompt: str, describe: bool = True
+    ) -> Tuple[bool, Any]:
+        """Reads one answer. Returns (False, None) for Enter (keep/leave), else
+        (True, ("value", answer)) or, for raw JSON (``=...``), (True, ("json", text))."""
+        if describe:
+            for line in describe_format(fmt):
+                self.say(line)
+        if current is not None:
+            self.say(f"  Current answer: {render_answer(fmt, current)} (Enter keeps it)")
+        elif optional and describe:
+            self.say("  Optional: Enter leaves it unanswered")
+        while True:
+            raw, stripped = self._line(prompt)
+            if stripped == "":
+                return False, None
+            if stripped.startswith("="):
+                return True, ("json", stripped[1:])
+            try:
+                return True, ("value", parse_input(fmt, raw, self.read))
+            except InputError as exc:
+                self.error(str(exc))
+
+    # -- calls --------------------------------------------------------------------------------------
+
+    def _forward(self) -> Optional[State]:
+        """Goes forward: the new state, or None after showing why the step cannot be left."""
+        try:
+            return self.session.forward()
+        except StateError as exc:
+            self.error(problems_text(exc))
+            return None
+
+    def _set(self, kind_value: Tuple[str, Any], wrap: Optional[str] = None) -> Optional[State]:
+        """Sets an answer (a form item's with ``wrap``): the new state, or None after showing
+        why it was refused."""
+        kind, value = kind_value
+        try:
+            if kind == "json":
+                if wrap is None:
+                    return self.session.set_answer_json(value)
+                try:
+                    decoded = json.loads(value)
+                except ValueError as exc:
+                    self.error(f"That is not valid JSON: {exc}")
+                    return None
+                return self.session.set_answer({wrap: decoded})
+            return self.session.set_answer(value if wrap is None else {wrap: value})
+        except (AnswerError, ParseError) as exc:
+            self.error(exc.message)
+        except (StepKitError, ValueError, TypeError) as exc:
+            self.error(getattr(exc, "message", str(exc)))
+        return None
+
+    # -- steps ----------------------------------------------------------------------------------
+
+    def _header(self, state: State) -> None:
+        step = state.get("step") or {}
+        progress = state.get("progress") or {}
+        position = ""
+        if progress.get("current") and progress.get("total"):
+            position = f" {progress['current']} of {progress['total']}"
+        optional = " (optional)" if step.get("optional") else ""
+        self.say()
+        self.say(f"── Step{position}{optional} " + "─" * 40)
+        title = step.get("title")
+        if title:
+            self.say(str(title))
+        for key in ("question", "text", "detailText", "footnote"):
+            value = step.get(key)
+            if isinstance(value, str) and value:
+                self.say(f"  {value}" if key != "question" else str(value))
+
+    def _present(self, state: State, stack: contextlib.ExitStack) -> State:
+        """Presents the current step until the session leaves it (or a refusal); returns the
+        state then."""
+        step = state.get("step") or {}
+        kind = step.get("type")
+        self._header(state)
+        if kind == "question":
+            return self._question(state)
+        if kind == "form":
+            return self._form(state)
+        if is_active_step(step):
+            if self.runner is None:
+                self.runner = stack.enter_context(ActiveRunner(interactive=True, out=self.out).attach(self.session))
+            return self.runner.present(self, state)
+        navigation = state.get("navigation") or {}
+        label = "continue" if navigation.get("hasNextStep", True) else "finish"
+        self._line(f"[Enter to {label}] ")
+        moved = self._forward()
+        return moved if moved is not None else state  # a refused call changes nothing
+
+    def _question(self, state: State) -> State:
+        step = state.get("step") or {}
+        fmt = step.get("answerFormat") or {}
+        describe = True
+        while True:
+            given, value = self._ask(fmt, state.get("answer"), bool(step.get("optional")), "> ", describe)
+            describe = False
+            if given:
+                answered = self._set(value)
+                if answered is None:
+                    continue
+                state = answered
+            moved = self._forward()
+            if moved is not None:
+                return moved
+
+    def _form(self, state: State) -> State:
+        step = state.get("step") or {}
+        while True:
+            section: Optional[str] = None
+            for item in step.get("formItems") or []:
+                if not isinstance(item, dict):
+                    continue
+                if "sectionTitle" in item and "identifier" not in item:
+                    section = str(item.get("sectionTitle"))  # shown before its first visible item
+                    continue
+                identifier = str(item.get("identifier"))
+                visible = state.get("visibleItems")
+                if isinstance(visible, list) and identifier not in visible:
+                    continue  # hidden now by its visibleWhen
+                if section is not None:
+                    self.say(f"  ── {section}")
+                    section = None
+                state = self._form_item(state, step, item, identifier)
+            moved = self._forward()
+            if moved is not None:
+                return moved
+
+    def _form_item(self, state: State, step: Dict[str, Any], item: Dict[str, Any], identifier: str) -> State:
+        """Asks for one item of a form; returns the state after its answer (answers and
+        visibility may have changed)."""
+        fmt = item.get("answerFormat") or {}
+        optional = bool(item.get("optional"))
+        self.say(f"  {item.get('text') or identifier}{' (optional)' if optional else ''}")
+        if item.get("detailText"):
+            self.say(f"    {item['detailText']}")
+        describe = True
+        while True:
+            answers = state.get("answer")
+            current = answers.get(identifier) if isinstance(answers, dict) else None
+            given, value = self._ask(fmt, current, optional, "  > ", describe)
+            describe = False
+            if not given:
+                if current is None and not optional and not step.get("optional"):
+                    self.error("This item needs an answer.")
+                    continue
+                return state
+            answered = self._set(value, wrap=identifier)
+            if answered is not None:
+                return answered
