@@ -75,20 +75,23 @@ static char *read_file(const char *path)
     return text;
 }
 
-/* The session's state, parsed; NULL after printing the error. */
-static json_t *session_state(stepkit_session *session)
+/* The state a call returned: `rc` is the call's status and `*out` its output (read only after
+ * the call, as an argument to this function). The state parsed and the text freed; NULL after
+ * printing the error (for a failed call, its error JSON). */
+static json_t *take_state(int rc, char **out, const char *what)
 {
-    char *text = NULL;
-    json_t *state;
+    char *text = *out;
+    json_t *state = NULL;
     json_error_t error;
 
-    if (stepkit_session_state(session, &text) != STEPKIT_OK) {
-        print_error("stepkit_session_state");
+    if (rc != STEPKIT_OK) {
+        print_error(what);
         return NULL;
     }
     state = json_loads(text, 0, &error);
     if (!state || !json_is_object(state))
-        fprintf(stderr, "run_task: the state is not a JSON object (%s): %s\n", error.text, text);
+        fprintf(stderr, "run_task: the state %s returned is not a JSON object (%s): %s\n", what,
+                error.text, text);
     stepkit_string_free(text);
     if (state && !json_is_object(state)) {
         json_decref(state);
@@ -97,103 +100,74 @@ static json_t *session_state(stepkit_session *session)
     return state;
 }
 
-/* Moves the session on from the current step: answer + forward, skip, or forward. */
-static int advance(stepkit_session *session, const json_t *step, const json_t *answers)
+/* Moves the session on from the current step: answer + forward, skip, or forward. Returns the
+ * new state, or NULL on failure. */
+static json_t *advance(stepkit_session *session, const json_t *step, const json_t *answers)
 {
     const char *identifier = json_string_value(json_object_get(step, "identifier"));
     const char *type = json_string_value(json_object_get(step, "type"));
     const json_t *answer = identifier ? json_object_get(answers, identifier) : NULL;
     char *out = NULL;
-    int rc;
 
     if (answer) {
         char *answer_json = json_dumps(answer, JSON_COMPACT | JSON_ENCODE_ANY);
+        int rc;
         if (!answer_json) {
             fprintf(stderr, "run_task: cannot encode the answer for %s\n", identifier);
-            return -1;
+            return NULL;
         }
-        rc = stepkit_session_set_answer(session, answer_json, &out);
+        /* Only the state after going forward is needed: no output for the answer. */
+        rc = stepkit_session_set_answer(session, answer_json, NULL);
         free(answer_json);
-        stepkit_string_free(out);
-        out = NULL;
         if (rc != STEPKIT_OK) {
             print_error("stepkit_session_set_answer");
-            return -1;
+            return NULL;
         }
-        rc = stepkit_session_go_forward(session, &out);
-        stepkit_string_free(out);
-        if (rc != STEPKIT_OK) {
-            print_error("stepkit_session_go_forward");
-            return -1;
-        }
-        return 0;
+    } else if (json_is_true(json_object_get(step, "optional")) && type &&
+               (strcmp(type, "question") == 0 || strcmp(type, "form") == 0)) {
+        return take_state(stepkit_session_skip(session, &out), &out, "stepkit_session_skip");
     }
-
-    if (json_is_true(json_object_get(step, "optional")) && type &&
-        (strcmp(type, "question") == 0 || strcmp(type, "form") == 0)) {
-        rc = stepkit_session_skip(session, &out);
-        stepkit_string_free(out);
-        if (rc != STEPKIT_OK) {
-            print_error("stepkit_session_skip");
-            return -1;
-        }
-        return 0;
-    }
-
-    rc = stepkit_session_go_forward(session, &out);
-    stepkit_string_free(out);
-    if (rc != STEPKIT_OK) {
-        print_error("stepkit_session_go_forward");
-        return -1;
-    }
-    return 0;
+    return take_state(stepkit_session_go_forward(session, &out), &out, "stepkit_session_go_forward");
 }
 
 /* An active step (active, countdown, wait) that has not finished: the host's part is to start
- * it and say when it is done ("start", "resume", "finish"). Returns 1 if an op was applied, 0 if
- * the step is not such a step, -1 on failure. */
-static int drive_active_step(stepkit_session *session, const json_t *state)
+ * it and say when it is done ("start", "resume", "finish"). Returns the new state, `state`
+ * itself (with one more reference) when the step is not such a step, or NULL on failure. */
+static json_t *drive_active_step(stepkit_session *session, json_t *state)
 {
     const char *status = json_string_value(json_object_get(json_object_get(state, "active"), "status"));
     const char *op = NULL;
     char *out = NULL;
 
     if (!status || strcmp(status, "finished") == 0)
-        return 0;
+        return json_incref(state);
     if (strcmp(status, "prepared") == 0)
         op = "start";
     else if (strcmp(status, "suspended") == 0)
         op = "resume";
     else
         op = "finish";
-    if (stepkit_session_active(session, op, &out) != STEPKIT_OK) {
-        print_error("stepkit_session_active");
-        return -1;
-    }
-    stepkit_string_free(out);
-    return 1;
+    return take_state(stepkit_session_active(session, op, &out), &out, "stepkit_session_active");
 }
 
-/* Walks the session to its end; returns 0 when it finished "completed". */
+/* Walks the session to its end, each move on the state the previous call returned; returns 0
+ * when it finished "completed". */
 static int walk(stepkit_session *session, const json_t *answers)
 {
     int steps;
     char *printed = NULL; /* the identifier printed last, until the walk navigates */
+    char *text = NULL;
+    json_t *state = take_state(stepkit_session_state(session, &text), &text, "stepkit_session_state");
 
-    for (steps = 0; steps < MAX_STEPS; steps++) {
-        json_t *state = session_state(session);
+    for (steps = 0; state && steps < MAX_STEPS; steps++) {
         const json_t *step;
         const char *status;
-        int rc;
+        json_t *next;
 
-        if (!state) {
-            free(printed);
-            return -1;
-        }
         status = json_string_value(json_object_get(state, "status"));
         if (status && strcmp(status, "finished") == 0) {
             const char *reason = json_string_value(json_object_get(state, "finishReason"));
-            rc = reason && strcmp(reason, "completed") == 0 ? 0 : -1;
+            int rc = reason && strcmp(reason, "completed") == 0 ? 0 : -1;
             if (rc != 0)
                 fprintf(stderr, "run_task: the task finished \"%s\", not \"completed\"\n",
                         reason ? reason : "?");
@@ -221,20 +195,21 @@ static int walk(stepkit_session *session, const json_t *answers)
                     strcpy(printed, identifier);
             }
         }
-        rc = drive_active_step(session, state);
-        if (rc == 0) {
-            rc = advance(session, step, answers);
+        next = drive_active_step(session, state);
+        if (next == state) {
+            json_decref(next);
+            next = advance(session, step, answers);
             free(printed);
             printed = NULL;
         }
         json_decref(state);
-        if (rc < 0) {
-            free(printed);
-            return -1;
-        }
+        state = next;
     }
     free(printed);
-    fprintf(stderr, "run_task: still not finished after %d steps\n", MAX_STEPS);
+    if (state) {
+        json_decref(state);
+        fprintf(stderr, "run_task: still not finished after %d steps\n", MAX_STEPS);
+    }
     return -1;
 }
 
