@@ -327,10 +327,7 @@ extension Session {
 }
 
 @Suite struct CheckerTests {
-    func codes(_ text: String) throws -> [String] {
-        let report = TaskChecker.check(try compile(text))
-        return report.objectValue?["problems"]?.arrayValue?.compactMap { $0.objectValue?["code"]?.stringValue } ?? []
-    }
+    func codes(_ text: String) throws -> [String] { try findings(text).map(\.code) }
 
     @Test func unreachableStepsAndLoopsWithoutExit() throws {
         #expect(try codes(headache).isEmpty)

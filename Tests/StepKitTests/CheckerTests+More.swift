@@ -4,22 +4,6 @@ import Testing
 /// The static checker's checks beyond reachability: one task per finding, and tasks that must
 /// stay silent.
 @Suite struct CheckerMoreTests {
-    struct Finding: Equatable, CustomStringConvertible {
-        let severity: String
-        let code: String
-        let path: String
-        var description: String { "\(severity) \(code) @ \(path)" }
-    }
-
-    func findings(_ text: String) throws -> [Finding] {
-        let report = TaskChecker.check(try compile(text))
-        return report.objectValue?["problems"]?.arrayValue?.compactMap { p in
-            guard let o = p.objectValue, let s = o["severity"]?.stringValue, let c = o["code"]?.stringValue,
-                  let path = o["path"]?.stringValue else { return nil }
-            return Finding(severity: s, code: c, path: path)
-        } ?? []
-    }
-
     func codes(_ text: String) throws -> [String] { try findings(text).map(\.code) }
 
     /// Steps `symptom` (single choice), `pain` (scale 0–10), `severity` (boolean, optional),

@@ -17,6 +17,24 @@ func problems(_ text: String) -> [Problem] {
 
 func json(_ text: String) throws -> JSON { try JSONParser.parse(text) }
 
+/// One finding of the static checker, as its report gives it.
+struct Finding: Equatable, CustomStringConvertible {
+    let severity: String
+    let code: String
+    let path: String
+    var description: String { "\(severity) \(code) @ \(path)" }
+}
+
+/// The checker's findings on a task given as JSON text.
+func findings(_ text: String) throws -> [Finding] {
+    let report = TaskChecker.check(try compile(text))
+    return report.objectValue?["problems"]?.arrayValue?.compactMap { p in
+        guard let o = p.objectValue, let s = o["severity"]?.stringValue, let c = o["code"]?.stringValue,
+              let path = o["path"]?.stringValue else { return nil }
+        return Finding(severity: s, code: c, path: path)
+    } ?? []
+}
+
 /// A clock the test moves by hand, shared through a pointer as a host's would be. The clock
 /// keeps the object alive (a deliberate leak in tests), as a host must keep its user_data alive.
 final class ManualClock {

@@ -40,12 +40,6 @@ struct ActiveStepSettings: Sendable {
         let kind: Kind
     }
 
-    static let fieldNames = ["stepDuration", "shouldStartTimerAutomatically", "shouldContinueOnFinish", "shouldShowDefaultTimer",
-                             "shouldSpeakCountDown", "shouldSpeakRemainingTimeAtHalfway", "spokenInstruction",
-                             "finishedSpokenInstruction", "shouldPlaySoundOnStart", "shouldPlaySoundOnFinish",
-                             "shouldVibrateOnStart", "shouldVibrateOnFinish", "shouldUseNextAsSkipButton",
-                             "recorderConfigurations", "image", "indicatorType"]
-
     /// Reads an active, countdown or wait step's fields, with ResearchKit's defaults for each.
     static func parse(_ r: FieldReader, kind: Kind, path: JSONPath, seenRecorders: inout Set<String>) -> ActiveStepSettings? {
         let d = r.diagnostics

@@ -21,9 +21,6 @@ struct SessionOptions: Sendable {
     var continueOnRecorderFailure = false
     var limits = SessionLimits()
 
-    private static let openKeys = ["taskRunUUID", "additionalTaskResults", "integrityKey", "autosave", "defaultResult",
-                                   "alwaysCheckForDefaultResult", "personalData"]
-
     /// Reads options for `stepkit_session_open` (or, with `restoring`, `stepkit_session_restore`,
     /// which adds `migrate` and takes the run's identity from the saved data).
     static func parse(_ value: JSON?, restoring: Bool = false) throws(StepKitError) -> SessionOptions {
