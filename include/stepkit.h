@@ -231,7 +231,9 @@ int stepkit_session_restore(stepkit_task *task, const char *saved_json, const ch
                             stepkit_session **out_session);
 
 /* Restoration data for the session as it is now: versioned JSON (schema/restoration.schema.json)
- * naming the task's identifier and fingerprint, with the run's path, answers, dates and finish
+ * naming the task's identifier and fingerprint (SHA-256 of the definition's canonical form: keys
+ * sorted, whole numbers as integers, so a definition stored with its keys reordered or 10 written
+ * 10.0 keeps its fingerprint), with the run's path, answers, dates and finish
  * state, and an integrity check (SHA-256, or HMAC-SHA256 with the session's integrityKey) over
  * the rest of the document. Allowed in any state, finished included. Output owned by the caller.
  * Returns STEPKIT_EINVAL on a NULL argument. */
