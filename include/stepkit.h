@@ -219,7 +219,9 @@ int stepkit_session_open(stepkit_task *task, const char *options_json,
  *                          other fingerprint): answers whose step or item still exists and
  *                          still fit its answer format are kept, the others are listed in the
  *                          state's "restoreReport"; the run resumes at the first step that still
- *                          needs an answer.
+ *                          needs an answer. Every other option given here (outputDirectory,
+ *                          recorder settings, limits, autosave, integrityKey, prefill) applies
+ *                          to the migrated run; only the run's identity comes from the data.
  *
  * Refused with STEPKIT_ERESTORE, and no session, when the data is damaged or truncated
  * ("damaged"), not restoration data ("notRestorationData"), of an unknown format version

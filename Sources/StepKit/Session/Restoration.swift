@@ -335,14 +335,12 @@ enum Restoration {
                 if object.count > 0 { answers[index] = .object(object) }
             }
         }
-        var fresh = SessionOptions()
-        fresh.taskRunUUID = uuid
-        fresh.additionalTaskResults = options.additionalTaskResults
-        fresh.additionalTaskResultsJSON = options.additionalTaskResultsJSON
-        fresh.integrityKey = options.integrityKey
-        fresh.autosavePath = options.autosavePath
-        fresh.prefill = options.prefill
-        var session = Session(task: task, options: fresh, clock: clock)
+        // Every option the host gave (output directory, recorder settings, limits, autosave,
+        // key, prefill) applies to the migrated run as to any other; only the run's identity
+        // comes from the saved data.
+        var carriedOptions = options
+        carriedOptions.taskRunUUID = uuid
+        var session = Session(task: task, options: carriedOptions, clock: clock)
         session.startDate = startDate
         for (index, answer) in answers { session.answers[index] = answer }
         // Walk forward over what is already answered (and optional steps the participant had
