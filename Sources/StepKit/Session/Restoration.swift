@@ -255,9 +255,12 @@ enum Restoration {
         if visits.isEmpty && finishReason == nil {
             throw refuse("damaged", "The saved path is empty but the run has not finished.", .root.key("path"))
         }
-        return Session(task: task, options: options, clock: clock, taskRunUUID: uuid, startDate: startDate, endDate: endDate,
-                       finishReason: finishReason, visits: visits, answers: answers, laterAnswers: laterAnswers, touched: touched,
-                       taskSuspended: taskSuspended, asyncRuns: asyncRuns)
+        let session = Session(task: task, options: options, clock: clock, taskRunUUID: uuid, startDate: startDate, endDate: endDate,
+                              finishReason: finishReason, visits: visits, answers: answers, laterAnswers: laterAnswers, touched: touched,
+                              taskSuspended: taskSuspended, asyncRuns: asyncRuns)
+        // Well-formed is not enough: the run must be one the task allows (keyed or not).
+        try checkAllowed(session, savedAnswers: answers)
+        return session
     }
 
     private static func optionalInt(_ value: JSON?, _ path: JSONPath) throws(StepKitError) -> Int64? {
@@ -268,7 +271,9 @@ enum Restoration {
         }
     }
 
-    /// A saved answer, checked again against the step's answer format.
+    /// A saved answer, checked again against the step's answer format by the validation
+    /// `set_answer` uses (a form's confirmations are checked where the run left the step, by
+    /// the replay in `Restoration+Replay.swift`).
     private static func validated(_ answer: JSON, for step: Step, at path: JSONPath) throws(StepKitError) -> JSON {
         do throws(AnswerRejection) {
             switch step.content {
@@ -278,12 +283,9 @@ enum Restoration {
                 return try format.validate(answer, previous: nil) ?? .null
             case .form(let form):
                 guard case .object(let items) = answer else { throw AnswerRejection("wrongType", "A form's answer is an object.") }
-                var kept = JSONObject()
-                for (key, value) in items.entries {
-                    guard let item = form.item(key) else { throw AnswerRejection("unknownItem", "The form has no item \"\(key)\".") }
-                    kept[key] = try item.format.validate(value, previous: nil)
-                }
-                return .object(kept)
+                let applied = Session.applyItems(items, form: form, previous: JSONObject())
+                if let problem = applied.problems.first { throw AnswerRejection(problem.code, problem.message) }
+                return .object(applied.updated)
             }
         } catch {
             throw refuse("damaged", "A saved answer does not fit the task: " + error.message, path)
