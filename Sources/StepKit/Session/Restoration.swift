@@ -343,7 +343,9 @@ enum Restoration {
         var carriedOptions = options
         carriedOptions.taskRunUUID = uuid
         var session = Session(task: task, options: carriedOptions, clock: clock)
-        session.startDate = startDate
+        // The run keeps its start, unless the saved start is later than the migrated run's
+        // first visit (a forged or skewed date): a run never starts after it is shown.
+        session.startDate = min(startDate, session.startDate)
         for (index, answer) in answers { session.answers[index] = answer }
         // Walk forward over what is already answered (and optional steps the participant had
         // already passed), to the first step that still needs an answer.

@@ -367,3 +367,16 @@ def test_a_migrated_run_with_recorders_records_and_completes(tmp_path):
                     items += json.load(handle)["items"]
             assert items == samples
             assert json.loads(session.save())["taskRunUUID"].lower() == RUN_UUID
+
+
+def test_a_migrated_run_never_starts_after_its_first_visit(small):
+    saved = stopped_at_first_question(small, None)
+    saved["startDate"] = 32503680000000  # the year 3000: later than anything migration dates now
+    changed = copy.deepcopy(SMALL_TASK)
+    changed["steps"][0]["title"] = "Hello again"
+    with stepkit.Task.from_json(changed) as task:
+        with task.restore(sign(saved, None), {"migrate": True}) as session:
+            data = json.loads(session.save())
+            assert data["startDate"] <= data["path"][0]["startDate"]
+            with task.restore(session.save()) as again:  # its own data describes an allowed run
+                assert again.state == dict(session.state, restoreReport=None)
