@@ -380,3 +380,20 @@ def test_a_migrated_run_never_starts_after_its_first_visit(small):
             assert data["startDate"] <= data["path"][0]["startDate"]
             with task.restore(session.save()) as again:  # its own data describes an allowed run
                 assert again.state == dict(session.state, restoreReport=None)
+
+
+def test_a_clock_that_goes_backwards_never_dates_a_visit_before_the_last(small):
+    # Another clock set mid-run, earlier than the run's dates: the session's time stands still
+    # until the clock catches up, so its own data keeps its dates in order and restores.
+    session, clock = open_small(small, None)
+    with session:
+        clock.advance(5000)
+        session.forward()
+        session.set_clock(stepkit.ManualClock(START_MS - 100_000))
+        session.set_answer(True)
+        session.forward()
+        saved = session.save()
+        path = json.loads(saved)["path"]
+        assert path[1]["endDate"] == path[1]["startDate"] == path[2]["startDate"] == START_MS + 5000
+        with small.restore(saved) as back:
+            assert back.state["step"]["identifier"] == "age"
