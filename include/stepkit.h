@@ -356,7 +356,10 @@ typedef int64_t (*stepkit_clock_fn)(void *user_data);
  * the thread that called into the session: it must not call into the same session). NULL
  * restores the system clock. Called before the first answer or navigation, it also re-reads the
  * session's start time from the new clock, so a test or a replay can start the run at a time of
- * its choosing. `user_data` is borrowed: it must stay valid while the clock is set. Returns
+ * its choosing. Afterwards the session's time never goes back before the run's latest date (its
+ * start, or the current visit's start or end): a clock earlier than that reads as that date
+ * until it catches up, so no visit is dated before the one it follows (data restore would
+ * refuse, "notAllowed"). `user_data` is borrowed: it must stay valid while the clock is set. Returns
  * STEPKIT_EINVAL if `session` is NULL or not live, STEPKIT_EIO if the session autosaves and the
  * write failed (the clock is then unchanged). */
 int stepkit_session_set_clock(stepkit_session *session, stepkit_clock_fn fn, void *user_data);

@@ -761,6 +761,8 @@ class Session:
         e.g. a :class:`stepkit.ManualClock`; ``None`` restores the system clock.
 
         Set before the first answer or navigation, the clock also sets the run's start time.
+        Afterwards a clock earlier than the run's latest date reads as that date until it
+        catches up: no visit is dated before the one it follows.
         ``fn`` runs inside library calls on the calling thread and must not call into this
         session. If it raises or returns something that is not an int, the library is given
         the last good time (or the system time) and the exception is raised by the session
