@@ -45,9 +45,16 @@ extension Restoration {
             replay.pushVisit(open)
             // The answer the run held when it left the visit: the visit's own (a form's hidden
             // items are not in it, and read as unanswered anyway), or the step's latest answer,
-            // which still has them.
+            // which still has them, or the visit's own with the hidden items' stored values
+            // taken from the latest (another item's visibleWhen may read them).
             var candidates: [JSON?] = [visit.skipped ? nil : visit.answer]
-            if !visit.skipped, let latest = savedAnswers[visit.stepIndex], latest != visit.answer { candidates.append(latest) }
+            if !visit.skipped, let latest = savedAnswers[visit.stepIndex], latest != visit.answer {
+                candidates.append(latest)
+                if case .object(var merged)? = visit.answer, let stored = latest.objectValue, !visit.hiddenItems.isEmpty {
+                    for item in visit.hiddenItems { if let value = stored[item] { merged[item] = value } }
+                    if JSON.object(merged) != visit.answer { candidates.append(.object(merged)) }
+                }
+            }
             var firstProblem: (message: String, atNext: Bool)?
             for live in candidates {
                 replay.updateCurrent { $0 = open }

@@ -397,3 +397,53 @@ def test_a_clock_that_goes_backwards_never_dates_a_visit_before_the_last(small):
         assert path[1]["endDate"] == path[1]["startDate"] == path[2]["startDate"] == START_MS + 5000
         with small.restore(saved) as back:
             assert back.state["step"]["identifier"] == "age"
+
+
+HIDDEN_CHAIN = {
+    "identifier": "chain",
+    "steps": [
+        {"type": "form", "identifier": "f", "formItems": [
+            {"identifier": "c", "text": "C", "answerFormat": {"type": "boolean"}},
+            {"identifier": "b", "text": "B", "optional": True,
+             "answerFormat": {"type": "numeric", "style": "integer", "minimum": 0, "maximum": 9},
+             "visibleWhen": {"result": {"step": "f", "item": "c"}, "equals": True}},
+            {"identifier": "a", "text": "A", "optional": True,
+             "answerFormat": {"type": "numeric", "style": "integer", "minimum": 0, "maximum": 9},
+             "visibleWhen": {"result": {"step": "f", "item": "b"}, "answered": True}},
+        ]},
+        {"type": "question", "identifier": "again", "answerFormat": {"type": "boolean"}},
+        {"type": "completion", "identifier": "done"},
+    ],
+    "navigationRules": {
+        "again": {"type": "predicate", "branches": [
+            {"when": {"result": {"step": "again"}, "equals": True}, "destination": "f"}]},
+    },
+}
+
+
+def test_a_loop_over_a_form_whose_visibility_reads_a_hidden_item_restores():
+    # The first visit of "f" was left with "b" hidden (c is false) but stored, which keeps "a"
+    # visible; the visit's saved answer leaves "b" out, and the step's latest answer (from the
+    # loop's second visit) differs. The replay takes the hidden item's stored value from it.
+    with stepkit.Task.from_json(HIDDEN_CHAIN) as task:
+        clock = stepkit.ManualClock(START_MS)
+        session = task.open({"taskRunUUID": RUN_UUID})
+        session.set_clock(clock)
+        with session:
+            session.set_answer({"c": True, "b": 1, "a": 2})
+            session.set_answer({"c": False})
+            assert session.state["visibleItems"] == ["c", "a"]
+            clock.advance(1000)
+            session.forward()
+            session.set_answer(True)
+            clock.advance(1000)
+            session.forward()  # the loop: back to "f"
+            session.set_answer({"c": True, "a": None})
+            clock.advance(1000)
+            session.forward()
+            saved = session.save()
+            data = json.loads(saved)
+            assert data["path"][0]["hiddenItems"] == ["b"] and data["path"][0]["answer"] == {"c": False, "a": 2}
+            with task.restore(saved) as back:
+                assert back.state == session.state
+                assert back.save() == saved
