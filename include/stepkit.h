@@ -220,22 +220,49 @@ int stepkit_session_open(stepkit_task *task, const char *options_json,
  *                          other fingerprint): answers whose step or item still exists and
  *                          still fit its answer format are kept, the others are listed in the
  *                          state's "restoreReport"; the run resumes at the first step that still
- *                          needs an answer.
+ *                          needs an answer. Every other option given here (outputDirectory,
+ *                          recorder settings, limits, autosave, integrityKey, prefill) applies
+ *                          to the migrated run; only the run's identity comes from the data.
  *
  * Refused with STEPKIT_ERESTORE, and no session, when the data is damaged or truncated
  * ("damaged"), not restoration data ("notRestorationData"), of an unknown format version
  * ("unsupportedVersion"), fails its integrity check or was signed with another key
  * ("integrityCheckFailed", "keyRequired", "integrityMissing"), is for another task
  * ("differentTask") or for another version of this task without "migrate" ("taskChanged").
+ *
+ * Well-formed, correctly signed data is also refused ("notAllowed", the message naming the first
+ * problem and the path its "path" member points to) unless it describes a run the task allows:
+ * the saved path is replayed through the task's navigation with each visit's answer as it was
+ * when the visit was left, so every visit must be where navigation led from the one before
+ * (navigation rules, skip rules, step modifiers, sections, the saved additionalTaskResults),
+ * every visit left going forward must have had what stepkit_session_go_forward() requires (or
+ * have been skipped where stepkit_session_skip() allows it), a run finished "completed" must end
+ * where navigation ends, and the dates must follow each other (the run starts before its first
+ * visit, each visit ends after it starts and before the next starts, the run ends after its
+ * last visit; only the current visit is open, and only a finished run has an end date). Every
+ * saved answer is checked by the validation stepkit_session_set_answer() uses ("damaged" when
+ * it fails). This holds keyed or not, and it does not make unkeyed data authentic: see
+ * stepkit_session_save(). With "migrate" the saved answers are validated and the run is walked
+ * again on the new version, so its path is the engine's own.
  * STEPKIT_EINVAL for NULL arguments or bad options. Thread-safe. */
 int stepkit_session_restore(stepkit_task *task, const char *saved_json, const char *options_json,
                             stepkit_session **out_session);
 
 /* Restoration data for the session as it is now: versioned JSON (schema/restoration.schema.json)
- * naming the task's identifier and fingerprint, with the run's path, answers, dates and finish
+ * naming the task's identifier and fingerprint (SHA-256 of the definition's canonical form: keys
+ * sorted, whole numbers as integers, so a definition stored with its keys reordered or 10 written
+ * 10.0 keeps its fingerprint), with the run's path, answers, dates and finish
  * state, and an integrity check (SHA-256, or HMAC-SHA256 with the session's integrityKey) over
  * the rest of the document. Allowed in any state, finished included. Output owned by the caller.
- * Returns STEPKIT_EINVAL on a NULL argument. */
+ * Returns STEPKIT_EINVAL on a NULL argument.
+ *
+ * What the check gives: without an integrityKey, the SHA-256 detects damage (a truncated file,
+ * a flipped byte), not authenticity: anyone who edits the data can compute it again, and
+ * stepkit_session_restore() then accepts any run the task allows (another answer, another
+ * date) - it refuses only runs the task does not allow ("notAllowed"). Data kept where others
+ * can change it (by a client, on a participant's device, in a shared store) should be saved and
+ * restored with an integrityKey that only the trusted side knows: HMAC-SHA256 then also shows
+ * who wrote it. */
 int stepkit_session_save(stepkit_session *session, char **out);
 
 /* Releases a session. NULL, and a handle that is not live, are no-ops. A call already running on
@@ -341,7 +368,10 @@ typedef int64_t (*stepkit_clock_fn)(void *user_data);
  * the thread that called into the session: it must not call into the same session). NULL
  * restores the system clock. Called before the first answer or navigation, it also re-reads the
  * session's start time from the new clock, so a test or a replay can start the run at a time of
- * its choosing. `user_data` is borrowed: it must stay valid while the clock is set. Returns
+ * its choosing. Afterwards the session's time never goes back before the run's latest date (its
+ * start, or the current visit's start or end): a clock earlier than that reads as that date
+ * until it catches up, so no visit is dated before the one it follows (data restore would
+ * refuse, "notAllowed"). `user_data` is borrowed: it must stay valid while the clock is set. Returns
  * STEPKIT_EINVAL if `session` is NULL or not live, STEPKIT_EIO if the session autosaves and the
  * write failed (the clock is then unchanged). */
 int stepkit_session_set_clock(stepkit_session *session, stepkit_clock_fn fn, void *user_data);

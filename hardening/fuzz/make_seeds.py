@@ -5,6 +5,8 @@ OUTDIR/compile/  the example tasks (examples/tasks/*.json without the answers fi
 OUTDIR/answers/  operation sequences (see fuzz_answers.c) that walk each example with its answers
 OUTDIR/restore/  restoration data saved at every step of those walks (see fuzz_restore.c), as is
                  and in "re-sign" mode, plus the same data against the changed headache task
+OUTDIR/forged/   edit programs for fuzz_forged.c: a saved run of its pool, a mode (keyed or not)
+                 and one or two semantic edits (one of each kind on a spread of runs)
 Needs the Python binding (bindings/python/src) and STEPKIT_LIBRARY (or a findable libstepkit.so).
 """
 import json
@@ -30,7 +32,7 @@ def answer_op(text: str) -> bytes:
 
 def main() -> None:
     out = Path(sys.argv[1])
-    for sub in ("compile", "answers", "restore"):
+    for sub in ("compile", "answers", "restore", "forged"):
         (out / sub).mkdir(parents=True, exist_ok=True)
     for index, name in enumerate(TASKS):
         text = (EXAMPLES / f"{name}.json").read_text(encoding="utf-8")
@@ -80,6 +82,13 @@ def main() -> None:
                 (out / "restore" / f"{name}-{k:02d}-migrate").write_bytes(bytes([3, 6]) + data)
         session.close()
         task.close()
+    # fuzz_forged.c: <base><mode>(<op><a><b>)*; the pool holds about 20 runs per task.
+    for base in range(0, 120, 7):
+        (out / "forged" / f"run-{base:03d}").write_bytes(bytes([base, base & 1]))
+        for op in range(13):
+            edit = bytes([op, base // 7 + op, (base * 3 + op) & 0xFF])
+            (out / "forged" / f"run-{base:03d}-op{op:02d}").write_bytes(bytes([base, op & 1]) + edit)
+        (out / "forged" / f"run-{base:03d}-two").write_bytes(bytes([base, 0, 7, 0, 4, 9, 1, 1]))
 
 
 if __name__ == "__main__":

@@ -64,8 +64,11 @@ struct TaskRules: Sendable {
     }
 }
 
-/// The SHA-256 of a task definition's canonical text, worked out the first time it is needed (a
-/// save or a restore), not at compile time, which stays close to the cost of parsing.
+/// The SHA-256 of a task definition's canonical form (`CanonicalJSON`: keys sorted, whole numbers
+/// as integers, no whitespace), worked out the first time it is needed (a save or a restore), not
+/// at compile time, which stays close to the cost of parsing. The same definition stored another
+/// way (a `jsonb` column reorders keys and writes `10` as `10.0`) has the same fingerprint; any
+/// change of content gives another.
 final class Fingerprint: Sendable {
     private let definition: JSON
     private let cache = Locked<String?>(nil)
@@ -75,7 +78,7 @@ final class Fingerprint: Sendable {
     var value: String {
         cache.withLock { cached in
             if let cached { return cached }
-            let value = Digest.sha256(JSONWriter.string(definition))
+            let value = Digest.sha256(CanonicalJSON.text(definition))
             cached = value
             return value
         }

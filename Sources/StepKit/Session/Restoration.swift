@@ -243,9 +243,12 @@ enum Restoration {
         if visits.isEmpty && finishReason == nil {
             throw refuse("damaged", "The saved path is empty but the run has not finished.", .root.key("path"))
         }
-        return Session(task: task, options: options, clock: clock, taskRunUUID: uuid, startDate: startDate, endDate: endDate,
-                       finishReason: finishReason, visits: visits, answers: answers, laterAnswers: laterAnswers, touched: touched,
-                       taskSuspended: taskSuspended, asyncRuns: asyncRuns)
+        let session = Session(task: task, options: options, clock: clock, taskRunUUID: uuid, startDate: startDate, endDate: endDate,
+                              finishReason: finishReason, visits: visits, answers: answers, laterAnswers: laterAnswers, touched: touched,
+                              taskSuspended: taskSuspended, asyncRuns: asyncRuns)
+        // Well-formed is not enough: the run must be one the task allows (keyed or not).
+        try checkAllowed(session, savedAnswers: answers)
+        return session
     }
 
     private static func optionalInt(_ value: JSON?, _ path: JSONPath) throws(StepKitError) -> Int64? {
@@ -256,7 +259,9 @@ enum Restoration {
         }
     }
 
-    /// A saved answer, checked again against the step's answer format.
+    /// A saved answer, checked again against the step's answer format by the validation
+    /// `set_answer` uses (a form's confirmations are checked where the run left the step, by
+    /// the replay in `Restoration+Replay.swift`).
     private static func validated(_ answer: JSON, for step: Step, at path: JSONPath) throws(StepKitError) -> JSON {
         do throws(AnswerRejection) {
             switch step.content {
@@ -266,12 +271,9 @@ enum Restoration {
                 return try format.validate(answer, previous: nil) ?? .null
             case .form(let form):
                 guard case .object(let items) = answer else { throw AnswerRejection("wrongType", "A form's answer is an object.") }
-                var kept = JSONObject()
-                for (key, value) in items.entries {
-                    guard let item = form.item(key) else { throw AnswerRejection("unknownItem", "The form has no item \"\(key)\".") }
-                    kept[key] = try item.format.validate(value, previous: nil)
-                }
-                return .object(kept)
+                let applied = Session.applyItems(items, form: form, previous: JSONObject())
+                if let problem = applied.problems.first { throw AnswerRejection(problem.code, problem.message) }
+                return .object(applied.updated)
             }
         } catch {
             throw refuse("damaged", "A saved answer does not fit the task: " + error.message, path)
@@ -323,15 +325,15 @@ enum Restoration {
                 if object.count > 0 { answers[index] = .object(object) }
             }
         }
-        var fresh = SessionOptions()
-        fresh.taskRunUUID = uuid
-        fresh.additionalTaskResults = options.additionalTaskResults
-        fresh.additionalTaskResultsJSON = options.additionalTaskResultsJSON
-        fresh.integrityKey = options.integrityKey
-        fresh.autosavePath = options.autosavePath
-        fresh.prefill = options.prefill
-        var session = Session(task: task, options: fresh, clock: clock)
-        session.startDate = startDate
+        // Every option the host gave (output directory, recorder settings, limits, autosave,
+        // key, prefill) applies to the migrated run as to any other; only the run's identity
+        // comes from the saved data.
+        var carriedOptions = options
+        carriedOptions.taskRunUUID = uuid
+        var session = Session(task: task, options: carriedOptions, clock: clock)
+        // The run keeps its start, unless the saved start is later than the migrated run's
+        // first visit (a forged or skewed date): a run never starts after it is shown.
+        session.startDate = min(startDate, session.startDate)
         for (index, answer) in answers { session.answers[index] = answer }
         // Walk forward over what is already answered (and optional steps the participant had
         // already passed), to the first step that still needs an answer.

@@ -27,6 +27,28 @@ extension Session {
         guard case .object(let changes) = answer else {
             throw StepKitError(.answer, code: "wrongType", message: "A form's answer is an object of its items' answers: {\"item\": answer}.")
         }
+        let applied = Session.applyItems(changes, form: form, previous: previous)
+        let updated = applied.updated
+        var problems = applied.problems
+        // A confirmation set now must match its original as it stands after this call.
+        if problems.isEmpty {
+            for (key, _) in changes.entries {
+                guard let item = form.item(key), let confirm = item.format.rules as? ConfirmTextFormat,
+                      let value = updated[key], let original = updated[confirm.originalItemIdentifier] else { continue }
+                do throws(AnswerRejection) { try confirm.confirm(value, original: original) } catch {
+                    problems.append(Problem(code: error.code, message: error.message, path: .root.key(key)))
+                }
+            }
+        }
+        guard problems.isEmpty else { throw StepKitError(.answer, problems: problems) }
+        return .object(updated)
+    }
+
+    /// Each item of `changes` checked by its answer format and applied to `previous`: the one
+    /// validation of form answers, used by `set_answer` and by restore (which checks saved
+    /// answers exactly as they were accepted). Confirmations are checked by the caller: a draft
+    /// may hold a confirmation its original has since moved away from.
+    static func applyItems(_ changes: JSONObject, form: Form, previous: JSONObject) -> (updated: JSONObject, problems: [Problem]) {
         var updated = previous
         var problems: [Problem] = []
         for (key, value) in changes.entries {
@@ -40,18 +62,7 @@ extension Session {
                 problems.append(Problem(code: error.code, message: error.message, path: .root.key(key)))
             }
         }
-        // A confirmation set now must match its original as it stands after this call.
-        if problems.isEmpty {
-            for (key, _) in changes.entries {
-                guard let item = form.item(key), let confirm = item.format.rules as? ConfirmTextFormat,
-                      let value = updated[key], let original = updated[confirm.originalItemIdentifier] else { continue }
-                do throws(AnswerRejection) { try confirm.confirm(value, original: original) } catch {
-                    problems.append(Problem(code: error.code, message: error.message, path: .root.key(key)))
-                }
-            }
-        }
-        guard problems.isEmpty else { throw StepKitError(.answer, problems: problems) }
-        return .object(updated)
+        return (updated, problems)
     }
 
     /// Whether a form item is shown now (its `visibleWhen` holds, or it has none).

@@ -79,7 +79,16 @@ struct Session: Sendable {
 
     var currentStep: Step? { current.flatMap { task.step(at: $0.stepIndex) } }
 
-    var now: Int64 { timeOverride ?? clock.nowMilliseconds }
+    /// The session's time: the clock's (or the moment a deadline came due), never earlier than
+    /// the latest date the run holds, so a host clock that goes backwards (another clock set
+    /// mid-run) cannot date a visit before the one it follows; restore refuses such dates.
+    var now: Int64 { max(timeOverride ?? clock.nowMilliseconds, latestDate) }
+
+    /// The run's latest date: its start, or its current visit's start or end.
+    private var latestDate: Int64 {
+        guard let last = path.last else { return startDate }
+        return max(startDate, last.endDate ?? last.startDate)
+    }
 
     /// Shows the task's first step, unless skip rules pass over every step.
     private mutating func enterFirstStep(at time: Int64) {

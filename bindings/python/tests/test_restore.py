@@ -57,6 +57,7 @@ RESTORE_CODES = {
     "integrityMissing",
     "differentTask",
     "taskChanged",
+    "notAllowed",
 }
 
 Outcome = Tuple[str, Any]

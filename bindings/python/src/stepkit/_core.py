@@ -420,8 +420,13 @@ class Task(_Handle):
         reason is ``error.errors[0]["code"]``: ``"damaged"`` (not JSON, truncated, or not
         valid for this task), ``"notRestorationData"``, ``"unsupportedVersion"``,
         ``"integrityCheckFailed"`` (changed, or signed with another key), ``"keyRequired"``
-        (signed, but no ``integrityKey`` given), ``"integrityMissing"``, ``"differentTask"``
-        or ``"taskChanged"`` (another version of the task, without ``migrate``). Bad options
+        (signed, but no ``integrityKey`` given), ``"integrityMissing"``, ``"differentTask"``,
+        ``"taskChanged"`` (another version of the task, without ``migrate``) or
+        ``"notAllowed"``: well-formed and correctly signed, but not a run the task allows (the
+        saved path is replayed through the task's navigation: each visit where navigation led,
+        required answers present where the run went forward, a ``"completed"`` run ending
+        where navigation ends, dates in order); the message names the first problem and
+        ``error.errors[0]["path"]`` where it is. Bad options
         raise InvalidArgumentError or ParseError; an autosave file that cannot be written
         raises StepKitIOError."""
         saved_data = _restoration_bytes(saved)
@@ -665,7 +670,14 @@ class Session(_Handle):
         included. Give it back to :meth:`Task.restore` to continue the run.
 
         Keep the text as it is (or ``json.loads`` it and keep the key order): the integrity
-        check covers every value, so any change makes :meth:`Task.restore` refuse it."""
+        check covers every value, so damage makes :meth:`Task.restore` refuse it.
+
+        What the check is worth: without an ``integrityKey`` it is a plain SHA-256, which
+        detects damage but proves nothing about who wrote the data; anyone who edits it can
+        compute the digest again, and :meth:`Task.restore` then accepts any run the task allows
+        (it refuses, with ``"notAllowed"``, only runs the task does not allow). For data kept by
+        clients or anywhere others can write, open the session with an ``integrityKey`` that
+        only the trusted side knows (HMAC-SHA256) and restore with the same key."""
         return self._call_text("stepkit_session_save")
 
     # -- moving --------------------------------------------------------------------------------
@@ -716,6 +728,8 @@ class Session(_Handle):
         e.g. a :class:`stepkit.ManualClock`; ``None`` restores the system clock.
 
         Set before the first answer or navigation, the clock also sets the run's start time.
+        Afterwards a clock earlier than the run's latest date reads as that date until it
+        catches up: no visit is dated before the one it follows.
         ``fn`` runs inside library calls on the calling thread and must not call into this
         session. If it raises or returns something that is not an int, the library is given
         the last good time (or the system time) and the exception is raised by the session

@@ -167,7 +167,9 @@ class StateError(StepKitError):
 
 
 class RestorationError(StepKitError):
-    """Restoration data is damaged, of an unknown version or from another task (ERESTORE)."""
+    """Restoration data is damaged, of an unknown version, from another task, or describes a
+    run the task does not allow (ERESTORE); ``errors[0]["code"]`` says which (``"damaged"``,
+    ``"taskChanged"``, ``"notAllowed"``...)."""
 
     STATUS = -6
     CODE = "ERESTORE"
