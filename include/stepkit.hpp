@@ -271,12 +271,14 @@ inline const char *status_name(int status) {
 }
 
 /* An error found before the library is called, in the library's error JSON shape. */
-[[noreturn]] inline void fail_here(int status, std::string_view error_code, std::string_view message) {
+[[noreturn]] inline void fail_here(int status, std::string_view error_code,
+                                   std::string_view message) {
     const std::string problem = "{\"code\": " + json_quote(error_code) +
                                 ", \"message\": " + json_quote(message) + ", \"path\": \"\"}";
-    throw Error(status, "{\"status\": " + std::to_string(status) + ", \"code\": " +
-                            json_quote(status_name(status)) + ", \"message\": " +
-                            json_quote(message) + ", \"path\": \"\", \"errors\": [" + problem + "]}");
+    throw Error(status, "{\"status\": " + std::to_string(status) +
+                            ", \"code\": " + json_quote(status_name(status)) +
+                            ", \"message\": " + json_quote(message) +
+                            ", \"path\": \"\", \"errors\": [" + problem + "]}");
 }
 
 /* The failing call's error, read on this thread right after it. */
@@ -408,10 +410,16 @@ public:
     stepkit_session *handle() const noexcept { return handle_; }
     explicit operator bool() const noexcept { return handle_ != nullptr; }
 
-    std::string state() const { return out_call(stepkit_session_state); }
-    std::string result() const { return out_call(stepkit_session_result); }
+    std::string state() const {
+        return out_call([this](char **out) { return stepkit_session_state(handle_, out); });
+    }
+    std::string result() const {
+        return out_call([this](char **out) { return stepkit_session_result(handle_, out); });
+    }
     /* Restoration data (JSON text): keep it unchanged and give it to Task::restore(). */
-    std::string save() const { return out_call(stepkit_session_save); }
+    std::string save() const {
+        return out_call([this](char **out) { return stepkit_session_save(handle_, out); });
+    }
 
     std::string set_answer(const std::string &answer_json) {
         const char *answer = detail::c_text(answer_json, true, "The answer");
@@ -421,9 +429,15 @@ public:
         detail::finish_call(status);
         return state;
     }
-    std::string go_forward() { return out_call(stepkit_session_go_forward); }
-    std::string go_backward() { return out_call(stepkit_session_go_backward); }
-    std::string skip() { return out_call(stepkit_session_skip); }
+    std::string go_forward() {
+        return out_call([this](char **out) { return stepkit_session_go_forward(handle_, out); });
+    }
+    std::string go_backward() {
+        return out_call([this](char **out) { return stepkit_session_go_backward(handle_, out); });
+    }
+    std::string skip() {
+        return out_call([this](char **out) { return stepkit_session_skip(handle_, out); });
+    }
     /* "completed", "saved", "discarded", "failed" or "earlyTermination". */
     std::string finish(const std::string &reason) {
         const char *text = detail::c_text(reason, false, "The finish reason");
@@ -443,7 +457,9 @@ public:
         detail::finish_call(status);
         return state;
     }
-    std::string tick() { return out_call(stepkit_session_tick); }
+    std::string tick() {
+        return out_call([this](char **out) { return stepkit_session_tick(handle_, out); });
+    }
     /* Samples: a JSON object or an array of objects. */
     std::string record(const std::string &recorder_id, const std::string &samples_json) {
         const char *recorder = detail::c_text(recorder_id, false, "The recorder identifier");
@@ -492,9 +508,11 @@ public:
     }
 
 private:
-    std::string out_call(int (*fn)(stepkit_session *, char **)) const {
+    /* `call(out)` makes the C call. (A lambda rather than a function pointer: each C function
+     * is then called directly, never through an address taken at load time.) */
+    template <typename Call> std::string out_call(Call call) const {
         char *out = nullptr;
-        const int status = fn(handle_, &out);
+        const int status = call(&out);
         std::string text = detail::take(out);
         detail::finish_call(status);
         return text;
@@ -544,9 +562,13 @@ public:
     explicit operator bool() const noexcept { return handle_ != nullptr; }
 
     /* {"identifier", "stepCount", "steps", "sections", "branching", "requestedPermissions"} */
-    std::string info() const { return out_call(stepkit_task_info); }
+    std::string info() const {
+        return out_call([this](char **out) { return stepkit_task_info(handle_, out); });
+    }
     /* The static checker's report: {"problems": [...], "errors": N, "warnings": N} */
-    std::string check() const { return out_call(stepkit_task_check); }
+    std::string check() const {
+        return out_call([this](char **out) { return stepkit_task_check(handle_, out); });
+    }
 
     /* A new session on its first step; options as for stepkit_session_open() ("" for none). */
     Session open(const std::string &options = {}) const {
@@ -568,9 +590,9 @@ public:
     }
 
 private:
-    std::string out_call(int (*fn)(const stepkit_task *, char **)) const {
+    template <typename Call> std::string out_call(Call call) const {
         char *out = nullptr;
-        const int status = fn(handle_, &out);
+        const int status = call(&out);
         std::string text = detail::take(out);
         detail::check(status);
         return text;

@@ -3,7 +3,8 @@
 // and print the task result.
 //
 //     c++ -std=c++17 checkin.cpp $(pkg-config --cflags --libs stepkit)
-//     # or, in CMake: find_package(StepKit 0.1 REQUIRED) + target_link_libraries(app PRIVATE StepKit::stepkit)
+//     # in CMake: find_package(StepKit 0.1 REQUIRED)
+//     #           target_link_libraries(app PRIVATE StepKit::stepkit)
 #include <cstdint>
 #include <iostream>
 #include <string>
@@ -23,7 +24,8 @@ int main() {
     try {
         std::cout << "StepKit " << stepkit::version() << "\n";
         stepkit::Task task = stepkit::Task::compile(definition);
-        stepkit::Session session = task.open(R"({"taskRunUUID": "0A2B3C4D-1111-4222-8333-444455556666"})");
+        stepkit::Session session =
+            task.open(R"({"taskRunUUID": "0A2B3C4D-1111-4222-8333-444455556666"})");
 
         // Time is the host's to give: here a fixed start, one minute per step.
         std::int64_t now_ms = 1767225600000;  // 2026-01-01T00:00:00Z
