@@ -10,7 +10,7 @@ header=$1
 program=$2
 cc=${3:-cc}
 
-if readelf -d "$program" | grep -Eq '\((BIND_NOW|FLAGS)\).*(BIND_NOW|NOW)'; then
+if readelf -d "$program" | grep -Eq '\(BIND_NOW\)|\(FLAGS(_1)?\).*\b(BIND_NOW|NOW)\b'; then
     echo "$program is linked with -z now: its bindings say nothing about calls" >&2
     exit 1
 fi

@@ -17,8 +17,11 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/stepkit-wheel.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 version=$(head -n 1 "$source/VERSION")
 
-echo "--- python -m build --wheel (build-dir $build)"
-"$python" -m build --wheel --no-isolation -Cbuild-dir="$build" -o "$work/dist" \
+# The build directory's own build type, so that reusing it rebuilds nothing.
+build_type=$(sed -nE 's/^CMAKE_BUILD_TYPE:[A-Z]+=(.+)$/\1/p' "$build/CMakeCache.txt")
+echo "--- python -m build --wheel (build-dir $build, ${build_type:-Release})"
+"$python" -m build --wheel --no-isolation -Cbuild-dir="$build" \
+    -Ccmake.build-type="${build_type:-Release}" -o "$work/dist" \
     "$source/bindings/python" >"$work/build.log" 2>&1 || { cat "$work/build.log" >&2; exit 1; }
 tail -n 3 "$work/build.log"
 wheel=$(ls "$work"/dist/*.whl)
