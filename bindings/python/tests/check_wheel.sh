@@ -17,11 +17,14 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/stepkit-wheel.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 version=$(head -n 1 "$source/VERSION")
 
-# The build directory's own build type, so that reusing it rebuilds nothing.
-build_type=$(sed -nE 's/^CMAKE_BUILD_TYPE:[A-Z]+=(.+)$/\1/p' "$build/CMakeCache.txt")
+# The build directory's own settings (pyproject.toml would turn its tests off, say), so that
+# reusing it changes and rebuilds nothing.
+cached() { sed -nE "s/^$1:[A-Z]+=(.*)\$/\1/p" "$build/CMakeCache.txt"; }
+build_type=$(cached CMAKE_BUILD_TYPE)
 echo "--- python -m build --wheel (build-dir $build, ${build_type:-Release})"
 "$python" -m build --wheel --no-isolation -Cbuild-dir="$build" \
-    -Ccmake.build-type="${build_type:-Release}" -o "$work/dist" \
+    -Ccmake.build-type="${build_type:-Release}" \
+    -Ccmake.define.STEPKIT_BUILD_TESTS="$(cached STEPKIT_BUILD_TESTS | grep . || echo ON)" -o "$work/dist" \
     "$source/bindings/python" >"$work/build.log" 2>&1 || { cat "$work/build.log" >&2; exit 1; }
 tail -n 3 "$work/build.log"
 wheel=$(ls "$work"/dist/*.whl)
