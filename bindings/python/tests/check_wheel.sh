@@ -44,6 +44,23 @@ for lib in stepkit/libstepkit.so stepkit.libs/libjansson stepkit.libs/libcrypto;
     grep -qF "$lib" <<<"$contents" || { echo "the wheel lacks $lib" >&2; echo "$contents" >&2; exit 1; }
 done
 
+# The sdist (not compiled here: that is a full Swift build) carries the native project, so that
+# `python -m build` and `pip install stepkit-*.tar.gz` can build the library from it.
+echo "--- python -m build --sdist"
+"$python" -m build --sdist --no-isolation -o "$work/sdist" "$source/bindings/python" \
+    >"$work/sdist.log" 2>&1 || { cat "$work/sdist.log" >&2; exit 1; }
+sdist_files=$(tar -tzf "$work/sdist/stepkit-$version.tar.gz")
+for file in native/VERSION native/CMakeLists.txt native/cmake/stepkit.map native/include/stepkit.h \
+            native/Sources/CStepKit/module.modulemap native/Sources/StepKit/ABI/LibraryExports.swift \
+            src/stepkit/_ffi.py pyproject.toml; do
+    grep -qxF "stepkit-$version/$file" <<<"$sdist_files" || { echo "the sdist lacks $file" >&2; exit 1; }
+done
+swift_in_sdist=$(grep -c "^stepkit-$version/native/Sources/StepKit/.*\.swift$" <<<"$sdist_files")
+swift_in_repo=$(find "$source/Sources/StepKit" -name '*.swift' | wc -l)
+[ "$swift_in_sdist" -eq "$swift_in_repo" ] \
+    || { echo "the sdist has $swift_in_sdist Swift files, the repository $swift_in_repo" >&2; exit 1; }
+echo "stepkit-$version.tar.gz: $(wc -l <<<"$sdist_files") files, the native project included"
+
 echo "--- a new virtual environment"
 "$python" -m venv "$work/venv"
 "$work/venv/bin/python" -m pip install --quiet --no-index --no-deps "$repaired"
