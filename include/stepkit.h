@@ -64,7 +64,9 @@ extern "C" {
  * Versions
  */
 
-/* The library version, as text and as a number (major * 1000000 + minor * 1000 + patch). */
+/* The library version, as text and as a number (major * 1000000 + minor * 1000 + patch). The
+ * repository's VERSION file is the source: CMake refuses to configure when these disagree with
+ * it, and the engine returns these macros from stepkit_version() / stepkit_version_number(). */
 #define STEPKIT_VERSION "0.1.0"
 #define STEPKIT_VERSION_NUMBER 1000
 /* The ABI version: the number in the soname (libstepkit.so.0). It changes only when a function's

@@ -5,7 +5,9 @@
 #                                libcrypto's, cmake, ninja,
 #                                pkg-config, a C and a C++ compiler, binutils, python3 (and,
 #                                with the argument "pytest", what the tests need: pytest,
-#                                hypothesis, jsonschema and Graphviz). On Debian/Ubuntu
+#                                hypothesis, jsonschema, Graphviz, and for the packaging tests
+#                                scikit-build-core, build, auditwheel, patchelf, venv and
+#                                dpkg-dev). On Debian/Ubuntu
 #                                through apt-get (one update, then one install, with sudo when not
 #                                root); elsewhere it names what is missing and fails.
 # stepkit_cmake_build DIR [TARGET...]
@@ -89,14 +91,29 @@ stepkit_install_deps() {
         # The Python tests: pytest, Hypothesis (property tests), jsonschema (the schemas), and
         # Graphviz's dot (the navigation graph).
         stepkit_have dot || stepkit_apt_install graphviz
+        # The packaging tests: the wheel (scikit-build-core, build, auditwheel with patchelf, a
+        # virtual environment) and the Debian packages (dpkg-shlibdeps, from dpkg-dev).
+        stepkit_have dpkg-shlibdeps || ! stepkit_have dpkg || stepkit_apt_install dpkg-dev
+        python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || stepkit_apt_install python3-venv
         local module package
-        for module in pytest hypothesis jsonschema; do
-            python3 -c "import $module" >/dev/null 2>&1 && continue
-            package=$module
+        for module in pytest hypothesis jsonschema scikit_build_core build auditwheel patchelf; do
+            if [ "$module" = patchelf ]; then
+                stepkit_have patchelf && continue
+            else
+                python3 -c "import $module" >/dev/null 2>&1 && continue
+            fi
+            package=${module//_/-}
             # A Debian system Python refuses pip installs (PEP 668): take its packaged module.
             if python3 -c 'import sys, sysconfig, os; sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))' \
                && stepkit_have apt-get; then
-                stepkit_apt_install "python3-$package"
+                case $package in
+                    patchelf) stepkit_apt_install patchelf ;;
+                    # Not packaged by Debian 12: from PyPI, into the user's site-packages.
+                    scikit-build-core|auditwheel)
+                        echo "pip install --user $package" >&2
+                        python3 -m pip install --quiet --user --break-system-packages "$package" >&2 ;;
+                    *) stepkit_apt_install "python3-$package" ;;
+                esac
             elif python3 -m pip --version >/dev/null 2>&1; then
                 echo "pip install $package" >&2
                 python3 -m pip install --quiet "$package" >&2

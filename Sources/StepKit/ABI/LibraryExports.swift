@@ -5,12 +5,12 @@ import Glibc
 
 @c @implementation
 public func stepkit_version() -> UnsafePointer<CChar>? {
-    UnsafeRawPointer(StaticText.version.utf8Start).assumingMemoryBound(to: CChar.self)
+    StaticText.version
 }
 
 @c @implementation
 public func stepkit_version_number() -> Int32 {
-    1000
+    STEPKIT_VERSION_NUMBER
 }
 
 @c @implementation
@@ -25,5 +25,20 @@ public func stepkit_string_free(_ str: UnsafeMutablePointer<CChar>?) {
 
 /// Text with a static lifetime for `const char *` results.
 enum StaticText {
-    static let version: StaticString = "0.1.0"
+    /// The header's STEPKIT_VERSION (the engine's one source for its version, itself checked
+    /// against the repository's VERSION file), copied once into memory kept for the life of the
+    /// process: Swift imports the macro as a `String`, whose buffer is not stable. Kept as an
+    /// address (a Sendable integer) and written only by the `static let`'s one-time
+    /// initialization.
+    static var version: UnsafePointer<CChar>? {
+        UnsafePointer(bitPattern: versionAddress)
+    }
+
+    private static let versionAddress: UInt = STEPKIT_VERSION.withCString { text in
+        // Out of memory at the first call: a static empty string rather than NULL or a trap.
+        UInt(bitPattern: strdup(text) ?? UnsafeMutableRawPointer(mutating: emptyText.utf8Start)
+            .assumingMemoryBound(to: CChar.self))
+    }
+
+    private static let emptyText: StaticString = ""
 }

@@ -41,7 +41,23 @@ from .errors import (
     StepKitIOError,
 )
 
-__version__ = "0.1.0"
+
+def _source_version() -> str:
+    """The repository's VERSION, for a package used from a checkout (PYTHONPATH=.../src)."""
+    import os
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), *[os.pardir] * 4, "VERSION")
+    try:
+        with open(path, encoding="utf-8") as file:
+            return file.readline().strip() or "0+unknown"
+    except OSError:
+        return "0+unknown"
+
+
+try:  # written into the package when a wheel is built (pyproject.toml: from VERSION)
+    from ._version import __version__
+except ImportError:
+    __version__ = _source_version()
 
 __all__ = [
     "Task",

@@ -1,0 +1,359 @@
+// test_cpp.cpp — include/stepkit.hpp against the real library: ownership (move-only handles,
+// RAII), errors as stepkit::Error, clocks and event callbacks as any callable with their
+// lifetimes across moves, and every C function of include/stepkit.h reached through the C++ API
+// (check_cpp_coverage.sh runs this program and checks the dynamic loader bound each of them).
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <stepkit.hpp>
+
+static int failures = 0;
+
+#define CHECK(cond)                                                                            \
+    do {                                                                                       \
+        if (!(cond)) {                                                                         \
+            std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);      \
+            ++failures;                                                                        \
+        }                                                                                      \
+    } while (0)
+
+// Runs `body`, which must throw stepkit::Error with `status`; returns the error (status 0 and
+// a failure if it did not throw).
+template <typename F> static stepkit::Error expect_error(int status, F body, int line) {
+    try {
+        body();
+    } catch (const stepkit::Error &e) {
+        if (e.status() != status) {
+            std::fprintf(stderr, "%s:%d: expected status %d, got %d: %s\n", __FILE__, line, status,
+                         e.status(), e.json().c_str());
+            ++failures;
+        }
+        return e;
+    }
+    std::fprintf(stderr, "%s:%d: expected stepkit::Error %d, nothing thrown\n", __FILE__, line,
+                 status);
+    ++failures;
+    return stepkit::Error(0, "{}");
+}
+#define EXPECT_ERROR(status, ...) expect_error(status, [&] { __VA_ARGS__; }, __LINE__)
+
+static bool has(const std::string &text, const std::string &needle) {
+    return text.find(needle) != std::string::npos;
+}
+
+static std::string field(const std::string &json, const char *key) {
+    return stepkit::detail::top_level_string(json, key);
+}
+
+static const std::int64_t T0 = 1767225600000; // 2026-01-01T00:00:00.000Z
+
+static const char *const SURVEY = R"({"identifier": "survey", "steps": [
+    {"type": "instruction", "identifier": "intro", "title": "Hello"},
+    {"type": "question", "identifier": "age", "title": "Age",
+     "answerFormat": {"type": "numeric", "style": "integer", "minimum": 18, "maximum": 90}},
+    {"type": "question", "identifier": "pet", "title": "A pet?", "optional": true,
+     "answerFormat": {"type": "boolean"}},
+    {"type": "completion", "identifier": "done", "title": "Thanks"}]})";
+
+static const char *const WALK = R"({"identifier": "walk", "steps": [
+    {"type": "countdown", "identifier": "countdown", "stepDuration": 3},
+    {"type": "active", "identifier": "walking", "title": "Walk", "stepDuration": 10,
+     "recorderConfigurations": [{"type": "accelerometer", "identifier": "acc"}]},
+    {"type": "completion", "identifier": "done", "title": "Thank you"}]})";
+
+static const char *const RUN = R"({"taskRunUUID": "9f1c7a52-3b8e-4d2a-a1f0-6c2d4e8b9a10"})";
+
+static void test_types() {
+    static_assert(!std::is_copy_constructible_v<stepkit::Task>, "Task is move-only");
+    static_assert(!std::is_copy_assignable_v<stepkit::Task>, "Task is move-only");
+    static_assert(std::is_nothrow_move_constructible_v<stepkit::Task>, "Task moves");
+    static_assert(!std::is_copy_constructible_v<stepkit::Session>, "Session is move-only");
+    static_assert(!std::is_copy_assignable_v<stepkit::Session>, "Session is move-only");
+    static_assert(std::is_nothrow_move_constructible_v<stepkit::Session>, "Session moves");
+    static_assert(std::is_nothrow_move_assignable_v<stepkit::Session>, "Session moves");
+    static_assert(std::is_base_of_v<std::runtime_error, stepkit::Error>, "Error is an exception");
+}
+
+static void test_version() {
+    CHECK(stepkit::version() == STEPKIT_VERSION);
+    CHECK(stepkit::version_number() == STEPKIT_VERSION_NUMBER);
+}
+
+static void test_compile_and_errors() {
+    stepkit::Task task = stepkit::Task::compile(SURVEY);
+    CHECK(task);
+    CHECK(task.handle() != nullptr);
+    const std::string info = task.info();
+    CHECK(field(info, "identifier") == "survey");
+    CHECK(has(info, "\"stepCount\":4"));
+    const std::string report = task.check();
+    CHECK(has(report, "\"problems\":"));
+    CHECK(has(report, "\"errors\":0"));
+
+    // Every problem of a definition, the first one's path and message on the Error.
+    stepkit::Error e = EXPECT_ERROR(STEPKIT_EDEFINITION, stepkit::Task::compile(
+        R"({"identifier": "bad", "steps": [{"type": "question", "identifier": "q",
+            "answerFormat": {"type": "scale", "minimum": 5, "maximum": 1}}]})"));
+    CHECK(e.code() == "EDEFINITION");
+    CHECK(!e.message().empty());
+    CHECK(std::string(e.what()) == e.message());
+    CHECK(has(e.path(), "steps[0].answerFormat"));
+    CHECK(has(e.json(), "\"errors\""));
+
+    e = EXPECT_ERROR(STEPKIT_EPARSE, stepkit::Task::compile("{\"identifier\": "));
+    CHECK(e.code() == "EPARSE");
+
+    // A NUL inside the text: refused before C would see half of it.
+    e = EXPECT_ERROR(STEPKIT_EPARSE, stepkit::Task::compile(std::string("{}\0{}", 5)));
+    CHECK(e.code() == "EPARSE");
+    CHECK(has(e.json(), "\"nulCharacter\""));
+
+    // stepkit_task_compile_with_options: a limit.
+    e = EXPECT_ERROR(STEPKIT_EINVAL,
+                     stepkit::Task::compile(SURVEY, R"({"limits": {"maxDefinitionBytes": 16}})"));
+    CHECK(has(e.json(), "tooLarge"));
+    stepkit::Task limited = stepkit::Task::compile(SURVEY, R"({"limits": {"maxSteps": 10}})");
+    CHECK(field(limited.info(), "identifier") == "survey");
+
+    // Moving: the moved-from task holds nothing, and calling it is the C ABI's EINVAL.
+    stepkit::Task moved = std::move(task);
+    CHECK(!task); // NOLINT(bugprone-use-after-move): checking the moved-from state
+    CHECK(moved);
+    EXPECT_ERROR(STEPKIT_EINVAL, task.info());
+    task = std::move(moved);
+    CHECK(field(task.info(), "identifier") == "survey");
+}
+
+static void test_walk_save_restore() {
+    stepkit::Task task = stepkit::Task::compile(SURVEY);
+    EXPECT_ERROR(STEPKIT_EINVAL, task.open(R"({"noSuchOption": 1})"));
+    stepkit::Session session = task.open(RUN);
+    std::int64_t now = T0;
+    session.set_clock([&now] { return now; });
+
+    std::string state = session.state();
+    CHECK(field(state, "status") == "inProgress");
+    CHECK(field(state, "taskRunUUID") == "9F1C7A52-3B8E-4D2A-A1F0-6C2D4E8B9A10");
+    EXPECT_ERROR(STEPKIT_ESTATE, session.go_backward()); // the first step
+    now += 1000;
+    state = session.go_forward();
+    CHECK(has(state, "\"identifier\":\"age\""));
+
+    stepkit::Error e = EXPECT_ERROR(STEPKIT_EANSWER, session.set_answer("12"));
+    CHECK(e.code() == "EANSWER");
+    CHECK(has(e.message(), "18"));
+    EXPECT_ERROR(STEPKIT_EPARSE, session.set_answer("[1,"));
+    EXPECT_ERROR(STEPKIT_ESTATE, session.go_forward()); // required, unanswered
+    EXPECT_ERROR(STEPKIT_ESTATE, session.skip());       // not optional
+    state = session.set_answer("42");
+    CHECK(has(state, "\"answer\":42"));
+    now += 1000;
+    session.go_forward();
+    state = session.go_backward();
+    CHECK(has(state, "\"answer\":42")); // the answer prefills the step again
+    session.go_forward();
+    state = session.skip(); // the optional question
+    CHECK(has(state, "\"identifier\":\"done\""));
+
+    // Saved here; restored into a second session in the same place.
+    const std::string saved = session.save();
+    CHECK(has(saved, "survey"));
+    stepkit::Session restored = task.restore(saved);
+    CHECK(restored.state() == session.state());
+    e = EXPECT_ERROR(STEPKIT_ERESTORE, task.restore("{\"format\": 1}"));
+    CHECK(e.code() == "ERESTORE");
+    EXPECT_ERROR(STEPKIT_EINVAL, task.restore(saved, R"({"taskRunUUID": "x"})"));
+
+    EXPECT_ERROR(STEPKIT_EINVAL, session.finish("maybe"));
+    EXPECT_ERROR(STEPKIT_EINVAL, session.finish(std::string("saved\0x", 7)));
+    state = session.finish("saved");
+    CHECK(field(state, "finishReason") == "saved");
+    EXPECT_ERROR(STEPKIT_ESTATE, session.go_forward());
+    const std::string result = session.result();
+    CHECK(field(result, "identifier") == "survey");
+    CHECK(field(result, "startDate") == "2026-01-01T00:00:00.000Z");
+    CHECK(field(result, "endDate") == "2026-01-01T00:00:02.000Z");
+
+    restored.go_forward();
+    CHECK(field(restored.state(), "finishReason") == "completed");
+
+    // The task may go first: the library keeps it alive for its sessions.
+    stepkit::Session third = task.open();
+    task = stepkit::Task();
+    CHECK(field(third.state(), "status") == "inProgress");
+}
+
+static void test_clock_across_moves() {
+    stepkit::Task task = stepkit::Task::compile(SURVEY);
+    auto now = std::make_shared<std::int64_t>(T0);
+    std::weak_ptr<std::int64_t> watch = now;
+    stepkit::Session session = task.open(RUN);
+    session.set_clock([now] { return *now; }); // the clock owns a copy of `now`
+
+    // Moved twice (construction, assignment): the clock set before still answers.
+    stepkit::Session moved(std::move(session));
+    stepkit::Session target = task.open();
+    target = std::move(moved);
+    *now = T0 + 5000;
+    target.go_forward();
+    EXPECT_ERROR(STEPKIT_EINVAL, session.state()); // moved-from
+    EXPECT_ERROR(STEPKIT_EINVAL, moved.state());
+    CHECK(has(target.result(), "\"endDate\":\"2026-01-01T00:00:05.000Z\""));
+
+    // Replacing the clock releases the old one.
+    now.reset();
+    CHECK(!watch.expired());
+    target.set_clock([] { return T0 + 7000; });
+    CHECK(watch.expired());
+
+    // A clock that throws: the call takes effect (the last good time is used), then the
+    // exception comes out of the method that consulted the clock.
+    int calls = 0;
+    target.set_clock([&calls]() -> std::int64_t {
+        if (++calls == 2)
+            throw std::runtime_error("clock broke"); // once, at the answer's call
+        return T0 + 8000;
+    });
+    bool thrown = false;
+    try {
+        target.set_answer("30");
+    } catch (const std::runtime_error &e) {
+        thrown = std::string(e.what()) == "clock broke";
+    }
+    CHECK(thrown);
+    CHECK(has(target.state(), "\"answer\":30"));
+
+    // Back to the system clock: the run's end is now, no longer the manual clock's time.
+    CHECK(field(target.result(), "endDate") == "2026-01-01T00:00:08.000Z");
+    target.set_clock(nullptr);
+    target.go_forward();
+    const std::string end = field(target.result(), "endDate");
+    CHECK(!end.empty() && end != "2026-01-01T00:00:08.000Z");
+}
+
+static void test_active_and_events() {
+    stepkit::Task task = stepkit::Task::compile(WALK);
+    char directory[] = "/tmp/stepkit-cpp-test.XXXXXX";
+    CHECK(mkdtemp(directory) != nullptr);
+    stepkit::Session session =
+        task.open(std::string(R"({"outputDirectory": ")") + directory + "\"}");
+    std::int64_t now = T0;
+    session.set_clock([&now] { return now; });
+
+    // Events reach the callback in order, also after the session object moved.
+    auto events = std::make_shared<std::vector<std::string>>();
+    std::weak_ptr<std::vector<std::string>> watch = events;
+    std::vector<std::string> *seen = events.get();
+    session.set_event_callback([events](std::string_view event) {
+        events->push_back(stepkit::detail::top_level_string(event, "type"));
+    });
+    events.reset(); // the callback holds the only reference now
+    stepkit::Session moved = std::move(session);
+
+    std::string state = moved.tick(); // the countdown started at open
+    CHECK(has(state, "\"identifier\":\"countdown\""));
+    now = T0 + 3000;
+    state = moved.tick();
+    CHECK(has(state, "\"identifier\":\"walking\""));
+    CHECK(has(state, "\"status\":\"prepared\""));
+    CHECK(!seen->empty());
+    const std::size_t before = seen->size();
+    state = moved.active("start");
+    CHECK(has(state, "\"status\":\"running\""));
+    CHECK(field(state, "nextDeadline") == "2026-01-01T00:00:13.000Z");
+    bool recorder_started = false;
+    for (std::size_t i = before; i < seen->size(); ++i)
+        recorder_started |= (*seen)[i] == "recorderStarted";
+    CHECK(recorder_started);
+
+    state = moved.record("acc", R"([{"x": 0.1, "y": 0.2, "z": 9.8}])");
+    CHECK(has(state, "\"status\":\"running\""));
+    EXPECT_ERROR(STEPKIT_ESTATE, moved.record("gyro", R"({"x": 1})"));
+    EXPECT_ERROR(STEPKIT_EPARSE, moved.record("acc", R"([{"x": )"));
+    EXPECT_ERROR(STEPKIT_EINVAL, moved.active("jump"));
+    state = moved.active("suspend");
+    CHECK(has(state, "\"status\":\"suspended\""));
+    state = moved.active("resume");
+    CHECK(has(state, "\"status\":\"running\""));
+
+    // A callback that throws: every event is still delivered, then the exception surfaces.
+    int delivered = 0;
+    moved.set_event_callback([&delivered](std::string_view) {
+        ++delivered;
+        throw std::logic_error("callback broke");
+    });
+    CHECK(watch.expired()); // replacing the callback released the first one
+    now = T0 + 13000;
+    bool thrown = false;
+    try {
+        moved.tick(); // the step finishes: several events
+    } catch (const std::logic_error &e) {
+        thrown = std::string(e.what()) == "callback broke";
+    }
+    CHECK(thrown);
+    CHECK(delivered >= 2);
+    state = moved.state();
+    CHECK(has(state, "\"status\":\"finished\""));
+
+    // A callback may call back into its own session.
+    std::string nested;
+    moved.set_event_callback([&moved, &nested](std::string_view event) {
+        if (stepkit::detail::top_level_string(event, "type") == "taskFinished")
+            nested = stepkit::detail::top_level_string(moved.state(), "finishReason");
+    });
+    moved.go_forward();
+    moved.go_forward();
+    CHECK(nested == "completed");
+    CHECK(has(moved.result(), "\"type\":\"file\""));
+
+    // Removing it; and the session's end releases a callback still set.
+    moved.set_event_callback(nullptr);
+    auto token = std::make_shared<int>(1);
+    std::weak_ptr<int> token_watch = token;
+    moved.set_event_callback([token](std::string_view) {});
+    token.reset();
+    CHECK(!token_watch.expired());
+    moved = stepkit::Session();
+    CHECK(token_watch.expired());
+
+    std::string cleanup = std::string("rm -rf '") + directory + "'";
+    CHECK(std::system(cleanup.c_str()) == 0);
+}
+
+static void test_error_json_reader() {
+    using stepkit::detail::top_level_string;
+    const std::string json = R"({"status": -4, "errors": [{"code": "x", "path": "inner"}],
+        "code": "EANSWER", "message": "caf\u00e9 \ud83d\ude00 \"q\"\n", "path": "a.b[2]"})";
+    CHECK(top_level_string(json, "code") == "EANSWER");
+    CHECK(top_level_string(json, "path") == "a.b[2]"); // not the nested one
+    CHECK(top_level_string(json, "message") == "caf\xc3\xa9 \xf0\x9f\x98\x80 \"q\"\n");
+    CHECK(top_level_string(json, "status").empty()); // not a string
+    CHECK(top_level_string(json, "missing").empty());
+    CHECK(top_level_string("not json", "code").empty());
+    CHECK(top_level_string(R"({"code": "unterminated)", "code").empty());
+    stepkit::Error e(STEPKIT_EANSWER, json);
+    CHECK(e.status() == STEPKIT_EANSWER && e.code() == "EANSWER" && e.path() == "a.b[2]");
+}
+
+int main() {
+    test_types();
+    test_version();
+    test_compile_and_errors();
+    test_walk_save_restore();
+    test_clock_across_moves();
+    test_active_and_events();
+    test_error_json_reader();
+    if (failures != 0) {
+        std::fprintf(stderr, "%d check(s) failed\n", failures);
+        return 1;
+    }
+    std::printf("stepkit.hpp: all checks passed\n");
+    return 0;
+}
