@@ -70,7 +70,7 @@ static int ends_with(const char *s, const char *suffix) {
 
 static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-static char out_dir[] = "/tmp/stepkit-fuzz-clock.XXXXXX";
+static char out_dir[64];
 
 /* Removes the recorders' directory at exit. */
 static void remove_out_dir(void) {
@@ -114,8 +114,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     }
     task_count = n;
     if (task_count == 0) { fprintf(stderr, "no example tasks in %s\n", dir); abort(); }
-    /* Recorders write here (one directory per process; the run UUID is fixed, so files are
+    /* Recorders write in one directory per process (the run UUID is fixed, so files are
      * overwritten from input to input rather than piling up). */
+    /* tmpfs when there is one: recorders fsync their files. */
+    snprintf(out_dir, sizeof out_dir, "%s/stepkit-fuzz-clock.XXXXXX", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
     if (!mkdtemp(out_dir)) { perror("mkdtemp"); abort(); }
     atexit(remove_out_dir);
     snprintf(options_open, sizeof options_open,

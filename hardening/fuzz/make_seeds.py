@@ -103,8 +103,8 @@ def clock_seeds(out: Path) -> None:
         5, 4, 5, 5, 12, 4, 13, 1,   # suspendTask, resumeTask, set clock again, tick, finish saved
     ])
     for index, name in enumerate(names):
-        (out / f"{name}-monotone").write_bytes(bytes([index, 1]) + step * 24 + bytes([13, 0, 14]))
-        (out / f"{name}-wild-walk").write_bytes(bytes([index, 0]) + (step + bytes([0, index % 16])) * 24)
+        (out / f"{name}-monotone").write_bytes(bytes([index, 1]) + step * 10 + bytes([13, 0, 14]))
+        (out / f"{name}-wild-walk").write_bytes(bytes([index, 0]) + (step + bytes([0, index % 16])) * 6)
         (out / f"{name}-extremes").write_bytes(bytes([index, 0]) + extremes)
         (out / f"{name}-extremes-monotone").write_bytes(bytes([index, 1]) + extremes)
 
