@@ -216,6 +216,16 @@ int stepkit_session_open(stepkit_task *task, const char *options_json,
  * same step, state, back history, answers (on and off the path, drafts included), dates and
  * finish state. The clock is the system clock: set another with stepkit_session_set_clock().
  *
+ * Restore is exact. A running active step goes on from exactly the elapsed time it was saved
+ * with, counted from the restore (time the saved session spent not running, e.g. while the host
+ * was down, does not count). A host that sets its own clock right after the restore, before any
+ * call that changes the session, hands that clock to the restore: the step's time is then counted
+ * from the new clock's time, as if the session had been restored on that clock, and whatever the
+ * system clock read in between is forgotten. So restore + set_clock gives a state, and
+ * restoration data, equal to the saved ones. (One exception: a clock set back behind the moment a
+ * running step last started; the saved elapsed time is kept, but the restored step runs on from
+ * the restore, so its nextDeadline can differ.)
+ *
  * `options_json` takes the options of stepkit_session_open() except taskRunUUID and
  * additionalTaskResults (both come from the saved data), plus:
  *     "migrate": true      accept data saved on another version of the task (same identifier,
@@ -368,14 +378,26 @@ typedef int64_t (*stepkit_clock_fn)(void *user_data);
 
 /* Replaces the session's clock with `fn` (called with `user_data`, under the session's lock, on
  * the thread that called into the session: it must not call into the same session). NULL
- * restores the system clock. Called before the first answer or navigation, it also re-reads the
- * session's start time from the new clock, so a test or a replay can start the run at a time of
- * its choosing. Afterwards the session's time never goes back before the run's latest date (its
- * start, or the current visit's start or end): a clock earlier than that reads as that date
- * until it catches up, so no visit is dated before the one it follows (data restore would
- * refuse, "notAllowed"). `user_data` is borrowed: it must stay valid while the clock is set. Returns
- * STEPKIT_EINVAL if `session` is NULL or not live, STEPKIT_EIO if the session autosaves and the
- * write failed (the clock is then unchanged). */
+ * restores the system clock. What the new clock re-dates depends on what has happened so far
+ * ("happened": an answer, a navigation, an active-step operation, a sample, or a tick that
+ * fired something; reads and a tick with nothing due are not):
+ *   - a session opened with stepkit_session_open() on which nothing has happened starts over at
+ *     the new clock's time: its start date, first step, an active step's timer and the queued
+ *     events are dated anew, so a test or a replay can start the run at a time of its choosing;
+ *   - the first clock set on a restored session on which nothing has happened since the restore
+ *     takes the restore over (see stepkit_session_restore()): every saved date stays, and a
+ *     running active step goes on from its saved elapsed time at the new clock's time;
+ *   - otherwise a running active step keeps the time it has run and goes on on the new clock.
+ * In every case the session's time never goes back before the run's latest date (its start, or
+ * the current visit's start or end): a clock earlier than that reads as that date until it
+ * catches up, so no visit is dated before the one it follows (restore would refuse such data,
+ * "notAllowed").
+ * Any int64 time is accepted (INT64_MIN, INT64_MAX, jumps back): arithmetic on times saturates,
+ * a running step counts no time while the clock is behind the moment it last started or
+ * resumed, and dates beyond years 0000-9999 are written as the nearest of those.
+ * `user_data` is borrowed: it must stay valid while the clock is set. Returns STEPKIT_EINVAL if
+ * `session` is NULL or not live, STEPKIT_EIO if the session autosaves and the write failed (the
+ * clock is then unchanged). */
 int stepkit_session_set_clock(stepkit_session *session, stepkit_clock_fn fn, void *user_data);
 
 /* ---------------------------------------------------------------------------------------------
@@ -412,7 +434,9 @@ int stepkit_session_active(stepkit_session *session, const char *op, char **out)
  * the end of the step, moving on when the step continues on finish, and the next step's
  * automatic start, each dated when it came due. With a manual clock, a 6-minute walk runs in
  * microseconds. Stores the new state (with its events and nextDeadline) in *out. Calling it
- * when nothing is due is harmless. */
+ * when nothing is due is harmless and changes nothing (a clock set afterwards still starts an
+ * untouched run over). What came due before the step last started or resumed on this clock (after
+ * a restore, or a clock jump) is dated at that moment; nothing is dated after the clock's time. */
 int stepkit_session_tick(stepkit_session *session, char **out);
 
 /* Hands samples to a running recorder: `samples_json` is a JSON object or an array of objects.

@@ -7,6 +7,9 @@ OUTDIR/restore/  restoration data saved at every step of those walks (see fuzz_r
                  and in "re-sign" mode, plus the same data against the changed headache task
 OUTDIR/forged/   edit programs for fuzz_forged.c: a saved run of its pool, a mode (keyed or not)
                  and one or two semantic edits (one of each kind on a spread of runs)
+OUTDIR/clock/    operation sequences (see fuzz_clock.c) over every example task: walks on a
+                 monotone clock with a save/restore check at every step, and walks whose clock
+                 jumps to INT64_MIN / INT64_MAX / far back, suspends at INT64_MAX and resumes at -2e12
 Needs the Python binding (bindings/python/src) and STEPKIT_LIBRARY (or a findable libstepkit.so).
 """
 import json
@@ -32,6 +35,7 @@ def answer_op(text: str) -> bytes:
 
 def main() -> None:
     out = Path(sys.argv[1])
+    clock_seeds(out / "clock")
     for sub in ("compile", "answers", "restore", "forged"):
         (out / sub).mkdir(parents=True, exist_ok=True)
     for index, name in enumerate(TASKS):
@@ -89,6 +93,29 @@ def main() -> None:
             edit = bytes([op, base // 7 + op, (base * 3 + op) & 0xFF])
             (out / "forged" / f"run-{base:03d}-op{op:02d}").write_bytes(bytes([base, op & 1]) + edit)
         (out / "forged" / f"run-{base:03d}-two").write_bytes(bytes([base, 0, 7, 0, 4, 9, 1, 1]))
+
+
+def clock_seeds(out: Path) -> None:
+    """fuzz_clock.c inputs (no library needed): byte 0 is the task's index among the example
+    tasks sorted by name (as the harness sorts them), byte 1 bit 0 the monotone clock."""
+    out.mkdir(parents=True, exist_ok=True)
+    names = sorted(p.name[: -len(".json")] for p in EXAMPLES.glob("*.json") if not p.name.endswith(".answers.json"))
+    # one step: answer from the answers file, check, start (if active), 2 x 63.75 s, tick,
+    # save/restore (carry on with the restored session), forward, tick
+    step = bytes([9, 14, 5, 0, 2, 255, 2, 255, 4, 10, 1, 6, 4])
+    extremes = bytes([
+        6, 5, 0, 2, 20, 4, 2, 40,   # forward, start, +5 s, tick, +10 s
+        0, 2, 5, 1,                 # clock = INT64_MAX, suspend
+        0, 7, 5, 2, 4, 14,          # clock = -2e12, resume, tick, check
+        10, 0, 0, 0, 4, 10, 1,      # save/restore, clock = INT64_MIN, tick, save/restore (carry on)
+        3, 255, 4, 0, 3, 4, 14,     # back 255 s, tick, clock = INT64_MAX - 1, tick, check
+        5, 4, 5, 5, 12, 4, 13, 1,   # suspendTask, resumeTask, set clock again, tick, finish saved
+    ])
+    for index, name in enumerate(names):
+        (out / f"{name}-monotone").write_bytes(bytes([index, 1]) + step * 10 + bytes([13, 0, 14]))
+        (out / f"{name}-wild-walk").write_bytes(bytes([index, 0]) + (step + bytes([0, index % 16])) * 6)
+        (out / f"{name}-extremes").write_bytes(bytes([index, 0]) + extremes)
+        (out / f"{name}-extremes-monotone").write_bytes(bytes([index, 1]) + extremes)
 
 
 if __name__ == "__main__":

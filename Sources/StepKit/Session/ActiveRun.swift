@@ -15,11 +15,12 @@ struct ActiveRun: Sendable, Equatable {
     var marksFired = 0
     var recorders: [RecorderRun] = []
 
-    /// The step's own time at `now`: running time only, suspensions excluded.
+    /// The step's own time at `now`: running time only, suspensions excluded. Running time is how
+    /// far the clock has moved past `runningSince`; while the clock is behind that moment (it was
+    /// set back) it adds nothing, never a negative time. The sum saturates at `Int64.max`.
     func elapsed(at now: Int64) -> Int64 {
         guard status == .running, let since = runningSince else { return elapsedBefore }
-        let (sum, overflow) = elapsedBefore.addingReportingOverflow(max(now &- since, 0))
-        return overflow ? Int64.max : sum
+        return elapsedBefore.addingSaturated(max(now.subtractingSaturated(since), 0))
     }
 }
 

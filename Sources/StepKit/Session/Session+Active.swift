@@ -146,9 +146,13 @@ extension Session {
 
     /// Processes everything due at the clock's time: prompts, the end of the step, moving on and
     /// the next step's start, each dated when it came due.
+    ///
+    /// A tick that finds nothing due changes nothing: it does not count as something having
+    /// happened, so a clock set afterwards still restarts an untouched run (`setClock`).
     mutating func tick() {
         var budget = task.steps.count * 8 + 64
         let clockNow = clock.nowMilliseconds
+        var fired = false
         while budget > 0, let settings = activeSettings, let run = current?.active, run.status == .running {
             budget -= 1
             let marks = settings.marks
@@ -156,14 +160,15 @@ extension Session {
             let mark = marks[run.marksFired]
             let elapsed = run.elapsed(at: clockNow)
             guard mark.at <= elapsed else { break }
-            let due = clockNow - (elapsed - mark.at)
+            fired = true
+            let due = Session.dueTime(of: mark.at, elapsed: elapsed, now: clockNow, runningSince: run.runningSince)
             timeOverride = due
             updateRun { $0.marksFired += 1 }
             let step = currentStep?.identifier ?? ""
             switch mark.kind {
             case .halfway:
                 emit("speak", ["step": .string(step), "kind": .string("halfway"),
-                               "text": .string(Session.remainingText(settings.duration - mark.at))], at: due)
+                               "text": .string(Session.remainingText(settings.duration.subtractingSaturated(mark.at)))], at: due)
             case .countDown(let seconds):
                 emit("speak", ["step": .string(step), "kind": .string("countDown"), "text": .string(String(seconds))], at: due)
             case .end:
@@ -172,21 +177,31 @@ extension Session {
             timeOverride = nil
         }
         timeOverride = nil
-        touched = true
+        if fired { touched = true }
     }
 
-    /// When something next comes due (milliseconds since the epoch), or nil.
+    /// When a mark at `at` of the step's own time came due on the clock: `elapsed - at` before
+    /// `now`, but never after `now` nor before the run last resumed on this clock (a mark that was
+    /// already due then, e.g. after a restore or a clock jump, is dated at the resume). Total for
+    /// any clock values: the arithmetic saturates.
+    static func dueTime(of at: Int64, elapsed: Int64, now: Int64, runningSince: Int64?) -> Int64 {
+        let due = now.subtractingSaturated(elapsed.subtractingSaturated(at))
+        return due.clamped(min(runningSince ?? now, now), now)
+    }
+
+    /// When something next comes due (milliseconds since the epoch), or nil. Saturates at the
+    /// ends of the clock's range.
     var nextDeadline: Int64? {
         guard let settings = activeSettings, let run = current?.active, run.status == .running,
               let since = run.runningSince else { return nil }
         let marks = settings.marks
         guard marks.indices.contains(run.marksFired) else { return nil }
-        return since &+ (marks[run.marksFired].at &- run.elapsedBefore)
+        return since.addingSaturated(marks[run.marksFired].at.subtractingSaturated(run.elapsedBefore))
     }
 
     /// "3 minutes remaining", "20 seconds remaining".
     static func remainingText(_ ms: Int64) -> String {
-        let seconds = (ms + 500) / 1000
+        let seconds = ms.addingSaturated(500) / 1000
         if seconds >= 60 && seconds % 60 == 0 {
             let minutes = seconds / 60
             return "\(minutes) minute\(minutes == 1 ? "" : "s") remaining"
@@ -204,7 +219,7 @@ extension Session {
             "status": .string(run.status.rawValue),
             "duration": .number(Double(settings.duration) / 1000),
             "elapsed": .number(Double(elapsed) / 1000),
-            "remaining": settings.duration > 0 ? .number(Double(max(settings.duration - elapsed, 0)) / 1000) : .null,
+            "remaining": settings.duration > 0 ? .number(Double(max(settings.duration.subtractingSaturated(elapsed), 0)) / 1000) : .null,
             "recorders": .array(run.recorders.map { r in
                 .object(["identifier": .string(r.identifier), "type": .string(r.type), "status": .string(r.status.rawValue),
                          "samples": .int(Int64(r.samples))])

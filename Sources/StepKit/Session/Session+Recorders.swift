@@ -116,7 +116,7 @@ extension Session {
         }
         let texts = items.map { JSONWriter.string($0) }
         let size = Int64(texts.reduce(0) { $0 + $1.utf8.count + 1 })
-        if let last = run.files.last, last.items > 0, last.bytes + size > options.recorderFileSizeLimit {
+        if let last = run.files.last, last.items > 0, last.bytes.addingSaturated(size) > options.recorderFileSizeLimit {
             let index = run.files.count - 1
             run.files[index].endDate = time
             Recording.sync(run.files[index], in: directory)
@@ -128,7 +128,7 @@ extension Session {
         guard let index = run.files.indices.last else { return false }
         do throws(StepKitError) {
             try Recording.append(texts, to: &run.files[index], in: directory)
-            run.samples += items.count
+            run.samples = run.samples.addingSaturated(items.count)
             return true
         } catch {
             run.status = .failed

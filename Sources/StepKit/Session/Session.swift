@@ -26,9 +26,15 @@ struct Session: Sendable {
     /// Going back to an earlier visit of a step (a loop) shows that visit's own answer; going
     /// forward to the step again brings the later answer back, so nothing typed is lost.
     var laterAnswers: [Int: [JSON]] = [:]
-    /// Whether anything happened yet (an answer or a move), which decides whether a new clock
-    /// may re-read the start time.
-    var touched = false
+    /// Whether anything happened yet (an answer, a move, an active-step operation, a sample, a
+    /// tick that fired something), which decides whether a new clock may re-read the start time.
+    /// Anything happening also settles the clock (`clockAnchor`).
+    var touched = false {
+        didSet { clockAnchor = .settled }
+    }
+    /// What a new clock (`setClock`) may still re-date, because nothing has happened on the
+    /// current one yet. Not saved: a restored session starts `.restored`.
+    var clockAnchor: ClockAnchor = .opened
     /// What a restore across task versions kept and dropped (null otherwise).
     var restoreReport: JSON = .null
     /// ResearchKit's task-level suspend: no active step runs while it is set.
@@ -69,6 +75,7 @@ struct Session: Sendable {
         self.touched = touched
         self.taskSuspended = taskSuspended
         self.asyncRuns = asyncRuns
+        self.clockAnchor = .restored
         for visit in visits { pushVisit(visit) }
     }
 
@@ -102,25 +109,40 @@ struct Session: Sendable {
         }
     }
 
-    /// Replaces the clock. Before anything has happened, the run starts over at the new clock's
-    /// time (the first step, an active step's timer and the queued events are dated anew);
-    /// afterwards a running active step keeps the time it has run and goes on on the new clock.
+    /// Replaces the clock.
+    ///
+    /// - On a session opened and untouched (nothing has happened yet), the run starts over at the
+    ///   new clock's time (the first step, an active step's timer and the queued events are dated
+    ///   anew).
+    /// - On a session just restored (nothing has happened since), the new clock takes over the
+    ///   restore: every saved date stays, and a running active step goes on from exactly the
+    ///   elapsed time it was saved with, counted from the new clock's time, as if it had been
+    ///   restored on that clock. Whatever the restore's own clock (the system clock) read in
+    ///   between is forgotten, so the restored state equals the saved one. Only the first clock
+    ///   set after the restore does this.
+    /// - Otherwise a running active step keeps the time it has run and goes on on the new clock.
     mutating func setClock(_ clock: Clock) {
         let before = now
         self.clock = clock
         let time = clock.nowMilliseconds
-        if !touched && !isFinished && path.count <= 1 {
+        switch clockAnchor {
+        case .opened where !touched && !isFinished && path.count <= 1:
             startDate = time
             pendingEvents = []
             asyncRuns = [:]
             enterFirstStep(at: time)
-            return
-        }
-        updateCurrent { visit in
-            guard var run = visit.active, run.status == .running else { return }
-            run.elapsedBefore = run.elapsed(at: before)
-            run.runningSince = time
-            visit.active = run
+        case .restored:
+            for i in path.indices where path[i].active?.status == .running {
+                path[i].active?.runningSince = time
+            }
+            clockAnchor = .settled
+        default:
+            updateCurrent { visit in
+                guard var run = visit.active, run.status == .running else { return }
+                run.elapsedBefore = run.elapsed(at: before)
+                run.runningSince = time
+                visit.active = run
+            }
         }
     }
 
@@ -164,6 +186,17 @@ struct Session: Sendable {
             throw stateError("finished", "The task has finished (\(finishReason.rawValue)); start a new session to run it again.")
         }
     }
+}
+
+/// How a new clock (`Session.setClock`) treats a run on which nothing has happened yet.
+enum ClockAnchor: Sendable, Equatable {
+    /// Opened, nothing happened: a new clock restarts the run at its time.
+    case opened
+    /// Restored, nothing happened since: the first new clock takes over the restore (running
+    /// timers go on from their saved elapsed time, counted from the new clock's time).
+    case restored
+    /// Something happened: a new clock only carries the run on.
+    case settled
 }
 
 /// The answers predicates see: for each step, its latest visit on the path (the current one

@@ -61,7 +61,7 @@ enum CalendarValue: Sendable, Equatable {
     /// A value comparable across both forms: a date counts as the start of its day in UTC.
     var instant: Int64 {
         switch self {
-        case .date(let day): return day * CivilTime.millisecondsPerDay
+        case .date(let day): return day.multipliedSaturated(by: CivilTime.millisecondsPerDay)
         case .dateTime(let ms): return ms
         }
     }

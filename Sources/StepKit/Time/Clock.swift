@@ -21,7 +21,6 @@ struct Clock: @unchecked Sendable {
         if let function { return function(context) }
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
-        let (seconds, overflow) = Int64(ts.tv_sec).multipliedReportingOverflow(by: 1000)
-        return overflow ? Int64.max : seconds &+ Int64(ts.tv_nsec / 1_000_000)
+        return Int64(ts.tv_sec).multipliedSaturated(by: 1000).addingSaturated(Int64(ts.tv_nsec / 1_000_000))
     }
 }

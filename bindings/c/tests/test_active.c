@@ -2,10 +2,14 @@
  * test_active.c — active steps through the C ABI, on a manual clock: a countdown that starts by
  * itself and moves on when its time is up (stepkit_session_tick), an active step the host
  * starts, suspends and resumes (stepkit_session_active), a recorder fed with samples
- * (stepkit_session_record) whose file becomes a file result.
+ * (stepkit_session_record) whose file becomes a file result; exact restore of a running step
+ * when the host sets its clock after the restore; host clocks at INT64_MIN, INT64_MAX and jumps
+ * back (issue #11: none may trap).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
+#include <stdint.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -239,8 +243,152 @@ static void test_countdown_and_active_step(void)
     remove_tree(directory);
 }
 
+/* The system clock in milliseconds (what stepkit_session_restore() anchors a restored run on). */
+static int64_t system_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Opens the walk on a manual clock with "walking" started and run for 4 s. */
+static stepkit_session *walking_session(stepkit_task *task, struct manual_clock *clock, const char *directory)
+{
+    char options[320];
+    stepkit_session *session;
+    sprintf(options, "{\"outputDirectory\": \"%.200s\", \"continueOnRecorderFailure\": true}", directory);
+    session = open_ok(task, options);
+    CHECK_RC(stepkit_session_set_clock(session, manual_now, clock), STEPKIT_OK);
+    CHECK_OK_OUT(stepkit_session_go_forward(session, &out));
+    clock->now += 3000;
+    CHECK_OK_OUT(stepkit_session_tick(session, &out));
+    CHECK_STEP(session, "walking");
+    CHECK_OK_OUT(stepkit_session_active(session, "start", &out));
+    clock->now += 4000;
+    drain_events(session);
+    return session;
+}
+
+/* Restore, then the system clock moves on (the test waits until it has, by at least 3 ms: not a
+ * sleep that hopes, a condition), then the host sets its clock: the state and the restoration
+ * data written again equal the saved ones, byte for byte. Before the fix the restored step had
+ * run for the milliseconds between the restore and set_clock. */
+static void test_restore_is_exact_when_the_clock_is_set_later(void)
+{
+    char directory[] = "/tmp/stepkit-active.XXXXXX";
+    struct manual_clock clock = {T0};
+    stepkit_task *task = compile_ok(ACTIVE_TASK);
+    stepkit_session *session, *restored = NULL;
+    char *saved = NULL, *again = NULL, *before, *after;
+    int64_t mark;
+
+    if (!mkdtemp(directory)) {
+        CHECK(!"mkdtemp failed");
+        stepkit_task_free(task);
+        return;
+    }
+    session = walking_session(task, &clock, directory);
+    CHECK_RC(stepkit_session_save(session, &saved), STEPKIT_OK);
+    CHECK_RC(stepkit_session_restore(task, saved, "{\"continueOnRecorderFailure\": true}", &restored), STEPKIT_OK);
+    mark = system_ms();
+    while (system_ms() - mark < 3) {
+    }
+    CHECK_RC(stepkit_session_set_clock(restored, manual_now, &clock), STEPKIT_OK);
+    drain_events(restored);
+    before = state_text(session);
+    after = state_text(restored);
+    CHECK_STR(after, before);
+    CHECK_RC(stepkit_session_save(restored, &again), STEPKIT_OK);
+    CHECK_STR(again, saved);
+    stepkit_string_free(before);
+    stepkit_string_free(after);
+    stepkit_string_free(again);
+    /* Both go on alike: 6 s later the step's 10 s are up on both. */
+    clock.now += 6000;
+    CHECK_OK_OUT(stepkit_session_tick(session, &out));
+    CHECK_OK_OUT(stepkit_session_tick(restored, &out));
+    before = state_text(session);
+    after = state_text(restored);
+    CHECK_STR(after, before);
+    {
+        json_t *state = parse_json(after);
+        CHECK_ACTIVE(state, "finished");
+        json_decref(state);
+    }
+    stepkit_string_free(before);
+    stepkit_string_free(after);
+    stepkit_string_free(saved);
+    stepkit_session_free(restored);
+    stepkit_session_free(session);
+    stepkit_task_free(task);
+    remove_tree(directory);
+}
+
+/* Every call succeeds and returns JSON whatever the host clock says (issue #11: a running step,
+ * a clock at a very negative value; suspend at INT64_MAX, resume at -2e12, tick). */
+static void test_extreme_clocks_never_trap(void)
+{
+    static const int64_t values[] = {INT64_MIN, -2000000000000LL, 0, INT64_MIN + 1, T0 - 1, INT64_MAX, INT64_MAX - 1, T0};
+    char directory[] = "/tmp/stepkit-active.XXXXXX";
+    struct manual_clock clock = {T0};
+    stepkit_task *task = compile_ok(ACTIVE_TASK);
+    stepkit_session *session;
+    size_t i;
+
+    if (!mkdtemp(directory)) {
+        CHECK(!"mkdtemp failed");
+        stepkit_task_free(task);
+        return;
+    }
+    session = walking_session(task, &clock, directory);
+    /* Jumps back: the running step counts no time while the clock is behind its start. */
+    for (i = 0; values[i] != INT64_MAX; i++) {
+        json_t *state;
+        clock.now = values[i];
+        STATE_AFTER(stepkit_session_tick(session, &out), state);
+        CHECK_ACTIVE(state, "running");
+        json_decref(state);
+    }
+    clock.now = INT64_MAX;
+    CHECK_OK_OUT(stepkit_session_active(session, "suspend", &out));
+    clock.now = -2000000000000LL;
+    CHECK_OK_OUT(stepkit_session_active(session, "resume", &out));
+    {
+        json_t *state;
+        STATE_AFTER(stepkit_session_tick(session, &out), state);
+        CHECK_ACTIVE(state, "finished");
+        CHECK(has_event(state, "activeStepFinished"));
+        /* Dated when the step resumed, on the clock's scale (1906), not wrapped around. */
+        CHECK_STR(json_str(json_array_get(json_object_get(state, "events"), 0), "date"), "1906-08-16T20:26:40.000Z");
+        json_decref(state);
+    }
+    /* Every value, with a save and restore at each. */
+    for (i = 0; i < sizeof values / sizeof values[0]; i++) {
+        char *saved = NULL;
+        stepkit_session *restored = NULL;
+        clock.now = values[i];
+        CHECK_OK_OUT(stepkit_session_tick(session, &out));
+        CHECK_OK_OUT(stepkit_session_state(session, &out));
+        CHECK_OK_OUT(stepkit_session_result(session, &out));
+        CHECK_RC(stepkit_session_save(session, &saved), STEPKIT_OK);
+        CHECK_RC(stepkit_session_restore(task, saved, "{\"continueOnRecorderFailure\": true}", &restored), STEPKIT_OK);
+        CHECK_RC(stepkit_session_set_clock(restored, manual_now, &clock), STEPKIT_OK);
+        CHECK_OK_OUT(stepkit_session_tick(restored, &out));
+        stepkit_string_free(saved);
+        stepkit_session_free(restored);
+    }
+    clock.now = INT64_MIN;
+    CHECK_OK_OUT(stepkit_session_go_forward(session, &out));
+    CHECK_OK_OUT(stepkit_session_result(session, &out));
+    stepkit_session_free(session);
+    stepkit_task_free(task);
+    remove_tree(directory);
+}
+
 int main(void)
 {
     RUN(test_countdown_and_active_step);
+    RUN(test_restore_is_exact_when_the_clock_is_set_later);
+    RUN(test_extreme_clocks_never_trap);
     return check_report();
 }

@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import pytest
 
 import stepkit
-from stepkit.clock import iso8601_ms, parse_iso8601_ms
+from stepkit.clock import iso8601_ms, parse_iso8601_ms, system_time_ms
 
 from conftest import EXAMPLES, START_MS, run_cli
 
@@ -1012,6 +1012,62 @@ def test_save_and_restore_in_the_middle_of_an_active_step(
             assert a["events"] == b["events"]
             assert b["step"]["identifier"] == "rest"
             assert restored.state == session.state
+
+
+def wait_for_the_system_clock(ms: int) -> None:
+    """Returns once the system clock (the one a restore reads) has moved on by `ms` milliseconds:
+    a condition waited for, not a sleep that hopes."""
+    mark = system_time_ms()
+    while system_time_ms() - mark < ms:
+        pass
+
+
+def test_restore_is_exact_when_the_clock_is_set_a_moment_later(
+    walk_task: stepkit.Task, out_dir: Path
+) -> None:
+    # The restore reads the system clock; it moves on before the host sets its own clock. The
+    # first clock set after the restore takes the restore over (stepkit.h): nothing the system
+    # clock read in between counts, so state and restoration data equal the saved ones.
+    session, clock = open_walk(walk_task, out_dir)
+    with session:
+        to_walking(session, clock)
+        clock.advance(20_000)
+        saved = session.save()
+        with walk_task.restore(saved, {"outputDirectory": str(out_dir)}) as restored:
+            wait_for_the_system_clock(3)
+            restored.set_clock(clock)
+            assert restored.state == session.state
+            assert restored.state["active"]["elapsed"] == 20
+            assert restored.save() == saved
+            # A second clock carries on: the step keeps the time it has run.
+            clock.advance(1000)
+            restored.set_clock(stepkit.ManualClock(START_MS + 3_600_000))
+            assert restored.state["active"]["elapsed"] == 21
+
+
+def test_a_restored_untouched_run_keeps_its_start(walk_task: stepkit.Task) -> None:
+    session, clock = open_walk(walk_task, None)
+    with session:
+        saved = session.save()
+        with walk_task.restore(saved) as restored:
+            restored.set_clock(stepkit.ManualClock(START_MS + 86_400_000))
+            assert restored.save() == saved
+            assert restored.result["startDate"] == iso8601_ms(START_MS)
+
+
+def test_a_tick_before_the_first_answer_leaves_the_start_to_the_clock(walk_task: stepkit.Task) -> None:
+    # Issue #11, item 11: a tick on the system clock before set_clock made the run start on the
+    # system clock's date and end on the host clock's, before it.
+    with walk_task.open({"continueOnRecorderFailure": True}) as session:
+        session.tick()
+        clock = stepkit.ManualClock(START_MS)
+        session.set_clock(clock)
+        clock.advance(1000)
+        session.forward()
+        session.finish("discarded")
+        result = session.result
+        assert result["startDate"] == iso8601_ms(START_MS)
+        assert result["endDate"] == iso8601_ms(START_MS + 1000)
 
 
 def test_save_and_restore_a_suspended_step(walk_task: stepkit.Task, out_dir: Path) -> None:

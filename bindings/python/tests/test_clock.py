@@ -164,3 +164,104 @@ def test_clock_set_after_navigation_keeps_the_start_time(task):
         # clock is earlier than the visit's start, so the session's time stands still until it
         # catches up (a visit ending before it starts is data restore refuses, issue 11).
         assert likes["endDate"] == likes["startDate"] != START_ISO
+
+
+# ------------------------------------------------------------------------------------------------
+# Any int64 a host clock returns (issue #11: none may kill the host)
+
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+
+TIMED = {
+    "identifier": "timed",
+    "steps": [
+        {"type": "active", "identifier": "hold", "stepDuration": 10, "shouldStartTimerAutomatically": True,
+         "shouldContinueOnFinish": True, "shouldSpeakCountDown": True, "shouldSpeakRemainingTimeAtHalfway": True},
+        {"type": "question", "identifier": "felt", "answerFormat": {"type": "boolean"}},
+    ],
+}
+
+
+@pytest.fixture
+def timed():
+    with stepkit.Task.from_json(TIMED) as compiled:
+        yield compiled
+
+
+@pytest.mark.parametrize("value", [INT64_MIN, INT64_MAX, -2_000_000_000_000, 0, INT64_MIN + 1, INT64_MAX - 1])
+def test_a_running_step_survives_any_clock(timed, value):
+    clock = stepkit.ManualClock(START_MS)
+    with timed.open() as session:
+        session.set_clock(clock)
+        clock.advance(4000)
+        clock.set(value)
+        state = session.tick()
+        if value < START_MS:
+            # a clock behind the step's start counts no running time
+            assert state["active"]["status"] == "running"
+            assert state["active"]["elapsed"] == 0
+        else:
+            assert state["step"]["identifier"] == "felt"
+        saved = session.save()
+        with timed.restore(saved) as restored:
+            restored.set_clock(clock)
+            restored.tick()
+            restored.result
+        session.result
+
+
+def test_suspend_at_max_resume_far_back_and_tick(timed):
+    clock = stepkit.ManualClock(START_MS)
+    with timed.open() as session:
+        session.set_clock(clock)
+        clock.advance(4000)
+        clock.set(INT64_MAX)
+        session.suspend()
+        clock.set(-2_000_000_000_000)
+        session.resume()
+        state = session.tick()
+        assert state["step"]["identifier"] == "felt"
+        # everything that came due is dated when the step resumed, on the clock's own scale
+        assert {e["date"] for e in state["events"]} == {"1906-08-16T20:26:40.000Z"}
+        hold = session.result["results"][0]
+        assert hold["endDate"] == "1906-08-16T20:26:40.000Z"
+
+
+def _signed(document):
+    import hashlib
+    import json
+
+    body = {k: v for k, v in document.items() if k != "integrity"}
+    text = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return dict(body, integrity={"algorithm": "SHA-256", "digest": hashlib.sha256(text).hexdigest()})
+
+
+@pytest.mark.parametrize("elapsed", [INT64_MAX, INT64_MAX - 5, 2**62])
+def test_a_restored_elapsed_time_near_int64_max(timed, elapsed):
+    import json
+
+    clock = stepkit.ManualClock(START_MS)
+    with timed.open() as session:
+        session.set_clock(clock)
+        clock.advance(1000)
+        session.suspend()
+        document = json.loads(session.save())
+    document["path"][0]["active"]["elapsed"] = elapsed
+    with timed.restore(_signed(document)) as restored:
+        restored.set_clock(clock)
+        assert restored.state["active"]["elapsed"] == elapsed / 1000
+        state = restored.resume()
+        assert state["nextDeadline"] is not None
+        clock.set(INT64_MAX)
+        state = restored.tick()
+        assert state["step"]["identifier"] == "felt"
+        restored.save()
+
+
+def test_dates_beyond_the_four_digit_years_are_clamped(task):
+    with task.open() as session:
+        session.set_clock(lambda: INT64_MIN)
+        assert session.result["startDate"] == "0000-01-01T00:00:00.000Z"
+        session.set_clock(lambda: INT64_MAX)
+        session.forward()
+        assert session.result["results"][0]["endDate"] == "9999-12-31T23:59:59.999Z"

@@ -595,8 +595,8 @@ def test_property_save_and_restore_after_every_action(definition, data):
                 got_events, expected_events = events_of(got), events_of(expected)
                 assert expected_events[len(expected_events) - len(got_events):] == got_events
             if expected[0] == "ok":
-                # Time moves only when something happened: a clock set on a session nothing has
-                # happened to yet re-reads its start time (stepkit.h), on the original as on a copy.
+                # Time moves only when something happened: a clock set on an opened session
+                # nothing has happened to yet re-reads its start time (stepkit.h).
                 clock.advance(data.draw(st.integers(1, 90_000), label="ms"))
             saved = original.save()
             copy_ = restored(task, saved if number % 2 else json.loads(saved), clock)

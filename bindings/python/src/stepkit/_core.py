@@ -415,6 +415,9 @@ class Task(_Handle):
         first step that still needs an answer.
 
         The restored session uses the system clock: set another with :meth:`Session.set_clock`.
+        Restore is exact: a running active step goes on from the elapsed time it was saved with,
+        and a clock set right after the restore (before anything changes the session) takes the
+        restore over, so the restored state equals the saved one.
 
         Wrong or damaged data raises RestorationError, and no session is made; the specific
         reason is ``error.errors[0]["code"]``: ``"damaged"`` (not JSON, truncated, or not
@@ -727,9 +730,12 @@ class Session(_Handle):
         """Replaces the session's clock with ``fn() -> int`` (milliseconds since the epoch),
         e.g. a :class:`stepkit.ManualClock`; ``None`` restores the system clock.
 
-        Set before the first answer or navigation, the clock also sets the run's start time.
-        Afterwards a clock earlier than the run's latest date reads as that date until it
-        catches up: no visit is dated before the one it follows.
+        Set on an opened session before anything has happened (an answer, a move, an active
+        step operation, a sample, a tick that fired something), the clock also sets the run's
+        start time; set first thing after a restore, it takes the restore over (a running step
+        goes on from its saved elapsed time); otherwise the run carries on on the new clock.
+        Afterwards the session's time never goes back before the run's latest date: a
+        clock earlier than that reads as that date until it catches up. Any int64 time is accepted (see ``stepkit_session_set_clock`` in stepkit.h).
         ``fn`` runs inside library calls on the calling thread and must not call into this
         session. If it raises or returns something that is not an int, the library is given
         the last good time (or the system time) and the exception is raised by the session
