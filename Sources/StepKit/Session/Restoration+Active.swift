@@ -32,7 +32,8 @@ extension Restoration {
         ])
     }
 
-    static func decodeActive(_ value: JSON, at path: JSONPath, now: Int64) throws(StepKitError) -> ActiveRun {
+    /// A running step's timer is anchored by the restored session (`Session.anchorRunningSteps`).
+    static func decodeActive(_ value: JSON, at path: JSONPath) throws(StepKitError) -> ActiveRun {
         guard let o = value.objectValue, let status = o["status"]?.stringValue.flatMap(ActiveRun.Status.init(rawValue:)),
               case .int(let elapsed)? = o["elapsed"], elapsed >= 0, case .int(let marks)? = o["marksFired"], marks >= 0, marks < 1000,
               let recorders = o["recorders"]?.arrayValue else {
@@ -41,7 +42,6 @@ extension Restoration {
         var run = ActiveRun()
         run.status = status
         run.elapsedBefore = elapsed
-        run.runningSince = status == .running ? now : nil
         run.startDate = try int(o["startDate"], path.key("startDate"))
         run.finishDate = try int(o["finishDate"], path.key("finishDate"))
         run.marksFired = Int(marks)

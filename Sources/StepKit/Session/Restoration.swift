@@ -221,7 +221,7 @@ enum Restoration {
             visit.arrival = v["arrival"] ?? .null
             if let active = v["active"] {
                 guard step.active != nil else { throw refuse("damaged", "A saved active step is not an active step of this task.", path.key("active")) }
-                visit.active = try decodeActive(active, at: path.key("active"), now: clock.nowMilliseconds)
+                visit.active = try decodeActive(active, at: path.key("active"))
             }
             if let answer = v["answer"] { visit.answer = try validated(answer, for: step, at: path.key("answer")) }
             visits.append(visit)

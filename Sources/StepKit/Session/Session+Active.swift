@@ -151,7 +151,8 @@ extension Session {
     /// happened, so a clock set afterwards still restarts an untouched run (`setClock`).
     mutating func tick() {
         var budget = task.steps.count * 8 + 64
-        let clockNow = clock.nowMilliseconds
+        // The session's time: the clock's, never before the run's latest date.
+        let clockNow = now
         var fired = false
         while budget > 0, let settings = activeSettings, let run = current?.active, run.status == .running {
             budget -= 1

@@ -77,6 +77,9 @@ struct Session: Sendable {
         self.asyncRuns = asyncRuns
         self.clockAnchor = .restored
         for visit in visits { pushVisit(visit) }
+        // A running step goes on from its saved elapsed time at the session's time now; the
+        // first clock the host sets takes that over (`setClock`).
+        anchorRunningSteps(at: now)
     }
 
     var isFinished: Bool { finishReason != nil }
@@ -124,19 +127,19 @@ struct Session: Sendable {
     mutating func setClock(_ clock: Clock) {
         let before = now
         self.clock = clock
-        let time = clock.nowMilliseconds
         switch clockAnchor {
         case .opened where !touched && !isFinished && path.count <= 1:
+            // The run starts over, so it takes the new clock's time as it is.
+            let time = clock.nowMilliseconds
             startDate = time
             pendingEvents = []
             asyncRuns = [:]
             enterFirstStep(at: time)
         case .restored:
-            for i in path.indices where path[i].active?.status == .running {
-                path[i].active?.runningSince = time
-            }
+            anchorRunningSteps(at: now)
             clockAnchor = .settled
         default:
+            let time = now
             updateCurrent { visit in
                 guard var run = visit.active, run.status == .running else { return }
                 run.elapsedBefore = run.elapsed(at: before)
@@ -159,6 +162,13 @@ struct Session: Sendable {
         stepAppeared(previous: previous, at: time)
         startAsyncActions(at: index, time: time)
         prepareActiveStep(at: time)
+    }
+
+    /// Restarts every running active step's timer at `time`, keeping the time each has run.
+    mutating func anchorRunningSteps(at time: Int64) {
+        for i in path.indices where path[i].active?.status == .running {
+            path[i].active?.runningSince = time
+        }
     }
 
     mutating func pushVisit(_ visit: Visit) {
