@@ -60,9 +60,11 @@ extension Restoration {
         run.samples = Int(clamping: samples)
         run.failure = o["failure"]?.stringValue
         for (i, f) in files.enumerated() {
-            guard let file = f.objectValue, let name = file["fileName"]?.stringValue, !name.contains("/"),
-                  case .int(let start)? = file["startDate"], case .int(let bytes)? = file["bytes"], bytes >= 0,
-                  case .int(let items)? = file["items"], items >= 0 else {
+            // A file name must stay inside the output directory (`RecorderFileName.isSafe`), and
+            // a file with samples is at least `{"items":[{}]}` long.
+            guard let file = f.objectValue, let name = file["fileName"]?.stringValue, RecorderFileName.isSafe(name),
+                  case .int(let start)? = file["startDate"], case .int(let bytes)? = file["bytes"],
+                  case .int(let items)? = file["items"], items >= 0, items == 0 ? bytes >= 0 : bytes >= 14 else {
                 throw StepKitError(.restore, code: "damaged", message: "A saved recorder file is not valid.", path: path.key("files").index(i))
             }
             var record = RecordedFile(fileName: name, startDate: start)
