@@ -139,8 +139,8 @@ final class Autosave: Sendable {
             case S_IFDIR: throw notAFile(path, "is a directory")
             default: throw notAFile(path, "is not a regular file")
             }
-            var fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-            if fd < 0 && errno == EACCES { fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC) }
+            var fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            if fd < 0 && errno == EACCES { fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
             guard fd >= 0 else {
                 if errno == ENOENT || errno == ELOOP || errno == EINTR { continue }  // changed meanwhile: look again
                 throw failure("open", path, errno)
@@ -215,7 +215,7 @@ final class Autosave: Sendable {
         var removed = false
         for entryName in candidates {
             let stale = FileSystem.join(directory, entryName)
-            let fd = open(stale, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+            let fd = open(stale, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
             if fd >= 0 {
                 let free = Autosave.lockFile(fd, LOCK_EX | LOCK_NB) == 0
                 if free { removed = unlink(stale) == 0 || removed }

@@ -3,6 +3,9 @@ import Glibc
 /// The few file operations the autosave and the recorders share, on paths as the host gave them
 /// (no Foundation): splitting a path, writing all of a buffer, syncing a directory, the text of
 /// `errno`.
+///
+/// Existing files are opened with `O_NONBLOCK` as well as `O_NOFOLLOW`: it changes nothing for
+/// a regular file, and a FIFO planted at a name cannot make an open wait forever.
 enum FileSystem {
     /// `path`'s directory and last component: "a/b.json" → ("a", "b.json"), "b.json" → (".",
     /// "b.json"), "/b.json" → ("/", "b.json"). The name is empty when the path ends in "/".

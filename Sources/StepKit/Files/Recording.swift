@@ -62,7 +62,7 @@ enum Recording {
     /// finished) and when a call's autosave failed (the call is undone, files included).
     static func settle(_ file: RecordedFile, in directory: String) {
         guard file.items > 0, file.bytes >= emptyLength + 2 else { return }
-        let fd = open(FileSystem.join(directory, file.fileName), O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
+        let fd = open(FileSystem.join(directory, file.fileName), O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { return }
         defer { close(fd) }
         guard let info = FileSystem.isOwnRegularFile(fd) else { return }
@@ -108,7 +108,7 @@ enum Recording {
             throw StepKitError(.io, code: "recorderWriteFailed", message: "The recorded length of \(path) is not valid.")
         }
         var fd: Int32
-        repeat { fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC) } while fd < 0 && errno == EINTR
+        repeat { fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) } while fd < 0 && errno == EINTR
         guard fd >= 0 else { throw failure("open", path, errno) }
         guard let info = FileSystem.isOwnRegularFile(fd) else {
             close(fd)

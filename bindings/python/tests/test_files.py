@@ -125,6 +125,29 @@ def test_stale_temporaries_of_a_crash_are_removed_and_only_they(tmp_path: Path) 
                 assert (saves / name).read_text() == "not ours"
 
 
+def test_a_fifo_planted_at_our_names_blocks_nothing(tmp_path: Path) -> None:
+    # Opening a FIFO waits for its other end; StepKit opens existing names without waiting.
+    saves = tmp_path / "saves"
+    saves.mkdir()
+    path = saves / "session.json"
+    os.mkfifo(saves / ".session.json.stepkit-tmp-fifofifofifo")
+    with stepkit.Task.from_json(SIMPLE) as task:
+        with task.open({"autosave": str(path)}) as session:
+            assert listing(saves) == ["session.json"]  # removed like any stale temporary
+            session.forward()
+    out = tmp_path / "out"
+    out.mkdir()
+    with stepkit.Task.from_json(task_with("walk", ["accel"])) as task:
+        with task.open({"taskRunUUID": RUN, "outputDirectory": str(out), "continueOnRecorderFailure": True}) as session:
+            start(session)
+            session.record("accel", {"x": 1})
+            name = out / file_results(session)[0]["fileName"]
+            name.unlink()
+            os.mkfifo(name)
+            state = session.record("accel", {"x": 2})
+            assert [e["recorder"] for e in state["events"] if e["type"] == "recorderFailed"] == ["accel"]
+
+
 def test_a_link_at_the_autosave_path_is_refused(tmp_path: Path) -> None:
     victim = tmp_path / "victim.json"
     victim.write_text("precious")
