@@ -193,8 +193,9 @@ typedef struct stepkit_session stepkit_session;
  *                          file (STEPKIT_EIO "autosaveNotAFile": the rename would replace a
  *                          link, not write where it points). Claiming the path removes the
  *                          temporary files of that name a crash left (those no live session
- *                          holds). Costs time in proportion to the size of the restoration data
- *                          (benchmarks/README.md, "Autosave").
+ *                          holds). Each save rewrites the whole file, so its cost grows with the
+ *                          size of the restoration data (visits are encoded once and kept;
+ *                          benchmarks/README.md, "Autosave").
  *     "defaultResult": {task result}   ResearchKit's defaultResultSource: answers from this
  *                          result (e.g. last week's run) prefill steps with no answer yet, as
  *                          each step appears; answers that do not fit are ignored.

@@ -14,6 +14,8 @@ final class SessionHandle: Sendable {
     let limits: SessionLimits
     /// The autosave file, claimed until the handle goes (option "autosave").
     let autosave: Autosave?
+    /// The saved text of the path's visits, kept between saves (`Restoration.saveText`).
+    let savedVisits = SavedVisitTexts()
     private let callback = Locked<EventCallback?>(nil)
 
     init(_ session: Session, limits: SessionLimits, autosave: Autosave?) {
@@ -84,7 +86,7 @@ final class SessionHandle: Sendable {
             var copy = stored
             let result = try body(&copy)
             do throws(StepKitError) {
-                try autosave.write(Restoration.saveText(copy))
+                try autosave.write(Restoration.saveText(copy, visits: savedVisits))
             } catch {
                 copy.undoRecorderWrites(back: stored)
                 throw error

@@ -29,7 +29,8 @@ public func stepkit_session_restore(_ task: OpaquePointer?, _ saved_json: Unsafe
 @c @implementation
 public func stepkit_session_save(_ session: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     Boundary.outputText(out) { () throws(StepKitError) in
-        try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session").read { Restoration.saveText($0) }
+        let handle = try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session")
+        return handle.read { Restoration.saveText($0, visits: handle.savedVisits) }
     }
 }
 

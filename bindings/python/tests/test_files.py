@@ -457,3 +457,40 @@ def test_samples_of_a_call_that_was_never_saved_are_dropped_after_restore(tmp_pa
             back.set_clock(stepkit.ManualClock(START_MS + 2000))
             back.record("accel", {"t": "new"})
             assert items(names["accel"]) == [{"t": "new"}]
+
+
+# ------------------------------------------------------------------------------------------------
+# The autosave's cost: visits are encoded once (kept text), never stale
+
+
+def test_kept_visit_texts_never_go_stale(tmp_path: Path) -> None:
+    """Each save reuses the text of visits that did not change: going back, changing answers,
+    going forward again, reals that need different digits; the autosave file is what
+    stepkit_session_save says after every call, and restores to the same session."""
+    definition = {
+        "identifier": "reals",
+        "steps": [{"type": "question", "identifier": f"q{i}", "answerFormat": {"type": "numeric", "style": "decimal"}}
+                  for i in range(6)] + [{"type": "completion", "identifier": "done"}],
+    }
+    path = tmp_path / "session.json"
+    values = [0.1, 1 / 3, 2.5, 1e-7, 123456.789, 0.30000000000000004]
+    with stepkit.Task.from_json(definition) as task:
+        with task.open({"autosave": str(path)}) as session:
+            session.set_clock(stepkit.ManualClock(START_MS))
+            moves = [("answer", 0), ("forward",), ("answer", 1), ("forward",), ("answer", 2), ("back",),
+                     ("answer", 3), ("back",), ("answer", 4), ("forward",), ("forward",), ("answer", 5),
+                     ("forward",), ("back",), ("back",), ("answer", 0), ("forward",), ("forward",), ("answer", 1),
+                     ("forward",)]
+            for move in moves:
+                if move[0] == "answer":
+                    session.set_answer(values[move[1]])
+                elif move[0] == "forward":
+                    session.forward()
+                else:
+                    session.back()
+                text = path.read_text(encoding="utf-8")
+                assert text == session.save(), move
+                with task.restore(text) as back:
+                    back.set_clock(stepkit.ManualClock(START_MS))
+                    assert back.save() == text, move
+                    assert back.result == session.result, move
