@@ -36,7 +36,7 @@ enum Restoration {
             bytes = Array(JSONWriter.string(.object(contents(s))).utf8)
         }
         let (algorithm, digest) = sign(String(decoding: bytes, as: UTF8.self), key: s.options.integrityKey)
-        bytes.removeLast()  // the closing brace
+        if bytes.last == 0x7D { bytes.removeLast() }  // the closing brace
         return String(decoding: bytes, as: UTF8.self) + ",\"integrity\":{\"algorithm\":\"" + algorithm + "\",\"digest\":\"" + digest + "\"}}"
     }
 
