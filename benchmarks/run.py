@@ -82,6 +82,8 @@ def build_drivers(lib):
          "-Wl,-rpath," + lib_dir],
         [cc, "-O2", "-Wall", "-I" + inc, os.path.join(BENCH, "load.c"), "-o",
          os.path.join(OUT, "load"), "-ldl"],
+        [cc, "-O2", "-Wall", "-I" + inc, os.path.join(BENCH, "autosave.c"), "-o",
+         os.path.join(OUT, "autosave"), "-L" + lib_dir, "-lstepkit", "-Wl,-rpath," + lib_dir],
     ]
     for cmd in cmds:
         subprocess.run(cmd, check=True)
@@ -196,6 +198,12 @@ def main():
     results += run_json([bench, "saverestore", P("forms.json"), P("forms.walk"), str(6 * q)])
     results += run_json([bench, "memory", P("t100.json"), P("t100.walk"), "10000", "1000", "10"])
     results += run_json([bench, "threads", P("t100.json"), P("t100.walk"), str(10 * q)])
+    # autosave: one call's cost as the history grows (files in .build-bench/autosave/)
+    autosave_dir = P("autosave")
+    shutil.rmtree(autosave_dir, ignore_errors=True)
+    os.makedirs(autosave_dir)
+    autosaves = run_json([P("autosave"), autosave_dir, "1", "1000", "5000"])
+    results += autosaves
     loads = []
     for _ in range(7):
         loads += run_json([os.path.join(OUT, "load"), lib, P("t10.json")])
@@ -251,6 +259,11 @@ def main():
                      f"threads: engine {statistics.median(th['cpuShare2']):.2f}, control "
                      f"{statistics.median(th['controlCpuShare2']):.2f}",
           target="≥ 1.8×", ok=lambda x: x is not None and x >= 1.8)
+    for r in autosaves:
+        t.add(f"set_answer with autosave, {r['visits']:,} visits ({fmt_bytes(r['bytes'])} saved; "
+              f"without autosave {fmt_time(statistics.median(r['plain']))}, save alone "
+              f"{fmt_time(statistics.median(r['save']))})", r["autosave"], r["floor"],
+              floor_text="write+fsync+rename " + fmt_time(statistics.median(r["floor"])))
     t.add("library load (dlopen RTLD_NOW)", [r["dlopen"] for r in loads])
     t.add("first call (stepkit_version)", [r["firstCall"] for r in loads])
     t.add("first compile + open + state (10-step task)", [r["firstTask"] for r in loads],

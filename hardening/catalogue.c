@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "stepkit.h"
 
 static int passed, failed;
@@ -474,6 +475,44 @@ int main(void) {
     EXPECT_FAIL(NULL, STEPKIT_EINVAL, NULL, stepkit_session_open(task, "{\"limits\": {\"maxAnswerBytes\": \"big\"}}", &s2));
     EXPECT_FAIL(NULL, STEPKIT_EIO, NULL, stepkit_session_open(task, "{\"autosave\": \"/nonexistent-dir/x/y.json\"}", &s2));
     CHECK(s2 == NULL, "session after failed open");
+    {
+        /* autosave paths StepKit must not write: a second session on a path a live session
+         * holds, a symbolic link (its target stays as it was), a directory */
+        char dir[] = "/tmp/stepkit-catalogue.XXXXXX";
+        char path[128], link_path[128], victim[128], options[512];
+        stepkit_session *holder = NULL;
+        if (mkdtemp(dir)) {
+            snprintf(path, sizeof path, "%s/run.json", dir);
+            snprintf(link_path, sizeof link_path, "%s/link.json", dir);
+            snprintf(victim, sizeof victim, "%s/victim.txt", dir);
+            FILE *f = fopen(victim, "w");
+            if (f) { fputs("precious", f); fclose(f); }
+            CHECK(symlink(victim, link_path) == 0, "symlink");
+            snprintf(options, sizeof options, "{\"autosave\": \"%s\"}", path);
+            EXPECT_OK(stepkit_session_open(task, options, &holder));
+            EXPECT_FAIL(NULL, STEPKIT_EIO, "autosaveInUse", stepkit_session_open(task, options, &s2));
+            snprintf(options, sizeof options, "{\"autosave\": \"%s/./run.json\"}", dir);
+            EXPECT_FAIL(NULL, STEPKIT_EIO, "autosaveInUse", stepkit_session_open(task, options, &s2));
+            stepkit_session_free(holder);
+            holder = NULL;
+            EXPECT_OK(stepkit_session_open(task, options, &holder)); /* free again */
+            stepkit_session_free(holder);
+            snprintf(options, sizeof options, "{\"autosave\": \"%s\"}", link_path);
+            EXPECT_FAIL(NULL, STEPKIT_EIO, "autosaveNotAFile", stepkit_session_open(task, options, &s2));
+            snprintf(options, sizeof options, "{\"autosave\": \"%s\"}", dir);
+            EXPECT_FAIL(NULL, STEPKIT_EIO, "autosaveNotAFile", stepkit_session_open(task, options, &s2));
+            snprintf(options, sizeof options, "{\"autosave\": \"%s/\"}", dir);
+            EXPECT_FAIL(NULL, STEPKIT_EIO, "autosaveNotAFile", stepkit_session_open(task, options, &s2));
+            char buffer[16] = {0};
+            f = fopen(victim, "r");
+            if (f) { CHECK(fread(buffer, 1, sizeof buffer - 1, f) == 8, "victim size"); fclose(f); }
+            CHECK(strcmp(buffer, "precious") == 0, "the link's target was written");
+            unlink(path);
+            unlink(link_path);
+            unlink(victim);
+            CHECK(rmdir(dir) == 0, "the refused opens left files behind");
+        }
+    }
 
     /* ---------------------------------------------------------------- restoration data */
     {

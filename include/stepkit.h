@@ -13,7 +13,8 @@
  * changed nothing: a rejected call leaves a session exactly as it was.
  *
  * Autosave. A session opened with the "autosave" option writes its restoration data after every
- * call that changes it; such a call can also fail with STEPKIT_EIO, and then changes nothing.
+ * call that changes it; such a call can also fail with STEPKIT_EIO, and then changes nothing
+ * (recorder files included).
  *
  * Error JSON. stepkit_last_error() returns an object
  *     {"status": -4, "code": "EANSWER", "message": "Enter a whole number between 18 and 90.",
@@ -181,16 +182,30 @@ typedef struct stepkit_session stepkit_session;
  *     "integrityKey": "…"  a secret: restoration data is then signed with HMAC-SHA256 under it
  *                          (and can be restored only with the same key); default: SHA-256.
  *     "autosave": "path"   after every call that changes the session (and at open), the
- *                          restoration data is written to this file atomically (a temporary
- *                          file, fsync, rename): killing the host at any moment loses no
- *                          answer a call had accepted. A call whose autosave fails returns
- *                          STEPKIT_EIO and changes nothing.
+ *                          restoration data is written to this file atomically: a new temporary
+ *                          file beside it, ".<name>.stepkit-tmp-<12 random characters>", created
+ *                          exclusively (O_EXCL | O_NOFOLLOW: a link planted there is never
+ *                          followed), fsync, rename over the file, fsync of the directory.
+ *                          Killing the host at any moment loses no answer a call had accepted.
+ *                          A call whose autosave fails returns STEPKIT_EIO ("autosaveFailed")
+ *                          and changes nothing, recorder files included. The session holds an
+ *                          exclusive flock(2) on the file until it is freed: a second session
+ *                          on the same file, in this process or another, is refused with
+ *                          STEPKIT_EIO "autosaveInUse"; the lock dies with the process. The
+ *                          path must not be a symbolic link, a directory or another non-regular
+ *                          file (STEPKIT_EIO "autosaveNotAFile": the rename would replace a
+ *                          link, not write where it points). Claiming the path removes the
+ *                          temporary files of that name a crash left (those no live session
+ *                          holds). Each save rewrites the whole file, so its cost grows with the
+ *                          size of the restoration data (visits are encoded once and kept;
+ *                          benchmarks/README.md, "Autosave").
  *     "defaultResult": {task result}   ResearchKit's defaultResultSource: answers from this
  *                          result (e.g. last week's run) prefill steps with no answer yet, as
  *                          each step appears; answers that do not fit are ignored.
  *     "alwaysCheckForDefaultResult": bool   the default replaces an existing answer too.
  *     "outputDirectory": "dir"   where recorders write their files (active steps, async actions);
- *                          without it a recorder fails when it starts.
+ *                          without it a recorder fails when it starts. See
+ *                          stepkit_session_record() for the names and how files are written.
  *     "recorderFileSizeLimit": bytes   a recorder's file rolls over past this size (1 MiB).
  *     "continueOnRecorderFailure": bool   keep going when a recorder fails (default: the task
  *                          finishes with reason "failed", as in ResearchKit).
@@ -207,8 +222,9 @@ typedef struct stepkit_session stepkit_session;
  *
  * On success returns STEPKIT_OK and stores a new handle in *out_session, released with
  * stepkit_session_free(). On failure stores NULL there and returns STEPKIT_EINVAL,
- * STEPKIT_EPARSE or STEPKIT_EIO (the first autosave failed). The session holds a reference to
- * `task`. Thread-safe. */
+ * STEPKIT_EPARSE or STEPKIT_EIO (the autosave path is held by another session,
+ * "autosaveInUse"; is not a regular file, "autosaveNotAFile"; or the first autosave failed,
+ * "autosaveFailed"). The session holds a reference to `task`. Thread-safe. */
 int stepkit_session_open(stepkit_task *task, const char *options_json,
                          stepkit_session **out_session);
 
@@ -240,7 +256,9 @@ int stepkit_session_open(stepkit_task *task, const char *options_json,
  * ("damaged"), not restoration data ("notRestorationData"), of an unknown format version
  * ("unsupportedVersion"), fails its integrity check or was signed with another key
  * ("integrityCheckFailed", "keyRequired", "integrityMissing"), is for another task
- * ("differentTask") or for another version of this task without "migrate" ("taskChanged").
+ * ("differentTask") or for another version of this task without "migrate" ("taskChanged"),
+ * or names a recorder file outside the output directory ("damaged": a file name must be one
+ * path component not starting with ".").
  *
  * Well-formed, correctly signed data is also refused ("notAllowed", the message naming the first
  * problem and the path its "path" member points to) unless it describes a run the task allows:
@@ -256,7 +274,8 @@ int stepkit_session_open(stepkit_task *task, const char *options_json,
  * it fails). This holds keyed or not, and it does not make unkeyed data authentic: see
  * stepkit_session_save(). With "migrate" the saved answers are validated and the run is walked
  * again on the new version, so its path is the engine's own.
- * STEPKIT_EINVAL for NULL arguments or bad options. Thread-safe. */
+ * STEPKIT_EINVAL for NULL arguments or bad options; STEPKIT_EIO for the autosave as in
+ * stepkit_session_open(), checked after the data. Thread-safe. */
 int stepkit_session_restore(stepkit_task *task, const char *saved_json, const char *options_json,
                             stepkit_session **out_session);
 
@@ -278,7 +297,8 @@ int stepkit_session_restore(stepkit_task *task, const char *saved_json, const ch
 int stepkit_session_save(stepkit_session *session, char **out);
 
 /* Releases a session. NULL, and a handle that is not live, are no-ops. A call already running on
- * the session on another thread finishes safely; calls made after this one get STEPKIT_EINVAL. */
+ * the session on another thread finishes safely; calls made after this one get STEPKIT_EINVAL.
+ * The autosave file is let go (another session may claim it) once no call uses the session. */
 void stepkit_session_free(stepkit_session *session);
 
 /* The session's state: what the host should present now, as JSON:
@@ -448,7 +468,22 @@ int stepkit_session_tick(stepkit_session *session, char **out);
  * still succeeds: the recorder fails (event recorderFailed with "samplesLost"), the samples of
  * earlier calls stay in their file, and the task finishes with reason "failed" unless the session
  * option "continueOnRecorderFailure" is true. STEPKIT_ESTATE when that recorder is not running;
- * STEPKIT_EINVAL / STEPKIT_EPARSE for bad arguments. On success stores the new state in *out. */
+ * STEPKIT_EINVAL / STEPKIT_EPARSE for bad arguments; STEPKIT_EIO when the session autosaves and
+ * the autosave failed: then the files are as they were before the call too.
+ *
+ * File names: "<taskRunUUID>-<step>-<visit>-<recorder>-<n>.json" (visit: the visit's position in
+ * the path, from 1; n: the file's number, from 0) and "<taskRunUUID>-async-<recorder>-<n>.json"
+ * for async actions. Identifiers are never used as they are: every byte outside [A-Za-z0-9._] is
+ * percent-encoded ("part1/walk" is written "part1%2Fwalk", "-" is "%2D"), so a name is always
+ * one file in the output directory and different recorders never share one; an identifier whose
+ * encoding passes 90 bytes is cut and followed by "~" and 16 hex digits of its SHA-256. A new
+ * file is created exclusively (O_EXCL | O_NOFOLLOW; an entry already at the name, which carries
+ * the run's UUID, is removed first: a file of a call that was never saved, or a planted link);
+ * an existing one is opened with O_NOFOLLOW and written only while it is a regular file with no
+ * other link, else the recorder fails. The length the session records is the file's length:
+ * samples written by a call whose autosave never happened (the host died) are cut off by the
+ * next write or when the recorder stops. With autosave, samples are fsynced before the
+ * restoration data that counts them. */
 int stepkit_session_record(stepkit_session *session, const char *recorder_id,
                            const char *samples_json, char **out);
 

@@ -12,11 +12,16 @@ final class SessionHandle: Sendable {
     let session: Locked<Session>
     /// The bounds on this session's answers and samples (session option "limits").
     let limits: SessionLimits
+    /// The autosave file, claimed until the handle goes (option "autosave").
+    let autosave: Autosave?
+    /// The saved text of the path's visits, kept between saves (`Restoration.saveText`).
+    let savedVisits = SavedVisitTexts()
     private let callback = Locked<EventCallback?>(nil)
 
-    init(_ session: Session, limits: SessionLimits) {
+    init(_ session: Session, limits: SessionLimits, autosave: Autosave?) {
         self.session = Locked(session)
         self.limits = limits
+        self.autosave = autosave
     }
 
 
@@ -73,13 +78,19 @@ final class SessionHandle: Sendable {
     /// place keeps a call's cost independent of how long the session's history is.
     ///
     /// With autosave, the change is made on a copy and kept only once the file is written: a
-    /// call that could not be saved fails with STEPKIT_EIO and changes nothing.
+    /// call that could not be saved fails with STEPKIT_EIO and changes nothing, the recorder
+    /// files it wrote to included (they are put back as the session records them).
     func transaction<R: Sendable>(_ body: (inout Session) throws(StepKitError) -> R) throws(StepKitError) -> R {
         try session.withLock { (stored: inout Session) throws(StepKitError) -> R in
-            guard let path = stored.options.autosavePath else { return try body(&stored) }
+            guard let autosave else { return try body(&stored) }
             var copy = stored
             let result = try body(&copy)
-            try Autosave.write(Restoration.saveText(copy), to: path)
+            do throws(StepKitError) {
+                try autosave.write(Restoration.saveText(copy, visits: savedVisits))
+            } catch {
+                copy.undoRecorderWrites(back: stored)
+                throw error
+            }
             stored = copy
             return result
         }

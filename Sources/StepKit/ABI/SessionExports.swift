@@ -29,7 +29,8 @@ public func stepkit_session_restore(_ task: OpaquePointer?, _ saved_json: Unsafe
 @c @implementation
 public func stepkit_session_save(_ session: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     Boundary.outputText(out) { () throws(StepKitError) in
-        try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session").read { Restoration.saveText($0) }
+        let handle = try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session")
+        return handle.read { Restoration.saveText($0, visits: handle.savedVisits) }
     }
 }
 
@@ -105,7 +106,8 @@ public func stepkit_session_set_clock(_ session: OpaquePointer?, _ fn: stepkit_c
 /// The calls that move through the task and answer with the new state.
 enum SessionCall {
     /// Opens or restores a session: `*out_session` is NULL unless it succeeds, and with autosave
-    /// the first save must be written before the handle is handed out.
+    /// the path is claimed (no other live session may hold it) and the first save written before
+    /// the handle is handed out; a failure lets the claim go.
     static func create(_ out_session: UnsafeMutablePointer<OpaquePointer?>?,
                        _ body: () throws(StepKitError) -> (Session, SessionOptions)) -> Int32 {
         guard let out_session else {
@@ -114,8 +116,13 @@ enum SessionCall {
         out_session.pointee = nil
         return Boundary.status { () throws(StepKitError) in
             let (session, options) = try body()
-            if let path = options.autosavePath { try Autosave.write(Restoration.saveText(session), to: path) }
-            out_session.pointee = HandleRegistry.register(SessionHandle(session, limits: options.limits))
+            var autosave: Autosave?
+            if let path = options.autosavePath {
+                let claimed = try Autosave.claim(path)
+                try claimed.write(Restoration.saveText(session))
+                autosave = claimed
+            }
+            out_session.pointee = HandleRegistry.register(SessionHandle(session, limits: options.limits, autosave: autosave))
         }
     }
 

@@ -52,7 +52,7 @@ extension Restoration {
     static func decodeRecorder(_ value: JSON, at path: JSONPath) throws(StepKitError) -> RecorderRun {
         guard let o = value.objectValue, let identifier = o["identifier"]?.stringValue, let type = o["type"]?.stringValue,
               let status = o["status"]?.stringValue.flatMap(RecorderRun.Status.init(rawValue:)),
-              case .int(let samples)? = o["samples"], samples >= 0, let files = o["files"]?.arrayValue else {
+              case .int(let samples)? = o["samples"], samples >= 0, samples <= countLimit, let files = o["files"]?.arrayValue else {
             throw StepKitError(.restore, code: "damaged", message: "A saved recorder is not valid.", path: path)
         }
         var run = RecorderRun(identifier: identifier, type: type)
@@ -60,9 +60,12 @@ extension Restoration {
         run.samples = Int(clamping: samples)
         run.failure = o["failure"]?.stringValue
         for (i, f) in files.enumerated() {
-            guard let file = f.objectValue, let name = file["fileName"]?.stringValue, !name.contains("/"),
-                  case .int(let start)? = file["startDate"], case .int(let bytes)? = file["bytes"], bytes >= 0,
-                  case .int(let items)? = file["items"], items >= 0 else {
+            // A file name must stay inside the output directory (`RecorderFileName.isSafe`), a
+            // file with samples is at least `{"items":[{}]}` long, and no figure is near overflow.
+            guard let file = f.objectValue, let name = file["fileName"]?.stringValue, RecorderFileName.isSafe(name),
+                  case .int(let start)? = file["startDate"], case .int(let bytes)? = file["bytes"],
+                  case .int(let items)? = file["items"], items >= 0, items <= countLimit, bytes <= countLimit,
+                  items == 0 ? bytes >= 0 : bytes >= 14 else {
                 throw StepKitError(.restore, code: "damaged", message: "A saved recorder file is not valid.", path: path.key("files").index(i))
             }
             var record = RecordedFile(fileName: name, startDate: start)
@@ -73,6 +76,10 @@ extension Restoration {
         }
         return run
     }
+
+    /// A bound on saved sample counts and file lengths (2^52, far past any real recording), so
+    /// adding a batch to restored figures can never overflow.
+    private static let countLimit: Int64 = 1 << 52
 
     private static func int(_ value: JSON?, _ path: JSONPath) throws(StepKitError) -> Int64? {
         switch value {

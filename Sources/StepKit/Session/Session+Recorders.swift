@@ -48,7 +48,7 @@ extension Session {
         run.status = .stopped
         if let last = run.files.indices.last, run.files[last].endDate == nil {
             run.files[last].endDate = time
-            if let directory = options.outputDirectory { Recording.sync(run.files[last], in: directory) }
+            if let directory = options.outputDirectory { Recording.settle(run.files[last], in: directory) }
         }
         emit("recorderStopped", ["recorder": .string(run.identifier), "samples": .int(Int64(run.samples))], at: time)
     }
@@ -89,14 +89,19 @@ extension Session {
             throw StepKitError(.invalidArgument, code: "wrongType", message: "Each sample is a JSON object.", path: JSONPath.root.index(i))
         }
         let time = now
+        let uuid = taskRunUUID
         if let runs = current?.active?.recorders, let index = runs.firstIndex(where: { $0.identifier == recorder && $0.status == .running }) {
             var run = runs[index]
-            let ok = write(items, into: &run, prefix: "\(currentStep?.identifier ?? "step")-\(path.count)", at: time)
+            let step = currentStep?.identifier ?? ""
+            let visit = path.count
+            let ok = write(items, into: &run, at: time) { n in
+                RecorderFileName.step(run: uuid, step: step, visit: visit, recorder: recorder, file: n)
+            }
             updateCurrent { $0.active?.recorders[index] = run }
             if !ok { recorderFailed(run, lost: items.count, at: time) }
         } else if let (i, action) = task.asyncActions.enumerated().first(where: { $0.element.recorder.identifier == recorder }),
                   var run = asyncRuns[i], run.status == .running {
-            let ok = write(items, into: &run, prefix: "async", at: time)
+            let ok = write(items, into: &run, at: time) { n in RecorderFileName.async(run: uuid, recorder: recorder, file: n) }
             asyncRuns[i] = run
             _ = action
             if !ok { recorderFailed(run, lost: items.count, at: time) }
@@ -106,9 +111,10 @@ extension Session {
         touched = true
     }
 
-    /// Writes a batch, rolling to a new file past the size limit. False when writing failed (the
-    /// recorder is then failed; the samples before this batch stay in their file).
-    private func write(_ items: [JSON], into run: inout RecorderRun, prefix: String, at time: Int64) -> Bool {
+    /// Writes a batch, rolling to a new file past the size limit (`name`: the name of file n).
+    /// False when writing failed (the recorder is then failed; the samples before this batch
+    /// stay in their file, and a file the batch would have started is not listed).
+    private func write(_ items: [JSON], into run: inout RecorderRun, at time: Int64, name: (Int) -> String) -> Bool {
         guard let directory = options.outputDirectory else {
             run.status = .failed
             run.failure = "No outputDirectory was given in the session options."
@@ -119,22 +125,48 @@ extension Session {
         if let last = run.files.last, last.items > 0, last.bytes.addingSaturated(size) > options.recorderFileSizeLimit {
             let index = run.files.count - 1
             run.files[index].endDate = time
-            Recording.sync(run.files[index], in: directory)
+            Recording.settle(run.files[index], in: directory)
         }
         if run.files.last.map({ $0.endDate != nil }) ?? true {
-            let name = "\(taskRunUUID)-\(prefix)-\(run.identifier)-\(run.files.count).json"
-            run.files.append(RecordedFile(fileName: name, startDate: time))
+            run.files.append(RecordedFile(fileName: name(run.files.count), startDate: time))
         }
         guard let index = run.files.indices.last else { return false }
         do throws(StepKitError) {
-            try Recording.append(texts, to: &run.files[index], in: directory)
+            try Recording.append(texts, to: &run.files[index], in: directory, durable: options.autosavePath != nil)
             run.samples = run.samples.addingSaturated(items.count)
             return true
         } catch {
             run.status = .failed
             run.failure = error.problems.first?.message
-            run.files[index].endDate = time
+            if run.files[index].items == 0 {
+                run.files.remove(at: index)  // never written: no file result for it
+            } else {
+                run.files[index].endDate = time
+            }
             return false
+        }
+    }
+
+    // MARK: Undo
+
+    /// After a call made on a copy of the session could not be autosaved (the copy is dropped
+    /// and `old` stays), puts the recorder files back as `old` records them: a batch the call
+    /// appended is cut off and the file closed again, a file the call created is removed. Only
+    /// `record` writes samples, to the current visit's recorders or an async action's.
+    func undoRecorderWrites(back old: Session) {
+        guard let directory = options.outputDirectory else { return }
+        var recorded: [String: RecordedFile] = [:]
+        for run in old.path.compactMap(\.active).flatMap(\.recorders) + Array(old.asyncRuns.values) {
+            for file in run.files { recorded[file.fileName] = file }
+        }
+        for run in (current?.active?.recorders ?? []) + Array(asyncRuns.values) {
+            for file in run.files {
+                if let before = recorded[file.fileName] {
+                    if before.bytes != file.bytes { Recording.settle(before, in: directory) }
+                } else if file.items > 0 {
+                    Recording.remove(file, in: directory)
+                }
+            }
         }
     }
 

@@ -382,7 +382,10 @@ class Task(_Handle):
           :meth:`restore` needs the same key (default: a plain SHA-256 digest);
         - ``"autosave"``: a file path; the restoration data is written to it atomically at open
           and after every call that changes the session (a call whose autosave fails raises
-          StepKitIOError and changes nothing);
+          StepKitIOError and changes nothing, recorder files included). The session holds the
+          file until it is closed: a second session on it, in this process or another, raises
+          StepKitIOError with ``errors[0]["code"] == "autosaveInUse"``; a symbolic link or a
+          directory there raises it with ``"autosaveNotAFile"``;
         - ``"defaultResult"``: a task result (e.g. the last run's :attr:`Session.result`) whose
           answers prefill steps with no answer yet as they appear (answers that do not fit are
           ignored); ``"alwaysCheckForDefaultResult": True`` lets them replace existing answers;
@@ -390,7 +393,8 @@ class Task(_Handle):
           for answer formats that name a ``"personalData"`` field; they prefill the same way.
 
         Bad options raise InvalidArgumentError (unknown key, bad UUID) or ParseError; an
-        autosave file that cannot be written raises StepKitIOError."""
+        autosave file that cannot be written, is held by another session or is not a regular
+        file raises StepKitIOError."""
         data = _options_bytes(options, "session options")
         with self._lock:
             return Session._open(self, "stepkit_session_open", self._live_handle(), data)
@@ -430,8 +434,8 @@ class Task(_Handle):
         required answers present where the run went forward, a ``"completed"`` run ending
         where navigation ends, dates in order); the message names the first problem and
         ``error.errors[0]["path"]`` where it is. Bad options
-        raise InvalidArgumentError or ParseError; an autosave file that cannot be written
-        raises StepKitIOError."""
+        raise InvalidArgumentError or ParseError; an autosave file that cannot be written,
+        is held by another session or is not a regular file raises StepKitIOError."""
         saved_data = _restoration_bytes(saved)
         data = _options_bytes(options, "restore options")
         with self._lock:
@@ -810,14 +814,16 @@ class Session(_Handle):
     ) -> Dict[str, Any]:
         """Hands samples (a dict, or a list of dicts) to the running recorder ``recorder_id``
         (a ``recorderStarted`` event announced it). They are written under the session option
-        ``outputDirectory`` as ``{"items": [...]}`` files that appear as file results. Returns
-        the new state.
+        ``outputDirectory`` as ``{"items": [...]}`` files that appear as file results (names
+        as in stepkit.h: identifiers percent-encoded, so a name is always one file in that
+        directory; links planted there are never followed). Returns the new state.
 
         A write failure does not raise: the recorder fails (a ``recorderFailed`` event with
         ``samplesLost``) and the task finishes with reason ``"failed"`` unless the session
         option ``continueOnRecorderFailure`` is true. StateError when that recorder is not
         running; TypeError for samples that are not dicts; InvalidArgumentError for samples
-        JSON cannot represent (NaN...) or past the session's sample limits."""
+        JSON cannot represent (NaN...) or past the session's sample limits; StepKitIOError
+        when the session autosaves and the autosave failed (the files are then as they were)."""
         data = _samples_bytes(samples)
         return self._call(
             "stepkit_session_record", _c_string(recorder_id, "the recorder identifier"), data

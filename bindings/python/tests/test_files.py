@@ -1,0 +1,496 @@
+"""The files StepKit writes (issue 11, part C): the autosave file and recorder files.
+
+- links planted where StepKit writes are never followed (temporary files, recorder files, the
+  autosave path itself); stale temporary files of a crash are removed;
+- two sessions never share an autosave path (same process or another): the second is refused;
+- identifiers never go into file names as they are: `part1/walk`, `..`, `a/b` stay inside the
+  output directory, and a run that recorded with them saves and restores;
+- a call whose autosave fails changes nothing, recorder files included, and a host that dies
+  between writing samples and the autosave leaves files that the restored run repairs.
+
+Every test runs on a ManualClock; nothing depends on timing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+import tempfile
+from typing import Any, Dict, List
+
+import pytest
+
+import stepkit
+
+from conftest import START_MS, cli_env
+
+RUN = "0b3f1c2e-8d4a-4f6b-9c1d-2e3f4a5b6c7d"
+
+
+def task_with(step: str, recorders: List[str]) -> Dict[str, Any]:
+    return {
+        "identifier": "files",
+        "steps": [
+            {"type": "instruction", "identifier": "intro"},
+            {
+                "type": "active",
+                "identifier": step,
+                "stepDuration": 60,
+                "recorderConfigurations": [{"type": "accelerometer", "identifier": r} for r in recorders],
+            },
+            {"type": "completion", "identifier": "done"},
+        ],
+    }
+
+
+SIMPLE = {
+    "identifier": "simple",
+    "steps": [
+        {"type": "instruction", "identifier": "intro"},
+        {"type": "question", "identifier": "name", "answerFormat": {"type": "text"}},
+        {"type": "completion", "identifier": "done"},
+    ],
+}
+
+
+def start(session: stepkit.Session) -> None:
+    session.forward()
+    session.start()
+
+
+def file_results(session: stepkit.Session) -> List[Dict[str, Any]]:
+    return [f for r in session.result["results"] for f in r["results"] if f.get("type") == "file"]
+
+
+def items(path: Path) -> List[Any]:
+    document = json.loads(path.read_text(encoding="utf-8"))
+    assert set(document) == {"items"}
+    return document["items"]
+
+
+def listing(directory: Path) -> List[str]:
+    return sorted(p.name for p in directory.iterdir())
+
+
+def error_code(info: Any) -> str:
+    return info.value.errors[0]["code"]
+
+
+# ------------------------------------------------------------------------------------------------
+# Autosave: links, temporaries, one session per path
+
+
+def test_a_link_at_the_old_temporary_name_is_left_alone(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    saves = tmp_path / "saves"
+    saves.mkdir()
+    path = saves / "session.json"
+    os.symlink(victim, str(path) + ".tmp")  # the name earlier versions wrote through
+    with stepkit.Task.from_json(SIMPLE) as task:
+        with task.open({"autosave": str(path)}) as session:
+            session.forward()
+            session.set_answer("Ada")
+            assert victim.read_text() == "precious"
+            assert path.read_text(encoding="utf-8") == session.save()
+            # the file and the planted link; no temporary file, no lock file
+            assert listing(saves) == ["session.json", "session.json.tmp"]
+    assert victim.read_text() == "precious"
+
+
+def test_stale_temporaries_of_a_crash_are_removed_and_only_they(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    saves = tmp_path / "saves"
+    saves.mkdir()
+    path = saves / "session.json"
+    stale = saves / ".session.json.stepkit-tmp-abcdefghij12"
+    stale.write_text("{half a save")
+    linked = saves / ".session.json.stepkit-tmp-0123456789ab"
+    os.symlink(victim, linked)
+    kept = [".session.json.stepkit-tmp-short", ".other.json.stepkit-tmp-abcdefghij12",
+            ".session.json.stepkit-tmp-ABCDEFGHIJ12", "notes.txt"]
+    for name in kept:
+        (saves / name).write_text("not ours")
+    with stepkit.Task.from_json(SIMPLE) as task:
+        with task.open({"autosave": str(path)}):
+            assert not stale.exists() and not os.path.lexists(linked)
+            assert victim.read_text() == "precious"
+            for name in kept:
+                assert (saves / name).read_text() == "not ours"
+
+
+def test_a_fifo_planted_at_our_names_blocks_nothing(tmp_path: Path) -> None:
+    # Opening a FIFO waits for its other end; StepKit opens existing names without waiting.
+    saves = tmp_path / "saves"
+    saves.mkdir()
+    path = saves / "session.json"
+    os.mkfifo(saves / ".session.json.stepkit-tmp-fifofifofifo")
+    with stepkit.Task.from_json(SIMPLE) as task:
+        with task.open({"autosave": str(path)}) as session:
+            assert listing(saves) == ["session.json"]  # removed like any stale temporary
+            session.forward()
+    out = tmp_path / "out"
+    out.mkdir()
+    with stepkit.Task.from_json(task_with("walk", ["accel"])) as task:
+        with task.open({"taskRunUUID": RUN, "outputDirectory": str(out), "continueOnRecorderFailure": True}) as session:
+            start(session)
+            session.record("accel", {"x": 1})
+            name = out / file_results(session)[0]["fileName"]
+            name.unlink()
+            os.mkfifo(name)
+            state = session.record("accel", {"x": 2})
+            assert [e["recorder"] for e in state["events"] if e["type"] == "recorderFailed"] == ["accel"]
+
+
+def test_a_link_at_the_autosave_path_is_refused(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.json"
+    victim.write_text("precious")
+    link = tmp_path / "session.json"
+    os.symlink(victim, link)
+    with stepkit.Task.from_json(SIMPLE) as task:
+        with pytest.raises(stepkit.StepKitIOError) as info:
+            task.open({"autosave": str(link)})
+        assert error_code(info) == "autosaveNotAFile"
+        assert "symbolic link" in info.value.message
+        with task.open() as session:
+            saved = session.save()
+        with pytest.raises(stepkit.StepKitIOError) as info:
+            task.restore(saved, {"autosave": str(link)})
+        assert error_code(info) == "autosaveNotAFile"
+        with pytest.raises(stepkit.StepKitIOError) as info:
+            task.open({"autosave": str(tmp_path) + "/"})
+        assert error_code(info) == "autosaveNotAFile"
+    assert victim.read_text() == "precious"
+    assert os.path.islink(link)
+    assert listing(tmp_path) == ["session.json", "victim.json"]  # nothing written, no lock left
+
+
+def test_two_sessions_on_one_autosave_path_in_one_process(tmp_path: Path) -> None:
+    path = tmp_path / "session.json"
+    with stepkit.Task.from_json(SIMPLE) as task:
+        first = task.open({"autosave": str(path)})
+        first.forward()
+        saved = path.read_text(encoding="utf-8")
+        for spelling in (str(path), str(tmp_path / "." / "session.json")):
+            with pytest.raises(stepkit.StepKitIOError) as info:
+                task.open({"autosave": spelling})
+            assert error_code(info) == "autosaveInUse"
+            assert str(path) in info.value.message or "session.json" in info.value.message
+            with pytest.raises(stepkit.StepKitIOError) as info:
+                task.restore(saved, {"autosave": spelling})
+            assert error_code(info) == "autosaveInUse"
+        assert path.read_text(encoding="utf-8") == saved  # the refusals wrote nothing
+        first.set_answer("Ada")  # the first session still saves, without a spurious EIO
+        assert path.read_text(encoding="utf-8") == first.save()
+        first.close()
+        with task.restore(path.read_text(encoding="utf-8"), {"autosave": str(path)}) as second:
+            assert second.state["answer"] == "Ada"
+            second.set_answer("Grace")
+            assert path.read_text(encoding="utf-8") == second.save()
+
+
+HOLDER = textwrap.dedent(
+    """
+    import sys
+    import stepkit
+    task = stepkit.Task.from_json(sys.argv[1])
+    session = task.open({"autosave": sys.argv[2]})
+    print("holding", flush=True)
+    sys.stdin.readline()
+    session.close()
+    print("released", flush=True)
+    """
+)
+
+
+def test_two_sessions_on_one_autosave_path_in_two_processes(tmp_path: Path) -> None:
+    path = tmp_path / "session.json"
+    child = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, json.dumps(SIMPLE), str(path)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=cli_env(), text=True,
+    )
+    assert child.stdin is not None and child.stdout is not None
+    try:
+        assert child.stdout.readline() == "holding\n"
+        with stepkit.Task.from_json(SIMPLE) as task:
+            with pytest.raises(stepkit.StepKitIOError) as info:
+                task.open({"autosave": str(path)})
+            assert error_code(info) == "autosaveInUse"
+            child.stdin.write("\n")
+            child.stdin.flush()
+            assert child.stdout.readline() == "released\n"
+            with task.open({"autosave": str(path)}) as session:
+                session.forward()
+    finally:
+        child.kill()
+        child.wait(timeout=30)
+
+
+def test_a_removed_directory_made_again_is_claimed_again(tmp_path: Path) -> None:
+    saves = tmp_path / "saves"
+    saves.mkdir()
+    path = saves / "session.json"
+    with stepkit.Task.from_json(SIMPLE) as task:
+        with task.open({"autosave": str(path)}) as session:
+            session.forward()
+            shutil.rmtree(saves)
+            with pytest.raises(stepkit.StepKitIOError):
+                session.set_answer("lost")
+            saves.mkdir()
+            session.set_answer("Ada")  # takes the lock again before it saves
+            with pytest.raises(stepkit.StepKitIOError) as info:
+                task.open({"autosave": str(path)})
+            assert error_code(info) == "autosaveInUse"
+            assert path.read_text(encoding="utf-8") == session.save()
+
+
+# ------------------------------------------------------------------------------------------------
+# Recorder file names
+
+
+@pytest.mark.parametrize(
+    "step, recorders",
+    [
+        ("part1/walk", ["accel"]),
+        ("..", ["../../escape", "a/b"]),
+        ("walk", ["/abs/path", "x-1", "x%2D1"]),
+        ("étape 1", ["ü", "s" * 200]),
+    ],
+)
+def test_identifiers_never_reach_outside_the_directory(tmp_path: Path, step: str, recorders: List[str]) -> None:
+    out = tmp_path / "a" / "out"
+    out.mkdir(parents=True)
+    saves = tmp_path / "saves"
+    saves.mkdir()
+    autosave = saves / "session.json"
+    with stepkit.Task.from_json(task_with(step, recorders)) as task:
+        options = {"taskRunUUID": RUN, "outputDirectory": str(out), "autosave": str(autosave)}
+        with task.open(options) as session:
+            session.set_clock(stepkit.ManualClock(START_MS))
+            start(session)
+            for i, r in enumerate(recorders):
+                session.record(r, {"i": i})
+            saved = autosave.read_text(encoding="utf-8")
+        files = [p for p in tmp_path.rglob("*") if p.is_file() and p.parent != saves]
+        assert all(p.parent == out for p in files), files  # nothing outside, no subdirectory
+        assert len(files) == len(recorders)  # different identifiers, different files
+        # The session's own autosave restores once its recorders wrote (the `part1/walk` bug),
+        # and the restored run goes on writing the same files.
+        with task.restore(saved, {"outputDirectory": str(out), "autosave": str(autosave)}) as back:
+            back.set_clock(stepkit.ManualClock(START_MS + 1000))
+            for i, r in enumerate(recorders):
+                back.record(r, {"again": i})
+            results = file_results(back)
+            assert sorted(f["identifier"] for f in results) == sorted(recorders)
+            for f in results:
+                name = f["fileName"]
+                assert "/" not in name and not name.startswith(".") and len(name.encode()) <= 255
+                i = recorders.index(f["identifier"])
+                assert items(out / name) == [{"i": i}, {"again": i}]
+
+
+def test_file_names_are_encoded_reversibly() -> None:
+    definition = task_with("part1/walk-2", ["a/b", "a%2Fb"])
+    expected = {
+        "a/b": f"{RUN.upper()}-part1%2Fwalk%2D2-2-a%2Fb-0.json",
+        "a%2Fb": f"{RUN.upper()}-part1%2Fwalk%2D2-2-a%252Fb-0.json",
+    }
+    with tempfile.TemporaryDirectory() as out, stepkit.Task.from_json(definition) as task:
+        with task.open({"taskRunUUID": RUN, "outputDirectory": out}) as session:
+            start(session)
+            session.record("a/b", {"x": 1})
+            session.record("a%2Fb", {"x": 2})
+            names = {f["identifier"]: f["fileName"] for f in file_results(session)}
+        assert names == expected
+        assert sorted(os.listdir(out)) == sorted(expected.values())
+
+
+def saved_with_file_name(task: stepkit.Task, out: Path, name: str) -> str:
+    with task.open({"taskRunUUID": RUN, "outputDirectory": str(out)}) as session:
+        start(session)
+        session.record("accel", {"x": 1})
+        document = json.loads(session.save())
+    visit = document["path"][-1]
+    visit["active"]["recorders"][0]["files"][0]["fileName"] = name
+    from test_restore import signed
+
+    return json.dumps(signed(document), separators=(",", ":"), ensure_ascii=False)
+
+
+@pytest.mark.parametrize("name", ["../escape.json", "/etc/passwd", ".hidden.json", "..", ".", "", "a/b.json", "x" * 256])
+def test_restore_refuses_file_names_outside_the_directory(tmp_path: Path, name: str) -> None:
+    with stepkit.Task.from_json(task_with("walk", ["accel"])) as task:
+        text = saved_with_file_name(task, tmp_path, name)
+        with pytest.raises(stepkit.RestorationError) as info:
+            task.restore(text, {"outputDirectory": str(tmp_path)})
+        assert error_code(info) == "damaged"
+
+
+def test_restore_accepts_names_of_earlier_versions(tmp_path: Path) -> None:
+    # Earlier versions wrote identifiers as they were (spaces, Unicode, "-"): still restorable.
+    with stepkit.Task.from_json(task_with("walk", ["accel"])) as task:
+        name = f"{RUN.upper()}-my step-2-accel é-0.json"
+        text = saved_with_file_name(task, tmp_path, name)
+        with task.restore(text, {"outputDirectory": str(tmp_path)}) as back:
+            assert file_results(back)[0]["fileName"] == name
+
+
+# ------------------------------------------------------------------------------------------------
+# Recorder files: links
+
+
+def test_a_link_planted_at_a_recorder_file_name_is_not_followed(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    out = tmp_path / "out"
+    out.mkdir()
+    with stepkit.Task.from_json(task_with("walk", ["accel"])) as task:
+        with task.open({"taskRunUUID": RUN, "outputDirectory": str(out)}) as session:
+            start(session)
+            name = f"{RUN.upper()}-walk-2-accel-0.json"
+            os.symlink(victim, out / name)  # predictable: the host chose the run's UUID
+            session.record("accel", {"x": 1})
+            assert victim.read_text() == "precious"
+            assert not os.path.islink(out / name)
+            assert items(out / name) == [{"x": 1}]
+            # Replaced by a link after the first batch: the recorder fails, and writes nothing
+            # through it.
+            (out / name).unlink()
+            os.symlink(victim, out / name)
+            state = session.record("accel", {"x": 2})
+            failed = [e for e in state["events"] if e["type"] == "recorderFailed"]
+            assert failed and failed[0]["samplesLost"] == 1
+            assert state["finishReason"] == "failed"
+    assert victim.read_text() == "precious"
+
+
+def test_a_hard_link_at_a_recorder_file_is_not_written(tmp_path: Path) -> None:
+    victim = tmp_path / "out" / "victim.txt"
+    out = tmp_path / "out"
+    out.mkdir()
+    victim.write_text("precious, and long enough to be written into by an offset")
+    with stepkit.Task.from_json(task_with("walk", ["accel"])) as task:
+        with task.open({"taskRunUUID": RUN, "outputDirectory": str(out), "continueOnRecorderFailure": True}) as session:
+            start(session)
+            session.record("accel", {"x": 1})
+            name = out / file_results(session)[0]["fileName"]
+            name.unlink()
+            os.link(victim, name)
+            state = session.record("accel", {"x": 2})
+            assert [e["recorder"] for e in state["events"] if e["type"] == "recorderFailed"] == ["accel"]
+    assert victim.read_text() == "precious, and long enough to be written into by an offset"
+
+
+# ------------------------------------------------------------------------------------------------
+# Recorder files and a failed autosave, or a host that died before it
+
+
+def recording_session(task: stepkit.Task, out: Path, autosave: Path) -> stepkit.Session:
+    session = task.open({"taskRunUUID": RUN, "outputDirectory": str(out), "autosave": str(autosave)})
+    session.set_clock(stepkit.ManualClock(START_MS))
+    start(session)
+    return session
+
+
+def test_a_failed_autosave_leaves_the_recorder_file_as_it_was(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    saves = tmp_path / "saves"
+    saves.mkdir()
+    autosave = saves / "session.json"
+    with stepkit.Task.from_json(task_with("walk", ["accel"])) as task:
+        with recording_session(task, out, autosave) as session:
+            state_before = session.state
+            shutil.rmtree(saves)
+            with pytest.raises(stepkit.StepKitIOError):
+                session.record("accel", [{"t": 0}])  # would create the file
+            assert listing(out) == []  # the file the refused call created is gone
+            assert session.state == state_before
+            saves.mkdir()
+            session.record("accel", [{"t": 1}, {"t": 2}])
+            name = out / file_results(session)[0]["fileName"]
+            before = name.read_bytes()
+            saved = session.save()
+            shutil.rmtree(saves)
+            for batch in ([{"t": 3, "long": "x" * 500}], [{"t": 4}]):
+                with pytest.raises(stepkit.StepKitIOError) as info:
+                    session.record("accel", batch)
+                assert error_code(info) == "autosaveFailed"
+                assert name.read_bytes() == before  # nothing changed, the file included
+                assert session.save() == saved
+            saves.mkdir()
+            session.record("accel", {"t": 5})
+            assert items(name) == [{"t": 1}, {"t": 2}, {"t": 5}]
+            assert autosave.read_text(encoding="utf-8") == session.save()
+
+
+def test_samples_of_a_call_that_was_never_saved_are_dropped_after_restore(tmp_path: Path) -> None:
+    """The host died after the samples were written and before the autosave: the restored run's
+    recorded length is the truth, and its next write (or its stop) cuts the rest off."""
+    out = tmp_path / "out"
+    out.mkdir()
+    autosave = tmp_path / "session.json"
+    with stepkit.Task.from_json(task_with("walk", ["accel", "gyro"])) as task:
+        with recording_session(task, out, autosave) as session:
+            before_any = autosave.read_text(encoding="utf-8")  # no file yet
+            session.record("accel", [{"t": 1}])
+            session.record("gyro", [{"g": 1}])
+            committed = autosave.read_text(encoding="utf-8")  # both files hold one sample
+            session.record("accel", [{"t": 2, "pad": "y" * 300}])  # written, "never saved"
+            session.record("gyro", [{"g": 2, "pad": "y" * 300}])
+            names = {f["identifier"]: out / f["fileName"] for f in file_results(session)}
+        # Restored from the last autosave the dead host wrote.
+        with task.restore(committed, {"outputDirectory": str(out), "autosave": str(autosave)}) as back:
+            back.set_clock(stepkit.ManualClock(START_MS + 1000))
+            back.record("accel", {"t": 3})  # a shorter batch over the longer unsaved one
+            assert items(names["accel"]) == [{"t": 1}, {"t": 3}]
+            back.finish_active()  # the stop settles gyro's file at its recorded length
+            assert items(names["gyro"]) == [{"g": 1}]
+        # A file created by a call that was never saved: created again, exclusively.
+        with task.restore(before_any, {"outputDirectory": str(out), "autosave": str(autosave)}) as back:
+            back.set_clock(stepkit.ManualClock(START_MS + 2000))
+            back.record("accel", {"t": "new"})
+            assert items(names["accel"]) == [{"t": "new"}]
+
+
+# ------------------------------------------------------------------------------------------------
+# The autosave's cost: visits are encoded once (kept text), never stale
+
+
+def test_kept_visit_texts_never_go_stale(tmp_path: Path) -> None:
+    """Each save reuses the text of visits that did not change: going back, changing answers,
+    going forward again, reals that need different digits; the autosave file is what
+    stepkit_session_save says after every call, and restores to the same session."""
+    definition = {
+        "identifier": "reals",
+        "steps": [{"type": "question", "identifier": f"q{i}", "answerFormat": {"type": "numeric", "style": "decimal"}}
+                  for i in range(6)] + [{"type": "completion", "identifier": "done"}],
+    }
+    path = tmp_path / "session.json"
+    values = [0.1, 1 / 3, 2.5, 1e-7, 123456.789, 0.30000000000000004]
+    with stepkit.Task.from_json(definition) as task:
+        with task.open({"autosave": str(path)}) as session:
+            session.set_clock(stepkit.ManualClock(START_MS))
+            moves = [("answer", 0), ("forward",), ("answer", 1), ("forward",), ("answer", 2), ("back",),
+                     ("answer", 3), ("back",), ("answer", 4), ("forward",), ("forward",), ("answer", 5),
+                     ("forward",), ("back",), ("back",), ("answer", 0), ("forward",), ("forward",), ("answer", 1),
+                     ("forward",)]
+            for move in moves:
+                if move[0] == "answer":
+                    session.set_answer(values[move[1]])
+                elif move[0] == "forward":
+                    session.forward()
+                else:
+                    session.back()
+                text = path.read_text(encoding="utf-8")
+                assert text == session.save(), move
+                with task.restore(text) as back:
+                    back.set_clock(stepkit.ManualClock(START_MS))
+                    assert back.save() == text, move
+                    assert back.result == session.result, move
