@@ -223,7 +223,10 @@ def create_app(db_url: str, integrity_key: str, *, api_key: Optional[str] = None
 
     def _submit(request: Request, token: str, fields: Fields) -> Response:
         row = service.session_for_token(token)
-        action = fields.get("action") or "next"
+        action = fields.get("action")
+        if action not in ("next", "back", "skip", "save", "start", "tick"):
+            raise Refused(400, {"code": "EINVAL", "message": "The form was incomplete or "
+                                "changed: nothing was saved. Go back to the page and try again."})
 
         def answer_of(state: Dict[str, Any]) -> Any:
             step = state.get("step") or {}

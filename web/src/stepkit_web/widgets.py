@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Mapping, Optional
 
-_INT = re.compile(r"[+-]?\d{1,15}")
-_DEC = re.compile(r"[+-]?(\d{1,15}(\.\d{0,10})?|\.\d{1,10})")
+_INT = re.compile(r"[+-]?[0-9]{1,15}")
+_INDEX = re.compile(r"[0-9]{1,6}")
+_DEC = re.compile(r"[+-]?([0-9]{1,15}(\.[0-9]{0,10})?|\.[0-9]{1,10})")
 
 KEYBOARD_INPUTMODE = {
     "numberPad": "numeric", "decimalPad": "decimal", "phonePad": "tel",
@@ -64,7 +65,7 @@ def _is_multiple(fmt: Mapping[str, Any]) -> bool:
 
 def _choice_value(choices: List[Mapping[str, Any]], index_text: str) -> Any:
     s = index_text.strip()
-    if s.isdigit() and int(s) < len(choices):
+    if _INDEX.fullmatch(s) and int(s) < len(choices):
         return choices[int(s)].get("value")
     return s  # not one of ours: the engine says why
 
@@ -96,7 +97,7 @@ def parse_answer(fmt: Mapping[str, Any], fields: Fields, name: str) -> Any:
         answer = []
         for v in picked:
             value = _choice_value(choices, v)
-            if v.isdigit() and int(v) < len(choices) and choices[int(v)].get("other"):
+            if _INDEX.fullmatch(v) and int(v) < len(choices) and choices[int(v)].get("other"):
                 typed = fields.get(f"{name}.other.{v}").strip()
                 if typed:
                     value = {"value": value, "text": typed}
