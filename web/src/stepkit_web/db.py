@@ -44,6 +44,9 @@ sessions = sa.Table(
     sa.Column("task_identifier", sa.String(200), nullable=False),
     sa.Column("task_version", sa.Integer, nullable=False),
     sa.Column("saved", sa.Text, nullable=False),
+    # The session clock's time (ms since the epoch) when `saved` was written: a running timer
+    # goes on from there when the session is restored (see Service.restore).
+    sa.Column("saved_at", sa.BigInteger, nullable=False),
     sa.Column("version", sa.Integer, nullable=False),
     # "open", "finished"
     sa.Column("status", sa.String(20), nullable=False),
@@ -112,6 +115,7 @@ class SessionRow:
     task_identifier: str
     task_version: int
     saved: str
+    saved_at: int
     version: int
     status: str
     finish_reason: Optional[str]
@@ -188,13 +192,13 @@ class Store:
 
     # -- sessions and tokens ------------------------------------------------------------------
 
-    def add_session(self, session_id: str, task: TaskRow, saved: str,
+    def add_session(self, session_id: str, task: TaskRow, saved: str, saved_at: int,
                     resume_hash: str) -> None:
         now = now_iso()
         with self.engine.begin() as conn:
             conn.execute(sessions.insert().values(
                 id=session_id, task_identifier=task.identifier, task_version=task.version,
-                saved=saved, version=1, status="open", finish_reason=None, result=None,
+                saved=saved, saved_at=saved_at, version=1, status="open", finish_reason=None, result=None,
                 created_at=now, updated_at=now))
             conn.execute(tokens.insert().values(
                 hash=resume_hash, kind="resume", session_id=session_id, task_identifier=None,
@@ -238,7 +242,8 @@ class Store:
             ).all()
         return [r.id for r in rows]
 
-    def update_session(self, row: SessionRow, *, saved: str, task_version: int, status: str,
+    def update_session(self, row: SessionRow, *, saved: str, saved_at: int, task_version: int,
+                       status: str,
                        finish_reason: Optional[str], result: Optional[str]) -> bool:
         """Writes the session if nobody else has since ``row`` was read: ``UPDATE ... WHERE
         version = :v``. Returns False (and writes nothing) when the version has moved on."""
@@ -246,7 +251,7 @@ class Store:
             res = conn.execute(
                 sessions.update()
                 .where(sessions.c.id == row.id, sessions.c.version == row.version)
-                .values(saved=saved, version=row.version + 1, task_version=task_version,
+                .values(saved=saved, saved_at=saved_at, version=row.version + 1, task_version=task_version,
                         status=status, finish_reason=finish_reason, result=result,
                         updated_at=now_iso()))
         return res.rowcount == 1
@@ -262,5 +267,6 @@ def _task_row(row: Any) -> TaskRow:
 
 
 def _session_row(row: Any) -> SessionRow:
-    return SessionRow(row.id, row.task_identifier, row.task_version, row.saved, row.version,
+    return SessionRow(row.id, row.task_identifier, row.task_version, row.saved, row.saved_at,
+                      row.version,
                       row.status, row.finish_reason, row.result)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 import stepkit
+from stepkit.clock import system_time_ms
 
 from . import fhir
 from .db import SessionRow, Store, TaskRow, new_token, token_hash
@@ -76,6 +77,21 @@ def recorder_steps(definition: Mapping[str, Any]) -> List[str]:
     return found
 
 
+class ResumeClock:
+    """The clock a restored session runs on: it reads the time of the save while the clock is
+    being set, then the real clock. The engine re-bases a running timer when its clock changes
+    ("keeps the time it has run and goes on on the new clock"), so a timed step counts the time
+    between two requests, as it would in one long-lived session."""
+
+    def __init__(self, base: Callable[[], int], saved_at: int) -> None:
+        self.base = base
+        self.saved_at = saved_at
+        self.live = False
+
+    def __call__(self) -> int:
+        return self.base() if self.live else self.saved_at
+
+
 @dataclass
 class Outcome:
     """What a participant action did: the state to render or a redirect target."""
@@ -92,6 +108,7 @@ class Service:
         self.store = store
         self._key = integrity_key
         self.clock = clock
+        self.now: Callable[[], int] = clock or system_time_ms
         self._tasks: Dict[Tuple[str, int], Tuple[str, stepkit.Task]] = {}
         self._tasks_lock = threading.Lock()
 
@@ -161,12 +178,12 @@ class Service:
         except stepkit.StepKitError as error:
             raise Refused(400, error.error)
         with session:
-            if self.clock is not None:
-                session.set_clock(self.clock)
+            session.set_clock(self.now)
             saved = session.save()
+            saved_at = self.now()
         session_id = uuid.uuid4().hex
         token = new_token()
-        self.store.add_session(session_id, row, saved, token_hash(token))
+        self.store.add_session(session_id, row, saved, saved_at, token_hash(token))
         return {"session": session_id, "token": token, "resumePath": f"/r/{token}"}
 
     def create_invite(self, identifier: str) -> Dict[str, Any]:
@@ -227,8 +244,9 @@ class Service:
         except stepkit.RestorationError as error:
             log.error("restoration data of session %s failed its check: %s", row.id, error.error)
             raise Damaged(row.id, error)
-        if self.clock is not None:
-            session.set_clock(self.clock)
+        clock = ResumeClock(self.now, row.saved_at)
+        session.set_clock(clock)
+        clock.live = True
         return session, latest
 
     def write(self, row: SessionRow, session: stepkit.Session, task_row: TaskRow) -> bool:
@@ -236,8 +254,9 @@ class Service:
         state = session.state
         finished = state["status"] == "finished"
         result = json.dumps(session.result) if finished else None
+        saved_at = self.now()
         return self.store.update_session(
-            row, saved=session.save(), task_version=task_row.version,
+            row, saved=session.save(), saved_at=saved_at, task_version=task_row.version,
             status="finished" if finished else "open",
             finish_reason=state.get("finishReason"), result=result)
 

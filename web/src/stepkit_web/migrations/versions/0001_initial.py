@@ -31,6 +31,7 @@ def upgrade() -> None:
         sa.Column("task_identifier", sa.String(200), nullable=False),
         sa.Column("task_version", sa.Integer, nullable=False),
         sa.Column("saved", sa.Text, nullable=False),
+        sa.Column("saved_at", sa.BigInteger, nullable=False),
         sa.Column("version", sa.Integer, nullable=False),
         sa.Column("status", sa.String(20), nullable=False),
         sa.Column("finish_reason", sa.String(40), nullable=True),
