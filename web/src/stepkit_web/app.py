@@ -21,6 +21,7 @@ from . import fhir
 from .db import Store, make_engine
 from .limits import BodyLimit, MAX_BODY
 from .migrate import upgrade
+from .timing import ServerTiming
 from .service import Damaged, NotFound, Refused, Service, Stale
 from .widgets import Fields, parse_answer, widget
 
@@ -47,6 +48,7 @@ def create_app(db_url: str, integrity_key: str, *, api_key: Optional[str] = None
     app.state.service = service
     app.mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static")
     app.add_middleware(BodyLimit, limit=MAX_BODY)
+    app.add_middleware(ServerTiming)
 
     def is_api(request: Request) -> bool:
         return request.url.path.startswith("/api/")

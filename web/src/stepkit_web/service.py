@@ -18,6 +18,7 @@ import stepkit
 from stepkit.clock import system_time_ms
 
 from . import fhir
+from .timing import TimedSession, timed
 from .db import SessionRow, Store, TaskRow, new_token, token_hash
 
 log = logging.getLogger("stepkit_web")
@@ -120,7 +121,7 @@ class Service:
             body, source_document = fhir.import_questionnaire(body), body
             source = "fhir"
         try:
-            task = stepkit.Task.from_json(body)
+            task = timed(stepkit.Task.from_json, body)
         except stepkit.StepKitError as error:
             raise Refused(400, error.error)
         definition = json.loads(body)
@@ -144,7 +145,7 @@ class Service:
             cached = self._tasks.get(key)
             if cached is not None and cached[0] == row.fingerprint:
                 return cached[1]
-        task = stepkit.Task.from_json(row.definition)
+        task = timed(stepkit.Task.from_json, row.definition)
         with self._tasks_lock:
             self._tasks[key] = (row.fingerprint, task)
         return task
@@ -174,7 +175,7 @@ class Service:
             extra[key] = value
         task = self.task(row)
         try:
-            session = task.open(self._options(extra))
+            session = TimedSession(timed(task.open, self._options(extra)))
         except stepkit.StepKitError as error:
             raise Refused(400, error.error)
         with session:
@@ -233,14 +234,15 @@ class Service:
             raise NotFound("no such session")
         return row
 
-    def restore(self, row: SessionRow) -> Tuple[stepkit.Session, TaskRow]:
+    def restore(self, row: SessionRow) -> Tuple[Any, TaskRow]:
         """The live session for a stored row, on the task's newest version (migrating data
         saved on an older one)."""
         latest = self._task_row(row.task_identifier)
         migrate = latest.version != row.task_version
         task = self.task(latest)
         try:
-            session = task.restore(row.saved, self._options({"migrate": True} if migrate else None))
+            session = TimedSession(timed(task.restore, row.saved,
+                                         self._options({"migrate": True} if migrate else None)))
         except stepkit.RestorationError as error:
             log.error("restoration data of session %s failed its check: %s", row.id, error.error)
             raise Damaged(row.id, error)
