@@ -56,6 +56,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     mig.add_argument("--db", default="sqlite:///runs.db")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("alembic").setLevel(logging.WARNING)
 
     from .db import make_engine
     from .migrate import upgrade
