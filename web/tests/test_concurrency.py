@@ -117,4 +117,6 @@ def test_resume_in_another_browser_reopens_the_exact_step(app, client):
     with TestClient(app) as other:  # no cookies, nothing shared but the link
         page = other.get(path)
         assert page.status_code == 200 and "Emergency contact" in page.text
+        assert page.headers["cache-control"] == "no-store"
+        assert page.headers["referrer-policy"] == "no-referrer"
         assert f'name="_version" value="{info["version"]}"' in page.text

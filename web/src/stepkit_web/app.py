@@ -50,6 +50,16 @@ def create_app(db_url: str, integrity_key: str, *, api_key: Optional[str] = None
     app.add_middleware(BodyLimit, limit=MAX_BODY)
     app.add_middleware(ServerTiming)
 
+    @app.middleware("http")
+    async def private_pages(request: Request, call_next: Any) -> Response:
+        # Participant pages hold answers and carry the token in their address: never cached
+        # (Back then shows the current step, not a stored copy), never sent as a referrer.
+        response = await call_next(request)
+        if request.url.path.startswith(("/r/", "/i/")):
+            response.headers["Cache-Control"] = "no-store"
+            response.headers["Referrer-Policy"] = "no-referrer"
+        return response
+
     def is_api(request: Request) -> bool:
         return request.url.path.startswith("/api/")
 
