@@ -425,6 +425,8 @@ def run(db: str, participants: int, seconds: float, instances_n: int, workers: i
             "p99_ms": round(percentile(stats.latencies, 99) * 1000, 1),
             "engine_share": round(engine / app_total, 3) if app_total else None,
             "engine_ms_per_request": round(engine / max(1, len(stats.engine_ms)), 3),
+            "app_ms_per_request": round(app_total / max(1, len(stats.app_ms)), 3),
+            "load_average": os.getloadavg()[0],
             "statuses": stats.statuses, "connection_errors": stats.errors,
             "acknowledged_answers": len(stats.acknowledged), "stale_redirects": stats.stale,
             "answers_lost": lost, "kills": kills,
