@@ -106,3 +106,16 @@ def test_timed_steps_follow_next_deadline_on_the_injected_clock(client, clock):
     post_form(client, path, [("_version", str(info["version"])), ("_step", "countdown"), ("action", "tick")])
     info = client.get(f"/api/sessions/{sid}").json()
     assert info["state"]["step"]["identifier"] == "q"
+
+
+def test_a_wait_step_offers_next_and_no_timer(client):
+    task = {"identifier": "wait", "steps": [
+        {"type": "wait", "identifier": "w1", "title": "Please wait"},
+        {"type": "completion", "identifier": "done", "title": "All done"}]}
+    assert client.post("/api/tasks", content=json.dumps(task)).status_code == 201
+    r = client.post("/api/tasks/wait/sessions").json()
+    sid, path = r["session"], r["resumeUrl"].replace("http://testserver", "")
+    page = client.get(path).text
+    assert 'value="next"' in page and 'value="tick"' not in page and "In progress." in page
+    post_form(client, path, [("_version", "1"), ("_step", "w1"), ("action", "next")])
+    assert client.get(f"/api/sessions/{sid}").json()["state"]["step"]["identifier"] == "done"
