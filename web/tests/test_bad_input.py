@@ -233,3 +233,22 @@ def test_garbage_posts_are_never_a_500(client):
                                  ("_step", info["state"]["step"]["identifier"]),
                                  ("action", action)] + (fields or []))
     assert 422 in statuses
+
+
+def test_bodies_that_are_not_forms_are_400(client, app):
+    session_id, path = new_session(client, "daily-checkin")
+    before = stored(app, session_id)
+    many = b"&".join(b"a%d=1" % i for i in range(3000))
+    for ctype, body in [
+        ("multipart/form-data", b"garbage"),
+        ("multipart/form-data; boundary=xyz", b"--xyz\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nv\r\n"),
+        ("multipart/form-data; boundary=xyz", b"--xyz\r\nContent-Disposition: form-data; name=\"f\"; "
+                                              b"filename=\"x.txt\"\r\n\r\nfile\r\n--xyz--\r\n"),
+        ("application/x-www-form-urlencoded", b"%%%&&&==="),
+        ("application/x-www-form-urlencoded", many),
+        ("text/plain", b"hello"),
+    ]:
+        r = client.post(path, content=body, headers={"content-type": ctype}, follow_redirects=False)
+        assert r.status_code == 400, (ctype, r.status_code)
+    after = stored(app, session_id)
+    assert (after.version, after.saved) == (before.version, before.saved)

@@ -133,18 +133,18 @@ def test_resume_back_reload_and_two_tabs(server, browser, axe):
     # Reload: a GET, nothing is posted again.
     page.reload()
     assert api_state(server, sid)["version"] == version
-    # Browser Back shows an earlier page (or the current one); sending it changes nothing.
+    # Browser Back: the pages are not cached, so it shows the current step again (never an
+    # old page that could be sent); nothing changes.
     page.go_back()
-    if page.query_selector('input[name="answer"]') is not None:
+    page.wait_for_load_state()
+    if page.query_selector('input[name="answer"]') is not None:  # a browser that kept it anyway
         press_button(page, "next")
         assert "This page had changed" in page.content()
-        check_axe(axe, page, "stale notice")
     assert api_state(server, sid)["version"] == version
     # Resume in a new browser (no cookies, nothing shared but the link): the exact step.
     other = browser.new_context(locale="en-US")
     p2 = other.new_page()
     p2.goto(url)
-    assert p2.locator("h1").inner_text() == page.locator("h1").inner_text() or True
     assert f'value="{version}"' in p2.content()
     step = api_state(server, sid)["state"]["step"]
     assert p2.locator("h1").inner_text() == step["title"]
@@ -158,6 +158,7 @@ def test_resume_back_reload_and_two_tabs(server, browser, axe):
     fill(tab_b, pairs)
     press_button(tab_b, "next")
     assert "This page had changed" in tab_b.content()
+    check_axe(axe, tab_b, "stale notice")
     assert api_state(server, sid)["version"] == version + 1
     for c in (ctx, other):
         c.close()
