@@ -22,6 +22,7 @@ from .db import Store, make_engine
 from .limits import BodyLimit, MAX_BODY
 from .migrate import upgrade
 from .timing import ServerTiming
+from .limits import PrivatePages
 from .service import Damaged, NotFound, Refused, Service, Stale
 from .widgets import Fields, parse_answer, widget
 
@@ -49,16 +50,7 @@ def create_app(db_url: str, integrity_key: str, *, api_key: Optional[str] = None
     app.mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static")
     app.add_middleware(BodyLimit, limit=MAX_BODY)
     app.add_middleware(ServerTiming)
-
-    @app.middleware("http")
-    async def private_pages(request: Request, call_next: Any) -> Response:
-        # Participant pages hold answers and carry the token in their address: never cached
-        # (Back then shows the current step, not a stored copy), never sent as a referrer.
-        response = await call_next(request)
-        if request.url.path.startswith(("/r/", "/i/")):
-            response.headers["Cache-Control"] = "no-store"
-            response.headers["Referrer-Policy"] = "no-referrer"
-        return response
+    app.add_middleware(PrivatePages)
 
     def is_api(request: Request) -> bool:
         return request.url.path.startswith("/api/")

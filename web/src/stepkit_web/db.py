@@ -106,7 +106,9 @@ def make_engine(url: str, pool_size: int = 10) -> Engine:
             conn.exec_driver_sql("BEGIN IMMEDIATE")
 
         return engine
-    return sa.create_engine(url, pool_size=pool_size, max_overflow=5, pool_pre_ping=True)
+    # No pre-ping (a round trip per checkout): a connection the server dropped fails its
+    # request with a 503 once, and SQLAlchemy then discards the whole pool.
+    return sa.create_engine(url, pool_size=pool_size, max_overflow=5)
 
 
 @dataclass
@@ -220,6 +222,16 @@ class Store:
         with self.engine.connect() as conn:
             row = conn.execute(sa.select(tokens).where(tokens.c.hash == hash_)).first()
         return None if row is None else dict(row._mapping)
+
+    def session_by_resume_token(self, hash_: str) -> Optional[SessionRow]:
+        """The session a live resume token names (one query: this runs on every page)."""
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                sa.select(sessions).join(tokens, tokens.c.session_id == sessions.c.id)
+                .where(tokens.c.hash == hash_, tokens.c.kind == "resume",
+                       tokens.c.revoked == sa.false())
+            ).first()
+        return None if row is None else _session_row(row)
 
     def revoke_tokens(self, session_id: str) -> int:
         with self.engine.begin() as conn:

@@ -68,3 +68,29 @@ class BodyLimit:
             return await receive()
 
         await self.app(scope, replay, send)
+
+
+class PrivatePages:
+    """Participant pages hold answers and carry the token in their address: never cached (the
+    browser's Back then shows the current step, not a stored copy that could be sent again),
+    never sent as a referrer."""
+
+    HEADERS = [(b"cache-control", b"no-store"), (b"referrer-policy", b"no-referrer")]
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or not scope.get("path", "").startswith(("/r/", "/i/")):
+            await self.app(scope, receive, send)
+            return
+
+        async def send_private(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message = dict(message)
+                headers = [(k, v) for k, v in message.get("headers", [])
+                           if k.lower() not in (b"cache-control", b"referrer-policy")]
+                message["headers"] = headers + self.HEADERS
+            await send(message)
+
+        await self.app(scope, receive, send_private)

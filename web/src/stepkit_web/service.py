@@ -220,12 +220,9 @@ class Service:
     def session_for_token(self, token: str) -> SessionRow:
         if not isinstance(token, str) or len(token) > 200:
             raise NotFound("unknown token")
-        tok = self.store.token(token_hash(token))
-        if tok is None or tok["revoked"] or tok["kind"] != "resume":
-            raise NotFound("unknown token")
-        row = self.store.session(tok["session_id"])
+        row = self.store.session_by_resume_token(token_hash(token))
         if row is None:
-            raise NotFound("unknown session")
+            raise NotFound("unknown token")
         return row
 
     def session_row(self, session_id: str) -> SessionRow:
