@@ -11,8 +11,9 @@ import datetime as _dt
 import hashlib
 import logging
 import secrets
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
@@ -103,7 +104,12 @@ def make_engine(url: str, pool_size: int = 10) -> Engine:
 
         @sa.event.listens_for(engine, "begin")
         def _sqlite_begin(conn: Any) -> None:
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            # Writes take the write lock at once (a read that later upgrades could fail with
+            # SQLITE_BUSY); reads stay deferred, so they never wait for a writer under WAL.
+            if conn.get_execution_options().get("stepkit_write"):
+                conn.exec_driver_sql("BEGIN IMMEDIATE")
+            else:
+                conn.exec_driver_sql("BEGIN")
 
         return engine
     # No pre-ping (a round trip per checkout): a connection the server dropped fails its
@@ -140,6 +146,14 @@ class Store:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
+    @contextmanager
+    def _write(self) -> Iterator[Any]:
+        """A write transaction (BEGIN IMMEDIATE on SQLite)."""
+        with self.engine.connect() as conn:
+            conn = conn.execution_options(stepkit_write=True)
+            with conn.begin():
+                yield conn
+
     # -- tasks --------------------------------------------------------------------------------
 
     def add_task(self, identifier: str, definition: str, fingerprint: str, source: str,
@@ -148,7 +162,7 @@ class Store:
         latest version is not stored again: its version is returned."""
         for _attempt in range(5):
             try:
-                with self.engine.begin() as conn:
+                with self._write() as conn:
                     latest = conn.execute(
                         sa.select(tasks).where(tasks.c.identifier == identifier)
                         .order_by(tasks.c.version.desc()).limit(1)
@@ -197,7 +211,7 @@ class Store:
     def add_session(self, session_id: str, task: TaskRow, saved: str, saved_at: int,
                     resume_hash: str) -> None:
         now = now_iso()
-        with self.engine.begin() as conn:
+        with self._write() as conn:
             conn.execute(sessions.insert().values(
                 id=session_id, task_identifier=task.identifier, task_version=task.version,
                 saved=saved, saved_at=saved_at, version=1, status="open", finish_reason=None, result=None,
@@ -207,13 +221,13 @@ class Store:
                 revoked=False, created_at=now))
 
     def add_invite(self, task_identifier: str, invite_hash: str) -> None:
-        with self.engine.begin() as conn:
+        with self._write() as conn:
             conn.execute(tokens.insert().values(
                 hash=invite_hash, kind="invite", session_id=None,
                 task_identifier=task_identifier, revoked=False, created_at=now_iso()))
 
     def add_resume_token(self, session_id: str, resume_hash: str) -> None:
-        with self.engine.begin() as conn:
+        with self._write() as conn:
             conn.execute(tokens.insert().values(
                 hash=resume_hash, kind="resume", session_id=session_id, task_identifier=None,
                 revoked=False, created_at=now_iso()))
@@ -234,7 +248,7 @@ class Store:
         return None if row is None else _session_row(row)
 
     def revoke_tokens(self, session_id: str) -> int:
-        with self.engine.begin() as conn:
+        with self._write() as conn:
             res = conn.execute(tokens.update().where(tokens.c.session_id == session_id)
                                .values(revoked=True))
         return res.rowcount
@@ -259,7 +273,7 @@ class Store:
                        finish_reason: Optional[str], result: Optional[str]) -> bool:
         """Writes the session if nobody else has since ``row`` was read: ``UPDATE ... WHERE
         version = :v``. Returns False (and writes nothing) when the version has moved on."""
-        with self.engine.begin() as conn:
+        with self._write() as conn:
             res = conn.execute(
                 sessions.update()
                 .where(sessions.c.id == row.id, sessions.c.version == row.version)
