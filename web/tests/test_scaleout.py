@@ -30,6 +30,6 @@ def test_postgres_two_instances_double_submits_and_kill_9_lose_nothing():
 
 
 def test_sqlite_one_instance_two_workers_double_submits_lose_nothing():
-    report = run("sqlite", participants=8, seconds=6, instances_n=1, workers=2, kill=False)
+    report = run("sqlite", participants=6, seconds=4, instances_n=1, workers=2, kill=False)
     assert report["answers_lost"] == 0 and report["acknowledged_answers"] > 0
     assert not [s for s in report["statuses"] if s >= 500], report["statuses"]
