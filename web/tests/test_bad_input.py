@@ -1,6 +1,7 @@
 """Bad input, each a test: a clear page or JSON error, nothing changed, never a 500."""
 
 import html
+import json
 import logging
 
 import sqlalchemy as sa
@@ -137,6 +138,10 @@ def test_malformed_json_on_the_api_is_400_with_the_engines_error(client):
     r = client.post("/api/tasks", content=b'{"identifier": "x", "steps": []}',
                     headers={"content-type": "application/json"})
     assert r.status_code == 400 and r.json()["code"] == "EDEFINITION"
+    long_id = json.dumps({"identifier": "x" * 201, "steps": [
+        {"type": "instruction", "identifier": "i", "title": "Hi"}]})
+    r = client.post("/api/tasks", content=long_id, headers={"content-type": "application/json"})
+    assert r.status_code == 400 and r.json()["path"] == "identifier"
     r = client.post("/api/tasks", content=b"\xff\xfe", headers={"content-type": "application/json"})
     assert r.status_code == 400
     register(client, "daily-checkin")

@@ -124,6 +124,9 @@ class Service:
             task = timed(stepkit.Task.from_json, body)
         except stepkit.StepKitError as error:
             raise Refused(400, error.error)
+        if len(task.identifier) > 200:
+            raise Refused(400, {"code": "EINVAL", "path": "identifier",
+                                "message": "The task identifier is longer than 200 characters."})
         definition = json.loads(body)
         with_recorders = recorder_steps(definition)
         if with_recorders:
