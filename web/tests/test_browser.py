@@ -181,3 +181,19 @@ def test_axe_is_live(browser, axe):
     results = axe.run(page, options=WCAG)
     assert any(v["id"] == "label" for v in results.response["violations"])
     page.close()
+
+
+def test_timed_and_wait_steps_pass_axe(server, browser, axe):
+    task = {"identifier": "timed-browser", "steps": [
+        {"type": "countdown", "identifier": "countdown", "title": "Get ready", "stepDuration": 5},
+        {"type": "active", "identifier": "hold", "title": "Hold still", "stepDuration": 10},
+        {"type": "wait", "identifier": "wait", "title": "Please wait"},
+        {"type": "completion", "identifier": "done", "title": "Thank you"}]}
+    assert httpx.post(server.url + "/api/tasks", content=json.dumps(task)).status_code == 201
+    r = httpx.post(server.url + "/api/tasks/timed-browser/sessions").json()
+    page = browser.new_page()
+    page.goto(r["resumeUrl"])
+    assert page.query_selector('button[value="tick"]') is not None  # the countdown runs
+    assert page.query_selector("form[data-deadline-ms]") is not None
+    check_axe(axe, page, "countdown")
+    page.close()
