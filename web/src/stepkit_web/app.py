@@ -32,7 +32,6 @@ _HERE = Path(__file__).resolve().parent
 NOTICES = {
     "stale": "This page had changed since you opened it (another tab, a second click or the "
              "browser's Back button). Here is where you are now; your saved answers are kept.",
-    "migrated": "The questionnaire was updated. Your answers that still apply are kept.",
 }
 
 
