@@ -1,0 +1,96 @@
+"""The request body limit: 64 KiB, answered with 413 before the application reads a byte
+more (a page of answers is far smaller; a task definition larger than this is not a web
+upload)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+MAX_BODY = 64 * 1024
+
+_PAGE = (b"<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Too much data"
+         b"</title></head><body><main><h1>Too much data</h1><p>The form sent more than 64 KiB. "
+         b"Nothing was saved from it; go back and shorten your answer.</p></main></body></html>")
+
+
+class BodyLimit:
+    def __init__(self, app: Any, limit: int = MAX_BODY) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def _reject(self, scope: Any, send: Any) -> None:
+        api = scope.get("path", "").startswith("/api/")
+        body = (b'{"code": "ETOOLARGE", "message": "The body is larger than 64 KiB."}'
+                if api else _PAGE)
+        ctype = b"application/json" if api else b"text/html; charset=utf-8"
+        await send({"type": "http.response.start", "status": 413,
+                    "headers": [(b"content-type", ctype),
+                                (b"content-length", str(len(body)).encode()),
+                                (b"connection", b"close")]})
+        await send({"type": "http.response.body", "body": body})
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("method") in ("GET", "HEAD"):
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope.get("headers", []):
+            if name == b"content-length":
+                try:
+                    if int(value) > self.limit:
+                        await self._reject(scope, send)
+                        return
+                except ValueError:
+                    await self._reject(scope, send)
+                    return
+        # Read the whole body (bounded), then hand it on: a chunked body is counted too.
+        chunks = []
+        size = 0
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.limit:
+                await self._reject(scope, send)
+                return
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        sent = False
+
+        async def replay() -> Any:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+class PrivatePages:
+    """Participant pages hold answers and carry the token in their address: never cached (the
+    browser's Back then shows the current step, not a stored copy that could be sent again),
+    never sent as a referrer."""
+
+    HEADERS = [(b"cache-control", b"no-store"), (b"referrer-policy", b"no-referrer")]
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or not scope.get("path", "").startswith(("/r/", "/i/")):
+            await self.app(scope, receive, send)
+            return
+
+        async def send_private(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message = dict(message)
+                headers = [(k, v) for k, v in message.get("headers", [])
+                           if k.lower() not in (b"cache-control", b"referrer-policy")]
+                message["headers"] = headers + self.HEADERS
+            await send(message)
+
+        await self.app(scope, receive, send_private)

@@ -1,0 +1,369 @@
+"""The session service: tasks per version, sessions restored and saved around every request.
+
+A request restores the session from its stored restoration data (HMAC-signed with the
+server's integrity key), applies one participant action through the engine, saves, and writes
+the new data with a compare-and-set on the session's version. Nothing about a task's logic is
+decided here: the engine's state says what to show, and its errors what went wrong."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+
+import stepkit
+from stepkit.clock import system_time_ms
+
+from . import fhir
+from .timing import TimedSession, timed
+from .db import SessionRow, Store, TaskRow, new_token, token_hash
+
+log = logging.getLogger("stepkit_web")
+
+# Session options a host may pass when creating a session; the others (integrityKey, autosave,
+# outputDirectory, limits...) are the service's own business.
+HOST_OPTIONS = ("defaultResult", "alwaysCheckForDefaultResult", "personalData",
+                "additionalTaskResults")
+
+
+class NotFound(Exception):
+    """An unknown task, session or token (or a revoked token)."""
+
+
+class Refused(Exception):
+    """A request the service refuses, with the error JSON to show (``{"code", "message"}``)."""
+
+    def __init__(self, status: int, error: Dict[str, Any]) -> None:
+        super().__init__(error.get("message", ""))
+        self.status = status
+        self.error = error
+
+
+class Stale(Exception):
+    """The page was not the session's current one (another tab, a double click, Back)."""
+
+
+class Damaged(Exception):
+    """Stored restoration data failed its check: the row is kept, the error logged."""
+
+    def __init__(self, session_id: str, error: stepkit.RestorationError) -> None:
+        super().__init__(f"session {session_id}: {error.message}")
+        self.session_id = session_id
+        self.error = error
+
+
+def recorder_steps(definition: Mapping[str, Any]) -> List[str]:
+    """The identifiers of steps (and async actions) with recorders: a browser has no sensors,
+    so such tasks are refused at registration."""
+    found: List[str] = []
+
+    def walk(steps: Any, depth: int) -> None:
+        if depth > 64 or not isinstance(steps, list):
+            return
+        for step in steps:
+            if not isinstance(step, dict):
+                continue
+            if step.get("recorderConfigurations"):
+                found.append(str(step.get("identifier")))
+            if step.get("type") == "section":
+                walk(step.get("steps"), depth + 1)
+
+    walk(definition.get("steps"), 0)
+    for action in definition.get("asyncActions") or []:
+        if isinstance(action, dict):
+            found.append(f"asyncActions: {action.get('identifier')}")
+    return found
+
+
+class ResumeClock:
+    """The clock a restored session runs on: it reads the time of the save while the clock is
+    being set, then the real clock. The engine re-bases a running timer when its clock changes
+    ("keeps the time it has run and goes on on the new clock"), so a timed step counts the time
+    between two requests, as it would in one long-lived session."""
+
+    def __init__(self, base: Callable[[], int], saved_at: int) -> None:
+        self.base = base
+        self.saved_at = saved_at
+        self.live = False
+
+    def __call__(self) -> int:
+        return self.base() if self.live else self.saved_at
+
+
+@dataclass
+class Outcome:
+    """What a participant action did: the state to render or a redirect target."""
+    state: Dict[str, Any]
+    errors: List[Dict[str, Any]] = field(default_factory=list)
+    refused: bool = False  # an answer the engine refused: nothing was stored
+
+
+class Service:
+    def __init__(self, store: Store, integrity_key: str,
+                 clock: Optional[Callable[[], int]] = None) -> None:
+        if not integrity_key:
+            raise ValueError("an integrity key is required")
+        self.store = store
+        self._key = integrity_key
+        self.clock = clock
+        self.now: Callable[[], int] = clock or system_time_ms
+        self._tasks: Dict[Tuple[str, int], Tuple[str, stepkit.Task]] = {}
+        self._tasks_lock = threading.Lock()
+
+    # -- tasks --------------------------------------------------------------------------------
+
+    def register(self, body: str, content_type: str) -> Dict[str, Any]:
+        source, source_document = "stepkit", None
+        if "fhir" in content_type:
+            body, source_document = fhir.import_questionnaire(body), body
+            source = "fhir"
+        try:
+            task = timed(stepkit.Task.from_json, body)
+        except stepkit.StepKitError as error:
+            raise Refused(400, error.error)
+        if len(task.identifier) > 200:
+            raise Refused(400, {"code": "EINVAL", "path": "identifier",
+                                "message": "The task identifier is longer than 200 characters."})
+        definition = json.loads(body)
+        with_recorders = recorder_steps(definition)
+        if with_recorders:
+            raise Refused(422, {
+                "code": "EUNSUPPORTED",
+                "message": "A browser has no sensors: the task has recorders in "
+                           + ", ".join(repr(s) for s in with_recorders) + ".",
+                "path": with_recorders[0]})
+        fingerprint = _fingerprint_of(task)
+        row = self.store.add_task(task.identifier, body, fingerprint, source, source_document)
+        migrated = self.migrate_open_sessions(row)
+        return {"identifier": row.identifier, "version": row.version,
+                "fingerprint": row.fingerprint, "source": row.source,
+                "migratedSessions": migrated}
+
+    def task(self, row: TaskRow) -> stepkit.Task:
+        key = (row.identifier, row.version)
+        with self._tasks_lock:
+            cached = self._tasks.get(key)
+            if cached is not None and cached[0] == row.fingerprint:
+                return cached[1]
+        task = timed(stepkit.Task.from_json, row.definition)
+        with self._tasks_lock:
+            self._tasks[key] = (row.fingerprint, task)
+        return task
+
+    def _task_row(self, identifier: str, version: Optional[int] = None) -> TaskRow:
+        row = (self.store.latest_task(identifier) if version is None
+               else self.store.task(identifier, version))
+        if row is None:
+            raise NotFound(f"no task {identifier!r}")
+        return row
+
+    # -- sessions -----------------------------------------------------------------------------
+
+    def _options(self, extra: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+        options: Dict[str, Any] = dict(extra or {})
+        options["integrityKey"] = self._key
+        return options
+
+    def create_session(self, identifier: str,
+                       host_options: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+        row = self._task_row(identifier)
+        extra = {}
+        for key, value in (host_options or {}).items():
+            if key not in HOST_OPTIONS:
+                raise Refused(400, {"code": "EINVAL", "path": key,
+                                    "message": f"Unknown or reserved session option {key!r}."})
+            extra[key] = value
+        task = self.task(row)
+        try:
+            session = TimedSession(timed(task.open, self._options(extra)))
+        except stepkit.StepKitError as error:
+            raise Refused(400, error.error)
+        with session:
+            session.set_clock(self.now)
+            saved = session.save()
+            saved_at = self.now()
+        session_id = uuid.uuid4().hex
+        token = new_token()
+        self.store.add_session(session_id, row, saved, saved_at, token_hash(token))
+        return {"session": session_id, "token": token, "resumePath": f"/r/{token}"}
+
+    def create_invite(self, identifier: str) -> Dict[str, Any]:
+        self._task_row(identifier)
+        token = new_token()
+        self.store.add_invite(identifier, token_hash(token))
+        return {"token": token, "invitePath": f"/i/{token}"}
+
+    def accept_invite(self, token: str) -> Dict[str, Any]:
+        tok = self.store.token(token_hash(token))
+        if tok is None or tok["revoked"] or tok["kind"] != "invite":
+            raise NotFound("unknown invite")
+        return self.create_session(tok["task_identifier"])
+
+    def invite_task(self, token: str) -> TaskRow:
+        tok = self.store.token(token_hash(token))
+        if tok is None or tok["revoked"] or tok["kind"] != "invite":
+            raise NotFound("unknown invite")
+        return self._task_row(tok["task_identifier"])
+
+    def new_resume_link(self, session_id: str) -> Dict[str, Any]:
+        if self.store.session(session_id) is None:
+            raise NotFound("no such session")
+        token = new_token()
+        self.store.add_resume_token(session_id, token_hash(token))
+        return {"token": token, "resumePath": f"/r/{token}"}
+
+    def revoke(self, session_id: str) -> int:
+        if self.store.session(session_id) is None:
+            raise NotFound("no such session")
+        return self.store.revoke_tokens(session_id)
+
+    def session_for_token(self, token: str) -> SessionRow:
+        if not isinstance(token, str) or len(token) > 200:
+            raise NotFound("unknown token")
+        row = self.store.session_by_resume_token(token_hash(token))
+        if row is None:
+            raise NotFound("unknown token")
+        return row
+
+    def session_row(self, session_id: str) -> SessionRow:
+        row = self.store.session(session_id)
+        if row is None:
+            raise NotFound("no such session")
+        return row
+
+    def restore(self, row: SessionRow) -> Tuple[Any, TaskRow]:
+        """The live session for a stored row, on the task's newest version (migrating data
+        saved on an older one)."""
+        latest = self._task_row(row.task_identifier)
+        migrate = latest.version != row.task_version
+        task = self.task(latest)
+        try:
+            session = TimedSession(timed(task.restore, row.saved,
+                                         self._options({"migrate": True} if migrate else None)))
+        except stepkit.RestorationError as error:
+            log.error("restoration data of session %s failed its check: %s", row.id, error.error)
+            raise Damaged(row.id, error)
+        clock = ResumeClock(self.now, row.saved_at)
+        session.set_clock(clock)
+        clock.live = True
+        return session, latest
+
+    def write(self, row: SessionRow, session: stepkit.Session, task_row: TaskRow) -> bool:
+        """Saves the session over ``row`` if nobody wrote it since; False if somebody did."""
+        state = session.state
+        finished = state["status"] == "finished"
+        result = json.dumps(session.result) if finished else None
+        saved_at = self.now()
+        return self.store.update_session(
+            row, saved=session.save(), saved_at=saved_at, task_version=task_row.version,
+            status="finished" if finished else "open",
+            finish_reason=state.get("finishReason"), result=result)
+
+    def migrate_open_sessions(self, task_row: TaskRow) -> int:
+        """Brings every open session of older versions onto ``task_row`` (restore with
+        migration, save). A session written meanwhile is migrated by its next request."""
+        count = 0
+        for session_id in self.store.open_sessions(task_row.identifier, task_row.version):
+            row = self.store.session(session_id)
+            if row is None or row.status != "open":
+                continue
+            try:
+                session, latest = self.restore(row)
+            except Damaged:
+                continue
+            with session:
+                if self.write(row, session, latest):
+                    count += 1
+        return count
+
+    def state_of(self, row: SessionRow) -> Dict[str, Any]:
+        session, _ = self.restore(row)
+        with session:
+            return session.state
+
+    def result_of(self, row: SessionRow) -> Dict[str, Any]:
+        if row.result is not None:
+            return json.loads(row.result)
+        session, _ = self.restore(row)
+        with session:
+            return session.result
+
+    def questionnaire_response(self, row: SessionRow) -> Dict[str, Any]:
+        task_row = self._task_row(row.task_identifier, row.task_version)
+        if task_row.source != "fhir":
+            raise NotFound("not an imported FHIR Questionnaire")
+        return fhir.questionnaire_response(task_row.source_document or "", self.result_of(row))
+
+    # -- the participant's actions ------------------------------------------------------------
+
+    def act(self, row: SessionRow, page_version: str, page_step: str, action: str,
+            answer_of: Optional[Callable[[Dict[str, Any]], Tuple[Any, bool]]]) -> Outcome:
+        """Applies one posted page to the session.
+
+        ``answer_of(state)`` gives the answer JSON the page carries (and whether it carries
+        one). Raises Stale when the page is not the current one or another request wrote the
+        session first; returns an Outcome whose ``refused`` says nothing was stored."""
+        if row.status != "open" or page_version != str(row.version):
+            raise Stale()
+        session, task_row = self.restore(row)
+        with session:
+            state = session.state
+            step = state.get("step") or {}
+            if page_step != str(step.get("identifier")):
+                raise Stale()
+            errors: List[Dict[str, Any]] = []
+            if answer_of is not None and action in ("next", "back", "save", "skip"):
+                answer, has_answer = answer_of(state)
+                if has_answer:
+                    try:
+                        state = session.set_answer(answer)
+                    except stepkit.StepKitError as error:
+                        if action in ("next", "save"):
+                            return Outcome(state, self._answer_errors(session, answer, error),
+                                           refused=True)
+                        # Back and Skip still leave: a refused draft is not kept.
+            try:
+                if action == "next":
+                    state = session.forward()
+                elif action == "back":
+                    state = session.back()
+                elif action == "skip":
+                    state = session.skip()
+                elif action == "start":
+                    state = session.start()
+                elif action == "tick":
+                    state = session.tick()
+                elif action == "save":
+                    pass
+                else:
+                    raise Refused(400, {"code": "EINVAL", "message": "Unknown action."})
+            except stepkit.StepKitError as error:
+                errors = list(error.errors or [error.error])
+            if not self.write(row, session, task_row):
+                raise Stale()
+            return Outcome(session.state, errors)
+
+    def _answer_errors(self, session: stepkit.Session, answer: Any,
+                       error: stepkit.StepKitError) -> List[Dict[str, Any]]:
+        """Every item's error for a refused form answer (the engine stops at the first): each
+        item is tried alone on this throw-away session, which is never saved."""
+        errors = list(error.errors or [error.error])
+        if isinstance(answer, dict) and len(answer) > 1:
+            found = []
+            for key, value in answer.items():
+                try:
+                    session.set_answer({key: value})
+                except stepkit.StepKitError as item_error:
+                    found.extend(item_error.errors or [item_error.error])
+            if found:
+                errors = found
+        return errors
+
+
+def _fingerprint_of(task: stepkit.Task) -> str:
+    """The task's fingerprint as the engine writes it in restoration data."""
+    with task.open() as session:
+        return str(json.loads(session.save())["task"]["fingerprint"])

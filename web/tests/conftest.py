@@ -1,0 +1,92 @@
+"""Test fixtures: the library (STEPKIT_LIBRARY, or build/ at the repository root), a fresh
+SQLite database per test, and an app with a manual clock."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples" / "tasks"
+
+if not os.environ.get("STEPKIT_LIBRARY"):
+    for candidate in (ROOT / "build" / "libstepkit.so.0", ROOT / "build" / "libstepkit.so"):
+        if candidate.exists():
+            os.environ["STEPKIT_LIBRARY"] = str(candidate)
+            break
+
+import stepkit  # noqa: E402
+from fastapi.testclient import TestClient  # noqa: E402
+
+from stepkit_web.app import create_app  # noqa: E402
+
+KEY = "test-integrity-key"
+START = "2026-01-01T09:00:00Z"
+
+# Every example task a browser can run (short-walk has recorders: refused, tested apart).
+WEB_TASKS = ["daily-checkin", "headache", "health-survey", "intake", "medications"]
+
+
+def example(name: str) -> str:
+    return (EXAMPLES / f"{name}.json").read_text(encoding="utf-8")
+
+
+def answers(name: str) -> dict:
+    return json.loads((EXAMPLES / f"{name}.answers.json").read_text(encoding="utf-8"))
+
+
+_reference_cache: dict = {}
+
+
+def reference_result(name: str, tmp_path: Path) -> dict:
+    """`python -m stepkit run TASK --answers FILE`: the terminal presenter's result."""
+    if name not in _reference_cache:
+        out = tmp_path / f"{name}.result.json"
+        subprocess.run([sys.executable, "-m", "stepkit", "run", str(EXAMPLES / f"{name}.json"),
+                        "--answers", str(EXAMPLES / f"{name}.answers.json"), "--quiet",
+                        "--output", str(out)], check=True, capture_output=True, timeout=60)
+        _reference_cache[name] = json.loads(out.read_text())
+    return _reference_cache[name]
+
+
+@pytest.fixture
+def clock():
+    return stepkit.ManualClock.from_iso(START)
+
+
+@pytest.fixture
+def db_url(tmp_path):
+    return f"sqlite:///{tmp_path / 'runs.db'}"
+
+
+@pytest.fixture
+def app(db_url, clock):
+    return create_app(db_url, KEY, clock=clock)
+
+
+@pytest.fixture
+def client(app):
+    with TestClient(app, base_url="http://testserver") as c:
+        yield c
+
+
+def register(client, name: str) -> dict:
+    r = client.post("/api/tasks", content=example(name),
+                    headers={"content-type": "application/json"})
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def new_session(client, name: str) -> tuple:
+    register(client, name)
+    identifier = json.loads(example(name))["identifier"]
+    r = client.post(f"/api/tasks/{identifier}/sessions")
+    assert r.status_code == 201, r.text
+    body = r.json()
+    path = body["resumeUrl"].replace("http://testserver", "")
+    return body["session"], path

@@ -1,0 +1,121 @@
+"""The host's API: versions and migration, invites, keys, OpenAPI, timed steps."""
+
+import json
+
+import stepkit
+from fastapi.testclient import TestClient
+
+from conftest import KEY, example, new_session, register
+from stepkit_web.app import create_app
+from stepkit_web.walk import post_form
+
+
+def test_openapi_describes_the_api(client):
+    spec = client.get("/openapi.json").json()
+    for p in ("/api/tasks", "/api/tasks/{identifier}/sessions", "/api/sessions/{session_id}",
+              "/api/sessions/{session_id}/result", "/api/tasks/{identifier}/invites"):
+        assert p in spec["paths"], p
+    assert "/r/{token}" not in spec["paths"]
+
+
+def test_same_definition_is_not_a_new_version_and_a_new_version_migrates_open_sessions(client):
+    session_id, path = new_session(client, "daily-checkin")
+    info = client.get(f"/api/sessions/{session_id}").json()
+    post_form(client, path, [("_version", str(info["version"])), ("_step", "mood"),
+                             ("answer", "4"), ("action", "next")])
+    assert register(client, "daily-checkin")["version"] == 1
+    task = json.loads(example("daily-checkin"))
+    task["steps"] = [s for s in task["steps"] if s["identifier"] != "medication_taken"]
+    task["steps"][0]["title"] = "How is your mood today?"
+    r = client.post("/api/tasks", content=json.dumps(task), headers={"content-type": "application/json"})
+    assert r.status_code == 201
+    assert r.json()["version"] == 2 and r.json()["migratedSessions"] == 1
+    info = client.get(f"/api/sessions/{session_id}").json()
+    assert info["taskVersion"] == 2
+    result = client.get(f"/api/sessions/{session_id}/result").json()
+    assert [x for x in result["results"] if x["identifier"] == "mood"][0]["results"][0]["answer"] == 4
+    versions = client.get("/api/tasks/daily-checkin").json()["versions"]
+    assert [v["version"] for v in versions] == [1, 2]
+    assert client.get("/api/tasks/nothing").status_code == 404
+
+
+def test_invite_link_starts_a_new_session_each_time(client):
+    register(client, "daily-checkin")
+    r = client.post("/api/tasks/daily-checkin/invites")
+    invite = r.json()["inviteUrl"].replace("http://testserver", "")
+    page = client.get(invite)
+    assert page.status_code == 200 and "Start" in page.text
+    a = client.post(invite, follow_redirects=False)
+    b = client.post(invite, follow_redirects=False)
+    assert a.status_code == b.status_code == 303
+    assert a.headers["location"].startswith("/r/") and a.headers["location"] != b.headers["location"]
+    assert client.get(a.headers["location"]).status_code == 200
+    assert client.post("/api/tasks/unknown/invites").status_code == 404
+
+
+def test_api_key_when_configured(db_url):
+    app = create_app(db_url, KEY, api_key="s3cret")
+    with TestClient(app) as c:
+        r = c.post("/api/tasks", content=example("daily-checkin"))
+        assert r.status_code == 401
+        r = c.post("/api/tasks", content=example("daily-checkin"),
+                   headers={"authorization": "Bearer s3cret"})
+        assert r.status_code == 201
+
+
+def test_restoration_data_is_signed_with_the_server_key(app, client):
+    session_id, _ = new_session(client, "daily-checkin")
+    saved = app.state.service.store.session(session_id).saved
+    task = stepkit.Task.from_json(example("daily-checkin"))
+    try:
+        task.restore(saved)
+        raise AssertionError("restored without the key")
+    except stepkit.RestorationError as e:
+        assert e.errors[0]["code"] == "keyRequired"
+    task.restore(saved, {"integrityKey": KEY}).close()
+
+
+TIMED = {
+    "identifier": "timed",
+    "steps": [
+        {"type": "instruction", "identifier": "intro", "title": "Get ready"},
+        {"type": "countdown", "identifier": "countdown", "title": "Starting", "stepDuration": 5},
+        {"type": "question", "identifier": "q", "title": "Done?", "answerFormat": {"type": "boolean"}},
+    ],
+}
+
+
+def test_timed_steps_follow_next_deadline_on_the_injected_clock(client, clock):
+    r = client.post("/api/tasks", content=json.dumps(TIMED), headers={"content-type": "application/json"})
+    assert r.status_code == 201
+    r = client.post("/api/tasks/timed/sessions")
+    sid, path = r.json()["session"], r.json()["resumeUrl"].replace("http://testserver", "")
+    info = client.get(f"/api/sessions/{sid}").json()
+    post_form(client, path, [("_version", str(info["version"])), ("_step", "intro"), ("action", "next")])
+    info = client.get(f"/api/sessions/{sid}").json()
+    assert info["state"]["step"]["identifier"] == "countdown"
+    deadline = info["state"]["nextDeadline"]
+    assert deadline is not None
+    page = client.get(path)
+    assert 'data-deadline-ms="5000"' in page.text and 'value="tick"' in page.text
+    # Continue before the deadline: nothing is due, the step stays.
+    post_form(client, path, [("_version", str(info["version"])), ("_step", "countdown"), ("action", "tick")])
+    info = client.get(f"/api/sessions/{sid}").json()
+    assert info["state"]["step"]["identifier"] == "countdown"
+    clock.set(stepkit.parse_iso8601_ms(deadline))
+    post_form(client, path, [("_version", str(info["version"])), ("_step", "countdown"), ("action", "tick")])
+    info = client.get(f"/api/sessions/{sid}").json()
+    assert info["state"]["step"]["identifier"] == "q"
+
+
+def test_a_wait_step_offers_next_and_no_timer(client):
+    task = {"identifier": "wait", "steps": [
+        {"type": "wait", "identifier": "w1", "title": "Please wait"},
+        {"type": "completion", "identifier": "done", "title": "All done"}]}
+    assert client.post("/api/tasks", content=json.dumps(task)).status_code == 201
+    r = client.post("/api/tasks/wait/sessions").json()
+    sid, path = r["session"], r["resumeUrl"].replace("http://testserver", "")
+    page = client.get(path).text
+    assert 'value="next"' in page and 'value="tick"' not in page and "In progress." in page
+    post_form(client, path, [("_version", "1"), ("_step", "w1"), ("action", "next")])
+    assert client.get(f"/api/sessions/{sid}").json()["state"]["step"]["identifier"] == "done"
