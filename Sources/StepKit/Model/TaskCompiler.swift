@@ -62,6 +62,7 @@ enum TaskCompiler {
         }
         r.finish()
         guard d.isEmpty, let identifier else { throw StepKitError(.definition, problems: d.problems) }
+        rules.conditionPatterns.collect(from: rules)
         let graph = RuleGraph(steps: b.steps, sections: b.sections, rules: rules)
         return Task(identifier: identifier, fingerprint: Fingerprint(definition), steps: b.steps, stepIndex: b.stepIndex, sections: b.sections,
                     sectionIndex: b.sectionIndex, rules: rules, graph: graph, asyncActions: asyncActions)
