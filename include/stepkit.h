@@ -129,10 +129,12 @@ typedef struct stepkit_task stepkit_task;
 int stepkit_task_compile(const char *task_json, stepkit_task **out_task);
 
 /* Like stepkit_task_compile(), with options (NULL: the defaults):
- *     {"limits": {"maxDefinitionBytes": 67108864, "maxDepth": 64, "maxStringBytes": 1048576,
- *                 "maxSteps": 1000000}}
+ *     {"limits": {"maxDefinitionBytes": 33554432, "maxDepth": 64, "maxStringBytes": 1048576,
+ *                 "maxSteps": 200000}}
  * Past a limit, STEPKIT_EINVAL (codes "tooLarge", "tooDeep", "stringTooLong") or
  * STEPKIT_EDEFINITION ("tooManySteps"): a hostile definition cannot exhaust memory or the stack.
+ * Compiling takes about 13 to 25 times the definition's size at its peak (about 450 MiB at the
+ * default size limit): raise the limits only as far as the host's memory allows.
  * Size, depth and string lengths are checked in one pass over the text before anything is
  * parsed. "maxDepth" may be set up to 256: every recursive walk of the engine then still fits a
  * 256 KiB thread stack. A regular expression ("validationRegularExpression", "matches") that

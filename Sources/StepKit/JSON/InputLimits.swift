@@ -7,8 +7,10 @@ struct InputLimits: Sendable, Equatable {
     var maxDepth: Int
     var maxStringBytes: Int
 
-    /// Task definitions: 64 MiB (a 100,000-step task is about 20 MiB), 64 levels, 1 MiB strings.
-    static let definition = InputLimits(maxBytes: 64 << 20, maxDepth: 64, maxStringBytes: 1 << 20)
+    /// Task definitions: 32 MiB (a 100,000-step task of varied questions and forms is about
+    /// 30 MiB), 64 levels, 1 MiB strings. Compiling costs about 13 to 25 times the text at its
+    /// peak (docs/reliability.md, section 8), so the default keeps a compile under about 450 MiB.
+    static let definition = InputLimits(maxBytes: 32 << 20, maxDepth: 64, maxStringBytes: 1 << 20)
     /// Answers: 1 MiB, 32 levels, 1 MiB strings.
     static let answer = InputLimits(maxBytes: 1 << 20, maxDepth: 32, maxStringBytes: 1 << 20)
     /// One batch of recorder samples: 16 MiB.
