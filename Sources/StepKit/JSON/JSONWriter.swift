@@ -47,7 +47,7 @@ enum JSONWriter {
         case .array(let items):
             for item in items { realDigits(item, &digits) }
         case .object(let object):
-            for (_, item) in object.entries { realDigits(item, &digits) }
+            object.forEachEntry { _, item in realDigits(item, &digits) }
         default:
             break
         }
@@ -76,7 +76,7 @@ enum JSONWriter {
         case .object(let object):
             out.append(UInt8(ascii: "{"))
             var first = true
-            for (key, item) in object.entries {
+            object.forEachEntry { key, item in
                 if !first { out.append(UInt8(ascii: ",")) }
                 first = false
                 writeString(key, to: &out)
