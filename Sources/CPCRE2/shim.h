@@ -21,5 +21,6 @@ static inline uint32_t sk_pcre2_option_anchored(void) { return PCRE2_ANCHORED; }
 static inline uint32_t sk_pcre2_option_no_auto_possess(void) { return PCRE2_NO_AUTO_POSSESS; }
 static inline uint32_t sk_pcre2_newline_any(void) { return PCRE2_NEWLINE_ANY; }
 static inline uint32_t sk_pcre2_info_capturecount(void) { return PCRE2_INFO_CAPTURECOUNT; }
+static inline uint32_t sk_pcre2_info_alloptions(void) { return PCRE2_INFO_ALLOPTIONS; }
 
 #endif

@@ -9,7 +9,8 @@ import CPCRE2
 /// (the lazy prefix trying the next start, a repeat giving back a character) is a counted
 /// backtrack, so the match limit bounds the whole search. The limit grows with the subject
 /// (`baseMatchLimit + matchLimitPerByte` per byte), so a simple pattern still fails cleanly on
-/// a long answer, while no answer costs more than a bounded, linear amount of work.
+/// a long answer, while no answer costs more than a bounded, linear amount of work. A pattern
+/// anchored at the start needs no wrapping: PCRE2 tries it at one start only.
 ///
 /// The compiled code and match context are never changed after `init`, which PCRE2 allows to be
 /// shared between threads; each match creates its own match data.
@@ -58,6 +59,20 @@ final class RegularExpression: @unchecked Sendable {
             | sk_pcre2_option_never_backslash_c() | sk_pcre2_option_no_auto_possess()
         // The pattern as written first, so its own mistakes are reported at their own offsets.
         let plain = try RegularExpression.compile(source, options: options, context: compileContext)
+        // Anchored at the start already (`^…`, `\A…` in every alternative): PCRE2 tries one
+        // start only, so the pattern as written is bounded as it is.
+        if RegularExpression.isAnchored(plain) {
+            guard let context = pcre2_match_context_create_8(nil) else {
+                pcre2_code_free_8(plain)
+                throw CompileError(message: "could not be compiled (out of memory)")
+            }
+            pcre2_set_depth_limit_8(context, RegularExpression.depthLimit)
+            pcre2_set_heap_limit_8(context, RegularExpression.heapLimitKiB)
+            self.source = source
+            self.code = plain
+            self.matchContext = context
+            return
+        }
         defer { pcre2_code_free_8(plain) }
         let wrapped: OpaquePointer
         do {
@@ -124,6 +139,12 @@ final class RegularExpression: @unchecked Sendable {
             throw CompileError(message: "has an error at offset \(errorOffset): \(message(errorCode))")
         }
         return code
+    }
+
+    private static func isAnchored(_ code: OpaquePointer) -> Bool {
+        var options: UInt32 = 0
+        guard pcre2_pattern_info_8(code, sk_pcre2_info_alloptions(), &options) == 0 else { return false }
+        return options & sk_pcre2_option_anchored() != 0
     }
 
     private static func captureCount(_ code: OpaquePointer) -> UInt32 {
