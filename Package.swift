@@ -24,12 +24,20 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        // PCRE2 (8-bit), through pkg-config (Debian's libpcre2-dev): the regular expressions of
+        // definitions, matched with a bound on every match (Sources/StepKit/Regex/).
+        .systemLibrary(
+            name: "CPCRE2",
+            path: "Sources/CPCRE2",
+            pkgConfig: "libpcre2-8",
+            providers: [.apt(["libpcre2-dev"])]
+        ),
         // The public header as a Clang module, so `@c @implementation` checks every export
         // against its declaration.
         .systemLibrary(name: "CStepKit", path: "Sources/CStepKit"),
         .target(
             name: "StepKit",
-            dependencies: ["CJansson", "CCrypto", "CStepKit"],
+            dependencies: ["CJansson", "CCrypto", "CPCRE2", "CStepKit"],
             path: "Sources/StepKit"
         ),
         .testTarget(

@@ -199,7 +199,51 @@ static void moving_callback(const char *event, void *user) {
     if (strstr(event, "stepWillAppear") && strstr(event, "\"likes\"")) stepkit_session_go_backward(s, NULL);
 }
 
+/* The highest maxDepth a host may set (InputLimits.maxDepthCap in the engine). */
+#define STEPKIT_MAX_DEPTH_CAP 256
+
+/* {"not": {"not": ... PREDICATE ...}} with `depth` "not"s, in a skip rule: the definition nests
+ * depth + 3 levels (root, skipRules, the predicate). */
+static char *deep_predicate_task(int depth) {
+    static const char *head =
+        "{\"identifier\": \"deep\", \"steps\": ["
+        "{\"type\": \"question\", \"identifier\": \"q\", \"answerFormat\": {\"type\": \"text\"}},"
+        "{\"type\": \"instruction\", \"identifier\": \"i\"}], \"skipRules\": {\"i\": ";
+    static const char *leaf = "{\"result\": \"q\", \"matches\": \"^x\"}";
+    size_t n = strlen(head) + (size_t)depth * 9 + strlen(leaf) + (size_t)depth + 4;
+    char *text = malloc(n);
+    char *p = text;
+    p += sprintf(p, "%s", head);
+    for (int i = 0; i < depth; i++) p += sprintf(p, "{\"not\": ");
+    p += sprintf(p, "%s", leaf);
+    for (int i = 0; i < depth; i++) *p++ = '}';
+    strcpy(p, "}}");
+    return text;
+}
+
+static int run_catalogue(void);
+
+/* The catalogue runs on a thread with a 256 KiB stack (STEPKIT_CATALOGUE_STACK_KIB to change it):
+ * every input at the default limits, the deepest included, must fit (docs/reliability.md). */
+static void *catalogue_thread(void *result) { *(int *)result = run_catalogue(); return NULL; }
+
 int main(void) {
+    size_t kib = 256;
+    const char *env = getenv("STEPKIT_CATALOGUE_STACK_KIB");
+    if (env && atoi(env) > 0) kib = (size_t)atoi(env);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    if (pthread_attr_setstacksize(&attr, kib * 1024) != 0) { printf("cannot set a %zu KiB stack\n", kib); return 1; }
+    pthread_t th;
+    int result = 1;
+    if (pthread_create(&th, &attr, catalogue_thread, &result) != 0) { printf("cannot start the catalogue thread\n"); return 1; }
+    pthread_join(th, NULL);
+    pthread_attr_destroy(&attr);
+    return result;
+}
+
+static int run_catalogue(void) {
+    printf("catalogue on a thread with a small stack\n");
     const char *examples = getenv("STEPKIT_EXAMPLES");
     if (!examples) examples = "examples/tasks";
     char path[4096];
@@ -410,10 +454,9 @@ int main(void) {
     /* 10,000-deep nesting */
     {
         char *deep = nested(10000);
-        /* jansson's own bound (2048) is hit first: EPARSE, a documented code for "nesting deeper
-         * than 2048"; below 2048 the configurable limits give EINVAL "tooDeep" */
-        EXPECT_FAIL(s, STEPKIT_EPARSE, NULL, stepkit_session_set_answer(s, deep, fresh_out())); OUT_IS_NULL();
-        EXPECT_FAIL(NULL, STEPKIT_EPARSE, NULL, stepkit_task_compile(deep, &t));
+        /* the depth is checked before parsing: EINVAL "tooDeep" at any depth past the limit */
+        EXPECT_FAIL(s, STEPKIT_EINVAL, "tooDeep", stepkit_session_set_answer(s, deep, fresh_out())); OUT_IS_NULL();
+        EXPECT_FAIL(NULL, STEPKIT_EINVAL, "tooDeep", stepkit_task_compile(deep, &t));
         char *deep100 = nested(100);
         EXPECT_FAIL(s, STEPKIT_EINVAL, "tooDeep", stepkit_session_set_answer(s, deep100, fresh_out())); OUT_IS_NULL();
         EXPECT_FAIL(NULL, STEPKIT_EINVAL, "tooDeep", stepkit_task_compile(deep100, &t));
@@ -429,7 +472,7 @@ int main(void) {
         *q++ = '1';
         for (int i = 0; i < 10000; i++) *q++ = '}';
         *q = 0;
-        EXPECT_FAIL(NULL, STEPKIT_EPARSE, NULL, stepkit_task_compile(deep_obj, &t));
+        EXPECT_FAIL(NULL, STEPKIT_EINVAL, "tooDeep", stepkit_task_compile(deep_obj, &t));
         free(deep_obj);
     }
     /* a 100 MB string: refused by the limits, quickly (STEPKIT_CATALOGUE_SKIP_HUGE=1 skips the
@@ -441,7 +484,8 @@ int main(void) {
         EXPECT_FAIL(s, STEPKIT_EINVAL, "tooLarge", stepkit_session_set_answer(s, huge, fresh_out())); OUT_IS_NULL();
         double d1 = seconds_since(&t0);
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        EXPECT_FAIL(NULL, STEPKIT_EINVAL, "tooLarge", stepkit_task_compile(huge, &t));
+        /* the one-pass check meets the 1 MiB string limit before the 64 MiB size limit */
+        EXPECT_FAIL(NULL, STEPKIT_EINVAL, "stringTooLong", stepkit_task_compile(huge, &t));
         double d2 = seconds_since(&t0);
         clock_gettime(CLOCK_MONOTONIC, &t0);
         int rc = stepkit_session_restore(task, huge, NULL, &s2);
@@ -702,6 +746,173 @@ int main(void) {
         EXPECT_OK(stepkit_session_set_event_callback(w, reentering_callback, &d3, free_cb));
         stepkit_session_free(w);
         CHECK(d3.freed == 1, "free_user_data not called on session free (%d)", d3.freed);
+    }
+
+    /* ---------------------------------------------------------------- bounded regular expressions
+     * (issue 11, part B): each pathological pattern is refused within its bound, quickly, and the
+     * session is left as it was. */
+    {
+        static const char *patterns[] = {"^(a+)+$", "[0-9]+z", "^(a|a)*$", "(x+x+)+y", "^(\\\\w+\\\\s?)*$"};
+        for (size_t i = 0; i < sizeof patterns / sizeof *patterns; i++) {
+            char *def = malloc(512);
+            snprintf(def, 512, "{\"identifier\": \"rx\", \"steps\": [{\"type\": \"question\", \"identifier\": \"q\", "
+                     "\"answerFormat\": {\"type\": \"text\", \"validationRegularExpression\": \"%s\", \"invalidMessage\": \"no\"}}]}", patterns[i]);
+            stepkit_task *rt = compile(def);
+            CHECK(rt != NULL, "pattern %s did not compile: %s", patterns[i], stepkit_last_error());
+            if (rt) {
+                stepkit_session *rs = open_session(rt);
+                char *answers[3];
+                answers[0] = repeat("\"", 'a', 24, "!\"");
+                answers[1] = repeat("\"", '1', 16384, "!z\"");
+                answers[2] = repeat("\"", 'x', 4096, "!\"");
+                for (int k = 0; k < 3; k++) {
+                    struct timespec t0;
+                    clock_gettime(CLOCK_MONOTONIC, &t0);
+                    char *before = state_of(rs);
+                    int rc = stepkit_session_set_answer(rs, answers[k], NULL);
+                    double d = seconds_since(&t0);
+                    CHECK(rc == STEPKIT_EANSWER, "pattern %s, answer %d: rc %d", patterns[i], k, rc);
+                    char *after = state_of(rs);
+                    CHECK(before && after && strcmp(before, after) == 0, "pattern %s: a refused answer changed the session", patterns[i]);
+                    stepkit_string_free(before);
+                    stepkit_string_free(after);
+                    /* A regression to unbounded backtracking takes seconds to hours; the bound is
+                     * milliseconds. (Generous: valgrind runs this too.) */
+                    CHECK(d < 2.0, "pattern %s, answer %d took %.3f s", patterns[i], k, d);
+                    free(answers[k]);
+                }
+                stepkit_session_free(rs);
+                stepkit_task_free(rt);
+            }
+            free(def);
+        }
+        /* The issue's cases, by code: 20 a's and a "!" for ^(a+)+$; [0-9]+z on 16k digits. */
+        stepkit_task *rt = compile("{\"identifier\": \"rx\", \"steps\": [{\"type\": \"question\", \"identifier\": \"q\", "
+                                   "\"answerFormat\": {\"type\": \"text\", \"validationRegularExpression\": \"^(a+)+$\", \"invalidMessage\": \"no\"}}]}");
+        stepkit_session *rs = open_session(rt);
+        char *evil = repeat("\"", 'a', 20, "!\"");
+        EXPECT_FAIL(rs, STEPKIT_EANSWER, "patternTooComplex", stepkit_session_set_answer(rs, evil, fresh_out())); OUT_IS_NULL();
+        EXPECT_FAIL(rs, STEPKIT_EANSWER, "patternMismatch", stepkit_session_set_answer(rs, "\"aab\"", fresh_out())); OUT_IS_NULL();
+        EXPECT_OK(stepkit_session_set_answer(rs, "\"aaaa\"", NULL));
+        free(evil);
+        stepkit_session_free(rs);
+        stepkit_task_free(rt);
+        /* an invalid pattern: a definition error at its path */
+        EXPECT_FAIL(NULL, STEPKIT_EDEFINITION, "invalidRegularExpression", stepkit_task_compile(
+            "{\"identifier\": \"rx\", \"steps\": [{\"type\": \"question\", \"identifier\": \"q\", "
+            "\"answerFormat\": {\"type\": \"text\", \"validationRegularExpression\": \"(a\", \"invalidMessage\": \"no\"}}]}", &t));
+        /* a `matches` condition: an answer past its bound is refused when given; state reads
+         * after a good answer do not match again (the outcome is remembered) */
+        rt = compile("{\"identifier\": \"rx\", \"steps\": [{\"type\": \"question\", \"identifier\": \"q\", \"answerFormat\": {\"type\": \"text\"}},"
+                     "{\"type\": \"instruction\", \"identifier\": \"a\"}, {\"type\": \"instruction\", \"identifier\": \"b\"}],"
+                     "\"navigationRules\": {\"q\": {\"type\": \"predicate\", \"branches\": [{\"when\": {\"result\": \"q\", \"matches\": \"[0-9]+z\"}, \"destination\": \"b\"}]}}}");
+        rs = open_session(rt);
+        char *digits = repeat("\"", '1', 16384, "!z\"");
+        EXPECT_FAIL(rs, STEPKIT_EANSWER, "patternTooComplex", stepkit_session_set_answer(rs, digits, fresh_out())); OUT_IS_NULL();
+        free(digits);
+        EXPECT_OK(stepkit_session_set_answer(rs, "\"12z\"", NULL));
+        EXPECT_OK(stepkit_session_go_forward(rs, NULL));
+        char *st = state_of(rs);
+        CHECK(st && strstr(st, "\"identifier\":\"b\""), "the matches condition did not hold: %.200s", st ? st : "");
+        stepkit_string_free(st);
+        stepkit_session_free(rs);
+        stepkit_task_free(rt);
+    }
+
+    /* ---------------------------------------------------------------- nesting and sizes before
+     * parsing (issue 11, part B): every input's depth is checked before anything recursive runs,
+     * so this 256 KiB thread survives the deepest input the defaults allow and refuses deeper. */
+    {
+        /* a predicate at the deepest the default definition limit (64) allows: compiles, runs */
+        char *deep_ok = deep_predicate_task(61);
+        stepkit_task *dt = compile(deep_ok);
+        CHECK(dt != NULL, "a 64-deep predicate did not compile: %s", stepkit_last_error());
+        if (dt) {
+            stepkit_session *ds = open_session(dt);
+            EXPECT_OK(stepkit_session_set_answer(ds, "\"x\"", NULL));
+            EXPECT_OK(stepkit_session_go_forward(ds, NULL));
+            char *chk = NULL;
+            EXPECT_OK(stepkit_task_check(dt, &chk));
+            stepkit_string_free(chk);
+            stepkit_session_free(ds);
+            stepkit_task_free(dt);
+        }
+        free(deep_ok);
+        char *deep_no = deep_predicate_task(62);
+        EXPECT_FAIL(NULL, STEPKIT_EINVAL, "tooDeep", stepkit_task_compile(deep_no, &t));
+        free(deep_no);
+        /* the same at the highest maxDepth an override may set */
+        char *deep_max = deep_predicate_task(STEPKIT_MAX_DEPTH_CAP - 3);
+        dt = NULL;
+        char opts[64];
+        snprintf(opts, sizeof opts, "{\"limits\": {\"maxDepth\": %d}}", STEPKIT_MAX_DEPTH_CAP);
+        EXPECT_OK(stepkit_task_compile_with_options(deep_max, opts, &dt));
+        if (dt) {
+            stepkit_session *ds = open_session(dt);
+            EXPECT_OK(stepkit_session_set_answer(ds, "\"x\"", NULL));
+            EXPECT_OK(stepkit_session_go_forward(ds, NULL));
+            char *chk = NULL;
+            EXPECT_OK(stepkit_task_check(dt, &chk));
+            stepkit_string_free(chk);
+            stepkit_session_free(ds);
+            stepkit_task_free(dt);
+        }
+        free(deep_max);
+        snprintf(opts, sizeof opts, "{\"limits\": {\"maxDepth\": %d}}", STEPKIT_MAX_DEPTH_CAP + 1);
+        EXPECT_FAIL(NULL, STEPKIT_EINVAL, NULL, stepkit_task_compile_with_options(SMALL_TASK, opts, &t));
+        /* 2,000-deep restoration data, options and answers: refused before parsing */
+        char *deep2000 = nested(2000);
+        EXPECT_FAIL(NULL, STEPKIT_EINVAL, "tooDeep", stepkit_session_restore(task, deep2000, NULL, &s2));
+        EXPECT_FAIL(NULL, STEPKIT_EINVAL, "tooDeep", stepkit_session_open(task, deep2000, &s2));
+        EXPECT_FAIL(s, STEPKIT_EINVAL, "tooDeep", stepkit_session_set_answer(s, deep2000, fresh_out())); OUT_IS_NULL();
+        free(deep2000);
+        /* deep inside a valid restoration document, in a string-free spot, and deep options
+         * carrying additionalTaskResults */
+        char *deep_doc = malloc(8192);
+        char *inner = nested(500);
+        snprintf(deep_doc, 8192, "{\"format\": \"stepkit.restoration\", \"version\": 1, \"x\": %s}", inner);
+        EXPECT_FAIL(NULL, STEPKIT_EINVAL, "tooDeep", stepkit_session_restore(task, deep_doc, NULL, &s2));
+        snprintf(deep_doc, 8192, "{\"additionalTaskResults\": [%s]}", inner);
+        EXPECT_FAIL(NULL, STEPKIT_EINVAL, "tooDeep", stepkit_session_open(task, deep_doc, &s2));
+        free(inner);
+        free(deep_doc);
+        /* brackets inside strings do not count; escapes are followed */
+        EXPECT_FAIL(NULL, STEPKIT_EDEFINITION, "emptySteps", stepkit_task_compile_with_options(
+            "{\"identifier\": \"[[[[{{{{\\\"[[[[\", \"steps\": []}", "{\"limits\": {\"maxDepth\": 2}}", &t));
+    }
+    if (!getenv("STEPKIT_CATALOGUE_SKIP_HUGE")) {
+        /* a 100 MB string in options and in restoration data: refused after reading the string
+         * limit's worth of it, not after parsing it all */
+        char *huge_opts = repeat("{\"taskRunUUID\": \"", 'a', (size_t)100 * 1000 * 1000, "\"}");
+        struct timespec t0;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        EXPECT_FAIL(NULL, STEPKIT_EINVAL, "stringTooLong", stepkit_session_open(task, huge_opts, &s2));
+        double d1 = seconds_since(&t0);
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        EXPECT_FAIL(NULL, STEPKIT_EINVAL, "stringTooLong", stepkit_session_restore(task, huge_opts, NULL, &s2));
+        double d2 = seconds_since(&t0);
+        printf("100 MB string in options: open %.3fs, restore %.3fs\n", d1, d2);
+        CHECK(d1 < 1.0 && d2 < 1.0, "a 100 MB string was not refused quickly (%.3fs, %.3fs)", d1, d2);
+        free(huge_opts);
+    }
+    {
+        /* maximumLength bounds bytes too: one character with 400,000 combining marks (800 KB) */
+        stepkit_task *lt = compile("{\"identifier\": \"len\", \"steps\": [{\"type\": \"question\", \"identifier\": \"q\", "
+                                   "\"answerFormat\": {\"type\": \"text\", \"maximumLength\": 1}}]}");
+        stepkit_session *ls = open_session(lt);
+        size_t marks = 400000;
+        char *marked = malloc(marks * 2 + 4);
+        char *p = marked;
+        *p++ = '"';
+        *p++ = 'e';
+        for (size_t i = 0; i < marks; i++) { *p++ = (char)0xCC; *p++ = (char)0x81; }
+        *p++ = '"';
+        *p = 0;
+        EXPECT_FAIL(ls, STEPKIT_EANSWER, "tooLong", stepkit_session_set_answer(ls, marked, fresh_out())); OUT_IS_NULL();
+        EXPECT_OK(stepkit_session_set_answer(ls, "\"\xC3\xA9\"", NULL));
+        free(marked);
+        stepkit_session_free(ls);
+        stepkit_task_free(lt);
     }
 
     stepkit_string_free(saved);

@@ -234,7 +234,9 @@ def test_nan_and_infinity_from_python(session):
 def test_deep_nesting(session):
     session.forward()
     deep = b"[" * 10000 + b"1" + b"]" * 10000
-    expect(session, stepkit.ParseError, session.set_answer_json, deep)  # jansson's bound: 2048
+    # The depth is checked before parsing (issue 11): tooDeep at any depth past the limit.
+    e = expect(session, stepkit.InvalidArgumentError, session.set_answer_json, deep)
+    assert "tooDeep" in codes(e)
     e = expect(session, stepkit.InvalidArgumentError, session.set_answer_json, b"[" * 100 + b"1" + b"]" * 100)
     assert "tooDeep" in codes(e)
     with pytest.raises((stepkit.ParseError, stepkit.InvalidArgumentError)):
@@ -250,7 +252,8 @@ def test_100_mb_string(session):
     t1 = time.monotonic()
     with pytest.raises(stepkit.InvalidArgumentError) as info:
         stepkit.Task.from_json(huge)
-    assert "tooLarge" in codes(info.value)
+    # One pass before parsing meets the 1 MiB string limit before the 64 MiB size limit.
+    assert "stringTooLong" in codes(info.value)
     assert time.monotonic() - t0 < 5, "a 100 MB input was not refused quickly"
     assert t1 - t0 < 2
 
@@ -377,3 +380,61 @@ def test_event_callback_that_calls_back_into_the_session(session):
     session.on_event(going_back)
     session.forward()
     assert session.state["step"]["identifier"] == "intro"
+
+
+# ------------------------------------------------------------- bounded work (issue 11, part B)
+
+PATHOLOGICAL = [
+    ("^(a+)+$", "a" * 20 + "!"),
+    ("[0-9]+z", "1" * 16384 + "!z"),
+    ("^(a|a)*$", "a" * 30 + "!"),
+    ("(x+x+)+y", "x" * 64 + "!y"),
+]
+
+
+def _text_task(pattern):
+    return stepkit.Task.from_json({"identifier": "rx", "steps": [
+        {"type": "question", "identifier": "q", "answerFormat": {
+            "type": "text", "validationRegularExpression": pattern, "invalidMessage": "no"}}]})
+
+
+@pytest.mark.parametrize("pattern,text", PATHOLOGICAL)
+def test_pathological_pattern_is_refused_within_its_bound(pattern, text):
+    session = _text_task(pattern).open({"taskRunUUID": UUID})
+    t0 = time.monotonic()
+    e = expect(session, stepkit.AnswerError, session.set_answer, text)
+    assert "patternTooComplex" in codes(e)
+    assert time.monotonic() - t0 < 2  # unbounded backtracking takes seconds to hours
+
+
+def test_matches_condition_refuses_an_answer_past_its_bound():
+    task = stepkit.Task.from_json({"identifier": "rx", "steps": [
+        {"type": "question", "identifier": "q", "answerFormat": {"type": "text"}},
+        {"type": "instruction", "identifier": "a"}, {"type": "instruction", "identifier": "b"}],
+        "navigationRules": {"q": {"type": "predicate", "branches": [
+            {"when": {"result": "q", "matches": "^(a+)+$"}, "destination": "b"}]}}})
+    session = task.open({"taskRunUUID": UUID})
+    e = expect(session, stepkit.AnswerError, session.set_answer, "a" * 20 + "!")
+    assert "patternTooComplex" in codes(e)
+    session.set_answer("aaa")
+    session.forward()
+    assert session.state["step"]["identifier"] == "b"
+
+
+def test_deep_restoration_data_and_options_are_refused_before_parsing(task):
+    deep = "[" * 2000 + "1" + "]" * 2000
+    with pytest.raises(stepkit.InvalidArgumentError) as info:
+        task.open(deep)
+    assert "tooDeep" in codes(info.value)
+    with pytest.raises(stepkit.StepKitError) as info:
+        task.restore(deep)
+    assert "tooDeep" in codes(info.value)
+
+
+def test_maximum_length_bounds_bytes():
+    task = stepkit.Task.from_json({"identifier": "len", "steps": [
+        {"type": "question", "identifier": "q", "answerFormat": {"type": "text", "maximumLength": 1}}]})
+    session = task.open({"taskRunUUID": UUID})
+    e = expect(session, stepkit.AnswerError, session.set_answer, "e" + "\u0301" * 400_000)
+    assert "tooLong" in codes(e)
+    session.set_answer("é")

@@ -89,9 +89,9 @@ int stepkit_version_number(void);
 /* An argument is invalid: a NULL pointer, an unknown finish reason, bad session options. */
 #define STEPKIT_EINVAL (-1)
 /* A JSON argument is not valid JSON: malformed text, invalid UTF-8, duplicate object keys,
- * a \u0000 escape in a string, numbers out of range (1e400), NaN or Infinity, nesting deeper
- * than 2048 (the parser's own bound; shallower documents deeper than a "maxDepth" limit get
- * STEPKIT_EINVAL "tooDeep"), or trailing text after the document. */
+ * a \u0000 escape in a string, numbers out of range (1e400), NaN or Infinity, or trailing text
+ * after the document. (Nesting deeper than a "maxDepth" limit, and strings longer than
+ * "maxStringBytes", are refused before parsing with STEPKIT_EINVAL "tooDeep", "stringTooLong".) */
 #define STEPKIT_EPARSE (-2)
 /* A task definition is valid JSON but not a valid task; "errors" lists every problem. */
 #define STEPKIT_EDEFINITION (-3)
@@ -132,12 +132,17 @@ typedef struct stepkit_task stepkit_task;
 int stepkit_task_compile(const char *task_json, stepkit_task **out_task);
 
 /* Like stepkit_task_compile(), with options (NULL: the defaults):
- *     {"limits": {"maxDefinitionBytes": 67108864, "maxDepth": 64, "maxStringBytes": 1048576,
- *                 "maxSteps": 1000000}}
+ *     {"limits": {"maxDefinitionBytes": 33554432, "maxDepth": 64, "maxStringBytes": 1048576,
+ *                 "maxSteps": 200000}}
  * Past a limit, STEPKIT_EINVAL (codes "tooLarge", "tooDeep", "stringTooLong") or
  * STEPKIT_EDEFINITION ("tooManySteps"): a hostile definition cannot exhaust memory or the stack.
- * The size is checked before anything is parsed, depth and string lengths right after (nesting
- * past 2048 levels is already refused by the parser: STEPKIT_EPARSE). Thread-safe. */
+ * Compiling takes about 13 to 25 times the definition's size at its peak (about 450 MiB at the
+ * default size limit): raise the limits only as far as the host's memory allows.
+ * Size, depth and string lengths are checked in one pass over the text before anything is
+ * parsed. "maxDepth" may be set up to 256: every recursive walk of the engine then still fits a
+ * 256 KiB thread stack. A regular expression ("validationRegularExpression", "matches") that
+ * PCRE2 cannot compile, longer than 4096 bytes or nesting parentheses past 64 levels is a
+ * definition error ("invalidRegularExpression"). Thread-safe. */
 int stepkit_task_compile_with_options(const char *task_json, const char *options_json,
                                       stepkit_task **out_task);
 
@@ -213,7 +218,9 @@ typedef struct stepkit_session stepkit_session;
  *                "maxSampleBytes": 16777216, "maxSampleDepth": 32}   bounds on answers and
  *                          recorder samples: past them a call fails with STEPKIT_EINVAL
  *                          ("tooLarge", "tooDeep", "stringTooLong") before anything is parsed
- *                          or changed. Options and restoration data are bounded at 256 MiB.
+ *                          or changed ("maxAnswerDepth", "maxSampleDepth": at most 256).
+ *                          Options and restoration data are bounded at 256 MiB, 128 levels and
+ *                          16 MiB strings, checked the same way before parsing.
  *     "personalData": {"dateOfBirth": "1980-05-01", "height": 172, ...}   values for answer
  *                          formats that name a "personalData" field (ResearchKit's HealthKit
  *                          formats: biologicalSex, bloodType, dateOfBirth, fitzpatrickSkinType,
@@ -353,8 +360,10 @@ int stepkit_session_state(stepkit_session *session, char **out);
  *
  * On success stores the new state (as stepkit_session_state) in *out. On failure changes nothing
  * and returns STEPKIT_EINVAL (NULL argument), STEPKIT_EPARSE, STEPKIT_EANSWER (the message says
- * why, the path names the form item) or STEPKIT_ESTATE (the step takes no answer, or the task has
- * finished). */
+ * why, the path names the form item; "patternTooComplex" when matching the text against a
+ * "validationRegularExpression", or a "matches" condition that reads this answer, would pass the
+ * bound on a match: see docs/task-format.md) or STEPKIT_ESTATE (the step takes no answer, or the
+ * task has finished). */
 int stepkit_session_set_answer(stepkit_session *session, const char *answer_json, char **out);
 
 /* Leaves the current step for the one navigation leads to (navigation rules, skip rules); where

@@ -1,8 +1,8 @@
 # scripts/lib/deps.sh — shared by scripts/test and scripts/demo (sourced, not run).
 #
 # stepkit_section TITLE          prints a section header (on stderr)
-# stepkit_install_deps [pytest]  installs what the build needs and is missing: jansson's headers,
-#                                libcrypto's, cmake, ninja,
+# stepkit_install_deps [pytest]  installs what the build needs and is missing: jansson's, PCRE2's and
+#                                libcrypto's headers, cmake, ninja,
 #                                pkg-config, a C and a C++ compiler, binutils, python3 (and,
 #                                with the argument "pytest", what the tests need: pytest,
 #                                hypothesis, jsonschema, Graphviz, and for the packaging tests
@@ -65,6 +65,12 @@ stepkit_install_deps() {
         dpkg -s libjansson-dev >/dev/null 2>&1 || missing+=(libjansson-dev)
     elif ! { stepkit_have pkg-config && pkg-config --exists jansson; }; then
         missing+=(libjansson-dev)
+    fi
+    # PCRE2, the engine's regular expressions (Sources/CPCRE2).
+    if stepkit_have dpkg; then
+        dpkg -s libpcre2-dev >/dev/null 2>&1 || missing+=(libpcre2-dev)
+    elif ! { stepkit_have pkg-config && pkg-config --exists libpcre2-8; }; then
+        missing+=(libpcre2-dev)
     fi
     # OpenSSL's libcrypto (Sources/CCrypto).
     if stepkit_have dpkg; then

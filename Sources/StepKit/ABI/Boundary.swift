@@ -66,7 +66,7 @@ enum Boundary {
         guard let text else {
             throw StepKitError(.invalidArgument, code: "nullArgument", message: "\(argument) is NULL.")
         }
-        try limits.checkSize(text, argument: argument)
+        try limits.checkText(text, argument: argument)
         let value = try JSONParser.parse(cString: text)
         try limits.checkShape(value, argument: argument)
         return value

@@ -21,7 +21,7 @@ public func stepkit_session_restore(_ task: OpaquePointer?, _ saved_json: Unsafe
             throw StepKitError(.invalidArgument, code: "nullArgument", message: "saved_json is NULL.")
         }
         let options = try SessionOptions.parse(options_json == nil ? nil : Boundary.json(options_json, argument: "options_json", limits: .document), restoring: true)
-        try InputLimits.document.checkSize(saved_json, argument: "saved_json")
+        try InputLimits.document.checkText(saved_json, argument: "saved_json")
         return (try Restoration.restore(saved_json, task: handle.task, options: options, clock: .system), options)
     }
 }

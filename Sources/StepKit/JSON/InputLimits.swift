@@ -1,13 +1,16 @@
 /// Bounds on what a host (or an attacker posing as one) may hand the library, so no input can
 /// exhaust memory or the stack: the size of the text, the nesting depth, the length of any one
-/// string. Checked before parsing (size) and right after (depth, strings), before any use.
+/// string. Checked before parsing (`checkText`: all three, in one pass over the text) and again
+/// on the parsed value (`checkShape`, which can say where), before any use.
 struct InputLimits: Sendable, Equatable {
     var maxBytes: Int
     var maxDepth: Int
     var maxStringBytes: Int
 
-    /// Task definitions: 64 MiB (a 100,000-step task is about 20 MiB), 64 levels, 1 MiB strings.
-    static let definition = InputLimits(maxBytes: 64 << 20, maxDepth: 64, maxStringBytes: 1 << 20)
+    /// Task definitions: 32 MiB (a 100,000-step task of varied questions and forms is about
+    /// 30 MiB), 64 levels, 1 MiB strings. Compiling costs about 13 to 25 times the text at its
+    /// peak (docs/reliability.md, section 8), so the default keeps a compile under about 450 MiB.
+    static let definition = InputLimits(maxBytes: 32 << 20, maxDepth: 64, maxStringBytes: 1 << 20)
     /// Answers: 1 MiB, 32 levels, 1 MiB strings.
     static let answer = InputLimits(maxBytes: 1 << 20, maxDepth: 32, maxStringBytes: 1 << 20)
     /// One batch of recorder samples: 16 MiB.
@@ -15,15 +18,112 @@ struct InputLimits: Sendable, Equatable {
     /// Session options (which may carry earlier results) and restoration data: 256 MiB.
     static let document = InputLimits(maxBytes: 256 << 20, maxDepth: 128, maxStringBytes: 16 << 20)
 
-    /// The length of `text` if it is within `maxBytes`, without reading past the limit.
-    func checkSize(_ text: UnsafePointer<CChar>, argument: String) throws(StepKitError) {
-        var n = 0
-        while text[n] != 0 {
-            n += 1
-            if n > maxBytes {
-                throw StepKitError(.invalidArgument, code: "tooLarge",
-                                   message: "\(argument) is larger than the limit of \(maxBytes) bytes.")
+    /// The deepest nesting a host may allow: what the recursive walks (jansson's parser, the
+    /// conversion, predicates, the checker) fit in a 256 KiB thread stack with room to spare;
+    /// the catalogue runs at this depth on such a thread (hardening/catalogue.c).
+    static let maxDepthCap = 256
+
+    /// Checks the text before it is parsed, in one pass that stops at the first limit passed:
+    /// its size, how deep its arrays and objects nest and how long (in decoded UTF-8 bytes) each
+    /// string is. So nothing recursive (jansson's parser, the conversion, the walks after it)
+    /// ever sees more nesting than `maxDepth`, and a 100 MB string is refused after reading
+    /// `maxStringBytes` of it, not after parsing it. Brackets are counted outside strings only;
+    /// anything else wrong with the text is left to the parser.
+    func checkText(_ text: UnsafePointer<CChar>, argument: String) throws(StepKitError) {
+        let limit = maxBytes
+        try text.withMemoryRebound(to: UInt8.self, capacity: 1) { (bytes: UnsafePointer<UInt8>) throws(StepKitError) in
+            var n = 0
+            var depth = 0
+            var inString = false
+            var stringBytes = 0
+            while true {
+                let byte = bytes[n]
+                if byte == 0 { return }
+                n += 1
+                if n > limit {
+                    throw StepKitError(.invalidArgument, code: "tooLarge",
+                                       message: "\(argument) is larger than the limit of \(maxBytes) bytes.")
+                }
+                if inString {
+                    switch byte {
+                    case UInt8(ascii: "\""):
+                        inString = false
+                        continue
+                    case UInt8(ascii: "\\"):
+                        let escaped = bytes[n]
+                        if escaped == 0 { return }
+                        n += 1
+                        if escaped == UInt8(ascii: "u") {
+                            let (decoded, digits) = InputLimits.unicodeEscape(bytes + n)
+                            stringBytes += decoded
+                            n += digits
+                        } else {
+                            stringBytes += 1
+                        }
+                        if n > limit {
+                            throw StepKitError(.invalidArgument, code: "tooLarge",
+                                               message: "\(argument) is larger than the limit of \(maxBytes) bytes.")
+                        }
+                    default:
+                        stringBytes += 1
+                    }
+                    if stringBytes > maxStringBytes {
+                        throw StepKitError(.invalidArgument, code: "stringTooLong",
+                                           message: "A string in \(argument) is longer than the limit of \(maxStringBytes) bytes.")
+                    }
+                    continue
+                }
+                switch byte {
+                case UInt8(ascii: "\""):
+                    inString = true
+                    stringBytes = 0
+                case UInt8(ascii: "["), UInt8(ascii: "{"):
+                    depth += 1
+                    if depth > maxDepth {
+                        throw StepKitError(.invalidArgument, code: "tooDeep",
+                                           message: "\(argument) nests deeper than the limit of \(maxDepth) levels.")
+                    }
+                case UInt8(ascii: "]"), UInt8(ascii: "}"):
+                    depth -= 1
+                default:
+                    break
+                }
             }
+        }
+    }
+
+    /// The UTF-8 bytes a `\\uXXXX` escape stands for (its hex digits start at `hex`): 1 to 3;
+    /// a high surrogate counts the 4 bytes of its pair, the low one none. And how many hex digits
+    /// it has. Malformed escapes count 1 and are the parser's to refuse; digits are read only up
+    /// to the first byte that is not one (the text's terminating NUL included).
+    private static func unicodeEscape(_ hex: UnsafePointer<UInt8>) -> (bytes: Int, digits: Int) {
+        (escapedBytes(hex), (0..<4).first { !isHexDigit(hex[$0]) } ?? 4)
+    }
+
+    private static func isHexDigit(_ c: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(c) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(c)
+            || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(c)
+    }
+
+    private static func escapedBytes(_ hex: UnsafePointer<UInt8>) -> Int {
+        var value = 0
+        for i in 0..<4 {
+            let c = hex[i]
+            let digit: Int
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = Int(c - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = Int(c - UInt8(ascii: "a")) + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = Int(c - UInt8(ascii: "A")) + 10
+            default: return 1
+            }
+            value = value * 16 + digit
+        }
+        switch value {
+        case 0..<0x80: return 1
+        case 0x80..<0x800: return 2
+        case 0xD800..<0xDC00: return 4
+        case 0xDC00..<0xE000: return 0
+        default: return 3
         }
     }
 
@@ -85,7 +185,7 @@ struct InputLimits: Sendable, Equatable {
         guard let r else { return self }
         var limits = self
         if let v = r.integer(bytesKey, in: 1...(1 << 40)) { limits.maxBytes = v }
-        if let v = r.integer(depthKey, in: 1...2000) { limits.maxDepth = v }
+        if let v = r.integer(depthKey, in: 1...InputLimits.maxDepthCap) { limits.maxDepth = v }
         if let v = r.integer(stringKey, in: 1...(1 << 40)) { limits.maxStringBytes = v }
         return limits
     }

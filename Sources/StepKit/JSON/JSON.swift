@@ -75,35 +75,75 @@ enum JSON: Equatable, Sendable {
 }
 
 /// A JSON object that keeps its keys in order, so output reads in the order it was written.
+/// Values sit in insertion order next to their keys, so walking an object, as every output does,
+/// hashes nothing; a small object (most of them: every state read builds dozens) finds a key by
+/// comparing, a larger one through a dictionary from key to position, built once it grows.
 struct JSONObject: Equatable, Sendable {
     private(set) var keys: [String] = []
-    private var storage: [String: JSON] = [:]
+    private var values: [JSON] = []
+    /// Empty while the object has at most `linearLimit` keys.
+    private var positions: [String: Int] = [:]
+    private static let linearLimit = 8
 
     init() {}
 
     init(_ pairs: KeyValuePairs<String, JSON>) {
+        keys.reserveCapacity(pairs.count)
+        values.reserveCapacity(pairs.count)
         for (key, value) in pairs { self[key] = value }
     }
 
     var count: Int { keys.count }
 
     var entries: [(key: String, value: JSON)] {
-        keys.compactMap { key in storage[key].map { (key, $0) } }
+        var result: [(key: String, value: JSON)] = []
+        result.reserveCapacity(keys.count)
+        for i in keys.indices { result.append((keys[i], values[i])) }
+        return result
+    }
+
+    /// Calls `body` with every key and value in order, allocating nothing.
+    func forEachEntry(_ body: (String, JSON) -> Void) {
+        for i in keys.indices { body(keys[i], values[i]) }
+    }
+
+    private func position(of key: String) -> Int? {
+        if keys.count <= JSONObject.linearLimit { return keys.firstIndex(of: key) }
+        return positions[key]
     }
 
     subscript(key: String) -> JSON? {
-        get { storage[key] }
+        get { position(of: key).map { values[$0] } }
         set {
             if let newValue {
-                if storage.updateValue(newValue, forKey: key) == nil { keys.append(key) }
-            } else if storage.removeValue(forKey: key) != nil {
-                keys.removeAll { $0 == key }
+                if let i = position(of: key) {
+                    values[i] = newValue
+                    return
+                }
+                keys.append(key)
+                values.append(newValue)
+                if keys.count > JSONObject.linearLimit {
+                    if positions.isEmpty {
+                        for (i, k) in keys.enumerated() { positions[k] = i }
+                    } else {
+                        positions[key] = keys.count - 1
+                    }
+                }
+            } else if let i = position(of: key) {
+                keys.remove(at: i)
+                values.remove(at: i)
+                if keys.count > JSONObject.linearLimit {
+                    positions[key] = nil
+                    for j in i..<keys.count { positions[keys[j]] = j }
+                } else {
+                    positions = [:]
+                }
             }
         }
     }
 
     static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
-        lhs.keys == rhs.keys && lhs.storage == rhs.storage
+        lhs.keys == rhs.keys && lhs.values == rhs.values
     }
 }
 

@@ -28,6 +28,8 @@ enum JSONParser {
         return convert(root)
     }
 
+    /// jansson's tree to `JSON`, releasing each converted child from jansson's tree on the way
+    /// (the parse owns the only reference). Recursive: the depth was bounded before parsing.
     private static func convert(_ value: UnsafeMutablePointer<json_t>) -> JSON {
         switch sk_json_typeof(value) {
         case JSON_OBJECT:
@@ -36,6 +38,9 @@ enum JSONParser {
             while let it = iter {
                 if let keyPointer = json_object_iter_key(it), let child = json_object_iter_value(it) {
                     object[String(cString: keyPointer)] = convert(child)
+                    // Free jansson's copy of the child as soon as it is converted, so the two
+                    // trees never both hold the whole document (json_null() is a static).
+                    json_object_iter_set_new(value, it, json_null())
                 }
                 iter = json_object_iter_next(value, it)
             }
@@ -46,7 +51,10 @@ enum JSONParser {
             items.reserveCapacity(count)
             var i = 0
             while i < count {
-                if let child = json_array_get(value, i) { items.append(convert(child)) }
+                if let child = json_array_get(value, i) {
+                    items.append(convert(child))
+                    json_array_set_new(value, i, json_null())
+                }
                 i += 1
             }
             return .array(items)

@@ -58,6 +58,9 @@ struct TaskRules: Sendable {
     var modifiers: [Int: StepModifier] = [:]
     /// Form item visibility: step index, then item identifier.
     var visibility: [Int: [String: Predicate]] = [:]
+    /// The patterns of `matches` conditions, by the step whose answer they read (see
+    /// `ConditionPatterns`).
+    var conditionPatterns = ConditionPatterns()
 
     var isEmpty: Bool {
         stepRules.isEmpty && sectionRules.isEmpty && stepSkips.isEmpty && sectionSkips.isEmpty && modifiers.isEmpty && visibility.isEmpty

@@ -62,6 +62,7 @@ enum TaskCompiler {
         }
         r.finish()
         guard d.isEmpty, let identifier else { throw StepKitError(.definition, problems: d.problems) }
+        rules.conditionPatterns.collect(from: rules)
         let graph = RuleGraph(steps: b.steps, sections: b.sections, rules: rules)
         return Task(identifier: identifier, fingerprint: Fingerprint(definition), steps: b.steps, stepIndex: b.stepIndex, sections: b.sections,
                     sectionIndex: b.sectionIndex, rules: rules, graph: graph, asyncActions: asyncActions)
@@ -388,7 +389,9 @@ enum TaskCompiler {
 
 /// Options of `stepkit_task_compile_with_options`: the limits on a definition.
 struct CompileOptions: Sendable {
-    static let defaultMaxSteps = 1_000_000
+    /// 200,000 steps and sections: about 250 MiB at the compile's peak for the smallest steps
+    /// (an instruction costs about 1.2 KiB while compiling), within what the size limit allows.
+    static let defaultMaxSteps = 200_000
 
     var input = InputLimits.definition
     var maxSteps = defaultMaxSteps

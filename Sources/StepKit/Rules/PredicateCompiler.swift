@@ -154,11 +154,12 @@ struct PredicateCompiler {
                 diagnostics.error("wrongType", "\"matches\" takes a regular expression as a string.", at: path)
                 return nil
             }
-            guard let pattern = Pattern(source) else {
-                diagnostics.error("invalidRegularExpression", "\"matches\" is not a valid regular expression.", at: path)
+            do throws(RegularExpression.CompileError) {
+                return .matches(try Pattern(source))
+            } catch {
+                diagnostics.error("invalidRegularExpression", "\"matches\" is not a valid regular expression: it \(error.message).", at: path)
                 return nil
             }
-            return .matches(pattern)
         case "contains", "containsAny":
             let values = operand.arrayValue ?? [operand]
             guard checkChoices(values, choices, at: path) else { return nil }

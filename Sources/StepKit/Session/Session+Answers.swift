@@ -5,18 +5,23 @@ extension Session {
         guard let step = currentStep, let index = current?.stepIndex else {
             throw StepKitError(.internal, code: "noStep", message: "The session has no current step.")
         }
+        let updated: JSON?
         switch step.content {
         case .message:
             throw stateError("noAnswer", "The step \"\(step.identifier)\" takes no answer.")
         case .question(let format):
             do throws(AnswerRejection) {
-                answers[index] = try format.validate(answer, previous: answers[index])
+                updated = try format.validate(answer, previous: answers[index])
             } catch {
                 throw StepKitError(.answer, code: error.code, message: error.message)
             }
         case .form(let form):
-            answers[index] = try setFormAnswers(answer, form: form, previous: answers[index]?.objectValue ?? JSONObject())
+            updated = try setFormAnswers(answer, form: form, previous: answers[index]?.objectValue ?? JSONObject())
         }
+        // Every `matches` condition reading this answer matches it now, once, within its bound.
+        let problems = task.rules.conditionPatterns.problems(step: index, value: updated)
+        guard problems.isEmpty else { throw StepKitError(.answer, problems: problems) }
+        answers[index] = updated
         touched = true
         emit("resultDidChange", ["step": .string(step.identifier)])
     }

@@ -247,8 +247,10 @@ def test_set_answer_too_deep_for_python(session):
 
 def test_set_answer_too_deep_for_the_engine(session):
     walk_to(session, "color")
-    with pytest.raises(stepkit.ParseError):
+    # The depth is checked before parsing (past maxAnswerDepth, at any depth): tooDeep.
+    with pytest.raises(stepkit.InvalidArgumentError) as info:
         session.set_answer_json("[" * 3000 + "]" * 3000)
+    assert info.value.error["errors"][0]["code"] == "tooDeep"
 
 
 def test_set_answer_circular(session):

@@ -82,7 +82,6 @@ def test_unicode_task():
         "not json",
         '{"identifier": "x", "steps": [}',
         '{"identifier": "x", "identifier": "y", "steps": []}',  # duplicate keys
-        "[" * 3000 + "]" * 3000,  # nesting deeper than 2048
         '{"identifier": "x", "steps": []} trailing',
     ],
 )
@@ -97,6 +96,13 @@ def test_parse_errors(text):
     assert error.error["status"] == -2
     assert error.error["code"] == "EPARSE"
     assert isinstance(error, ValueError)
+
+
+def test_nesting_past_the_limit_is_refused_before_parsing():
+    # Checked in one pass before jansson parses anything (was EPARSE past jansson's own 2048).
+    with pytest.raises(stepkit.InvalidArgumentError) as info:
+        stepkit.Task.from_json("[" * 3000 + "]" * 3000)
+    assert info.value.error["errors"][0]["code"] == "tooDeep"
 
 
 def test_parse_error_invalid_utf8():

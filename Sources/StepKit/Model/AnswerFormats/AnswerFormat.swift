@@ -7,6 +7,10 @@ struct AnswerRejection: Error, Sendable {
         self.code = code
         self.message = message
     }
+
+    /// A text whose check against a pattern would take more than the bound on a match.
+    static let patternTooComplex = AnswerRejection(
+        "patternTooComplex", "This text is too long or too repetitive to check against the expected pattern; shorten it.")
 }
 
 /// The type a question result reports, and what predicates compare answers as.

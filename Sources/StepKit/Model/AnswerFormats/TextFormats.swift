@@ -1,21 +1,3 @@
-/// A regular expression compiled when the task is, shared by every session.
-struct Pattern: @unchecked Sendable {
-    // Regex is immutable once built; matching does not mutate it.
-    let regex: Regex<AnyRegexOutput>
-    let source: String
-
-    init?(_ source: String) {
-        guard let regex = try? Regex(source) else { return nil }
-        self.regex = regex
-        self.source = source
-    }
-
-    /// Whether the pattern matches somewhere in `text`, as `NSRegularExpression` counts matches.
-    func matches(_ text: String) -> Bool {
-        (try? regex.firstMatch(in: text)) != nil
-    }
-}
-
 /// `text`: free text with an optional length limit and pattern (ResearchKit's
 /// `ORKTextAnswerFormat`). `""` clears the answer, as an empty text field does.
 struct TextFormat: AnswerFormatRules {
@@ -41,9 +23,10 @@ struct TextFormat: AnswerFormatRules {
         r.accept(bools: ["secureTextEntry", "hideCharacterCountLabel", "hideClearButton"])
         var pattern: Pattern?
         if let source {
-            pattern = Pattern(source)
-            if pattern == nil {
-                d.error("invalidRegularExpression", "\"validationRegularExpression\" is not a valid regular expression.", at: r.path.key("validationRegularExpression"))
+            do throws(RegularExpression.CompileError) {
+                pattern = try Pattern(source)
+            } catch {
+                d.error("invalidRegularExpression", "\"validationRegularExpression\" is not a valid regular expression: it \(error.message).", at: r.path.key("validationRegularExpression"))
             }
         }
         if (source == nil) != (invalidMessage == nil) {
@@ -59,14 +42,16 @@ struct TextFormat: AnswerFormatRules {
     func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? {
         guard case .string(let text) = answer else { throw AnswerRejection("wrongType", "Enter text.") }
         if text.isEmpty { return nil }
-        if maximumLength > 0 && text.count > maximumLength {
-            throw AnswerRejection("tooLong", "Enter at most \(maximumLength) characters.")
-        }
+        try TextLength.check(text, maximumLength: maximumLength)
         if !multipleLines && text.contains(where: \.isNewline) {
             throw AnswerRejection("multipleLines", "Enter a single line of text.")
         }
-        if let pattern, !pattern.matches(text) {
-            throw AnswerRejection("patternMismatch", invalidMessage)
+        if let pattern {
+            switch pattern.match(text) {
+            case .match: break
+            case .noMatch: throw AnswerRejection("patternMismatch", invalidMessage)
+            case .tooComplex: throw AnswerRejection.patternTooComplex
+            }
         }
         return answer
     }
@@ -74,7 +59,7 @@ struct TextFormat: AnswerFormatRules {
 
 /// `email`: text shaped like an e-mail address (ResearchKit's `ORKEmailAnswerFormat`).
 struct EmailFormat: AnswerFormatRules {
-    private static let pattern = Pattern("^[A-Za-z0-9._%+'-]+@[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)*\\.[A-Za-z]{2,}$")
+    private static let pattern = try? Pattern("^[A-Za-z0-9._%+'-]+@[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)*\\.[A-Za-z]{2,}$")
 
     var resultType: ResultType { .text }
 
@@ -86,7 +71,8 @@ struct EmailFormat: AnswerFormatRules {
     func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? {
         guard case .string(let text) = answer else { throw AnswerRejection("wrongType", "Enter an email address.") }
         if text.isEmpty { return nil }
-        guard text.count <= 254, EmailFormat.pattern?.matches(text) == true else {
+        // 254 characters, and so at most 1,016 bytes (4 a character), before any matching.
+        guard text.utf8.count <= 254 * 4, text.count <= 254, EmailFormat.pattern?.matches(text) == true else {
             throw AnswerRejection("invalidEmail", "Enter a valid email address.")
         }
         return answer
@@ -118,9 +104,7 @@ struct ConfirmTextFormat: AnswerFormatRules {
     func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? {
         guard case .string(let text) = answer else { throw AnswerRejection("wrongType", "Enter text.") }
         if text.isEmpty { return nil }
-        if maximumLength > 0 && text.count > maximumLength {
-            throw AnswerRejection("tooLong", "Enter at most \(maximumLength) characters.")
-        }
+        try TextLength.check(text, maximumLength: maximumLength)
         return answer
     }
 
@@ -128,6 +112,23 @@ struct ConfirmTextFormat: AnswerFormatRules {
     func confirm(_ answer: JSON, original: JSON?) throws(AnswerRejection) {
         guard let original, answer.sameValue(as: original) else {
             throw AnswerRejection("confirmationMismatch", errorMessage)
+        }
+    }
+}
+
+/// `maximumLength` of text answers: at most that many characters (grapheme clusters, as a
+/// person counts them) and at most `bytesPerCharacter` times as many UTF-8 bytes, so a few
+/// characters carrying thousands of combining marks are refused too. The bytes are checked
+/// first: they cost nothing to count, the characters cost a walk of the text.
+enum TextLength {
+    /// Generous for any real character: the longest emoji sequences are about 35 bytes.
+    static let bytesPerCharacter = 64
+
+    static func check(_ text: String, maximumLength: Int) throws(AnswerRejection) {
+        guard maximumLength > 0 else { return }
+        let (maxBytes, overflow) = maximumLength.multipliedReportingOverflow(by: bytesPerCharacter)
+        if (!overflow && text.utf8.count > maxBytes) || text.count > maximumLength {
+            throw AnswerRejection("tooLong", "Enter at most \(maximumLength) characters.")
         }
     }
 }
