@@ -227,6 +227,14 @@ extension CheckerGraph {
         task.step(at: index)?.definitionPath ?? JSONPath.root.key("steps").index(index)
     }
 
+    /// The rule that applies after step `i` (`Routing`'s answer), with its key and path in
+    /// `navigationRules`.
+    func governingRule(_ i: Int) -> (key: String, rule: NavigationRule, path: JSONPath)? {
+        guard let governing = task.routing.governing(leaving: i) else { return nil }
+        let key = task.routing.identifier(of: governing.owner)
+        return (key, governing.rule, JSONPath.root.key("navigationRules").key(key))
+    }
+
     fileprivate func computeNavigationRules() -> [(key: String, rule: NavigationRule, step: Int, path: JSONPath)] {
         var rules: [(key: String, rule: NavigationRule, step: Int, path: JSONPath)] = []
         let root = JSONPath.root.key("navigationRules")

@@ -17,14 +17,6 @@ enum NavigationRule: Sendable {
     case predicate(branches: [Branch], defaultDestination: Destination?)
     /// ResearchKit's `ORKDirectStepNavigationRule`.
     case direct(Destination)
-
-    /// All destinations the rule can give (for the rule graph); nil stands for "next in order".
-    var possibleDestinations: [Destination?] {
-        switch self {
-        case .direct(let d): return [d]
-        case .predicate(let branches, let fallback): return branches.map(\.destination) + [fallback]
-        }
-    }
 }
 
 /// `stepModifiers`: fields of a step set when it is reached and the predicate holds
