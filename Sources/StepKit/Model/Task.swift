@@ -47,6 +47,7 @@ struct Task: Sendable {
                 ])
             }),
             "branching": .bool(!rules.isEmpty),
+            "edges": routing.json,
             "requestedPermissions": .array(requestedPermissions.map { .string($0) }),
         ])
     }

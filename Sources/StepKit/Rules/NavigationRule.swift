@@ -9,6 +9,8 @@ enum Destination: Sendable, Equatable {
 enum NavigationRule: Sendable {
     struct Branch: Sendable {
         let when: Predicate
+        /// The condition as the definition wrote it, for the edges `stepkit_task_info` lists.
+        let condition: JSON
         let destination: Destination
     }
 

@@ -1,8 +1,9 @@
 /// The one place that says which rule governs leaving a step and where a destination leads, with
 /// ResearchKit's `ORKNavigableOrderedTask` semantics: a step's own rule, else the rule of the
 /// innermost section it ends (a section's rule applies when its last step is left), else the next
-/// step in order. The session's `Navigator` evaluates the rule this names, and the `RuleGraph` and
-/// the checker take every edge it lists, so none of them decides this on its own.
+/// step in order. The session's `Navigator` evaluates the rule this names, the `RuleGraph` and the
+/// checker take every edge it lists, and `stepkit_task_info` hands those edges to hosts, so a
+/// drawing of the task shows exactly the moves a session makes.
 ///
 /// Built from the parts of a task rather than the task, since the rule graph is worked out while
 /// the task is being put together.
@@ -46,6 +47,8 @@ struct Routing: Sendable {
         let owner: Owner?
         /// The section the destination names, when it names one (the move enters its first step).
         let section: Int?
+        /// A branch's condition as the definition wrote it.
+        var condition: JSON? = nil
     }
 
     /// The rule that governs leaving step `index`; nil when none does (navigation goes to the
@@ -97,16 +100,16 @@ struct Routing: Sendable {
         guard let governing = governing(leaving: index) else {
             return [Edge(kind: .next, target: next(after: index), owner: nil, section: nil)]
         }
-        func edge(_ kind: Edge.Kind, _ destination: Destination) -> Edge {
+        func edge(_ kind: Edge.Kind, _ destination: Destination, condition: JSON? = nil) -> Edge {
             var section: Int?
             if case .section(let s) = destination { section = s }
-            return Edge(kind: kind, target: resolve(destination), owner: governing.owner, section: section)
+            return Edge(kind: kind, target: resolve(destination), owner: governing.owner, section: section, condition: condition)
         }
         switch governing.rule {
         case .direct(let destination):
             return [edge(.direct, destination)]
         case .predicate(let branches, let fallback):
-            var edges = branches.enumerated().map { edge(.branch($0.offset), $0.element.destination) }
+            var edges = branches.enumerated().map { edge(.branch($0.offset), $0.element.destination, condition: $0.element.condition) }
             if let fallback {
                 edges.append(edge(.fallback, fallback))
             } else {
@@ -114,6 +117,38 @@ struct Routing: Sendable {
             }
             return edges
         }
+    }
+
+    /// The edges as `stepkit_task_info` lists them: where navigation starts (`from` null), then
+    /// every edge of every step in step order; `to` is null for the end of the task.
+    var json: JSON {
+        var list: [JSON] = []
+        if let first = steps.first {
+            list.append(.object(["from": .null, "to": .string(first.identifier), "kind": .string("start")]))
+        }
+        for (i, step) in steps.enumerated() {
+            for edge in edges(leaving: i) {
+                var fields = JSONObject([
+                    "from": .string(step.identifier),
+                    "to": edge.target.map { steps.indices.contains($0) ? .string(steps[$0].identifier) : .null } ?? .null,
+                ])
+                switch edge.kind {
+                case .next: fields["kind"] = .string("next")
+                case .direct: fields["kind"] = .string("direct")
+                case .branch: fields["kind"] = .string("branch")
+                case .fallback: fields["kind"] = .string("default")
+                case .otherwise: fields["kind"] = .string("otherwise")
+                }
+                if let owner = edge.owner { fields["rule"] = .string(identifier(of: owner)) }
+                if case .branch(let b) = edge.kind {
+                    fields["branch"] = .int(Int64(b))
+                    fields["when"] = edge.condition ?? .null
+                }
+                if let s = edge.section, sections.indices.contains(s) { fields["section"] = .string(sections[s].identifier) }
+                list.append(.object(fields))
+            }
+        }
+        return .array(list)
     }
 
     /// Whether a skip rule (the step's own or one of its sections') may pass over the step.

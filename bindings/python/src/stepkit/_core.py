@@ -332,8 +332,9 @@ class Task(_Handle):
 
     @property
     def info(self) -> Dict[str, Any]:
-        """``{"identifier", "stepCount", "steps": [{"identifier", "type"}, ...]}`` (a new dict
-        on every access)."""
+        """``{"identifier", "stepCount", "steps": [{"identifier", "type"}, ...], "sections",
+        "branching", "edges", "requestedPermissions"}`` (``stepkit_task_info``; ``edges`` is the
+        rule graph: every move navigation can make). A new dict on every access."""
         with self._lock:
             handle = self._live_handle()
             text = self._info_text
