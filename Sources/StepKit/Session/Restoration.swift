@@ -260,8 +260,8 @@ enum Restoration {
     }
 
     /// A saved answer, checked again against the step's answer format by the validation
-    /// `set_answer` uses (a form's confirmations are checked where the run left the step, by
-    /// the replay in `Restoration+Replay.swift`).
+    /// `set_answer` uses (`Form.validate` for a form; its confirmations are checked where the run
+    /// left the step, by the replay in `Restoration+Replay.swift`).
     private static func validated(_ answer: JSON, for step: Step, at path: JSONPath) throws(StepKitError) -> JSON {
         do throws(AnswerRejection) {
             switch step.content {
@@ -271,7 +271,7 @@ enum Restoration {
                 return try format.validate(answer, previous: nil) ?? .null
             case .form(let form):
                 guard case .object(let items) = answer else { throw AnswerRejection("wrongType", "A form's answer is an object.") }
-                let applied = Session.applyItems(items, form: form, previous: JSONObject())
+                let applied = form.validate(items, previous: JSONObject(), confirming: .never)
                 if let problem = applied.problems.first { throw AnswerRejection(problem.code, problem.message) }
                 return .object(applied.updated)
             }
@@ -315,10 +315,13 @@ enum Restoration {
                     drop(id, nil, "The step is now a form.")
                     continue
                 }
+                // Checked as restore and set_answer check a form's answer; each item that fails is
+                // dropped alone, and the others kept.
+                let applied = form.validate(items, previous: JSONObject(), confirming: .never)
                 var object = JSONObject()
-                for (key, value) in items.entries {
-                    guard let item = form.item(key) else { drop(id, key, "The form item no longer exists."); continue }
-                    guard let v = carried(value, item.format) else { drop(id, key, "The answer no longer fits the item's answer format."); continue }
+                for (key, _) in items.entries {
+                    guard form.item(key) != nil else { drop(id, key, "The form item no longer exists."); continue }
+                    guard let v = applied.updated[key] else { drop(id, key, "The answer no longer fits the item's answer format."); continue }
                     object[key] = v
                     kept.append(.object(["step": .string(id), "item": .string(key)]))
                 }
