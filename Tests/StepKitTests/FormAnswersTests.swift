@@ -27,8 +27,9 @@ private func restored(_ saved: JSON, _ task: Task, migrate: Bool) throws(StepKit
     return try result.get()
 }
 
-/// A form's answer has one validation (`Form.validate`) and one confirm-text check
-/// (`Form.confirmationProblems`), which set_answer, restore, migration and leaving the form share.
+/// A step's answer has one validation (`Step.validate`, a form's through `Form.validate`) and one
+/// confirm-text check (`Form.confirmationProblems`), which set_answer, restore, migration and
+/// leaving the form share.
 @Suite struct FormAnswersTests {
     @Test func oneValidationReportsEveryItemAndKeepsTheValidOnes() throws {
         let f = try form(try compile(contactTask(ageMaximum: 90)))
@@ -53,6 +54,19 @@ private func restored(_ saved: JSON, _ task: Task, migrate: Bool) throws(StepKit
         // A confirmation typed before its original waits for it when set, and fails when left.
         #expect(f.validate(mismatch, previous: JSONObject(), confirming: .changed).problems.isEmpty)
         #expect(f.confirmationProblems(mismatch, items: ["confirm"], originalRequired: true).map(\.code) == ["confirmationMismatch"])
+    }
+
+    @Test func aStepsAnswerIsCheckedByItsContent() throws {
+        let task = try compile(contactTask(ageMaximum: 90))
+        let formStep = try #require(task.step(at: 0)), done = try #require(task.step(at: 1))
+        #expect(done.validate(.int(1), previous: nil, confirming: .changed).problems.map(\.code) == ["noAnswer"])
+        #expect(formStep.validate(.int(1), previous: nil, confirming: .changed).problems.map(\.code) == ["wrongType"])
+        let kept = formStep.validate(try json(#"{"age": 40}"#), previous: try json(#"{"email": "ada@example.org"}"#), confirming: .changed)
+        #expect(kept.problems.isEmpty)
+        #expect(kept.value == (try json(#"{"email": "ada@example.org", "age": 40}"#)))
+        let question = try #require(try questionTask(#"{"type": "scale", "minimum": 0, "maximum": 10}"#).step(at: 0))
+        #expect(question.validate(.int(4), previous: nil, confirming: .never).value == .int(4))
+        #expect(question.validate(.int(11), previous: nil, confirming: .never).problems.map(\.path.description) == [""])
     }
 
     @Test func restoreAndMigrationValidateADraftAsSetAnswerDoes() throws {

@@ -5,31 +5,14 @@ extension Session {
         guard let step = currentStep, let index = current?.stepIndex else {
             throw StepKitError(.internal, code: "noStep", message: "The session has no current step.")
         }
-        switch step.content {
-        case .message:
+        if case .message = step.content {
             throw stateError("noAnswer", "The step \"\(step.identifier)\" takes no answer.")
-        case .question(let format):
-            do throws(AnswerRejection) {
-                answers[index] = try format.validate(answer, previous: answers[index])
-            } catch {
-                throw StepKitError(.answer, code: error.code, message: error.message)
-            }
-        case .form(let form):
-            answers[index] = try setFormAnswers(answer, form: form, previous: answers[index]?.objectValue ?? JSONObject())
         }
+        let checked = step.validate(answer, previous: answers[index], confirming: .changed)
+        guard checked.problems.isEmpty else { throw StepKitError(.answer, problems: checked.problems) }
+        answers[index] = checked.value
         touched = true
         emit("resultDidChange", ["step": .string(step.identifier)])
-    }
-
-    /// Applies `{"item": answer, ...}` to a form's answers (`Form.validate`): every item is
-    /// checked and every problem reported together; nothing is kept unless all of them pass.
-    private func setFormAnswers(_ answer: JSON, form: Form, previous: JSONObject) throws(StepKitError) -> JSON {
-        guard case .object(let changes) = answer else {
-            throw StepKitError(.answer, code: "wrongType", message: "A form's answer is an object of its items' answers: {\"item\": answer}.")
-        }
-        let applied = form.validate(changes, previous: previous, confirming: .changed)
-        guard applied.problems.isEmpty else { throw StepKitError(.answer, problems: applied.problems) }
-        return .object(applied.updated)
     }
 
     /// Whether a form item is shown now (its `visibleWhen` holds, or it has none).

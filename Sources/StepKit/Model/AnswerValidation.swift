@@ -1,8 +1,32 @@
-/// The one validation of a form's answer, used by `set_answer`, by restore (which checks saved
-/// answers exactly as they were accepted) and by migration (which keeps the items that still
-/// fit), and the one confirm-text check, used when a confirmation is set and when the form is
-/// left. Each item is checked by its own answer format (`Model/AnswerFormats/`); what a form adds
-/// is the rule across items: a `confirmText` item must equal its original.
+/// The one validation of an answer to a step, used by `set_answer`, by restore (which checks
+/// saved answers exactly as they were accepted) and by migration (which keeps what still fits):
+/// a question's answer by its answer format (`Model/AnswerFormats/`), a form's item by item by
+/// theirs, with the rule a form adds across items: a `confirmText` item must equal its original
+/// (the one confirm-text check, used when a confirmation is set and when the form is left).
+extension Step {
+    /// This step's answer checked (`previous`: the answer it replaces, which some formats keep
+    /// parts of; for a form, the items it does not change). The value is nil for an empty
+    /// answer; `problems` has every problem, a form's with the item's path.
+    func validate(_ answer: JSON, previous: JSON?, confirming: Form.Confirming) -> (value: JSON?, problems: [Problem]) {
+        switch content {
+        case .message:
+            return (nil, [Problem(code: "noAnswer", message: "The step \"\(identifier)\" takes no answer.", path: .root)])
+        case .question(let format):
+            do throws(AnswerRejection) {
+                return (try format.validate(answer, previous: previous), [])
+            } catch {
+                return (nil, [Problem(code: error.code, message: error.message, path: .root)])
+            }
+        case .form(let form):
+            guard case .object(let changes) = answer else {
+                return (nil, [Problem(code: "wrongType", message: "A form's answer is an object of its items' answers: {\"item\": answer}.", path: .root)])
+            }
+            let applied = form.validate(changes, previous: previous?.objectValue ?? JSONObject(), confirming: confirming)
+            return (.object(applied.updated), applied.problems)
+        }
+    }
+}
+
 extension Form {
     /// When confirmations are checked against their originals.
     enum Confirming {
