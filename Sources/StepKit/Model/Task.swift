@@ -47,7 +47,6 @@ struct Task: Sendable {
                 ])
             }),
             "branching": .bool(!rules.isEmpty),
-            "edges": routing.json,
             "requestedPermissions": .array(requestedPermissions.map { .string($0) }),
         ])
     }

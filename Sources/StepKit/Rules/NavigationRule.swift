@@ -9,7 +9,7 @@ enum Destination: Sendable, Equatable {
 enum NavigationRule: Sendable {
     struct Branch: Sendable {
         let when: Predicate
-        /// The condition as the definition wrote it, for the edges `stepkit_task_info` lists.
+        /// The condition as the definition wrote it, for the edges `stepkit_task_graph` lists.
         let condition: JSON
         let destination: Destination
     }

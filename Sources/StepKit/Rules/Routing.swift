@@ -2,7 +2,7 @@
 /// ResearchKit's `ORKNavigableOrderedTask` semantics: a step's own rule, else the rule of the
 /// innermost section it ends (a section's rule applies when its last step is left), else the next
 /// step in order. The session's `Navigator` evaluates the rule this names, the `RuleGraph` and the
-/// checker take every edge it lists, and `stepkit_task_info` hands those edges to hosts, so a
+/// checker take every edge it lists, and `stepkit_task_graph` hands those edges to hosts, so a
 /// drawing of the task shows exactly the moves a session makes.
 ///
 /// Built from the parts of a task rather than the task, since the rule graph is worked out while
@@ -119,7 +119,7 @@ struct Routing: Sendable {
         }
     }
 
-    /// The edges as `stepkit_task_info` lists them: where navigation starts (`from` null), then
+    /// The edges as `stepkit_task_graph` lists them: where navigation starts (`from` null), then
     /// every edge of every step in step order; `to` is null for the end of the task.
     var json: JSON {
         var list: [JSON] = []

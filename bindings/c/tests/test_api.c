@@ -757,7 +757,7 @@ static void test_finish_reasons(void)
     stepkit_task_free(task);
 }
 
-/* The rule graph in stepkit_task_info: where navigation starts, then every move leaving each
+/* The rule graph (stepkit_task_graph): where navigation starts, then every move leaving each
  * step as its rule (a section's rule for the section's last step) gives it. */
 static const char EDGES_TASK[] =
     "{\"identifier\": \"g\", \"steps\": ["
@@ -795,13 +795,18 @@ static void check_edge(json_t *edges, size_t i, const char *from, const char *to
         CHECK(json_object_get(edge, "rule") == NULL);
 }
 
-static void test_task_info_edges(void)
+static void test_task_graph(void)
 {
     stepkit_task *task = compile_ok(EDGES_TASK);
-    char *out = NULL;
+    char *out = SENTINEL;
     json_t *info, *edges;
 
-    CHECK_RC(stepkit_task_info(task, &out), STEPKIT_OK);
+    CHECK_RC(stepkit_task_graph(NULL, &out), STEPKIT_EINVAL);
+    CHECK(out == NULL);
+    json_decref(check_last_error(STEPKIT_EINVAL, "EINVAL", NULL));
+    CHECK_RC(stepkit_task_graph(task, NULL), STEPKIT_EINVAL);
+    json_decref(check_last_error(STEPKIT_EINVAL, "EINVAL", NULL));
+    CHECK_RC(stepkit_task_graph(task, &out), STEPKIT_OK);
     info = parse_json(out);
     edges = json_object_get(info, "edges");
     CHECK(json_is_array(edges) && json_array_size(edges) == 8);
@@ -832,7 +837,7 @@ int main(void)
 {
     RUN(test_versions);
     RUN(test_compile_ok);
-    RUN(test_task_info_edges);
+    RUN(test_task_graph);
     RUN(test_compile_parse_errors);
     RUN(test_compile_nesting_limit);
     RUN(test_compile_definition_errors);

@@ -248,6 +248,19 @@ def test_a_countdown_shows_the_engines_default_duration():
     assert "5 s" in ready
 
 
+def test_task_graph_is_the_engines_rule_graph():
+    with stepkit.Task.from_file(EXAMPLES / "headache.json") as task:
+        edges = task.graph()["edges"]
+        assert "edges" not in task.info  # task_info stays the same size; the graph is on demand
+    assert edges[0] == {"from": None, "to": "intro", "kind": "start"}
+    assert {"from": "symptom", "to": "about", "kind": "branch", "rule": "symptom", "branch": 0,
+            "when": {"not": {"result": "symptom", "contains": "headache"}}} in edges
+    assert {"from": "aura", "to": "about", "kind": "direct", "rule": "headacheDetails"} in edges
+    assert edges[-1] == {"from": "done", "to": None, "kind": "next"}
+    with pytest.raises(stepkit.StateError):
+        task.graph()
+
+
 # ------------------------------------------------------------------------------------------------
 # The drawing against a real run
 

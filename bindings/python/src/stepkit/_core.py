@@ -332,9 +332,8 @@ class Task(_Handle):
 
     @property
     def info(self) -> Dict[str, Any]:
-        """``{"identifier", "stepCount", "steps": [{"identifier", "type"}, ...], "sections",
-        "branching", "edges", "requestedPermissions"}`` (``stepkit_task_info``; ``edges`` is the
-        rule graph: every move navigation can make). A new dict on every access."""
+        """``{"identifier", "stepCount", "steps": [{"identifier", "type"}, ...]}`` (a new dict
+        on every access)."""
         with self._lock:
             handle = self._live_handle()
             text = self._info_text
@@ -345,6 +344,17 @@ class Task(_Handle):
                 self._info_text = text
         info: Dict[str, Any] = json.loads(text)  # a fresh dict on every access
         return info
+
+    def graph(self) -> Dict[str, Any]:
+        """The task's rule graph (``stepkit_task_graph``, docs/branching.md): ``{"edges":
+        [{"from", "to", "kind", "rule", "branch", "when", "section"}, ...]}``, every move the
+        engine's navigation can make (``from`` None: the start; ``to`` None: the end)."""
+        with self._lock:
+            handle = self._live_handle()
+            graph = _call_out(self._lib, "stepkit_task_graph", handle)
+        if not isinstance(graph, dict):
+            raise InternalError("stepkit_task_graph returned JSON that is not an object.")
+        return graph
 
     def check(self) -> Dict[str, Any]:
         """The static checker's report on this task (``stepkit_task_check``, docs/checker.md):

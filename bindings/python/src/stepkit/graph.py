@@ -4,7 +4,7 @@ Steps are nodes (identifier, type, title); navigation rules are labelled edges w
 in words (:func:`describe_predicate`: ``symptom does not contain "headache"``); default and
 next-in-order moves are edges too ("otherwise"); a step with a skip rule is drawn dashed with a
 note saying when it is skipped; sections are Graphviz clusters. The edges are the engine's own
-(``Task.info["edges"]``, the rule graph its navigation follows), so the picture never says
+(``Task.graph()``, the rule graph its navigation follows), so the picture never says
 anything the engine does not do; the definition only gives the words on nodes, clusters and
 branch edges (the task is compiled first, so only valid tasks are drawn). Graphviz's ``dot``
 (``apt-get install graphviz``) renders SVG and PNG.
@@ -226,15 +226,17 @@ def _flatten(items: List[Dict[str, Any]], sections: List[str], steps: List[StepN
         steps.append(node)
 
 
-def build_graph(definition: Dict[str, Any], info: Optional[Dict[str, Any]] = None) -> NavigationGraph:
+def build_graph(definition: Dict[str, Any], info: Optional[Dict[str, Any]] = None,
+                rules: Optional[Dict[str, Any]] = None) -> NavigationGraph:
     """The navigation graph of a (valid) task definition. The edges are the engine's
-    (``info["edges"]``: every way its navigation can go, docs/branching.md); the definition gives
-    only what the nodes and clusters say. ``info``: the compiled task's
-    :attr:`~stepkit.Task.info`, whose steps also give the effective ``stepDuration`` of active
-    steps (without it, the definition is compiled to get it)."""
-    if info is None:
+    (``rules``: the compiled task's :meth:`~stepkit.Task.graph`, every way its navigation can
+    go, docs/branching.md); the definition gives only what the nodes and clusters say. ``info``:
+    the compiled task's :attr:`~stepkit.Task.info`, whose steps give the effective
+    ``stepDuration`` of active steps. Without them, the definition is compiled to get them."""
+    if info is None or rules is None:
         with Task.from_json(definition) as task:
-            info = task.info
+            info = task.info if info is None else info
+            rules = task.graph() if rules is None else rules
     durations = {s.get("identifier"): s.get("stepDuration") for s in info.get("steps") or [] if isinstance(s, dict)}
     steps: List[StepNode] = []
     sections: List[SectionNode] = []
@@ -263,12 +265,12 @@ def build_graph(definition: Dict[str, Any], info: Optional[Dict[str, Any]] = Non
         if stop is not None:
             stop.items.append(f"stops recording {name} after it")
 
-    edges = [_edge(e) for e in info.get("edges") or [] if isinstance(e, dict)]
+    edges = [_edge(e) for e in rules.get("edges") or [] if isinstance(e, dict)]
     return NavigationGraph(str(definition.get("identifier", "")), steps, sections, edges)
 
 
 def _edge(edge: Dict[str, Any]) -> Edge:
-    """An edge of the engine's rule graph (``Task.info["edges"]``) as drawn: its label is the
+    """An edge of the engine's rule graph (``Task.graph()["edges"]``) as drawn: its label is the
     branch's condition in words, or "otherwise" for the move taken when no branch matches."""
     kind = str(edge.get("kind", "next"))
     source = edge.get("from")
@@ -419,6 +421,7 @@ def run(args: argparse.Namespace, out: Optional[TextIO] = None, err: Optional[Te
     try:
         with Task.from_json(text) as task:  # only valid tasks are drawn
             info = task.info
+            rules = task.graph()
         definition = json.loads(text)
     except LibraryNotFoundError as exc:
         print(f"error: {exc.message}", file=err)
@@ -431,7 +434,7 @@ def run(args: argparse.Namespace, out: Optional[TextIO] = None, err: Optional[Te
     except StepKitError as exc:
         print(f"error: {args.task}: {exc.message}", file=err)
         return 2
-    dot = to_dot(build_graph(definition, info))
+    dot = to_dot(build_graph(definition, info, rules))
     if not args.output:
         if args.format not in (None, "dot"):
             print("error: --format other than dot needs -o FILE", file=err)
