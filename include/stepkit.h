@@ -158,9 +158,10 @@ int stepkit_task_info(const stepkit_task *task, char **out);
  * one: the next step in order when no branch holds); R is the step or section whose rule gives
  * the move (absent for "next": a step's own rule, else that of the innermost section whose last
  * step it is), S the section a destination names (the move enters its first step; absent
- * otherwise). Skip rules add no edge: a step passed over is left by its own moves (one
- * exception: a section passed over whose last step has a rule of its own is left by the
- * section's rule, else to the step after it, which no edge shows). The output grows with the
+ * otherwise). Skip rules add no edge: a step passed over is left by its own moves. One
+ * exception: a section passed over is left by its own rule (else that of an enclosing section
+ * ending with it, else to the step after it) even where its last step, or a section nested in it
+ * ending there, has a rule of its own; no edge shows that move. The output grows with the
  * task (one to a few edges a step), which is why stepkit_task_info does not carry it.
  *
  * Output owned by the caller (stepkit_string_free). Returns STEPKIT_EINVAL if `task` or `out`
