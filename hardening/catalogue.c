@@ -281,6 +281,8 @@ static int run_catalogue(void) {
     EXPECT_FAIL(NULL, STEPKIT_EINVAL, "nullArgument", stepkit_task_info(task, NULL));
     EXPECT_FAIL(NULL, STEPKIT_EINVAL, "nullArgument", stepkit_task_check(NULL, fresh_out())); OUT_IS_NULL();
     EXPECT_FAIL(NULL, STEPKIT_EINVAL, "nullArgument", stepkit_task_check(task, NULL));
+    EXPECT_FAIL(NULL, STEPKIT_EINVAL, "nullArgument", stepkit_task_graph(NULL, fresh_out())); OUT_IS_NULL();
+    EXPECT_FAIL(NULL, STEPKIT_EINVAL, "nullArgument", stepkit_task_graph(task, NULL));
     stepkit_session *s2 = (stepkit_session *)0x1;
     EXPECT_FAIL(NULL, STEPKIT_EINVAL, "nullArgument", stepkit_session_open(NULL, NULL, &s2));
     CHECK(s2 == NULL, "out_session not NULL after failure");
@@ -328,6 +330,7 @@ static int run_catalogue(void) {
     void *heap_block = calloc(1, 64);
     EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidHandle", stepkit_task_info(dead_task, fresh_out())); OUT_IS_NULL();
     EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidHandle", stepkit_task_check(dead_task, fresh_out())); OUT_IS_NULL();
+    EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidHandle", stepkit_task_graph(dead_task, fresh_out())); OUT_IS_NULL();
     s2 = (stepkit_session *)0x1;
     EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidHandle", stepkit_session_open(dead_task, NULL, &s2));
     CHECK(s2 == NULL, "out_session after a dead task");

@@ -155,6 +155,27 @@ int stepkit_task_compile_with_options(const char *task_json, const char *options
  * `task` or `out` is NULL. Thread-safe. */
 int stepkit_task_info(const stepkit_task *task, char **out);
 
+/* The task's rule graph: every move navigation can make, as the engine makes it, so that a
+ * drawing made from it (`python -m stepkit graph`) shows nothing the engine would not do. Stores
+ * in *out {"edges": [...]}: first {"from": null, "to": FIRST, "kind": "start"} (absent for a task
+ * without steps), then for each step in order the moves leaving it, in the order its rule lists
+ * them: {"from": STEP, "to": STEP or null (the end of the task), "kind": K, "rule": R, "branch":
+ * B, "when": W, "section": S}, where K is "next" (no rule applies: the next step in order),
+ * "direct", "branch" (with B, its index, and W, its condition as the definition wrote it),
+ * "default" (a predicate rule's defaultDestination) or "otherwise" (a predicate rule without
+ * one: the next step in order when no branch holds); R is the step or section whose rule gives
+ * the move (absent for "next": a step's own rule, else that of the innermost section whose last
+ * step it is), S the section a destination names (the move enters its first step; absent
+ * otherwise). Skip rules add no edge: a step passed over is left by its own moves. One
+ * exception: a section passed over is left by its own rule (else that of an enclosing section
+ * ending with it, else to the step after it) even where its last step, or a section nested in it
+ * ending there, has a rule of its own; no edge shows that move. The output grows with the
+ * task (one to a few edges a step), which is why stepkit_task_info does not carry it.
+ *
+ * Output owned by the caller (stepkit_string_free). Returns STEPKIT_EINVAL if `task` or `out`
+ * is NULL or `task` is not a live task (*out is then NULL). Thread-safe: a task is immutable. */
+int stepkit_task_graph(const stepkit_task *task, char **out);
+
 /* Checks a compiled task for what compiles but is probably wrong (docs/checker.md): steps no path
  * can reach, loops with no way out, branches that can never be taken (a predicate that
  * contradicts itself, a branch shadowed by an earlier one that always matches), predicates that

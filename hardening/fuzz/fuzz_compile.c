@@ -26,6 +26,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_CHECK(rc == STEPKIT_OK, "task_check rc %d", rc);
     fuzz_check_json(out);
     stepkit_string_free(out);
+    rc = stepkit_task_graph(task, &out);
+    FUZZ_CHECK(rc == STEPKIT_OK, "task_graph rc %d", rc);
+    fuzz_check_json(out);
+    stepkit_string_free(out);
 
     stepkit_session *s = NULL;
     rc = stepkit_session_open(task, "{\"taskRunUUID\": \"9f1c7a52-3b8e-4d2a-a1f0-6c2d4e8b9a10\"}", &s);

@@ -35,6 +35,13 @@ public func stepkit_task_info(_ task: OpaquePointer?, _ out: UnsafeMutablePointe
 }
 
 @c @implementation
+public func stepkit_task_graph(_ task: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    Boundary.output(out) { () throws(StepKitError) in
+        .object(["edges": try HandleRegistry.resolve(task, as: TaskHandle.self, argument: "task").task.routing.json])
+    }
+}
+
+@c @implementation
 public func stepkit_task_check(_ task: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     Boundary.output(out) { () throws(StepKitError) in
         TaskChecker.check(try HandleRegistry.resolve(task, as: TaskHandle.self, argument: "task").task)

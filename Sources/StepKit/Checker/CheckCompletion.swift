@@ -6,22 +6,8 @@ extension TaskChecker {
         // A completion step stops the search unless a skip rule may pass over it.
         let barrier = (0..<n).map { task.steps[$0].type == "completion" && !graph.skippable($0) }
         // Over the edges navigation can really take (never-taken branches left out).
-        var next: [[Int]] = Array(repeating: [], count: n)
-        var reached = Array(repeating: false, count: n + 1)
-        var queue = [0]
-        if n > 0 { reached[0] = true }
-        var head = 0
-        while head < queue.count {
-            let v = queue[head]
-            head += 1
-            guard v < n, !barrier[v] else { continue }
-            next[v] = liveSuccessors(v)
-            for s in next[v] where s >= 0 && s <= n && !reached[s] {
-                reached[s] = true
-                queue.append(s)
-            }
-        }
-        for i in 0..<n where reached[i] && !barrier[i] && next[i].contains(n) {
+        let reached = graph.reach(from: [0], over: { liveSuccessors($0) }, stoppingAt: { barrier[$0] })
+        for i in 0..<n where reached[i] && !barrier[i] && liveSuccessors(i).contains(n) {
             let step = task.steps[i]
             if step.type == "completion" {
                 report(.warning, "endsBeforeCompletion",

@@ -77,39 +77,29 @@ extension TaskChecker {
         }
     }
 
-    /// Where navigation can really go after step `i`: the rule graph's edges without the
-    /// branches that are never taken (and without the fallback when a branch always matches).
+    /// Where navigation can really go after step `i`: the rule graph's edges (`Routing`'s) without
+    /// the branches that are never taken (and without the fallback when a branch always matches).
     func liveSuccessors(_ i: Int) -> [Int] {
-        guard let governing = governingRule(i), case .predicate(let branches, let fallback) = governing.rule else { return graph.successors(i) }
+        guard let governing = governingRule(i), case .predicate = governing.rule else { return graph.successors(i) }
         let (fates, alwaysMatches) = branchFates(key: governing.key, rule: governing.rule, step: i, path: governing.path)
         let n = task.steps.count
-        func resolve(_ d: Destination?) -> Int {
-            switch d {
-            case .step(let s)?: return s
-            case .section(let s)?: return task.section(at: s)?.firstStep ?? n
-            case .end?: return n
-            case nil: return min(i + 1, n)
-            }
-        }
         var next: [Int] = []
-        for (b, branch) in branches.enumerated() where fates.indices.contains(b) && fates[b] == .live {
-            next.append(resolve(branch.destination))
+        for edge in task.routing.edges(leaving: i) {
+            switch edge.kind {
+            case .branch(let b):
+                guard fates.indices.contains(b), fates[b] == .live else { continue }
+            case .fallback, .otherwise:
+                guard alwaysMatches == nil else { continue }
+            case .next, .direct:
+                break
+            }
+            next.append(edge.target ?? n)
         }
-        if alwaysMatches == nil { next.append(resolve(fallback)) }
         return Array(Set(next)).sorted()
     }
 
     /// The rule that applies after step `i`: its own, else that of the innermost section it ends.
-    func governingRule(_ i: Int) -> (key: String, rule: NavigationRule, path: JSONPath)? {
-        let root = JSONPath.root.key("navigationRules")
-        guard let step = task.step(at: i) else { return nil }
-        if let rule = task.rules.stepRules[i] { return (step.identifier, rule, root.key(step.identifier)) }
-        for s in step.sections.reversed() {
-            guard let section = task.section(at: s), section.lastStep == i else { break }
-            if let rule = task.rules.sectionRules[s] { return (section.identifier, rule, root.key(section.identifier)) }
-        }
-        return nil
-    }
+    func governingRule(_ i: Int) -> (key: String, rule: NavigationRule, path: JSONPath)? { graph.governingRule(i) }
 
     /// A section's rule applies after its last step only when that step (or a section nested
     /// inside ending with it) has no rule of its own.

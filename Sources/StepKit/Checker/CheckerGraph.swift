@@ -6,7 +6,7 @@ final class CheckerGraph {
     /// Steps; `count` stands for the end of the task.
     let count: Int
     private var predecessorsCache: [[Int]]?
-    private(set) lazy var fromStart: [Bool] = reach(from: [0], avoiding: nil)
+    private(set) lazy var fromStart: [Bool] = reach(from: [0], over: successors)
     private(set) lazy var navigationRules: [(key: String, rule: NavigationRule, step: Int, path: JSONPath)] = computeNavigationRules()
     private(set) lazy var ruleSites: [RuleSite] = computeRuleSites()
     /// Pairwise comparisons of predicates left for this check (see `PredicateAnalysis`).
@@ -24,17 +24,15 @@ final class CheckerGraph {
     }
 
     /// Whether a skip rule (the step's own or one of its sections') may pass over the step.
-    func skippable(_ i: Int) -> Bool {
-        guard let step = task.step(at: i) else { return false }
-        return task.rules.stepSkips[i] != nil || step.sections.contains { task.rules.sectionSkips[$0] != nil }
-    }
+    func skippable(_ i: Int) -> Bool { task.routing.skippable(i) }
 
-    /// Breadth-first search over successors from `starts` (which are marked), never entering
-    /// `avoiding`. The result has `count + 1` entries, the last one for the end.
-    func reach(from starts: [Int], avoiding: Int?, expand: ((Int) -> Bool)? = nil) -> [Bool] {
+    /// The one breadth-first search of the checker: from `starts` (which are marked) over `next`,
+    /// not going on from a step where `stops` holds. The result has `count + 1` entries, the last
+    /// one for the end (marked when reached, never gone on from).
+    func reach(from starts: [Int], over next: (Int) -> [Int], stoppingAt stops: (Int) -> Bool = { _ in false }) -> [Bool] {
         var seen = Array(repeating: false, count: count + 1)
         var queue: [Int] = []
-        for s in starts where s >= 0 && s <= count && s != avoiding && !seen[s] {
+        for s in starts where s >= 0 && s <= count && !seen[s] {
             seen[s] = true
             queue.append(s)
         }
@@ -42,8 +40,8 @@ final class CheckerGraph {
         while head < queue.count {
             let v = queue[head]
             head += 1
-            guard v < count, expand?(v) ?? true else { continue }
-            for s in successors(v) where s >= 0 && s <= count && s != avoiding && !seen[s] {
+            guard v < count, !stops(v) else { continue }
+            for s in next(v) where s >= 0 && s <= count && !seen[s] {
                 seen[s] = true
                 queue.append(s)
             }
@@ -177,13 +175,7 @@ final class CheckerGraph {
 
     /// Steps that lead to `x` in one move.
     func predecessors(_ x: Int) -> [Int] {
-        if predecessorsCache == nil {
-            var p = Array(repeating: [Int](), count: count + 1)
-            for v in 0..<count {
-                for s in successors(v) where s >= 0 && s <= count { p[s].append(v) }
-            }
-            predecessorsCache = p
-        }
+        if predecessorsCache == nil { predecessorsCache = RuleGraph.predecessors(task.graph.successors) }
         guard let p = predecessorsCache, p.indices.contains(x) else { return [] }
         return p[x]
     }
@@ -225,6 +217,14 @@ extension CheckerGraph {
     /// Where a step is in the definition, for messages: `steps[3]`, or inside sections.
     func stepPath(_ index: Int) -> JSONPath {
         task.step(at: index)?.definitionPath ?? JSONPath.root.key("steps").index(index)
+    }
+
+    /// The rule that applies after step `i` (`Routing`'s answer), with its key and path in
+    /// `navigationRules`.
+    func governingRule(_ i: Int) -> (key: String, rule: NavigationRule, path: JSONPath)? {
+        guard let governing = task.routing.governing(leaving: i) else { return nil }
+        let key = task.routing.identifier(of: governing.owner)
+        return (key, governing.rule, JSONPath.root.key("navigationRules").key(key))
     }
 
     fileprivate func computeNavigationRules() -> [(key: String, rule: NavigationRule, step: Int, path: JSONPath)] {

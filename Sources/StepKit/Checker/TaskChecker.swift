@@ -49,24 +49,9 @@ struct TaskChecker {
     }
 
     /// The steps navigation can reach from the first one, over every edge of the rule graph that
-    /// can be taken (see `liveSuccessors`).
+    /// can be taken (see `liveSuccessors`); the last entry is the end.
     func reachable() -> [Bool] {
-        let n = task.steps.count
-        var seen = Array(repeating: false, count: n)
-        guard n > 0 else { return seen }
-        var queue = [0]
-        seen[0] = true
-        var head = 0
-        while head < queue.count {
-            let v = queue[head]
-            head += 1
-            // Over the edges navigation can really take: never-taken branches do not count.
-            for s in liveSuccessors(v) where s >= 0 && s < n && !seen[s] {
-                seen[s] = true
-                queue.append(s)
-            }
-        }
-        return seen
+        graph.reach(from: [0], over: { liveSuccessors($0) })
     }
 
     /// Steps no path reaches, and steps from which no path ends the task (a loop with no way out).
@@ -82,8 +67,6 @@ struct TaskChecker {
         }
     }
 
-    /// Where a step is in the definition, for messages: `steps[3]`, or inside sections.
-    func stepPath(_ index: Int) -> JSONPath {
-        task.step(at: index)?.definitionPath ?? JSONPath.root.key("steps").index(index)
-    }
+    /// Where a step is in the definition, for messages (`CheckerGraph.stepPath`).
+    func stepPath(_ index: Int) -> JSONPath { graph.stepPath(index) }
 }

@@ -23,6 +23,9 @@ struct Task: Sendable {
         return Array(Set(recorders.compactMap(\.permission))).sorted()
     }
 
+    /// Which rule governs leaving each step and where its destinations lead.
+    var routing: Routing { Routing(steps: steps, sections: sections, rules: rules) }
+
     func step(at index: Int) -> Step? {
         steps.indices.contains(index) ? steps[index] : nil
     }

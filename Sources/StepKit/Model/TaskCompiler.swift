@@ -312,10 +312,15 @@ enum TaskCompiler {
                 for (i, item) in (r.array("branches", required: true) ?? []).enumerated() {
                     let branchPath = rulePath.key("branches").index(i)
                     guard let br = FieldReader(item, at: branchPath, b.d, what: "a branch") else { complete = false; continue }
-                    let when = br.value("when", required: true).flatMap { predicates.compile($0, at: branchPath.key("when")) }
+                    let condition = br.value("when", required: true)
+                    let when = condition.flatMap { predicates.compile($0, at: branchPath.key("when")) }
                     let to = br.value("destination", required: true).flatMap { destination($0, at: branchPath.key("destination"), b) }
                     br.finish()
-                    if let when, let to { branches.append(.init(when: when, destination: to)) } else { complete = false }
+                    if let when, let condition, let to {
+                        branches.append(.init(when: when, condition: condition, destination: to))
+                    } else {
+                        complete = false
+                    }
                 }
                 let fallback = r.value("defaultDestination").flatMap { destination($0, at: rulePath.key("defaultDestination"), b) }
                 if r.has("defaultDestination") && fallback == nil { complete = false }

@@ -9,6 +9,8 @@ enum Destination: Sendable, Equatable {
 enum NavigationRule: Sendable {
     struct Branch: Sendable {
         let when: Predicate
+        /// The condition as the definition wrote it, for the edges `stepkit_task_graph` lists.
+        let condition: JSON
         let destination: Destination
     }
 
@@ -17,14 +19,6 @@ enum NavigationRule: Sendable {
     case predicate(branches: [Branch], defaultDestination: Destination?)
     /// ResearchKit's `ORKDirectStepNavigationRule`.
     case direct(Destination)
-
-    /// All destinations the rule can give (for the rule graph); nil stands for "next in order".
-    var possibleDestinations: [Destination?] {
-        switch self {
-        case .direct(let d): return [d]
-        case .predicate(let branches, let fallback): return branches.map(\.destination) + [fallback]
-        }
-    }
 }
 
 /// `stepModifiers`: fields of a step set when it is reached and the predicate holds

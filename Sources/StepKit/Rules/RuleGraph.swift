@@ -13,17 +13,16 @@ struct RuleGraph: Sendable {
     let mostAfter: [Int?]
 
     init(steps: [Step], sections: [Section], rules: TaskRules) {
+        let routing = Routing(steps: steps, sections: sections, rules: rules)
         let n = steps.count
         var successors: [[Int]] = []
         successors.reserveCapacity(n)
         for i in 0..<n {
-            successors.append(RuleGraph.successors(of: i, steps: steps, sections: sections, rules: rules))
+            successors.append(Array(Set(routing.edges(leaving: i).map { $0.target ?? n })).sorted())
         }
         self.successors = successors
-        let skippable = (0..<n).map { i in
-            rules.stepSkips[i] != nil || (steps.indices.contains(i) && steps[i].sections.contains { rules.sectionSkips[$0] != nil })
-        }
-        let fewest = RuleGraph.fewest(successors, skippable: skippable)
+        let skippable = (0..<n).map { routing.skippable($0) }
+        let fewest = RuleGraph.fewest(RuleGraph.predecessors(successors), skippable: skippable)
         let longest = RuleGraph.longest(successors)
         fewestAfter = successors.map { next in
             next.compactMap { fewest.indices.contains($0) ? fewest[$0] : nil }.min()
@@ -38,39 +37,22 @@ struct RuleGraph: Sendable {
         }
     }
 
-    /// Where the rule that governs leaving step `i` can go.
-    static func successors(of i: Int, steps: [Step], sections: [Section], rules: TaskRules) -> [Int] {
-        let n = steps.count
-        func resolve(_ d: Destination?, after last: Int) -> Int {
-            switch d {
-            case .step(let s)?: return s
-            case .section(let s)?: return sections.indices.contains(s) ? sections[s].firstStep : n
-            case .end?: return n
-            case nil: return min(last + 1, n)
-            }
-        }
-        if let rule = rules.stepRules[i] {
-            return Array(Set(rule.possibleDestinations.map { resolve($0, after: i) })).sorted()
-        }
-        if steps.indices.contains(i) {
-            for s in steps[i].sections.reversed() {
-                guard sections.indices.contains(s), sections[s].lastStep == i else { break }
-                if let rule = rules.sectionRules[s] {
-                    return Array(Set(rule.possibleDestinations.map { resolve($0, after: i) })).sorted()
-                }
-            }
-        }
-        return [min(i + 1, n)]
-    }
-
-    /// Fewest steps shown from each node to the end, the node included: 0-1 breadth-first search
-    /// from the end over reversed edges.
-    private static func fewest(_ successors: [[Int]], skippable: [Bool]) -> [Int?] {
+    /// Per node (`successors.count` stands for the end): the steps that lead to it in one move,
+    /// in step order. Built when needed (compiling, checking), not kept with the task.
+    static func predecessors(_ successors: [[Int]]) -> [[Int]] {
         let n = successors.count
         var predecessors = Array(repeating: [Int](), count: n + 1)
         for (v, next) in successors.enumerated() {
             for s in next where s >= 0 && s <= n { predecessors[s].append(v) }
         }
+        return predecessors
+    }
+
+    /// Fewest steps shown from each node to the end, the node included: 0-1 breadth-first search
+    /// from the end over reversed edges.
+    private static func fewest(_ predecessors: [[Int]], skippable: [Bool]) -> [Int?] {
+        let n = predecessors.count - 1
+        guard n >= 0 else { return [] }
         var distance = Array(repeating: Int.max, count: n + 1)
         distance[n] = 0
         var front: [Int] = [], back: [Int] = [n]

@@ -10,6 +10,7 @@ struct Navigator {
     /// needs neither.
     var explains = true
     var task: Task { session.task }
+    var routing: Routing { task.routing }
 
     private func note(_ notes: inout [JSON], _ entry: @autoclosure () -> JSON) {
         if explains { notes.append(entry()) }
@@ -74,54 +75,32 @@ struct Navigator {
     }
 
     /// The destination after leaving step `index` (or, with `fromSectionDepth`, after leaving
-    /// the section at that depth of the step's sections, whose last step `index` is).
+    /// the section at that depth of the step's sections, whose last step `index` is); which rule
+    /// governs is `Routing`'s to say, this evaluates it.
     func destination(leaving index: Int, fromSectionDepth: Int?, notes: inout [JSON]) -> Int? {
-        guard let step = task.step(at: index) else { return nil }
-        if fromSectionDepth == nil, let rule = task.rules.stepRules[index] {
-            return apply(rule, owner: step.identifier, after: index, notes: &notes)
+        guard task.step(at: index) != nil else { return nil }
+        guard let governing = routing.governing(leaving: index, fromSectionDepth: fromSectionDepth) else {
+            return routing.next(after: index)
         }
-        // A section's rule applies when its last step is left.
-        let depth = fromSectionDepth.map { min($0, step.sections.count - 1) } ?? (step.sections.count - 1)
-        if depth >= 0 {
-            for position in stride(from: depth, through: 0, by: -1) {
-                let s = step.sections[position]
-                guard let section = task.section(at: s), section.lastStep == index else { break }
-                if let rule = task.rules.sectionRules[s] {
-                    return apply(rule, owner: section.identifier, after: index, notes: &notes)
-                }
-            }
-        }
-        return next(after: index)
-    }
-
-    private func next(after index: Int) -> Int? {
-        task.steps.indices.contains(index + 1) ? index + 1 : nil
+        return apply(governing.rule, owner: routing.identifier(of: governing.owner), after: index, notes: &notes)
     }
 
     private func apply(_ rule: NavigationRule, owner: String, after index: Int, notes: inout [JSON]) -> Int? {
         switch rule {
         case .direct(let destination):
             note(&notes, .object(["rule": .string(owner), "type": .string("direct")]))
-            return resolve(destination, after: index)
+            return routing.resolve(destination)
         case .predicate(let branches, let fallback):
             for (i, branch) in branches.enumerated() where branch.when.evaluate(session) {
                 note(&notes, .object(["rule": .string(owner), "type": .string("predicate"), "branch": .int(Int64(i))]))
-                return resolve(branch.destination, after: index)
+                return routing.resolve(branch.destination)
             }
             if let fallback {
                 note(&notes, .object(["rule": .string(owner), "type": .string("predicate"), "branch": .string("defaultDestination")]))
-                return resolve(fallback, after: index)
+                return routing.resolve(fallback)
             }
             note(&notes, .object(["rule": .string(owner), "type": .string("predicate"), "branch": .string("nextInOrder")]))
-            return next(after: index)
-        }
-    }
-
-    private func resolve(_ destination: Destination, after index: Int) -> Int? {
-        switch destination {
-        case .step(let s): return s
-        case .section(let s): return task.section(at: s)?.firstStep
-        case .end: return nil
+            return routing.next(after: index)
         }
     }
 }

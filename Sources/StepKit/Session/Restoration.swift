@@ -273,25 +273,15 @@ enum Restoration {
         }
     }
 
-    /// A saved answer, checked again against the step's answer format by the validation
-    /// `set_answer` uses (a form's confirmations are checked where the run left the step, by
-    /// the replay in `Restoration+Replay.swift`).
+    /// A saved answer, checked again by the validation `set_answer` uses (`Step.validate`; a
+    /// form's confirmations are checked where the run left the step, by the replay in
+    /// `Restoration+Replay.swift`).
     private static func validated(_ answer: JSON, for step: Step, at path: JSONPath) throws(StepKitError) -> JSON {
-        do throws(AnswerRejection) {
-            switch step.content {
-            case .message:
-                throw AnswerRejection("noAnswer", "The step \"\(step.identifier)\" takes no answer.")
-            case .question(let format):
-                return try format.validate(answer, previous: nil) ?? .null
-            case .form(let form):
-                guard case .object(let items) = answer else { throw AnswerRejection("wrongType", "A form's answer is an object.") }
-                let applied = Session.applyItems(items, form: form, previous: JSONObject())
-                if let problem = applied.problems.first { throw AnswerRejection(problem.code, problem.message) }
-                return .object(applied.updated)
-            }
-        } catch {
-            throw refuse("damaged", "A saved answer does not fit the task: " + error.message, path)
+        let checked = step.validate(answer, previous: nil, confirming: .never)
+        if let problem = checked.problems.first {
+            throw refuse("damaged", "A saved answer does not fit the task: " + problem.message, path)
         }
+        return checked.value ?? .null
     }
 
     // MARK: Migration
@@ -317,8 +307,9 @@ enum Restoration {
             switch step.content {
             case .message:
                 drop(id, nil, "The step no longer takes an answer.")
-            case .question(let format):
-                if let value = carried(answer, format) {
+            case .question:
+                let checked = step.validate(answer, previous: nil, confirming: .never)
+                if checked.problems.isEmpty, let value = checked.value {
                     answers[index] = value
                     kept.append(.object(["step": .string(id), "item": .null]))
                 } else {
@@ -329,10 +320,13 @@ enum Restoration {
                     drop(id, nil, "The step is now a form.")
                     continue
                 }
+                // Checked as restore and set_answer check a form's answer; each item that fails is
+                // dropped alone, and the others kept.
+                let valid = step.validate(answer, previous: nil, confirming: .never).value?.objectValue ?? JSONObject()
                 var object = JSONObject()
-                for (key, value) in items.entries {
-                    guard let item = form.item(key) else { drop(id, key, "The form item no longer exists."); continue }
-                    guard let v = carried(value, item.format) else { drop(id, key, "The answer no longer fits the item's answer format."); continue }
+                for (key, _) in items.entries {
+                    guard form.item(key) != nil else { drop(id, key, "The form item no longer exists."); continue }
+                    guard let v = valid[key] else { drop(id, key, "The answer no longer fits the item's answer format."); continue }
                     object[key] = v
                     kept.append(.object(["step": .string(id), "item": .string(key)]))
                 }
@@ -367,10 +361,5 @@ enum Restoration {
             "dropped": .array(dropped),
         ])
         return session
-    }
-
-    /// An answer carried to a new format: the same result type, and still valid.
-    private static func carried(_ answer: JSON, _ format: AnswerFormat) -> JSON? {
-        (try? format.validate(answer, previous: nil)) ?? nil
     }
 }

@@ -757,10 +757,87 @@ static void test_finish_reasons(void)
     stepkit_task_free(task);
 }
 
+/* The rule graph (stepkit_task_graph): where navigation starts, then every move leaving each
+ * step as its rule (a section's rule for the section's last step) gives it. */
+static const char EDGES_TASK[] =
+    "{\"identifier\": \"g\", \"steps\": ["
+    " {\"type\": \"question\", \"identifier\": \"q\", \"answerFormat\": {\"type\": \"boolean\"}},"
+    " {\"type\": \"instruction\", \"identifier\": \"x\"},"
+    " {\"type\": \"section\", \"identifier\": \"s\", \"steps\": ["
+    "   {\"type\": \"instruction\", \"identifier\": \"a\"}, {\"type\": \"instruction\", \"identifier\": \"b\"}]},"
+    " {\"type\": \"completion\", \"identifier\": \"done\"}],"
+    " \"navigationRules\": {"
+    "  \"q\": {\"type\": \"predicate\", \"branches\": ["
+    "    {\"when\": {\"result\": \"q\", \"equals\": false}, \"destination\": \"$end\"},"
+    "    {\"when\": {\"result\": \"q\", \"equals\": true}, \"destination\": \"s\"}]},"
+    "  \"s\": {\"type\": \"direct\", \"destination\": \"done\"}}}";
+
+/* Edge `i` of `edges` goes from `from` (NULL: the start) to `to` (NULL: the end), of `kind`, by
+ * the rule of `rule` (NULL: none). */
+static void check_edge(json_t *edges, size_t i, const char *from, const char *to, const char *kind, const char *rule)
+{
+    json_t *edge = json_array_get(edges, i);
+    CHECK(json_is_object(edge));
+    if (!json_is_object(edge))
+        return;
+    if (from)
+        CHECK_STR(json_str(edge, "from"), from);
+    else
+        CHECK(json_is_null(json_object_get(edge, "from")));
+    if (to)
+        CHECK_STR(json_str(edge, "to"), to);
+    else
+        CHECK(json_is_null(json_object_get(edge, "to")));
+    CHECK_STR(json_str(edge, "kind"), kind);
+    if (rule)
+        CHECK_STR(json_str(edge, "rule"), rule);
+    else
+        CHECK(json_object_get(edge, "rule") == NULL);
+}
+
+static void test_task_graph(void)
+{
+    stepkit_task *task = compile_ok(EDGES_TASK);
+    char *out = SENTINEL;
+    json_t *info, *edges;
+
+    CHECK_RC(stepkit_task_graph(NULL, &out), STEPKIT_EINVAL);
+    CHECK(out == NULL);
+    json_decref(check_last_error(STEPKIT_EINVAL, "EINVAL", NULL));
+    CHECK_RC(stepkit_task_graph(task, NULL), STEPKIT_EINVAL);
+    json_decref(check_last_error(STEPKIT_EINVAL, "EINVAL", NULL));
+    CHECK_RC(stepkit_task_graph(task, &out), STEPKIT_OK);
+    info = parse_json(out);
+    edges = json_object_get(info, "edges");
+    CHECK(json_is_array(edges) && json_array_size(edges) == 8);
+    if (json_is_array(edges) && json_array_size(edges) == 8) {
+        json_t *when;
+        check_edge(edges, 0, NULL, "q", "start", NULL);
+        check_edge(edges, 1, "q", NULL, "branch", "q");
+        CHECK(json_integer_value(json_object_get(json_array_get(edges, 1), "branch")) == 0);
+        when = json_object_get(json_array_get(edges, 1), "when");
+        CHECK_STR(json_str(when, "result"), "q");
+        CHECK(json_is_false(json_object_get(when, "equals")));
+        check_edge(edges, 2, "q", "a", "branch", "q");
+        CHECK(json_integer_value(json_object_get(json_array_get(edges, 2), "branch")) == 1);
+        CHECK_STR(json_str(json_array_get(edges, 2), "section"), "s");
+        check_edge(edges, 3, "q", "x", "otherwise", "q");
+        check_edge(edges, 4, "x", "a", "next", NULL);
+        check_edge(edges, 5, "a", "b", "next", NULL);
+        check_edge(edges, 6, "b", "done", "direct", "s"); /* the section's rule, from its last step */
+        CHECK(json_object_get(json_array_get(edges, 6), "section") == NULL);
+        check_edge(edges, 7, "done", NULL, "next", NULL);
+    }
+    json_decref(info);
+    stepkit_string_free(out);
+    stepkit_task_free(task);
+}
+
 int main(void)
 {
     RUN(test_versions);
     RUN(test_compile_ok);
+    RUN(test_task_graph);
     RUN(test_compile_parse_errors);
     RUN(test_compile_nesting_limit);
     RUN(test_compile_definition_errors);

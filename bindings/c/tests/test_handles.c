@@ -47,6 +47,9 @@ static void expect_einval_task(stepkit_task *task)
     out = SENTINEL;
     CHECK_RC(stepkit_task_check(task, &out), STEPKIT_EINVAL);
     CHECK(out == NULL);
+    out = SENTINEL;
+    CHECK_RC(stepkit_task_graph(task, &out), STEPKIT_EINVAL);
+    CHECK(out == NULL);
     CHECK_RC(stepkit_session_open(task, NULL, &session), STEPKIT_EINVAL);
     CHECK(session == NULL);
     session = SENTINEL;

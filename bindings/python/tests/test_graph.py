@@ -246,3 +246,105 @@ def test_a_countdown_shows_the_engines_default_duration():
     dot = to_dot(build_graph(definition))
     ready = next(line for line in dot.splitlines() if line.strip().startswith('"ready" [label='))
     assert "5 s" in ready
+
+
+def test_task_graph_is_the_engines_rule_graph():
+    with stepkit.Task.from_file(EXAMPLES / "headache.json") as task:
+        edges = task.graph()["edges"]
+        assert "edges" not in task.info  # task_info stays the same size; the graph is on demand
+    assert edges[0] == {"from": None, "to": "intro", "kind": "start"}
+    assert {"from": "symptom", "to": "about", "kind": "branch", "rule": "symptom", "branch": 0,
+            "when": {"not": {"result": "symptom", "contains": "headache"}}} in edges
+    assert {"from": "aura", "to": "about", "kind": "direct", "rule": "headacheDetails"} in edges
+    assert edges[-1] == {"from": "done", "to": None, "kind": "next"}
+    with pytest.raises(stepkit.StateError):
+        task.graph()
+
+
+# ------------------------------------------------------------------------------------------------
+# The drawing against a real run
+
+
+def walk_moves(path, tmp_path) -> List[Tuple[str, str, list]]:
+    """Walks an example with its answers file (the CLI's walk; active steps run on a manual
+    clock) and returns every move: (step left or START, step reached or END, the arrival)."""
+    import io as _io
+
+    from stepkit.active_presenter import ActiveRunner
+    from stepkit.answers_file import walk_with_answers
+
+    from conftest import START_MS
+
+    answers = load_json(path.with_name(path.stem + ".answers.json"))
+    with stepkit.Task.from_file(path) as task, task.open({"outputDirectory": str(tmp_path)}) as session:
+        state = session.state
+        moves = [(START, state["step"]["identifier"], state["navigation"]["arrival"])]
+        left = [state["step"]["identifier"]]
+
+        def on_move(state):
+            if state["status"] == "inProgress":
+                moves.append((left[0], state["step"]["identifier"], state["navigation"]["arrival"]))
+                left[0] = state["step"]["identifier"]
+            else:
+                moves.append((left[0], END, None))
+
+        runner = ActiveRunner(quiet=True, out=_io.StringIO(), clock=stepkit.ManualClock(START_MS))
+        with runner.attach(session):
+            final = walk_with_answers(session, answers, _io.StringIO(), quiet=True, runner=runner, on_move=on_move)
+        assert final["finishReason"] == "completed"
+    return moves
+
+
+def follow(g, source: str, arrival) -> str:
+    """Where the drawn edges lead from `source` when navigation decides as `arrival` says: each
+    rule it names picks that rule's edge (a branch by its index among the rule's branches), a
+    step without a rule takes its one unlabelled edge, and a step or section it says was passed
+    over is left by its own edges. Fails when no drawn edge fits."""
+    sections = {s.identifier: s for s in g.sections}
+    notes = [n for n in (arrival or []) if "modified" not in n and "end" not in n]
+    at, i = source, 0
+    while True:
+        edges = [e for e in g.edges if e.source == at]
+        note = notes[i] if i < len(notes) else None
+        if note is not None and "rule" in note:
+            ruled = [e for e in edges if e.rule == note["rule"]]
+            if note["type"] == "direct":
+                chosen = [e for e in ruled if e.kind == "direct"]
+            elif note["branch"] == "defaultDestination":
+                chosen = [e for e in ruled if e.kind == "default"]
+            elif note["branch"] == "nextInOrder":
+                chosen = [e for e in ruled if e.kind == "next"]
+            else:
+                branches = [e for e in ruled if e.kind == "branch"]
+                chosen = branches[note["branch"]:note["branch"] + 1]
+            i += 1
+        else:
+            chosen = [e for e in edges if e.rule is None]
+        assert len(chosen) == 1, f"no single drawn edge from {at} for {note}: {edges}"
+        target = chosen[0].target
+        note = notes[i] if i < len(notes) else None
+        if note is None or "skipped" not in note:
+            return target
+        skipped = note["skipped"]
+        i += 1
+        if skipped in sections:
+            assert sections[skipped].first == target, f"{skipped} passed over, but the edge leads to {target}"
+            at = sections[skipped].last
+        else:
+            assert skipped == target, f"{skipped} passed over, but the edge leads to {target}"
+            at = skipped
+
+
+@pytest.mark.parametrize("path", EXAMPLE_TASKS, ids=lambda p: p.stem)
+def test_drawn_edges_are_the_moves_a_session_makes(path, tmp_path):
+    g = build_graph(load_json(path))
+    drawn = set(dot_edges(to_dot(g)))
+    assert {(e.source, e.target, e.label) for e in g.edges} == drawn
+    moves = walk_moves(path, tmp_path)
+    assert len(moves) > 2
+    for source, target, arrival in moves:
+        if target == END:
+            # Completing: the edge the last step's rule (or order) gives leads to the end.
+            assert any(e.source == source and e.target == END for e in g.edges), source
+            continue
+        assert follow(g, source, arrival) == target, (source, target, arrival)

@@ -345,16 +345,26 @@ class Task(_Handle):
         info: Dict[str, Any] = json.loads(text)  # a fresh dict on every access
         return info
 
+    def graph(self) -> Dict[str, Any]:
+        """The task's rule graph (``stepkit_task_graph``, docs/branching.md): ``{"edges":
+        [{"from", "to", "kind", "rule", "branch", "when", "section"}, ...]}``, every move the
+        engine's navigation can make (``from`` None: the start; ``to`` None: the end)."""
+        return self._object_out("stepkit_task_graph")
+
     def check(self) -> Dict[str, Any]:
         """The static checker's report on this task (``stepkit_task_check``, docs/checker.md):
         ``{"problems": [{"severity", "code", "message", "path"}], "errors": N, "warnings": N}``
         with severities ``"error"``, ``"warning"`` and ``"info"``."""
+        return self._object_out("stepkit_task_check")
+
+    def _object_out(self, function: str) -> Dict[str, Any]:
+        """The JSON object a ``stepkit_task_*(task, &out)`` call gives for this task."""
         with self._lock:
             handle = self._live_handle()
-            report = _call_out(self._lib, "stepkit_task_check", handle)
-        if not isinstance(report, dict):
-            raise InternalError("stepkit_task_check returned JSON that is not an object.")
-        return report
+            value = _call_out(self._lib, function, handle)
+        if not isinstance(value, dict):
+            raise InternalError(f"{function} returned JSON that is not an object.")
+        return value
 
     @property
     def identifier(self) -> str:

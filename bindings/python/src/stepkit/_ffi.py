@@ -56,6 +56,7 @@ _PROTOTYPES = {
     "stepkit_string_free": (None, [c_void_p]),
     "stepkit_task_compile": (c_int, [c_char_p, _OUT]),
     "stepkit_task_info": (c_int, [c_void_p, _OUT]),
+    "stepkit_task_graph": (c_int, [c_void_p, _OUT]),
     "stepkit_task_check": (c_int, [c_void_p, _OUT]),
     "stepkit_task_free": (None, [c_void_p]),
     "stepkit_session_open": (c_int, [c_void_p, c_char_p, _OUT]),

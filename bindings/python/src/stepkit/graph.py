@@ -3,8 +3,10 @@
 Steps are nodes (identifier, type, title); navigation rules are labelled edges with the condition
 in words (:func:`describe_predicate`: ``symptom does not contain "headache"``); default and
 next-in-order moves are edges too ("otherwise"); a step with a skip rule is drawn dashed with a
-note saying when it is skipped; sections are Graphviz clusters. The DOT text is built here from
-the definition (the task is compiled first, so only valid tasks are drawn); Graphviz's ``dot``
+note saying when it is skipped; sections are Graphviz clusters. The edges are the engine's own
+(``Task.graph()``, the rule graph its navigation follows), so the picture never says
+anything the engine does not do; the definition only gives the words on nodes, clusters and
+branch edges (the task is compiled first, so only valid tasks are drawn). Graphviz's ``dot``
 (``apt-get install graphviz``) renders SVG and PNG.
 """
 
@@ -17,7 +19,7 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, TextIO, Tuple
+from typing import Any, Dict, List, Optional, Sequence, TextIO
 
 from ._core import Task
 from .errors import DefinitionError, LibraryNotFoundError, StepKitError
@@ -224,20 +226,21 @@ def _flatten(items: List[Dict[str, Any]], sections: List[str], steps: List[StepN
         steps.append(node)
 
 
-def build_graph(definition: Dict[str, Any], info: Optional[Dict[str, Any]] = None) -> NavigationGraph:
-    """The navigation graph of a (valid) task definition, as ResearchKit's navigable ordered task
-    walks it (docs/task-format.md, Branching). ``info``: the compiled task's
-    :attr:`~stepkit.Task.info`, whose steps give the effective ``stepDuration`` of active steps
-    (without it, the definition is compiled to get it)."""
-    if info is None:
+def build_graph(definition: Dict[str, Any], info: Optional[Dict[str, Any]] = None,
+                rules: Optional[Dict[str, Any]] = None) -> NavigationGraph:
+    """The navigation graph of a (valid) task definition. The edges are the engine's
+    (``rules``: the compiled task's :meth:`~stepkit.Task.graph`, every way its navigation can
+    go, docs/branching.md); the definition gives only what the nodes and clusters say. ``info``:
+    the compiled task's :attr:`~stepkit.Task.info`, whose steps give the effective
+    ``stepDuration`` of active steps. Without them, the definition is compiled to get them."""
+    if info is None or rules is None:
         with Task.from_json(definition) as task:
-            info = task.info
+            info = task.info if info is None else info
+            rules = task.graph() if rules is None else rules
     durations = {s.get("identifier"): s.get("stepDuration") for s in info.get("steps") or [] if isinstance(s, dict)}
     steps: List[StepNode] = []
     sections: List[SectionNode] = []
     _flatten(definition.get("steps") or [], [], steps, sections, durations)
-    by_section = {s.identifier: s for s in sections}
-    rules: Dict[str, Any] = definition.get("navigationRules") or {}
     skips: Dict[str, Any] = definition.get("skipRules") or {}
     modifiers: Dict[str, Any] = definition.get("stepModifiers") or {}
     for node in steps:
@@ -262,43 +265,24 @@ def build_graph(definition: Dict[str, Any], info: Optional[Dict[str, Any]] = Non
         if stop is not None:
             stop.items.append(f"stops recording {name} after it")
 
-    def target(destination: str) -> Tuple[str, Optional[str]]:
-        if destination == END:
-            return END, None
-        if destination in by_section:
-            return by_section[destination].first, destination
-        return destination, None
-
-    edges: List[Edge] = []
-    if steps:
-        edges.append(Edge(START, steps[0].identifier, kind="start"))
-    for i, node in enumerate(steps):
-        following = steps[i + 1].identifier if i + 1 < len(steps) else END
-        key: Optional[str] = node.identifier if node.identifier in rules else None
-        if key is None:
-            for name in reversed(node.sections):
-                if by_section[name].last != node.identifier:
-                    break
-                if name in rules:
-                    key = name
-                    break
-        rule = rules.get(key) if key is not None else None
-        if not isinstance(rule, dict):
-            edges.append(Edge(node.identifier, following, kind="next"))
-            continue
-        if rule.get("type") == "direct":
-            to, section = target(rule["destination"])
-            edges.append(Edge(node.identifier, to, kind="direct", rule=key, section=section))
-            continue
-        for branch in rule.get("branches") or []:
-            to, section = target(branch["destination"])
-            edges.append(Edge(node.identifier, to, describe_predicate(branch["when"]), "branch", key, section))
-        if "defaultDestination" in rule:
-            to, section = target(rule["defaultDestination"])
-            edges.append(Edge(node.identifier, to, "otherwise", "default", key, section))
-        else:
-            edges.append(Edge(node.identifier, following, "otherwise", "next", key))
+    edges = [_edge(e) for e in rules.get("edges") or [] if isinstance(e, dict)]
     return NavigationGraph(str(definition.get("identifier", "")), steps, sections, edges)
+
+
+def _edge(edge: Dict[str, Any]) -> Edge:
+    """An edge of the engine's rule graph (``Task.graph()["edges"]``) as drawn: its label is the
+    branch's condition in words, or "otherwise" for the move taken when no branch matches."""
+    kind = str(edge.get("kind", "next"))
+    source = edge.get("from")
+    target = edge.get("to")
+    if kind == "branch":
+        label = describe_predicate(edge.get("when"))
+    elif kind in ("default", "otherwise"):
+        label = "otherwise"
+    else:
+        label = ""
+    return Edge(START if source is None else str(source), END if target is None else str(target), label,
+                "next" if kind == "otherwise" else kind, edge.get("rule"), edge.get("section"))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -437,6 +421,7 @@ def run(args: argparse.Namespace, out: Optional[TextIO] = None, err: Optional[Te
     try:
         with Task.from_json(text) as task:  # only valid tasks are drawn
             info = task.info
+            rules = task.graph()
         definition = json.loads(text)
     except LibraryNotFoundError as exc:
         print(f"error: {exc.message}", file=err)
@@ -449,7 +434,7 @@ def run(args: argparse.Namespace, out: Optional[TextIO] = None, err: Optional[Te
     except StepKitError as exc:
         print(f"error: {args.task}: {exc.message}", file=err)
         return 2
-    dot = to_dot(build_graph(definition, info))
+    dot = to_dot(build_graph(definition, info, rules))
     if not args.output:
         if args.format not in (None, "dot"):
             print("error: --format other than dot needs -o FILE", file=err)

@@ -1,0 +1,79 @@
+/// The one validation of an answer to a step, used by `set_answer`, by restore (which checks
+/// saved answers exactly as they were accepted) and by migration (which keeps what still fits):
+/// a question's answer by its answer format (`Model/AnswerFormats/`), a form's item by item by
+/// theirs, with the rule a form adds across items: a `confirmText` item must equal its original
+/// (the one confirm-text check, used when a confirmation is set and when the form is left).
+extension Step {
+    /// This step's answer checked (`previous`: the answer it replaces, which some formats keep
+    /// parts of; for a form, the items it does not change). The value is nil for an empty
+    /// answer; `problems` has every problem, a form's with the item's path.
+    func validate(_ answer: JSON, previous: JSON?, confirming: Form.Confirming) -> (value: JSON?, problems: [Problem]) {
+        switch content {
+        case .message:
+            return (nil, [Problem(code: "noAnswer", message: "The step \"\(identifier)\" takes no answer.", path: .root)])
+        case .question(let format):
+            do throws(AnswerRejection) {
+                return (try format.validate(answer, previous: previous), [])
+            } catch {
+                return (nil, [Problem(code: error.code, message: error.message, path: .root)])
+            }
+        case .form(let form):
+            guard case .object(let changes) = answer else {
+                return (nil, [Problem(code: "wrongType", message: "A form's answer is an object of its items' answers: {\"item\": answer}.", path: .root)])
+            }
+            let applied = form.validate(changes, previous: previous?.objectValue ?? JSONObject(), confirming: confirming)
+            return (.object(applied.updated), applied.problems)
+        }
+    }
+}
+
+extension Form {
+    /// When confirmations are checked against their originals.
+    enum Confirming {
+        /// Not now: a saved or migrated draft may hold a confirmation its original has since
+        /// moved away from; leaving the form checks it (`confirmationProblems`).
+        case never
+        /// Each confirmation `changes` sets, against its original as it stands after the change,
+        /// when the original has an answer (the participant may type the confirmation first).
+        case changed
+    }
+
+    /// Each item of `changes` checked by its answer format and applied over `previous`, every
+    /// problem reported (with the item's path) and none of them left out; the caller keeps
+    /// `updated` only when `problems` is empty.
+    func validate(_ changes: JSONObject, previous: JSONObject, confirming: Confirming) -> (updated: JSONObject, problems: [Problem]) {
+        var updated = previous
+        var problems: [Problem] = []
+        for (key, value) in changes.entries {
+            guard let item = item(key) else {
+                problems.append(Problem(code: "unknownItem", message: "The form has no item \"\(key)\".", path: .root.key(key)))
+                continue
+            }
+            do throws(AnswerRejection) {
+                updated[key] = try item.format.validate(value, previous: previous[key])
+            } catch {
+                problems.append(Problem(code: error.code, message: error.message, path: .root.key(key)))
+            }
+        }
+        if problems.isEmpty, confirming == .changed {
+            problems = confirmationProblems(updated, items: changes.keys, originalRequired: false)
+        }
+        return (updated, problems)
+    }
+
+    /// The confirm-text check: each confirmation among `items` that has an answer in `answer`
+    /// must equal its original's answer there. With `originalRequired`, a confirmation whose
+    /// original has no answer fails too (leaving the form); without, it waits for the original.
+    func confirmationProblems(_ answer: JSONObject, items: some Sequence<String>, originalRequired: Bool) -> [Problem] {
+        var problems: [Problem] = []
+        for key in items {
+            guard let confirm = item(key)?.format.rules as? ConfirmTextFormat, let value = answer[key] else { continue }
+            let original = answer[confirm.originalItemIdentifier]
+            if original == nil && !originalRequired { continue }
+            do throws(AnswerRejection) { try confirm.confirm(value, original: original) } catch {
+                problems.append(Problem(code: error.code, message: error.message, path: .root.key(key)))
+            }
+        }
+        return problems
+    }
+}

@@ -1,0 +1,159 @@
+/// The one place that says which rule governs leaving a step and where a destination leads, with
+/// ResearchKit's `ORKNavigableOrderedTask` semantics: a step's own rule, else the rule of the
+/// innermost section it ends (a section's rule applies when its last step is left), else the next
+/// step in order. The session's `Navigator` evaluates the rule this names, the `RuleGraph` and the
+/// checker take every edge it lists, and `stepkit_task_graph` hands those edges to hosts, so a
+/// drawing of the task shows exactly the moves a session makes.
+///
+/// Built from the parts of a task rather than the task, since the rule graph is worked out while
+/// the task is being put together.
+struct Routing: Sendable {
+    let steps: [Step]
+    let sections: [Section]
+    let rules: TaskRules
+
+    /// Whose rule it is: a step's or a section's (indexes into `steps`, `sections`).
+    enum Owner: Sendable, Equatable {
+        case step(Int)
+        case section(Int)
+    }
+
+    /// The rule that governs a move, and whose it is.
+    struct Governing: Sendable {
+        let owner: Owner
+        let rule: NavigationRule
+    }
+
+    /// One way navigation can go when a step is left.
+    struct Edge: Sendable, Equatable {
+        enum Kind: Sendable, Equatable {
+            /// No rule applies: the next step in order.
+            case next
+            /// A direct rule's destination.
+            case direct
+            /// Branch `index` of a predicate rule.
+            case branch(Int)
+            /// A predicate rule's `defaultDestination`, when no branch matches.
+            case fallback
+            /// A predicate rule without a `defaultDestination`, when no branch matches: the next
+            /// step in order.
+            case otherwise
+        }
+
+        let kind: Kind
+        /// The step reached (before skip rules), nil for the end of the task.
+        let target: Int?
+        /// Whose rule gives the move (nil for `.next`).
+        let owner: Owner?
+        /// The section the destination names, when it names one (the move enters its first step).
+        let section: Int?
+        /// A branch's condition as the definition wrote it.
+        var condition: JSON? = nil
+    }
+
+    /// The rule that governs leaving step `index`; nil when none does (navigation goes to the
+    /// next step in order). With `fromSectionDepth`, the section at that depth of the step's
+    /// sections is being left as a whole (passed over by its skip rule, `index` being its last
+    /// step): the step's own rule and the rules of sections nested deeper do not apply.
+    func governing(leaving index: Int, fromSectionDepth: Int? = nil) -> Governing? {
+        guard steps.indices.contains(index) else { return nil }
+        let step = steps[index]
+        if fromSectionDepth == nil, let rule = rules.stepRules[index] {
+            return Governing(owner: .step(index), rule: rule)
+        }
+        let depth = fromSectionDepth.map { min($0, step.sections.count - 1) } ?? (step.sections.count - 1)
+        guard depth >= 0 else { return nil }
+        for position in stride(from: depth, through: 0, by: -1) {
+            let s = step.sections[position]
+            guard sections.indices.contains(s), sections[s].lastStep == index else { break }
+            if let rule = rules.sectionRules[s] { return Governing(owner: .section(s), rule: rule) }
+        }
+        return nil
+    }
+
+    /// The step after `index` in order, nil past the last one (the end of the task).
+    func next(after index: Int) -> Int? {
+        index >= -1 && index < steps.count - 1 ? index + 1 : nil
+    }
+
+    /// The step a destination leads to: a step, a section's first step, or nil for the end.
+    func resolve(_ destination: Destination) -> Int? {
+        switch destination {
+        case .step(let s): return s
+        case .section(let s): return sections.indices.contains(s) ? sections[s].firstStep : nil
+        case .end: return nil
+        }
+    }
+
+    /// The identifier of a rule's owner (the key of its rule in `navigationRules`).
+    func identifier(of owner: Owner) -> String {
+        switch owner {
+        case .step(let i): return steps.indices.contains(i) ? steps[i].identifier : ""
+        case .section(let s): return sections.indices.contains(s) ? sections[s].identifier : ""
+        }
+    }
+
+    /// Every way navigation can go when step `index` is left, in the order the rule lists them:
+    /// its branches, then the default (or the next step in order).
+    func edges(leaving index: Int) -> [Edge] {
+        guard steps.indices.contains(index) else { return [] }
+        guard let governing = governing(leaving: index) else {
+            return [Edge(kind: .next, target: next(after: index), owner: nil, section: nil)]
+        }
+        func edge(_ kind: Edge.Kind, _ destination: Destination, condition: JSON? = nil) -> Edge {
+            var section: Int?
+            if case .section(let s) = destination { section = s }
+            return Edge(kind: kind, target: resolve(destination), owner: governing.owner, section: section, condition: condition)
+        }
+        switch governing.rule {
+        case .direct(let destination):
+            return [edge(.direct, destination)]
+        case .predicate(let branches, let fallback):
+            var edges = branches.enumerated().map { edge(.branch($0.offset), $0.element.destination, condition: $0.element.condition) }
+            if let fallback {
+                edges.append(edge(.fallback, fallback))
+            } else {
+                edges.append(Edge(kind: .otherwise, target: next(after: index), owner: governing.owner, section: nil))
+            }
+            return edges
+        }
+    }
+
+    /// The edges as `stepkit_task_graph` lists them: where navigation starts (`from` null), then
+    /// every edge of every step in step order; `to` is null for the end of the task.
+    var json: JSON {
+        var list: [JSON] = []
+        if let first = steps.first {
+            list.append(.object(["from": .null, "to": .string(first.identifier), "kind": .string("start")]))
+        }
+        for (i, step) in steps.enumerated() {
+            for edge in edges(leaving: i) {
+                var fields = JSONObject([
+                    "from": .string(step.identifier),
+                    "to": edge.target.map { steps.indices.contains($0) ? .string(steps[$0].identifier) : .null } ?? .null,
+                ])
+                switch edge.kind {
+                case .next: fields["kind"] = .string("next")
+                case .direct: fields["kind"] = .string("direct")
+                case .branch: fields["kind"] = .string("branch")
+                case .fallback: fields["kind"] = .string("default")
+                case .otherwise: fields["kind"] = .string("otherwise")
+                }
+                if let owner = edge.owner { fields["rule"] = .string(identifier(of: owner)) }
+                if case .branch(let b) = edge.kind {
+                    fields["branch"] = .int(Int64(b))
+                    fields["when"] = edge.condition ?? .null
+                }
+                if let s = edge.section, sections.indices.contains(s) { fields["section"] = .string(sections[s].identifier) }
+                list.append(.object(fields))
+            }
+        }
+        return .array(list)
+    }
+
+    /// Whether a skip rule (the step's own or one of its sections') may pass over the step.
+    func skippable(_ index: Int) -> Bool {
+        guard steps.indices.contains(index) else { return false }
+        return rules.stepSkips[index] != nil || steps[index].sections.contains { rules.sectionSkips[$0] != nil }
+    }
+}
