@@ -447,3 +447,18 @@ def test_a_loop_over_a_form_whose_visibility_reads_a_hidden_item_restores():
             with task.restore(saved) as back:
                 assert back.state == session.state
                 assert back.save() == saved
+
+
+def test_a_run_that_failed_as_an_active_step_appeared_restores():
+    # short-walk's countdown starts an async action whose recorder fails without an output
+    # directory, so the run fails as the step appears, before its timer is prepared: that saved
+    # run is one the task allows (found by the compile fuzz target).
+    examples = Path(__file__).resolve().parents[3] / "examples" / "tasks"
+    with stepkit.Task.from_file(examples / "short-walk.json") as task:
+        with task.open({"taskRunUUID": RUN_UUID}) as session:
+            session.set_clock(lambda: START_MS)
+            state = session.forward()
+            assert (state["status"], state["finishReason"]) == ("finished", "failed")
+            saved = session.save()
+        with task.restore(saved) as restored:
+            assert restored.save() == saved
