@@ -1,0 +1,104 @@
+/// Reading restoration data back exactly: every field checked against the task before anything
+/// is built, then the run replayed (`Restoration+Replay.swift`).
+extension Restoration {
+    /// The saved run, exactly: every field is checked against the task before anything is built.
+    static func exact(_ d: JSONObject, task: Task, options: SessionOptions, clock: Clock) throws(StepKitError) -> Session {
+        guard let uuid = d["taskRunUUID"]?.stringValue.flatMap(UUIDText.normalized),
+              case .int(let startDate)? = d["startDate"],
+              let touched = d["touched"]?.boolValue,
+              let pathItems = d["path"]?.arrayValue,
+              let savedAnswers = d["answers"]?.objectValue, d["laterAnswers"]?.objectValue != nil else {
+            throw refuse("damaged", "The restoration data is missing the run's identity, dates, path or answers.")
+        }
+        let endDate = try optionalInt(d["endDate"], .root.key("endDate"))
+        var finishReason: FinishReason?
+        if let reason = d["finishReason"], !reason.isNull {
+            guard let r = reason.stringValue.flatMap(FinishReason.init(rawValue:)) else {
+                throw refuse("damaged", "Unknown finish reason.", .root.key("finishReason"))
+            }
+            finishReason = r
+        }
+        var answers: [Int: JSON] = [:]
+        for (id, answer) in savedAnswers.entries {
+            let path = JSONPath.root.key("answers").key(id)
+            guard let index = task.stepIndex[id], let step = task.step(at: index) else {
+                throw refuse("damaged", "The saved answers name a step \"\(id)\" the task does not have.", path)
+            }
+            answers[index] = try validated(answer, for: step, at: path)
+        }
+        var laterAnswers: [Int: [JSON]] = [:]
+        for (id, list) in (d["laterAnswers"]?.objectValue ?? JSONObject()).entries {
+            let path = JSONPath.root.key("laterAnswers").key(id)
+            guard let index = task.stepIndex[id], let step = task.step(at: index), let items = list.arrayValue else {
+                throw refuse("damaged", "The saved later answers name a step \"\(id)\" the task does not have.", path)
+            }
+            var kept: [JSON] = []
+            for (i, answer) in items.enumerated() { kept.append(try validated(answer, for: step, at: path.index(i))) }
+            laterAnswers[index] = kept
+        }
+        var visits: [Visit] = []
+        for (i, item) in pathItems.enumerated() {
+            let path = JSONPath.root.key("path").index(i)
+            guard let v = item.objectValue, v.keys.allSatisfy(Restoration.visitKeys.contains),
+                  let id = v["step"]?.stringValue, let index = task.stepIndex[id], let step = task.step(at: index),
+                  case .int(let start)? = v["startDate"], let skipped = v["skipped"]?.boolValue,
+                  let modified = v["modified"]?.boolValue, let hidden = v["hiddenItems"]?.arrayValue?.compactMap(\.stringValue) else {
+                throw refuse("damaged", "A visit of the saved path is not valid for this task.", path)
+            }
+            var visit = Visit(stepIndex: index, startDate: start)
+            visit.endDate = try optionalInt(v["endDate"], path.key("endDate"))
+            visit.skipped = skipped
+            visit.modified = modified
+            visit.hiddenItems = hidden
+            visit.arrival = v["arrival"] ?? .null
+            if let active = v["active"] {
+                guard step.active != nil else { throw refuse("damaged", "A saved active step is not an active step of this task.", path.key("active")) }
+                visit.active = try decodeActive(active, at: path.key("active"))
+            }
+            if let answer = v["answer"] { visit.answer = try validated(answer, for: step, at: path.key("answer")) }
+            visits.append(visit)
+        }
+        var asyncRuns: [Int: RecorderRun] = [:]
+        for (id, value) in (d["asyncActions"]?.objectValue ?? JSONObject()).entries {
+            guard let index = task.asyncActions.firstIndex(where: { $0.recorder.identifier == id }) else {
+                throw refuse("damaged", "The saved async action \"\(id)\" is not in the task.", .root.key("asyncActions").key(id))
+            }
+            let run = try decodeRecorder(value, at: .root.key("asyncActions").key(id))
+            guard run.identifier == id, run.type == task.asyncActions[index].recorder.type else {
+                throw refuse("damaged", "The saved async action \"\(id)\" does not match the task's.", .root.key("asyncActions").key(id))
+            }
+            asyncRuns[index] = run
+        }
+        guard let taskSuspended = d["taskSuspended"]?.boolValue else {
+            throw refuse("damaged", "The restoration data does not say whether the task is suspended.", .root.key("taskSuspended"))
+        }
+        if visits.isEmpty && finishReason == nil {
+            throw refuse("damaged", "The saved path is empty but the run has not finished.", .root.key("path"))
+        }
+        let session = Session(task: task, options: options, clock: clock, taskRunUUID: uuid, startDate: startDate, endDate: endDate,
+                              finishReason: finishReason, visits: visits, answers: answers, laterAnswers: laterAnswers, touched: touched,
+                              taskSuspended: taskSuspended, asyncRuns: asyncRuns)
+        // Well-formed is not enough: the run must be one the task allows (keyed or not).
+        try checkAllowed(session, savedAnswers: answers)
+        return session
+    }
+
+    static func optionalInt(_ value: JSON?, _ path: JSONPath) throws(StepKitError) -> Int64? {
+        switch value {
+        case nil, .null?: return nil
+        case .int(let i)?: return i
+        default: throw refuse("damaged", "A date must be milliseconds since 1970 as a whole number.", path)
+        }
+    }
+
+    /// A saved answer, checked again by the validation `set_answer` uses (`Step.validate`; a
+    /// form's confirmations are checked where the run left the step, by the replay in
+    /// `Restoration+Replay.swift`).
+    static func validated(_ answer: JSON, for step: Step, at path: JSONPath) throws(StepKitError) -> JSON {
+        let checked = step.validate(answer, previous: nil, confirming: .never)
+        if let problem = checked.problems.first {
+            throw refuse("damaged", "A saved answer does not fit the task: " + problem.message, path)
+        }
+        return checked.value ?? .null
+    }
+}

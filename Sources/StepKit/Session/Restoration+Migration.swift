@@ -1,0 +1,79 @@
+/// Restoring data saved on another version of the task (option "migrate").
+extension Restoration {
+    /// Carries a session saved on another version of the task over: answers whose step (and
+    /// item) still exist with the same answer type and still fit are kept, the others listed; the
+    /// run resumes at the first step that still needs an answer.
+    static func migrate(_ d: JSONObject, to task: Task, options: SessionOptions, clock: Clock) throws(StepKitError) -> Session {
+        guard let uuid = d["taskRunUUID"]?.stringValue.flatMap(UUIDText.normalized), case .int(let startDate)? = d["startDate"],
+              let savedAnswers = d["answers"]?.objectValue else {
+            throw refuse("damaged", "The restoration data is missing the run's identity, dates or answers.")
+        }
+        var kept: [JSON] = [], dropped: [JSON] = []
+        var answers: [Int: JSON] = [:]
+        func drop(_ step: String, _ item: String?, _ reason: String) {
+            dropped.append(.object(["step": .string(step), "item": .string(item), "reason": .string(reason)]))
+        }
+        for (id, answer) in savedAnswers.entries {
+            guard let index = task.stepIndex[id], let step = task.step(at: index) else {
+                drop(id, nil, "The step no longer exists.")
+                continue
+            }
+            switch step.content {
+            case .message:
+                drop(id, nil, "The step no longer takes an answer.")
+            case .question:
+                let checked = step.validate(answer, previous: nil, confirming: .never)
+                if checked.problems.isEmpty, let value = checked.value {
+                    answers[index] = value
+                    kept.append(.object(["step": .string(id), "item": .null]))
+                } else {
+                    drop(id, nil, "The answer no longer fits the question's answer format.")
+                }
+            case .form(let form):
+                guard case .object(let items) = answer else {
+                    drop(id, nil, "The step is now a form.")
+                    continue
+                }
+                // Checked as restore and set_answer check a form's answer; each item that fails is
+                // dropped alone, and the others kept.
+                let valid = step.validate(answer, previous: nil, confirming: .never).value?.objectValue ?? JSONObject()
+                var object = JSONObject()
+                for (key, _) in items.entries {
+                    guard form.item(key) != nil else { drop(id, key, "The form item no longer exists."); continue }
+                    guard let v = valid[key] else { drop(id, key, "The answer no longer fits the item's answer format."); continue }
+                    object[key] = v
+                    kept.append(.object(["step": .string(id), "item": .string(key)]))
+                }
+                if object.count > 0 { answers[index] = .object(object) }
+            }
+        }
+        // Every option the host gave (output directory, recorder settings, limits, autosave,
+        // key, prefill) applies to the migrated run as to any other; only the run's identity
+        // comes from the saved data.
+        var carriedOptions = options
+        carriedOptions.taskRunUUID = uuid
+        var session = Session(task: task, options: carriedOptions, clock: clock)
+        // The run keeps its start, unless the saved start is later than the migrated run's
+        // first visit (a forged or skewed date): a run never starts after it is shown.
+        session.startDate = min(startDate, session.startDate)
+        for (index, answer) in answers { session.answers[index] = answer }
+        // Walk forward over what is already answered (and optional steps the participant had
+        // already passed), to the first step that still needs an answer.
+        let visited = Set((d["path"]?.arrayValue ?? []).compactMap { $0.objectValue?["step"]?.stringValue })
+        var budget = task.steps.count
+        while budget > 0, let step = session.currentStep,
+              !step.takesAnswers || session.answers[session.current?.stepIndex ?? -1] != nil || (step.optional && visited.contains(step.identifier)),
+              session.forwardProblems().isEmpty, session.routeForward()?.step != nil {
+            budget -= 1
+            do throws(StepKitError) { try session.goForward() } catch { break }
+        }
+        session.touched = true
+        session.restoreReport = .object([
+            "migrated": .bool(true),
+            "fromFingerprint": d["task"]?.objectValue?["fingerprint"] ?? .null,
+            "kept": .array(kept),
+            "dropped": .array(dropped),
+        ])
+        return session
+    }
+}

@@ -1,0 +1,70 @@
+/// Writing restoration data: the session as versioned JSON text, signed (see
+/// `Restoration+Integrity.swift`).
+extension Restoration {
+    /// The restoration data as text, written once: the document is dumped without its integrity
+    /// member, digested, and the member is appended to the same text (it is the last key, and
+    /// this is exactly how the document writes itself). The path is dumped visit by visit, and
+    /// `visits` keeps each visit's text for the next save (a session's handle keeps one), so
+    /// an autosave re-encodes only the visits that changed.
+    static func saveText(_ s: Session, visits: SavedVisitTexts = SavedVisitTexts()) -> String {
+        var bytes = Array(JSONWriter.string(.object(contents(s, pathPlaceholder: true))).utf8)
+        // `,"path":null` first appears where the placeholder is: a `"` inside a string is escaped.
+        let marker = Array(",\"path\":null".utf8)
+        if let at = bytes.indices.first(where: { bytes[$0...].starts(with: marker) }) {
+            bytes.replaceSubrange(at..<(at + marker.count), with: Array((",\"path\":" + visits.pathText(of: s)).utf8))
+        } else {
+            bytes = Array(JSONWriter.string(.object(contents(s))).utf8)
+        }
+        let (algorithm, digest) = sign(String(decoding: bytes, as: UTF8.self), key: s.options.integrityKey)
+        if bytes.last == 0x7D { bytes.removeLast() }  // the closing brace
+        return String(decoding: bytes, as: UTF8.self) + ",\"integrity\":{\"algorithm\":\"" + algorithm + "\",\"digest\":\"" + digest + "\"}}"
+    }
+
+    /// One visit of the path as saved.
+    static func encode(_ visit: Visit, in s: Session) -> JSON {
+        var v = JSONObject()
+        v["step"] = .string(s.task.step(at: visit.stepIndex)?.identifier ?? "")
+        v["startDate"] = .int(visit.startDate)
+        v["endDate"] = visit.endDate.map { .int($0) } ?? .null
+        if let answer = visit.answer { v["answer"] = answer }
+        v["skipped"] = .bool(visit.skipped)
+        v["modified"] = .bool(visit.modified)
+        v["hiddenItems"] = .array(visit.hiddenItems.map { .string($0) })
+        v["arrival"] = visit.arrival
+        if let active = visit.active { v["active"] = encode(active, at: s.now) }
+        return .object(v)
+    }
+
+    /// Everything but the integrity member (with `pathPlaceholder`, the path is null, to be
+    /// written in its place).
+    static func contents(_ s: Session, pathPlaceholder: Bool = false) -> JSONObject {
+        var document = JSONObject()
+        document["format"] = .string(format)
+        document["version"] = .int(version)
+        document["task"] = .object(["identifier": .string(s.task.identifier), "fingerprint": .string(s.task.fingerprint.value)])
+        document["taskRunUUID"] = .string(s.taskRunUUID)
+        document["startDate"] = .int(s.startDate)
+        document["endDate"] = s.endDate.map { .int($0) } ?? .null
+        document["finishReason"] = .string(s.finishReason?.rawValue)
+        document["touched"] = .bool(s.touched)
+        document["path"] = pathPlaceholder ? .null : .array(s.path.map { encode($0, in: s) })
+        var answers = JSONObject()
+        for index in s.answers.keys.sorted() {
+            if let step = s.task.step(at: index), let answer = s.answers[index] { answers[step.identifier] = answer }
+        }
+        document["answers"] = .object(answers)
+        var later = JSONObject()
+        for index in s.laterAnswers.keys.sorted() {
+            if let step = s.task.step(at: index), let list = s.laterAnswers[index], !list.isEmpty { later[step.identifier] = .array(list) }
+        }
+        document["laterAnswers"] = .object(later)
+        document["taskSuspended"] = .bool(s.taskSuspended)
+        var asyncRuns = JSONObject()
+        for index in s.asyncRuns.keys.sorted() {
+            if let run = s.asyncRuns[index] { asyncRuns[run.identifier] = encode(run) }
+        }
+        document["asyncActions"] = .object(asyncRuns)
+        document["additionalTaskResults"] = s.options.additionalTaskResultsJSON ?? .null
+        return document
+    }
+}
