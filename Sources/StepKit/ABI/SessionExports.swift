@@ -30,7 +30,7 @@ public func stepkit_session_restore(_ task: OpaquePointer?, _ saved_json: Unsafe
 public func stepkit_session_save(_ session: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     Boundary.outputText(out) { () throws(StepKitError) in
         let handle = try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session")
-        return handle.read { Restoration.saveText($0, visits: handle.savedVisits) }
+        return handle.store.saveText()
     }
 }
 
@@ -90,7 +90,7 @@ public func stepkit_session_finish(_ session: OpaquePointer?, _ reason: UnsafePo
 @c @implementation
 public func stepkit_session_result(_ session: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     Boundary.output(out) { () throws(StepKitError) in
-        try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session").read { $0.resultJSON() }
+        try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session").store.read { $0.resultJSON() }
     }
 }
 
@@ -99,7 +99,7 @@ public func stepkit_session_set_clock(_ session: OpaquePointer?, _ fn: stepkit_c
     Boundary.status { () throws(StepKitError) in
         let handle = try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session")
         let clock = fn.map { Clock.host($0, context: user_data) } ?? .system
-        try handle.transaction { (s: inout Session) in s.setClock(clock) }
+        try handle.store.transaction { (s: inout Session) in s.setClock(clock) }
     }
 }
 
@@ -116,13 +116,8 @@ enum SessionCall {
         out_session.pointee = nil
         return Boundary.status { () throws(StepKitError) in
             let (session, options) = try body()
-            var autosave: Autosave?
-            if let path = options.autosavePath {
-                let claimed = try Autosave.claim(path)
-                try claimed.write(Restoration.saveText(session))
-                autosave = claimed
-            }
-            out_session.pointee = HandleRegistry.register(SessionHandle(session, limits: options.limits, autosave: autosave))
+            let store = try SessionStore(session, autosavePath: options.autosavePath)
+            out_session.pointee = HandleRegistry.register(SessionHandle(store, limits: options.limits))
         }
     }
 
