@@ -15,9 +15,11 @@ final class SessionHandle: Sendable {
     let limits: SessionLimits
     private let callback = Locked<EventCallback?>(nil)
 
-    init(_ store: SessionStore, limits: SessionLimits) {
-        self.store = store
-        self.limits = limits
+    /// A handle on a new store for `session` (opened or restored with `options`): with autosave,
+    /// the path is claimed and the first save written before the handle exists (`SessionStore`).
+    init(_ session: Session, options: SessionOptions) throws(StepKitError) {
+        self.store = try SessionStore(session, autosavePath: options.autosavePath)
+        self.limits = options.limits
     }
 
     /// The state as it is, changing nothing: no events are handed out and nothing is autosaved.
