@@ -122,4 +122,66 @@ private func contents(_ path: String) -> String? {
         let second = try store(at: path)
         #expect(contents(path) == second.saveText())
     }
+
+    /// The names in `directory` other than "." and "..".
+    func entries(_ directory: String) -> [String] {
+        guard let stream = opendir(directory) else { return [] }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafePointer(to: &entry.pointee.d_name) { pointer in
+                pointer.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    @Test func aCallThatCannotBeSavedLeavesRecorderFilesAsTheyWere() throws {
+        let directory = try ownDirectory()
+        let output = try ownDirectory()
+        let moved = directory + "-moved"
+        let path = directory + "/run.json"
+        defer {
+            unlink(path); rmdir(directory); unlink(moved + "/run.json"); rmdir(moved)
+            for name in entries(output) { unlink(output + "/" + name) }
+            rmdir(output)
+        }
+        let clock = ManualClock(1_767_225_600_000)
+        var options = SessionOptions()
+        options.outputDirectory = output
+        let store = try SessionStore(Session(task: try compile(walk), options: options, clock: clock.clock), autosavePath: path)
+        try store.transaction { (s: inout Session) throws(StepKitError) in try s.goForward() }
+        clock.now += 5000
+        try store.transaction { (s: inout Session) in s.tick() }
+        #expect(store.read { $0.stepID } == "walking")
+
+        // A file the failed call created is removed.
+        #expect(rename(directory, moved) == 0)
+        #expect(throws: StepKitError.self) {
+            try store.transaction { (s: inout Session) throws(StepKitError) in try s.record("accel", .object(["t": .int(1)])) }
+        }
+        #expect(entries(output).isEmpty)
+        #expect(rename(moved, directory) == 0)
+
+        try store.transaction { (s: inout Session) throws(StepKitError) in try s.record("accel", .object(["t": .int(1)])) }
+        let name = try #require(store.read { $0.current?.active?.recorders.first?.files.first?.fileName })
+        let kept = try #require(contents(output + "/" + name))
+        let before = store.saveText()
+
+        // A batch the failed call appended is cut off: the file is byte for byte as before.
+        #expect(rename(directory, moved) == 0)
+        #expect(throws: StepKitError.self) {
+            try store.transaction { (s: inout Session) throws(StepKitError) in try s.record("accel", .object(["t": .int(2)])) }
+        }
+        #expect(contents(output + "/" + name) == kept)
+        #expect(store.saveText() == before)
+        #expect(contents(moved + "/run.json") == before)
+        #expect(rename(moved, directory) == 0)
+
+        try store.transaction { (s: inout Session) throws(StepKitError) in try s.record("accel", .object(["t": .int(2)])) }
+        let items = try json(try #require(contents(output + "/" + name))).objectValue?["items"]?.arrayValue
+        #expect(items == [.object(["t": .int(1)]), .object(["t": .int(2)])])
+        #expect(contents(path) == store.saveText())
+    }
 }
