@@ -8,11 +8,7 @@ public func stepkit_session_active(_ session: OpaquePointer?, _ op: UnsafePointe
                                    _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     Boundary.change(out) { (wantsState: Bool) throws(StepKitError) in
         let handle = try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session")
-        guard let op else { throw StepKitError(.invalidArgument, code: "nullArgument", message: "op is NULL.") }
-        guard let operation = Session.ActiveOperation(rawValue: shortText(op)) else {
-            let names = Session.ActiveOperation.allCases.map { "\"" + $0.rawValue + "\"" }.joined(separator: ", ")
-            throw StepKitError(.invalidArgument, code: "invalidOperation", message: "Unknown operation; expected one of: \(names).")
-        }
+        let operation: Session.ActiveOperation = try Boundary.choice(op, argument: "op", code: "invalidOperation", what: "operation")
         return try handle.call(wantsState: wantsState) { (s: inout Session) throws(StepKitError) in try s.activeOperation(operation) }
     }
 }

@@ -55,6 +55,20 @@ enum Boundary {
         }
     }
 
+    /// Runs a call that creates a handle (a task, a session): `*out_handle` is NULL unless `body`
+    /// succeeds, and then it is the new object, registered (`HandleRegistry`). A NULL
+    /// `out_handle` is an invalid argument named `argument`.
+    static func create<Object: AnyObject & Sendable>(_ out_handle: UnsafeMutablePointer<OpaquePointer?>?, argument: String,
+                                                     _ body: () throws(StepKitError) -> Object) -> Int32 {
+        guard let out_handle else {
+            return fail(StepKitError(.invalidArgument, code: "nullArgument", message: "\(argument) is NULL."))
+        }
+        out_handle.pointee = nil
+        return status { () throws(StepKitError) in
+            out_handle.pointee = HandleRegistry.register(try body())
+        }
+    }
+
     static func fail(_ error: StepKitError) -> Int32 {
         LastError.set(error)
         return error.status.rawValue
@@ -71,4 +85,27 @@ enum Boundary {
         try limits.checkShape(value, argument: argument)
         return value
     }
+
+    /// Decodes an enum-like string argument (a finish reason, an active operation): NULL is
+    /// `nullArgument`; a text that names no case is `code`, its message listing every name.
+    static func choice<Choice: RawRepresentable & CaseIterable>(_ text: UnsafePointer<CChar>?, argument: String,
+                                                                 code: String, what: String) throws(StepKitError) -> Choice
+    where Choice.RawValue == String {
+        guard let text else {
+            throw StepKitError(.invalidArgument, code: "nullArgument", message: "\(argument) is NULL.")
+        }
+        guard let value = Choice(rawValue: shortText(text)) else {
+            let names = Choice.allCases.map { "\"" + $0.rawValue + "\"" }.joined(separator: ", ")
+            throw StepKitError(.invalidArgument, code: code, message: "Unknown \(what); expected one of: \(names).")
+        }
+        return value
+    }
+}
+
+/// A short C string argument (a reason, an operation, an identifier) as text, read no further
+/// than `limit` bytes so a missing NUL cannot run away.
+func shortText(_ text: UnsafePointer<CChar>, limit: Int = 256) -> String {
+    var n = 0
+    while n < limit && text[n] != 0 { n += 1 }
+    return String(decoding: UnsafeRawBufferPointer(start: text, count: n), as: UTF8.self)
 }

@@ -6,28 +6,25 @@ final class TaskHandle: Sendable {
     init(_ task: Task) { self.task = task }
 }
 
-/// What a `stepkit_session *` points to: the session behind its own lock, so calls on one
-/// session from several threads run one at a time.
+/// What a `stepkit_session *` points to: the session's store (its lock, autosave and saved
+/// texts: `Session/SessionStore.swift`) with what only the C boundary needs — the bounds on
+/// argument sizes and the host's event callback.
 final class SessionHandle: Sendable {
-    let session: Locked<Session>
+    let store: SessionStore
     /// The bounds on this session's answers and samples (session option "limits").
     let limits: SessionLimits
-    /// The autosave file, claimed until the handle goes (option "autosave").
-    let autosave: Autosave?
-    /// The saved text of the path's visits, kept between saves (`Restoration.saveText`).
-    let savedVisits = SavedVisitTexts()
     private let callback = Locked<EventCallback?>(nil)
 
-    init(_ session: Session, limits: SessionLimits, autosave: Autosave?) {
-        self.session = Locked(session)
-        self.limits = limits
-        self.autosave = autosave
+    /// A handle on a new store for `session` (opened or restored with `options`): with autosave,
+    /// the path is claimed and the first save written before the handle exists (`SessionStore`).
+    init(_ session: Session, options: SessionOptions) throws(StepKitError) {
+        self.store = try SessionStore(session, autosavePath: options.autosavePath)
+        self.limits = options.limits
     }
-
 
     /// The state as it is, changing nothing: no events are handed out and nothing is autosaved.
     func state() -> JSON {
-        read { session in
+        store.read { session in
             guard case .object(var state) = session.stateJSON() else { return .null }
             state["events"] = .array([])
             return .object(state)
@@ -38,7 +35,7 @@ final class SessionHandle: Sendable {
     /// call produced (and any still queued); the events go to the event callback after the lock is
     /// released, so the callback may call back into the library.
     func call(wantsState: Bool = true, _ body: (inout Session) throws(StepKitError) -> Void) throws(StepKitError) -> JSON {
-        let (state, events) = try transaction { (s: inout Session) throws(StepKitError) -> (JSON, [JSON]) in
+        let (state, events) = try store.transaction { (s: inout Session) throws(StepKitError) -> (JSON, [JSON]) in
             try body(&s)
             let events = s.takeEvents()
             guard wantsState, case .object(var state) = s.stateJSON() else { return (.null, events) }
@@ -71,33 +68,6 @@ final class SessionHandle: Sendable {
             target.function(text, target.userData)
             free(text)
         }
-    }
-
-    /// Runs `body` on the session under its lock. The session's operations check everything
-    /// before changing anything (see `Session`), so a rejected call changes nothing; working in
-    /// place keeps a call's cost independent of how long the session's history is.
-    ///
-    /// With autosave, the change is made on a copy and kept only once the file is written: a
-    /// call that could not be saved fails with STEPKIT_EIO and changes nothing, the recorder
-    /// files it wrote to included (they are put back as the session records them).
-    func transaction<R: Sendable>(_ body: (inout Session) throws(StepKitError) -> R) throws(StepKitError) -> R {
-        try session.withLock { (stored: inout Session) throws(StepKitError) -> R in
-            guard let autosave else { return try body(&stored) }
-            var copy = stored
-            let result = try body(&copy)
-            do throws(StepKitError) {
-                try autosave.write(Restoration.saveText(copy, visits: savedVisits))
-            } catch {
-                copy.undoRecorderWrites(back: stored)
-                throw error
-            }
-            stored = copy
-            return result
-        }
-    }
-
-    func read<R: Sendable>(_ body: (borrowing Session) -> R) -> R {
-        session.withLock { body($0) }
     }
 }
 

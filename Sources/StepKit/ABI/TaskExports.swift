@@ -15,15 +15,10 @@ public func stepkit_task_compile_with_options(_ task_json: UnsafePointer<CChar>?
 
 private func compile(_ task_json: UnsafePointer<CChar>?, _ options_json: UnsafePointer<CChar>?,
                      _ out_task: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
-    guard let out_task else {
-        return Boundary.fail(StepKitError(.invalidArgument, code: "nullArgument", message: "out_task is NULL."))
-    }
-    out_task.pointee = nil
-    return Boundary.status { () throws(StepKitError) in
+    Boundary.create(out_task, argument: "out_task") { () throws(StepKitError) in
         let options = try CompileOptions.parse(options_json == nil ? nil : Boundary.json(options_json, argument: "options_json", limits: .answer))
         let definition = try Boundary.json(task_json, argument: "task_json", limits: options.input)
-        let task = try TaskCompiler.compile(definition, maxSteps: options.maxSteps)
-        out_task.pointee = HandleRegistry.register(TaskHandle(task))
+        return TaskHandle(try TaskCompiler.compile(definition, maxSteps: options.maxSteps))
     }
 }
 
