@@ -565,6 +565,11 @@ public:
     std::string info() const {
         return out_call([this](char **out) { return stepkit_task_info(handle_, out); });
     }
+    /* The rule graph's labelled edges, as stepkit_task_graph() gives them: {"edges": [{"from",
+     * "to", "kind", ...}]} */
+    std::string graph() const {
+        return out_call([this](char **out) { return stepkit_task_graph(handle_, out); });
+    }
     /* The static checker's report: {"problems": [...], "errors": N, "warnings": N} */
     std::string check() const {
         return out_call([this](char **out) { return stepkit_task_check(handle_, out); });

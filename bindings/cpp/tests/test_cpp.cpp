@@ -93,6 +93,9 @@ static void test_compile_and_errors() {
     const std::string info = task.info();
     CHECK(field(info, "identifier") == "survey");
     CHECK(has(info, "\"stepCount\":4"));
+    const std::string graph = task.graph();
+    CHECK(has(graph, "\"edges\":["));
+    CHECK(has(graph, "\"kind\":\"start\""));
     const std::string report = task.check();
     CHECK(has(report, "\"problems\":"));
     CHECK(has(report, "\"errors\":0"));
@@ -127,6 +130,7 @@ static void test_compile_and_errors() {
     CHECK(!task); // NOLINT(bugprone-use-after-move): checking the moved-from state
     CHECK(moved);
     EXPECT_ERROR(STEPKIT_EINVAL, task.info());
+    EXPECT_ERROR(STEPKIT_EINVAL, task.graph());
     task = std::move(moved);
     CHECK(field(task.info(), "identifier") == "survey");
 }
