@@ -1120,7 +1120,7 @@ def test_the_real_time_driver_finishes_a_short_step() -> None:
         with stepkit.RealTimeDriver(session, on_event=received.append) as driver:
             assert driver.wait(timeout=10) is True
         elapsed = time.monotonic() - begin
-        assert 0.25 <= elapsed < 5
+        assert elapsed >= 0.25  # it waited the step's own time (the wait's timeout bounds the rest)
         assert not driver.running
         assert driver.ticks >= 1
         state = session.state
@@ -1155,7 +1155,7 @@ def test_the_real_time_driver_sees_a_step_started_elsewhere() -> None:
             assert session.state["active"]["status"] == "prepared"
             session.start()
             driver.wake()
-            deadline = time.monotonic() + 5
+            deadline = time.monotonic() + 30  # a 0.2 s step: the bound only stops a hang
             while session.state["active"]["status"] != "finished" and time.monotonic() < deadline:
                 time.sleep(0.02)
             assert session.state["active"]["status"] == "finished"
@@ -1181,7 +1181,9 @@ def test_the_real_time_driver_stops_with_the_session_and_reports_errors() -> Non
             assert driver.running and driver.ticks == 0  # nothing due for 100 s
             begin = time.monotonic()
             driver.stop()
-            assert time.monotonic() - begin < 1  # stop() wakes the sleeping thread
+            # stop() wakes the sleeping thread, which would otherwise sleep until the step's
+            # 100 s deadline: a bound far from both, so a loaded machine cannot fail it
+            assert time.monotonic() - begin < 30
             assert not driver.running and driver.wait(0) is False
 
     with stepkit.Task.from_json(QUICK) as task, task.open() as session:
