@@ -275,8 +275,9 @@ def widget(fmt: Mapping[str, Any], answer: Any, name: str, ident: str, *, label:
         integer = (kind == "numeric" and fmt.get("style") == "integer") or kind == "age"
         w["attrs"] = {"type": "text", "inputmode": "numeric" if integer else "decimal",
                       "autocomplete": "off"}
-        w["unit"] = {"numeric": fmt.get("displayUnit") or fmt.get("unit"), "height": "cm",
-                     "weight": "kg", "age": "years"}.get(kind)
+        # The unit the answer is given in, as the state's effective format says it (height in
+        # cm and weight in kg whatever the measurement system: the engine's answers are metric).
+        w["unit"] = fmt.get("displayUnit") or fmt.get("unit")
         if kind == "continuousScale":
             lo, hi = fmt.get("minimum"), fmt.get("maximum")
             w["hint"] = f"A number from {_fmt_number(lo)} to {_fmt_number(hi)}"
