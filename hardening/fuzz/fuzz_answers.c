@@ -11,8 +11,11 @@
  *   12 remove/set the event callback   others: no-op
  * Oracles: every status is documented; a failing call sets *out to NULL, leaves an error JSON
  * whose status is the code, never EINTERNAL, and leaves the state exactly as it was; output is
- * JSON; fresh restoration data restores to the same state. The event callback calls back into
- * the session (state) on every event. */
+ * JSON; the state a call returns (its events emptied) is the state read after it; fresh
+ * restoration data restores to the same state. The event callback calls back into the session
+ * (state) on every event and gets exactly the events the call's output lists.
+ * Cost: the state before a call is the one the previous call returned, not read again (see
+ * `known`); the state is read after every rejected call, for save+restore and from the callback. */
 #include "fuzz_common.h"
 
 static stepkit_task *tasks[FUZZ_TASK_COUNT];
