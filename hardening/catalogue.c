@@ -242,6 +242,20 @@ int main(void) {
     return result;
 }
 
+/* Answers, moves on from and checks a task compiled from deep_predicate_task(), then frees it:
+ * every recursive walk over its predicate runs (NULL: nothing to do, its failure was reported). */
+static void walk_deep_task(stepkit_task *dt) {
+    if (!dt) return;
+    stepkit_session *ds = open_session(dt);
+    EXPECT_OK(stepkit_session_set_answer(ds, "\"x\"", NULL));
+    EXPECT_OK(stepkit_session_go_forward(ds, NULL));
+    char *chk = NULL;
+    EXPECT_OK(stepkit_task_check(dt, &chk));
+    stepkit_string_free(chk);
+    stepkit_session_free(ds);
+    stepkit_task_free(dt);
+}
+
 static int run_catalogue(void) {
     printf("catalogue on a thread with a small stack\n");
     const char *examples = getenv("STEPKIT_EXAMPLES");
@@ -835,16 +849,7 @@ static int run_catalogue(void) {
         char *deep_ok = deep_predicate_task(61);
         stepkit_task *dt = compile(deep_ok);
         CHECK(dt != NULL, "a 64-deep predicate did not compile: %s", stepkit_last_error());
-        if (dt) {
-            stepkit_session *ds = open_session(dt);
-            EXPECT_OK(stepkit_session_set_answer(ds, "\"x\"", NULL));
-            EXPECT_OK(stepkit_session_go_forward(ds, NULL));
-            char *chk = NULL;
-            EXPECT_OK(stepkit_task_check(dt, &chk));
-            stepkit_string_free(chk);
-            stepkit_session_free(ds);
-            stepkit_task_free(dt);
-        }
+        walk_deep_task(dt);
         free(deep_ok);
         char *deep_no = deep_predicate_task(62);
         EXPECT_FAIL(NULL, STEPKIT_EINVAL, "tooDeep", stepkit_task_compile(deep_no, &t));
@@ -855,16 +860,7 @@ static int run_catalogue(void) {
         char opts[64];
         snprintf(opts, sizeof opts, "{\"limits\": {\"maxDepth\": %d}}", STEPKIT_MAX_DEPTH_CAP);
         EXPECT_OK(stepkit_task_compile_with_options(deep_max, opts, &dt));
-        if (dt) {
-            stepkit_session *ds = open_session(dt);
-            EXPECT_OK(stepkit_session_set_answer(ds, "\"x\"", NULL));
-            EXPECT_OK(stepkit_session_go_forward(ds, NULL));
-            char *chk = NULL;
-            EXPECT_OK(stepkit_task_check(dt, &chk));
-            stepkit_string_free(chk);
-            stepkit_session_free(ds);
-            stepkit_task_free(dt);
-        }
+        walk_deep_task(dt);
         free(deep_max);
         snprintf(opts, sizeof opts, "{\"limits\": {\"maxDepth\": %d}}", STEPKIT_MAX_DEPTH_CAP + 1);
         EXPECT_FAIL(NULL, STEPKIT_EINVAL, NULL, stepkit_task_compile_with_options(SMALL_TASK, opts, &t));

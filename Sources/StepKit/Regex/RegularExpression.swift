@@ -60,38 +60,33 @@ final class RegularExpression: @unchecked Sendable {
         // The pattern as written first, so its own mistakes are reported at their own offsets.
         let plain = try RegularExpression.compile(source, options: options, context: compileContext)
         // Anchored at the start already (`^…`, `\A…` in every alternative): PCRE2 tries one
-        // start only, so the pattern as written is bounded as it is.
+        // start only, so the pattern as written is bounded as it is. Otherwise it is matched as
+        // one anchored attempt that counts every step.
+        let code: OpaquePointer
         if RegularExpression.isAnchored(plain) {
-            guard let context = pcre2_match_context_create_8(nil) else {
-                pcre2_code_free_8(plain)
-                throw CompileError(message: "could not be compiled (out of memory)")
+            code = plain
+        } else {
+            defer { pcre2_code_free_8(plain) }
+            let wrapped: OpaquePointer
+            do {
+                wrapped = try RegularExpression.compile("(?s:.*?)(?:" + source + ")", options: options, context: compileContext)
+            } catch {
+                throw CompileError(message: "must not end inside a comment or a \\Q quotation, nor use PCRE2's (*VERB) options")
             }
-            pcre2_set_depth_limit_8(context, RegularExpression.depthLimit)
-            pcre2_set_heap_limit_8(context, RegularExpression.heapLimitKiB)
-            self.source = source
-            self.code = plain
-            self.matchContext = context
-            return
-        }
-        defer { pcre2_code_free_8(plain) }
-        let wrapped: OpaquePointer
-        do {
-            wrapped = try RegularExpression.compile("(?s:.*?)(?:" + source + ")", options: options, context: compileContext)
-        } catch {
-            throw CompileError(message: "must not end inside a comment or a \\Q quotation, nor use PCRE2's (*VERB) options")
-        }
-        guard RegularExpression.captureCount(plain) == RegularExpression.captureCount(wrapped) else {
-            pcre2_code_free_8(wrapped)
-            throw CompileError(message: "uses a construct StepKit cannot bound")
+            guard RegularExpression.captureCount(plain) == RegularExpression.captureCount(wrapped) else {
+                pcre2_code_free_8(wrapped)
+                throw CompileError(message: "uses a construct StepKit cannot bound")
+            }
+            code = wrapped
         }
         guard let context = pcre2_match_context_create_8(nil) else {
-            pcre2_code_free_8(wrapped)
+            pcre2_code_free_8(code)
             throw CompileError(message: "could not be compiled (out of memory)")
         }
         pcre2_set_depth_limit_8(context, RegularExpression.depthLimit)
         pcre2_set_heap_limit_8(context, RegularExpression.heapLimitKiB)
         self.source = source
-        self.code = wrapped
+        self.code = code
         self.matchContext = context
     }
 
