@@ -24,7 +24,10 @@
  * has N problems; the first: ..."), "path" the place in the JSON argument that is at fault
  * ("steps[3].answerFormat.minimum"; "" for the document as a whole or when no JSON argument is at
  * fault). "errors" lists every problem found (a task definition reports all its problems at
- * once); "path" repeats the first one's.
+ * once); "path" repeats the first one's. A problem about a form item (an item's answer refused,
+ * a required item unanswered, an unknown item) also has "item": the item's identifier exactly as
+ * the definition spells it ("path" quotes identifiers that are not plain names: ["/44250-9"]);
+ * the top-level "item" repeats the first problem's when it has one.
  *
  * Ownership. Input strings are borrowed for the duration of the call and must be NUL-terminated
  * UTF-8. Output JSON is returned through a `char **out` argument: on success *out receives a
@@ -350,7 +353,8 @@ void stepkit_session_free(stepkit_session *session);
  *              for a form an object {"item": answer} of the answered items ({} when none);
  *              null when none (or the step takes no answer),
  *    "visibleItems": for a form, the identifiers of the items to show now (visibleWhen), else null,
- *    "problems": [{"code", "message", "path"}] why going forward is refused now ([] if it is not),
+ *    "problems": [{"code", "message", "path"}] why going forward is refused now ([] if it is not;
+ *                a form item's problem also has "item", its identifier),
  *    "navigation": {"canGoBack": bool, "canGoForward": bool, "canSkip": bool,
  *                   "hasNextStep": bool (false: label the forward button "Done"),
  *                   "arrival": [how navigation reached this step: rules, branches, skip rules,

@@ -3,15 +3,16 @@ extension TaskChecker {
     mutating func checkEndsBeforeCompletion() {
         let n = task.steps.count
         guard task.steps.contains(where: { $0.type == "completion" }) else { return }
-        // A completion step stops the search unless a skip rule may pass over it.
-        let barrier = (0..<n).map { task.steps[$0].type == "completion" && !graph.skippable($0) }
+        // A completion step, or a step the author marks `"terminal": true` (a deliberate early
+        // end), stops the search unless a skip rule may pass over it.
+        let barrier = (0..<n).map { (task.steps[$0].type == "completion" || task.steps[$0].isTerminal) && !graph.skippable($0) }
         // Over the edges navigation can really take (never-taken branches left out).
         let reached = graph.reach(from: [0], over: { liveSuccessors($0) }, stoppingAt: { barrier[$0] })
         for i in 0..<n where reached[i] && !barrier[i] && liveSuccessors(i).contains(n) {
             let step = task.steps[i]
-            if step.type == "completion" {
+            if step.type == "completion" || step.isTerminal {
                 report(.warning, "endsBeforeCompletion",
-                       "The completion step \"\(step.identifier)\" may be passed over by a skip rule, and the task then ends without a completion step.",
+                       "The \(step.type == "completion" ? "completion" : "terminal") step \"\(step.identifier)\" may be passed over by a skip rule, and the task then ends without a completion step.",
                        at: stepPath(i))
             } else {
                 report(.warning, "endsBeforeCompletion",

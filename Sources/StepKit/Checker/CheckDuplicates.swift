@@ -1,23 +1,44 @@
-/// Texts that look like copy-paste mistakes: two steps with the same title and text, two items
-/// of one form with the same text, two choices of one answer format with the same text.
+/// Texts that look like copy-paste mistakes: two steps with the same title and text (two forms
+/// only when their items are the same too), two items of one form with the same text, two
+/// choices of one answer format with the same text.
 extension TaskChecker {
     mutating func checkDuplicateTexts() {
-        var firstWith: [[String]: Int] = [:]
+        // Per title/text/question: the first step that is not a form, and the first form with
+        // each list of items. Forms that share a title but ask different items are pages of one
+        // instrument ("Part 1 of 3" three times), not a copy-paste mistake.
+        var firstStep: [[String]: Int] = [:]
+        var firstForm: [[String]: [[String]: Int]] = [:]
         for (i, step) in task.steps.enumerated() {
             let fields = ["title", "text", "question"].map { step.presentation[$0]?.stringValue ?? "" }
-            if fields.allSatisfy(\.isEmpty) { continue }
-            if let first = firstWith[fields], let other = task.step(at: first) {
-                // Two "Thank you" screens on different branches are common; questions should differ.
-                let severity: Severity = step.takesAnswers || other.takesAnswers ? .warning : .info
-                report(severity, "duplicateStepText",
-                       "The step \"\(step.identifier)\" has the same title and text as \"\(other.identifier)\": a copy-paste mistake?", at: stepPath(i))
-            } else {
-                firstWith[fields] = i
+            if !fields.allSatisfy(\.isEmpty) {
+                let items = formItemsKey(step)
+                let earlier = items.map { firstForm[fields]?[$0] ?? firstStep[fields] } ?? (firstStep[fields] ?? firstForm[fields]?.values.min())
+                if let first = earlier, let other = task.step(at: first) {
+                    // Two "Thank you" screens on different branches are common; questions should differ.
+                    let severity: Severity = step.takesAnswers || other.takesAnswers ? .warning : .info
+                    let same = items != nil && formItemsKey(other) != nil ? "the same title, text and items" : "the same title and text"
+                    report(severity, "duplicateStepText",
+                           "The step \"\(step.identifier)\" has \(same) as \"\(other.identifier)\": a copy-paste mistake?", at: stepPath(i))
+                } else if let items {
+                    firstForm[fields, default: [:]][items] = i
+                } else {
+                    firstStep[fields] = i
+                }
             }
             checkDuplicateItems(step: i)
             if let format = step.presentation["answerFormat"] {
                 checkDuplicateChoices(format, at: stepPath(i).key("answerFormat"))
             }
+        }
+    }
+
+    /// A form's items as the checker compares them (each item's identifier and text, section
+    /// headers' titles), nil for a step that is not a form.
+    private func formItemsKey(_ step: Step) -> [String]? {
+        guard case .form = step.content, let entries = step.presentation["formItems"]?.arrayValue else { return nil }
+        return entries.flatMap { entry -> [String] in
+            let o = entry.objectValue
+            return [o?["identifier"]?.stringValue ?? "", o?["text"]?.stringValue ?? "", o?["sectionTitle"]?.stringValue ?? ""]
         }
     }
 

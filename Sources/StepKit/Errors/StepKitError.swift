@@ -31,9 +31,14 @@ struct Problem: Sendable, Equatable {
     /// A sentence a host may show as it is.
     var message: String
     var path: JSONPath
+    /// The form item the problem is about, its identifier as the definition spells it: a host
+    /// reads it rather than parsing `path` (which quotes identifiers that are not plain names).
+    var item: String? = nil
 
     var json: JSON {
-        .object(["code": .string(code), "message": .string(message), "path": .string(path.description)])
+        var fields = JSONObject(["code": .string(code), "message": .string(message), "path": .string(path.description)])
+        if let item { fields["item"] = .string(item) }
+        return .object(fields)
     }
 }
 
@@ -60,13 +65,15 @@ struct StepKitError: Error, Sendable {
         if status == .definition && problems.count > 1 {
             message = "The task definition has \(problems.count) problems; the first: " + message
         }
-        return .object([
+        var fields = JSONObject([
             "status": .int(Int64(status.rawValue)),
             "code": .string(status.name),
             "message": .string(message),
             "path": .string(first?.path.description ?? ""),
-            "errors": .array(problems.map(\.json)),
         ])
+        if let item = first?.item { fields["item"] = .string(item) }
+        fields["errors"] = .array(problems.map(\.json))
+        return .object(fields)
     }
 }
 

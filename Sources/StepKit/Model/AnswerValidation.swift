@@ -46,13 +46,13 @@ extension Form {
         var problems: [Problem] = []
         for (key, value) in changes.entries {
             guard let item = item(key) else {
-                problems.append(Problem(code: "unknownItem", message: "The form has no item \"\(key)\".", path: .root.key(key)))
+                problems.append(Problem(code: "unknownItem", message: "The form has no item \"\(key)\".", path: .root.key(key), item: key))
                 continue
             }
             do throws(AnswerRejection) {
                 updated[key] = try item.format.validate(value, previous: previous[key])
             } catch {
-                problems.append(Problem(code: error.code, message: error.message, path: .root.key(key)))
+                problems.append(Problem(code: error.code, message: error.message, path: .root.key(key), item: key))
             }
         }
         if problems.isEmpty, confirming == .changed {
@@ -71,7 +71,7 @@ extension Form {
             let original = answer[confirm.originalItemIdentifier]
             if original == nil && !originalRequired { continue }
             do throws(AnswerRejection) { try confirm.confirm(value, original: original) } catch {
-                problems.append(Problem(code: error.code, message: error.message, path: .root.key(key)))
+                problems.append(Problem(code: error.code, message: error.message, path: .root.key(key), item: key))
             }
         }
         return problems

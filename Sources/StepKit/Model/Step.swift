@@ -29,6 +29,10 @@ struct Step: Sendable {
         return .object(fields)
     }
 
+    /// Whether the author marked the step `"terminal": true`: the task may deliberately end
+    /// after it without passing a completion step (a screening that stops the task).
+    var isTerminal: Bool { presentation["terminal"]?.boolValue == true }
+
     /// Whether the step takes an answer (a question or a form).
     var takesAnswers: Bool {
         if case .message = content { return false }

@@ -120,6 +120,9 @@ enum TaskCompiler {
         let type = r.string("type", required: true)
         let identifier = r.string("identifier", required: true, nonEmpty: true)
         let optional = r.bool("optional") ?? false
+        // An author's mark that the task may deliberately end after this step (a screening
+        // that stops); only the checker reads it (`endsBeforeCompletion`).
+        _ = r.bool("terminal")
         r.accept(strings: commonStepKeys)
         var content: Step.Content?
         var active: ActiveStepSettings?

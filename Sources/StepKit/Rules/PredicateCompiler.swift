@@ -7,6 +7,9 @@ struct PredicateCompiler {
     let stepIndex: [String: Int]
     let sectionIdentifiers: Set<String>
     let diagnostics: Diagnostics
+    /// Which form has an item of a given identifier, for the message of a selector that names a
+    /// form item as if it were a step; built the first time such a message is written.
+    private let itemOwners = FormItemOwners()
 
     private static let operators = ["answered", "dontKnow", "equals", "notEquals", "contains", "containsAny", "matches",
                                     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"]
@@ -95,8 +98,15 @@ struct PredicateCompiler {
             return (.external(task: taskID, step: stepID, item: itemID), nil, nil)
         }
         guard let index = stepIndex[stepID], let step = steps.indices.contains(index) ? steps[index] : nil else {
-            let what = sectionIdentifiers.contains(stepID) ? "\"\(stepID)\" is a section, which has no answer" : "No step is called \"\(stepID)\""
-            diagnostics.error("unknownStep", what + ".", at: path)
+            let what: String
+            if sectionIdentifiers.contains(stepID) {
+                what = "\"\(stepID)\" is a section, which has no answer."
+            } else if itemID == nil, let form = itemOwners.form(of: stepID, in: steps) {
+                what = "No step is called \"\(stepID)\"; it is an item of the form \"\(form)\": write {\"step\": \"\(form)\", \"item\": \"\(stepID)\"}."
+            } else {
+                what = "No step is called \"\(stepID)\"."
+            }
+            diagnostics.error("unknownStep", what, at: path)
             return nil
         }
         switch step.content {
@@ -211,9 +221,27 @@ struct PredicateCompiler {
         guard let choices else { return true }
         var ok = true
         for value in values where choices.index(of: value) == nil {
-            diagnostics.error("notAChoice", "\(JSONWriter.string(value)) is not one of the choices (\(choices.textList)).", at: path)
+            diagnostics.error("notAChoice", choices.notAChoiceMessage(value), at: path)
             ok = false
         }
         return ok
+    }
+}
+
+/// Form item identifier → the first form (in step order) that has such an item, worked out once
+/// per compilation and only when a message needs it.
+final class FormItemOwners {
+    private var owners: [String: String]?
+
+    func form(of item: String, in steps: [Step]) -> String? {
+        if owners == nil {
+            var map: [String: String] = [:]
+            for step in steps {
+                guard case .form(let form) = step.content else { continue }
+                for entry in form.items where map[entry.identifier] == nil { map[entry.identifier] = step.identifier }
+            }
+            owners = map
+        }
+        return owners?[item]
     }
 }

@@ -56,7 +56,7 @@ extension Session {
             for item in form.items where isVisible(item.identifier, step: index) {
                 let value = given[item.identifier]
                 if value == nil && !item.optional {
-                    problems.append(Problem(code: "answerRequired", message: "Answer \"\(item.label)\" to continue.", path: .root.key(item.identifier)))
+                    problems.append(Problem(code: "answerRequired", message: "Answer \"\(item.label)\" to continue.", path: .root.key(item.identifier), item: item.identifier))
                 }
                 problems += form.confirmationProblems(given, items: [item.identifier], originalRequired: true)
             }

@@ -98,7 +98,7 @@ struct ChoiceFormat: AnswerFormatRules {
         switch item {
         case .string, .int, .double:
             guard let index = options.index(of: item) else {
-                throw AnswerRejection("unknownChoice", "\(JSONWriter.string(item)) is not one of the choices (\(options.textList)).")
+                throw AnswerRejection("unknownChoice", options.notAChoiceMessage(item))
             }
             if options[index].other && !options[index].otherTextOptional {
                 throw AnswerRejection("missingOtherText", "Type your answer for \"\(options[index].text)\".")
@@ -168,7 +168,7 @@ struct MultipleValuePickerFormat: AnswerFormatRules {
             throw AnswerRejection("wrongType", "Answer with an array of \(pickers.count) values, one for each picker.")
         }
         for (item, options) in zip(items, pickers) where options.index(of: item) == nil {
-            throw AnswerRejection("unknownChoice", "\(JSONWriter.string(item)) is not one of the choices (\(options.textList)).")
+            throw AnswerRejection("unknownChoice", options.notAChoiceMessage(item))
         }
         return answer
     }

@@ -57,8 +57,46 @@ extension Array where Element == ChoiceOption {
         firstIndex { $0.value.sameValue(as: value) }
     }
 
-    /// The choice texts for messages: "Headache", "Dizziness".
-    var textList: String {
-        map { "\"" + $0.text + "\"" }.joined(separator: ", ")
+    /// The message for a value that is no choice's value. Answers and conditions compare values,
+    /// not texts, so the message names the values with their JSON types: `the string "2" is not
+    /// the value of any choice; the values are the numbers 1, 2, 3.` (a text would hide that
+    /// `"2"` and `2` differ). Long lists stop after `listLimit` values.
+    func notAChoiceMessage(_ value: JSON) -> String {
+        let listed = prefix(ChoiceValueWords.listLimit).map(\.value)
+        var list: String
+        if let kind = listed.first.map(ChoiceValueWords.kind), listed.allSatisfy({ ChoiceValueWords.kind($0) == kind }) {
+            list = (listed.count == 1 ? "the \(kind) " : "the \(kind)s ") + listed.map { JSONWriter.string($0) }.joined(separator: ", ")
+        } else {
+            list = listed.map(ChoiceValueWords.described).joined(separator: ", ")
+        }
+        if count > listed.count { list += " and \(count - listed.count) more" }
+        let lead = ChoiceValueWords.described(value)
+        let first = lead.prefix(1).uppercased() + lead.dropFirst()
+        if isEmpty { return first + " is not the value of any choice; the format has no choices." }
+        return first + " is not the value of any choice; " + (count == 1 ? "the value is " : "the values are ") + list + "."
+    }
+}
+
+/// How choice messages name a JSON value: with its type, since a choice's value may be a string
+/// or a number and `"2"` is not `2`.
+enum ChoiceValueWords {
+    static let listLimit = 20
+
+    /// "string", "number", or the JSON type's name for anything else.
+    static func kind(_ value: JSON) -> String {
+        switch value {
+        case .string: return "string"
+        case .int, .double: return "number"
+        default: return "value"
+        }
+    }
+
+    /// `the string "2"`, `the number 2`, `an array [1]`.
+    static func described(_ value: JSON) -> String {
+        switch value {
+        case .string, .int, .double: return "the \(kind(value)) " + JSONWriter.string(value)
+        case .null: return "null"
+        default: return value.typeName + " " + JSONWriter.string(value)
+        }
     }
 }

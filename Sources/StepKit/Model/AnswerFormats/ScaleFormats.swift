@@ -28,7 +28,7 @@ struct ScaleFormat: AnswerFormatRules {
         if span % step != 0 {
             d.error("invalidStep", "\"step\" (\(step)) must divide the range \(minimum)...\(maximum) evenly.", at: r.path.key("step"))
         } else if span / step > 13 {
-            d.error("tooManySteps", "A scale has at most 13 steps; \(minimum)...\(maximum) by \(step) has \(span / step).", at: r.path.key("step"))
+            d.error("tooManySteps", "A scale has at most 13 steps; \(minimum)...\(maximum) by \(step) has \(span / step). For a finer range use \"continuousScale\" (a slider of any number of values) or \"numeric\" (a typed number with \"minimum\" and \"maximum\").", at: r.path.key("step"))
         }
         let format = ScaleFormat(range: NumberRange(minimum: Double(minimum), maximum: Double(maximum), wholeNumbers: true),
                                  minimum: minimum, step: step)

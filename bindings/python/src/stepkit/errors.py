@@ -52,7 +52,8 @@ class StepKitError(Exception):
         message: a sentence a host may show as it is.
         path: the place in the JSON argument at fault (``"steps[3].answerFormat.minimum"``),
             ``""`` for the document as a whole or when no JSON argument is at fault.
-        errors: every problem found, each a dict with ``code``, ``message`` and ``path``.
+        errors: every problem found, each a dict with ``code``, ``message`` and ``path``
+            (and ``item``, the form item's identifier as written, for a problem about one).
         error: the whole error JSON, as a dict.
     """
 
