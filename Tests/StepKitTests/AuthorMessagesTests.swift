@@ -119,3 +119,18 @@ extension CheckerMoreTests {
         #expect(problems(#"{"identifier": "t", "steps": [{"type": "instruction", "identifier": "i", "terminal": 1}]}"#).map(\.code) == ["wrongType"])
     }
 }
+
+/// ResearchKit formats a text format's `invalidMessage` with the typed text.
+@Suite struct InvalidMessageTests {
+    @Test func percentAtShowsTheTypedText() throws {
+        let task = try questionTask(#"{"type": "text", "validationRegularExpression": "^[A-Z]{2}[0-9]{4}$", "invalidMessage": "\"%@\" is not a code like AB1234 (100%% letters and digits)."}"#)
+        guard case .failure(let rejection) = try check(task, #""ab12""#) else { Issue.record("accepted"); return }
+        #expect(rejection.code == "patternMismatch")
+        #expect(rejection.message == #""ab12" is not a code like AB1234 (100% letters and digits)."#)
+        // A message without %@ stays exactly as written, percent signs included.
+        let plain = try questionTask(#"{"type": "text", "validationRegularExpression": "^x$", "invalidMessage": "Type x (100%%)."}"#)
+        guard case .failure(let same) = try check(plain, #""y""#) else { Issue.record("accepted"); return }
+        #expect(same.message == "Type x (100%%).")
+        #expect(InvalidMessage.filled("%@ and %@, %d, trailing %", with: "t") == "t and t, %d, trailing %")
+    }
+}

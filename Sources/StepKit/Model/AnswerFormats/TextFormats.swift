@@ -49,11 +49,38 @@ struct TextFormat: AnswerFormatRules {
         if let pattern {
             switch pattern.match(text) {
             case .match: break
-            case .noMatch: throw AnswerRejection("patternMismatch", invalidMessage)
+            case .noMatch: throw AnswerRejection("patternMismatch", InvalidMessage.filled(invalidMessage, with: text))
             case .tooComplex: throw AnswerRejection.patternTooComplex
             }
         }
         return answer
+    }
+}
+
+/// ResearchKit shows a text format's `invalidMessage` as a format string with the typed text as
+/// its argument (`"%@ is not a valid code"`). A message with `%@` gets the text in place of each
+/// `%@`, and `%%` reads `%`; a message without `%@` is shown exactly as written.
+enum InvalidMessage {
+    static func filled(_ message: String, with text: String) -> String {
+        guard message.contains("%@") else { return message }
+        var result = ""
+        var percent = false
+        for ch in message {
+            if percent {
+                percent = false
+                switch ch {
+                case "@": result += text
+                case "%": result.append("%")
+                default: result.append("%"); result.append(ch)
+                }
+            } else if ch == "%" {
+                percent = true
+            } else {
+                result.append(ch)
+            }
+        }
+        if percent { result.append("%") }
+        return result
     }
 }
 
