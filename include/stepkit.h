@@ -352,7 +352,8 @@ void stepkit_session_free(stepkit_session *session);
  *    "answer": the current answer: the draft the host set, or the one kept from an earlier visit;
  *              for a form an object {"item": answer} of the answered items ({} when none);
  *              null when none (or the step takes no answer),
- *    "visibleItems": for a form, the identifiers of the items to show now (visibleWhen), else null,
+ *    "visibleItems": for a form, the identifiers of the items to show now (an item's visibleWhen and
+ *                    its section header's), else null,
  *    "problems": [{"code", "message", "path"}] why going forward is refused now ([] if it is not;
  *                a form item's problem also has "item", its identifier),
  *    "navigation": {"canGoBack": bool, "canGoForward": bool, "canSkip": bool,

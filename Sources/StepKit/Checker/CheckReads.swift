@@ -13,8 +13,8 @@ extension TaskChecker {
                 let when: String
                 switch site.kind {
                 case .branch: when = "after \"\(at.identifier)\""
-                case .skipRule, .modifier: when = "when navigation reaches \"\(at.identifier)\""
-                case .visibility: when = "on the form \"\(at.identifier)\""
+                case .skipRule, .modifier, .sectionVisibility: when = "when navigation reaches \"\(at.identifier)\""
+                case .visibility, .headerVisibility: when = "on the form \"\(at.identifier)\""
                 }
                 report(.warning, "readsUnansweredStep",
                        "\(site.what) reads \"\(read.identifier)\", which cannot have been answered \(when): no path passes \"\(read.identifier)\" before it. The comparison always sees no answer.",

@@ -127,7 +127,11 @@ extension TaskChecker {
                 if analysis.never(site.predicate) {
                     report(.warning, "modifierNeverApplies", "The step modifier of \"\(key)\" can never apply: its condition never holds.", at: site.path)
                 }
-            case .branch, .visibility:
+            case .sectionVisibility(let key):
+                if analysis.never(site.predicate) {
+                    report(.warning, "sectionAlwaysHidden", "The visibleWhen of the section \"\(key)\" can never hold: the section is never shown.", at: site.path)
+                }
+            case .branch, .visibility, .headerVisibility:
                 continue
             }
         }

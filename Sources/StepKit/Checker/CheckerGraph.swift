@@ -190,6 +190,10 @@ struct RuleSite {
         case skipRule(String)
         case modifier(String)
         case visibility(item: String)
+        /// A form section header's `visibleWhen` (the header at `entry` of `formItems`).
+        case headerVisibility(title: String, entry: Int)
+        /// A section's `visibleWhen` (the section is skipped while it does not hold).
+        case sectionVisibility(String)
     }
 
     let kind: Kind
@@ -209,6 +213,8 @@ struct RuleSite {
         case .skipRule(let key): return "The skip rule of \"\(key)\""
         case .modifier(let key): return "The step modifier of \"\(key)\""
         case .visibility(let item): return "The visibleWhen of the item \"\(item)\""
+        case .headerVisibility(let title, _): return "The visibleWhen of the section header \"\(title)\""
+        case .sectionVisibility(let key): return "The visibleWhen of the section \"\(key)\""
         }
     }
 }
@@ -273,6 +279,18 @@ extension CheckerGraph {
                                       step: i, afterStep: false, readsOwnLive: true))
             }
         }
+        for (i, headers) in task.rules.formHeaders.sorted(by: { $0.key < $1.key }) {
+            for header in headers {
+                sites.append(RuleSite(kind: .headerVisibility(title: header.title, entry: header.entry), predicate: header.predicate,
+                                      path: stepPath(i).key("formItems").index(header.entry).key("visibleWhen"),
+                                      step: i, afterStep: false, readsOwnLive: true))
+            }
+        }
+        for (s, predicate) in task.rules.sectionVisibility.sorted(by: { $0.key < $1.key }) {
+            guard let section = task.section(at: s) else { continue }
+            sites.append(RuleSite(kind: .sectionVisibility(section.identifier), predicate: predicate, path: section.definitionPath.key("visibleWhen"),
+                                  step: section.firstStep, afterStep: false, readsOwnLive: false))
+        }
         return sites
     }
 
@@ -299,7 +317,8 @@ extension CheckerGraph {
         case (.step, .question):
             break
         case (.item(_, let item), .form(let form)):
-            guard let found = form.item(item), !found.optional, task.rules.visibility[q]?[item] == nil else { return false }
+            guard let found = form.item(item), !found.optional, task.rules.visibility[q]?[item] == nil,
+                  task.rules.itemHeaders[q]?[item] == nil else { return false }
         default:
             return false
         }

@@ -77,6 +77,8 @@ struct Section: Sendable {
     let lastStep: Int
     /// The enclosing sections, outermost first.
     let sections: [Int]
+    /// Where the section is in the definition (`steps[2]`), for the checker's messages.
+    var definitionPath: JSONPath = .root
 
     func contains(step: Int) -> Bool { step >= firstStep && step <= lastStep }
 }

@@ -61,12 +61,20 @@ struct TaskRules: Sendable {
     var modifiers: [Int: StepModifier] = [:]
     /// Form item visibility: step index, then item identifier.
     var visibility: [Int: [String: Predicate]] = [:]
+    /// Form section headers with a `visibleWhen`, per step, in form order.
+    var formHeaders: [Int: [FormHeaderRule]] = [:]
+    /// Per step: each item under a header with a `visibleWhen` → that header's index in
+    /// `formHeaders[step]`.
+    var itemHeaders: [Int: [String: Int]] = [:]
+    /// Sections' `visibleWhen`, by section index: the section is skipped while it does not hold.
+    var sectionVisibility: [Int: Predicate] = [:]
     /// The patterns of `matches` conditions, by the step whose answer they read (see
     /// `ConditionPatterns`).
     var conditionPatterns = ConditionPatterns()
 
     var isEmpty: Bool {
         stepRules.isEmpty && sectionRules.isEmpty && stepSkips.isEmpty && sectionSkips.isEmpty && modifiers.isEmpty && visibility.isEmpty
+            && formHeaders.isEmpty && sectionVisibility.isEmpty
     }
 }
 

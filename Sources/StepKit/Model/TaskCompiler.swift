@@ -20,6 +20,10 @@ enum TaskCompiler {
         var recorders: Set<String> = []
         /// `visibleWhen` predicates, compiled once every step is known.
         var pendingVisibility: [(step: Int, item: String, value: JSON, path: JSONPath)] = []
+        /// Form section headers' `visibleWhen`, compiled with the item rules.
+        var pendingHeaders: [(step: Int, entry: Int, title: String, items: [String], value: JSON, path: JSONPath)] = []
+        /// Sections' `visibleWhen`, compiled with the item rules.
+        var pendingSections: [(section: Int, value: JSON, path: JSONPath)] = []
 
         init(_ d: Diagnostics) { self.d = d }
     }
@@ -60,6 +64,17 @@ enum TaskCompiler {
                 rules.visibility[pending.step, default: [:]][pending.item] = predicate
             }
         }
+        for pending in b.pendingHeaders {
+            guard let predicate = predicates.compile(pending.value, at: pending.path) else { continue }
+            let position = rules.formHeaders[pending.step]?.count ?? 0
+            rules.formHeaders[pending.step, default: []].append(FormHeaderRule(entry: pending.entry, title: pending.title, items: pending.items, predicate: predicate))
+            for item in pending.items { rules.itemHeaders[pending.step, default: [:]][item] = position }
+        }
+        for pending in b.pendingSections {
+            if let predicate = predicates.compile(pending.value, at: pending.path) {
+                rules.sectionVisibility[pending.section] = predicate
+            }
+        }
         r.finish()
         guard d.isEmpty, let identifier else { throw StepKitError(.definition, problems: d.problems) }
         rules.conditionPatterns.collect(from: rules)
@@ -97,6 +112,7 @@ enum TaskCompiler {
         _ = r.string("type")
         let identifier = r.string("identifier", required: true, nonEmpty: true)
         r.accept(strings: commonStepKeys)
+        let visibleWhen = r.value("visibleWhen")
         let first = b.steps.count
         let index = b.sections.count
         // Reserve the section's place so nested sections get later indexes.
@@ -109,8 +125,9 @@ enum TaskCompiler {
         }
         r.finish()
         let last = b.steps.count - 1
-        b.sections[index] = Section(identifier: identifier ?? "", firstStep: first, lastStep: max(first, last), sections: outer)
+        b.sections[index] = Section(identifier: identifier ?? "", firstStep: first, lastStep: max(first, last), sections: outer, definitionPath: path)
         if let identifier, last >= first { b.sectionIndex[identifier] = index }
+        if let visibleWhen { b.pendingSections.append((index, visibleWhen, path.key("visibleWhen"))) }
     }
 
     private static func compileStep(_ value: JSON, at path: JSONPath, in sections: [Int], _ b: Builder) -> Step? {
@@ -193,13 +210,19 @@ enum TaskCompiler {
         let before = d.problems.count
         var items: [Form.Item] = []
         var index: [String: Int] = [:]
+        // Section headers with a `visibleWhen`, each with the items up to the next header.
+        var headers: [(entry: Int, title: String, items: [String], value: JSON, path: JSONPath)] = []
+        var underHeader = false
         for (i, entry) in entries.enumerated() {
             let itemPath = path.index(i)
             guard let r = FieldReader(entry, at: itemPath, d, what: "a form item") else { continue }
             if r.has("sectionTitle") && !r.has("identifier") {
-                _ = r.string("sectionTitle", required: true)
+                let title = r.string("sectionTitle", required: true)
                 _ = r.string("detailText")
+                let visibleWhen = r.value("visibleWhen")
                 r.finish()
+                underHeader = visibleWhen != nil
+                if let visibleWhen { headers.append((i, title ?? "", [], visibleWhen, itemPath.key("visibleWhen"))) }
                 continue
             }
             let identifier = r.string("identifier", required: true, nonEmpty: true)
@@ -218,6 +241,7 @@ enum TaskCompiler {
                 b.pendingVisibility.append((stepIndex, identifier, visibleWhen, itemPath.key("visibleWhen")))
             }
             index[identifier] = items.count
+            if underHeader, !headers.isEmpty { headers[headers.count - 1].items.append(identifier) }
             let label = (text?.isEmpty ?? true) ? identifier : (text ?? identifier)
             items.append(Form.Item(identifier: identifier, optional: optional, format: format, label: label))
         }
@@ -235,6 +259,9 @@ enum TaskCompiler {
             }
         }
         guard d.problems.count == before else { return nil }
+        for header in headers {
+            b.pendingHeaders.append((stepIndex, header.entry, header.title, header.items, header.value, header.path))
+        }
         return Form(items: items, itemIndex: index)
     }
 

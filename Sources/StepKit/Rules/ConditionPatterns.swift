@@ -42,6 +42,8 @@ struct ConditionPatterns: Sendable {
         for p in rules.sectionSkips.values { collect(p) }
         for m in rules.modifiers.values { collect(m.when) }
         for items in rules.visibility.values { for p in items.values { collect(p) } }
+        for headers in rules.formHeaders.values { for h in headers { collect(h.predicate) } }
+        for p in rules.sectionVisibility.values { collect(p) }
     }
 
     /// Problems of a step's new answer `value`: a value some condition's pattern cannot match

@@ -151,9 +151,27 @@ struct Routing: Sendable {
         return .array(list)
     }
 
-    /// Whether a skip rule (the step's own or one of its sections') may pass over the step.
+    /// Whether a skip rule (the step's own or one of its sections'), or a section's
+    /// `visibleWhen`, may pass over the step.
     func skippable(_ index: Int) -> Bool {
         guard steps.indices.contains(index) else { return false }
-        return rules.stepSkips[index] != nil || steps[index].sections.contains { rules.sectionSkips[$0] != nil }
+        return rules.stepSkips[index] != nil
+            || steps[index].sections.contains { rules.sectionSkips[$0] != nil || rules.sectionVisibility[$0] != nil }
+    }
+
+    /// Why navigation entering section `s` passes over it, or nil when it shows the section:
+    /// `"skipRule"` when its skip rule holds, `"visibleWhen"` when its `visibleWhen` does not.
+    /// The one decision the session, the replay of a restore and the projection of progress
+    /// share (they all walk through `Navigator`).
+    func skipReason(section s: Int, _ answers: some AnswerLookup) -> String? {
+        if rules.sectionSkips[s]?.evaluate(answers) == true { return "skipRule" }
+        if let visible = rules.sectionVisibility[s], !visible.evaluate(answers) { return "visibleWhen" }
+        return nil
+    }
+
+    /// Why navigation reaching step `index` passes over it, or nil: `"skipRule"` when its skip
+    /// rule holds.
+    func skipReason(step index: Int, _ answers: some AnswerLookup) -> String? {
+        rules.stepSkips[index]?.evaluate(answers) == true ? "skipRule" : nil
     }
 }

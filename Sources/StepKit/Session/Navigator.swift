@@ -45,19 +45,22 @@ struct Navigator {
                 return Route(step: nil, explanation: .array(notes))
             }
             budget -= 1
+            var reason: String?
             if let skipped = definition.sections.first(where: { s in
                 let section = task.section(at: s)
                 let entering = previous.map { section?.contains(step: $0) != true } ?? true
-                return entering && (task.rules.sectionSkips[s]?.evaluate(session) ?? false)
+                guard entering else { return false }
+                reason = routing.skipReason(section: s, session)
+                return reason != nil
             }), let section = task.section(at: skipped) {
-                note(&notes, .object(["skipped": .string(section.identifier), "by": .string("skipRule")]))
+                note(&notes, .object(["skipped": .string(section.identifier), "by": .string(reason ?? "skipRule")]))
                 let depth = definition.sections.firstIndex(of: skipped) ?? 0
                 target = destination(leaving: section.lastStep, fromSectionDepth: depth, notes: &notes)
                 previous = section.lastStep
                 continue
             }
-            if task.rules.stepSkips[step]?.evaluate(session) == true {
-                note(&notes, .object(["skipped": .string(definition.identifier), "by": .string("skipRule")]))
+            if let reason = routing.skipReason(step: step, session) {
+                note(&notes, .object(["skipped": .string(definition.identifier), "by": .string(reason)]))
                 target = destination(leaving: step, fromSectionDepth: nil, notes: &notes)
                 previous = step
                 continue

@@ -18,20 +18,32 @@ extension Session {
         emit("resultDidChange", ["step": .string(step.identifier)])
     }
 
-    /// Whether a form item is shown now (its `visibleWhen` holds, or it has none).
+    /// Whether a form item is shown now: its section header's `visibleWhen` (if any) and its
+    /// own (if any) hold.
     func isVisible(_ item: String, step index: Int) -> Bool {
-        task.rules.visibility[index]?[item]?.evaluate(StoredAnswers(session: self)) ?? true
+        let stored = StoredAnswers(session: self)
+        if let h = task.rules.itemHeaders[index]?[item], let headers = task.rules.formHeaders[index], headers.indices.contains(h),
+           !headers[h].predicate.evaluate(stored) {
+            return false
+        }
+        return task.rules.visibility[index]?[item]?.evaluate(stored) ?? true
+    }
+
+    /// Whether some `visibleWhen` (an item's or a section header's) can hide items of the form.
+    func hasVisibilityRules(step index: Int) -> Bool {
+        !(task.rules.visibility[index]?.isEmpty ?? true) || !(task.rules.itemHeaders[index]?.isEmpty ?? true)
     }
 
     /// The items of a form that its `visibleWhen` rules hide now.
     func hiddenItems(step index: Int) -> [String] {
-        guard let rules = task.rules.visibility[index] else { return [] }
-        return rules.keys.filter { !isVisible($0, step: index) }.sorted()
+        guard hasVisibilityRules(step: index) else { return [] }
+        let governed = Set((task.rules.visibility[index]?.keys).map(Array.init) ?? []).union((task.rules.itemHeaders[index]?.keys).map(Array.init) ?? [])
+        return governed.filter { !isVisible($0, step: index) }.sorted()
     }
 
     /// A form's answer with hidden items left out (they stay in `answers` to prefill).
     func visibleAnswer(_ answer: JSON, step index: Int) -> JSON {
-        guard let rules = task.rules.visibility[index], !rules.isEmpty, case .object(var object) = answer else { return answer }
+        guard hasVisibilityRules(step: index), case .object(var object) = answer else { return answer }
         for key in object.keys where !isVisible(key, step: index) { object[key] = nil }
         return .object(object)
     }
