@@ -355,7 +355,8 @@ void stepkit_session_free(stepkit_session *session);
  *    "visibleItems": for a form, the identifiers of the items to show now (an item's visibleWhen and
  *                    its section header's), else null,
  *    "problems": [{"code", "message", "path"}] why going forward is refused now ([] if it is not;
- *                a form item's problem also has "item", its identifier),
+ *                a form item's problem also has "item", its identifier; a form's or the task's
+ *                "validations" rule that holds gives code "validationFailed" and its message),
  *    "navigation": {"canGoBack": bool, "canGoForward": bool, "canSkip": bool,
  *                   "hasNextStep": bool (false: label the forward button "Done"),
  *                   "arrival": [how navigation reached this step: rules, branches, skip rules,
@@ -395,7 +396,9 @@ int stepkit_session_set_answer(stepkit_session *session, const char *answer_json
 /* Leaves the current step for the one navigation leads to (navigation rules, skip rules); where
  * it leads to the end, finishes the task with reason "completed". Refused with STEPKIT_ESTATE
  * (and the reasons in the error JSON) while a required answer is missing, a form's answers do
- * not agree (a confirmation that differs) or an active step has not finished. On success stores
+ * not agree (a confirmation that differs), a form's "validations" rule holds (or, where going
+ * forward would complete the task, a task "validations" rule: code "validationFailed") or an
+ * active step has not finished. On success stores
  * the new state in *out. */
 int stepkit_session_go_forward(stepkit_session *session, char **out);
 

@@ -68,6 +68,10 @@ struct TaskRules: Sendable {
     var itemHeaders: [Int: [String: Int]] = [:]
     /// Sections' `visibleWhen`, by section index: the section is skipped while it does not hold.
     var sectionVisibility: [Int: Predicate] = [:]
+    /// Form steps' `validations`, by step index.
+    var stepValidations: [Int: [Validation]] = [:]
+    /// The task's `validations`, checked when going forward would complete the task.
+    var taskValidations: [Validation] = []
     /// The patterns of `matches` conditions, by the step whose answer they read (see
     /// `ConditionPatterns`).
     var conditionPatterns = ConditionPatterns()

@@ -24,6 +24,8 @@ enum TaskCompiler {
         var pendingHeaders: [(step: Int, entry: Int, title: String, items: [String], value: JSON, path: JSONPath)] = []
         /// Sections' `visibleWhen`, compiled with the item rules.
         var pendingSections: [(section: Int, value: JSON, path: JSONPath)] = []
+        /// Form steps' `validations`, compiled with the item rules.
+        var pendingValidations: [(step: Int, value: JSON, path: JSONPath)] = []
 
         init(_ d: Diagnostics) { self.d = d }
     }
@@ -69,6 +71,13 @@ enum TaskCompiler {
             let position = rules.formHeaders[pending.step]?.count ?? 0
             rules.formHeaders[pending.step, default: []].append(FormHeaderRule(entry: pending.entry, title: pending.title, items: pending.items, predicate: predicate))
             for item in pending.items { rules.itemHeaders[pending.step, default: [:]][item] = position }
+        }
+        for pending in b.pendingValidations {
+            let list = Validation.compileList(pending.value, at: pending.path, predicates)
+            if !list.isEmpty { rules.stepValidations[pending.step] = list }
+        }
+        if let value = r.value("validations") {
+            rules.taskValidations = Validation.compileList(value, at: .root.key("validations"), predicates)
         }
         for pending in b.pendingSections {
             if let predicate = predicates.compile(pending.value, at: pending.path) {
@@ -162,6 +171,9 @@ enum TaskCompiler {
             }
         case "form":
             _ = r.bool("useCardView")
+            if let validations = r.value("validations") {
+                b.pendingValidations.append((b.steps.count, validations, path.key("validations")))
+            }
             if let items = r.array("formItems", required: true) {
                 content = compileForm(items, at: path.key("formItems"), stepIndex: b.steps.count, b).map { .form($0) }
             }

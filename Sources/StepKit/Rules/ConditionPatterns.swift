@@ -44,6 +44,8 @@ struct ConditionPatterns: Sendable {
         for items in rules.visibility.values { for p in items.values { collect(p) } }
         for headers in rules.formHeaders.values { for h in headers { collect(h.predicate) } }
         for p in rules.sectionVisibility.values { collect(p) }
+        for list in rules.stepValidations.values { for v in list { collect(v.when) } }
+        for v in rules.taskValidations { collect(v.when) }
     }
 
     /// Problems of a step's new answer `value`: a value some condition's pattern cannot match

@@ -48,8 +48,21 @@ extension Session {
         return .object(object)
     }
 
-    /// Why the current step may not be left going forward ([] when it may).
+    /// Why the current step may not be left going forward ([] when it may): what the step
+    /// requires, then (when that is given) the validations that hold: the form's, and the task's
+    /// when going forward would complete the task.
     func forwardProblems() -> [Problem] {
+        let required = requiredProblems()
+        guard required.isEmpty, !isFinished, let index = current?.stepIndex else { return required }
+        var failed = (task.rules.stepValidations[index] ?? []).filter { $0.when.evaluate(self) }
+        if !task.rules.taskValidations.isEmpty, routeForward()?.step == nil {
+            failed += task.rules.taskValidations.filter { $0.when.evaluate(self) }
+        }
+        return failed.map { Problem(code: Validation.code, message: $0.message, path: .root) }
+    }
+
+    /// What the current step requires before it may be left going forward.
+    private func requiredProblems() -> [Problem] {
         guard !isFinished, let step = currentStep, let index = current?.stepIndex else { return [] }
         let answer = answers[index]
         switch step.content {
