@@ -130,3 +130,28 @@ def test_visible_when_on_headers_and_sections():
             saved = s.save()
         with task.restore(saved) as back:
             assert back.save() == saved
+
+
+def test_validations_refuse_forward_and_completion():
+    definition = {"identifier": "diary", "steps": [
+        {"type": "form", "identifier": "night", "formItems": [
+            {"identifier": "inBed", "answerFormat": {"type": "numeric", "style": "integer"}},
+            {"identifier": "asleep", "answerFormat": {"type": "numeric", "style": "integer"}}],
+         "validations": [{"when": {"all": [{"result": {"step": "night", "item": "asleep"}, "minimum": 9},
+                                           {"result": {"step": "night", "item": "inBed"}, "maximum": 8}]},
+                          "message": "You cannot sleep longer than you were in bed."}]},
+        {"type": "question", "identifier": "nap", "optional": True, "answerFormat": {"type": "boolean"}}],
+        "validations": [{"when": {"not": {"result": "nap", "answered": True}}, "message": "Tell us about naps."}]}
+    with stepkit.Task.from_json(definition) as task, task.open() as s:
+        state = s.set_answer({"inBed": 7, "asleep": 10})
+        assert state["problems"] == [{"code": "validationFailed", "message": "You cannot sleep longer than you were in bed.", "path": ""}]
+        assert state["navigation"]["canGoForward"] is False
+        with pytest.raises(stepkit.StateError) as caught:
+            s.forward()
+        assert caught.value.errors[0]["code"] == "validationFailed"
+        s.set_answer({"asleep": 6})
+        assert s.forward()["problems"] == [{"code": "validationFailed", "message": "Tell us about naps.", "path": ""}]
+        with pytest.raises(stepkit.StateError):
+            s.finish("completed")
+        s.set_answer(True)
+        assert s.forward()["status"] == "finished"
