@@ -27,7 +27,7 @@ struct ExpressionCompiler {
         return (expression, type)
     }
 
-    static let valueForms = ["answer", "score", "answered", "calc", "today", "now", "date"]
+    static let valueForms = ["answer", "score", "answered", "calc", "today", "now", "date", "round"]
     static let predicateForms = ["all", "any", "not", "always"]
 
     /// Whether an object in predicate position is written in the expression language (rather
@@ -113,6 +113,8 @@ struct ExpressionCompiler {
             return apply(key == "all" ? .and : .or, items, at: here, depth: depth)
         case "not" where operand.objectValue != nil:
             return apply(.not, [operand], at: here, depth: depth, argumentPath: { _ in here })
+        case "round":
+            return round(operand, at: here, depth: depth)
         case "always":
             guard case .bool(let b) = operand else {
                 diagnostics.error("wrongType", "\"always\" takes true or false.", at: here)
@@ -130,6 +132,32 @@ struct ExpressionCompiler {
             }
             return apply(op, items, at: here, depth: depth)
         }
+    }
+
+    /// `{"round": [x]}` or `{"round": [x, digits]}`, digits a literal 0…6.
+    private func round(_ operand: JSON, at path: JSONPath, depth: Int) -> (Expression, ExpressionType)? {
+        guard let items = operand.arrayValue else {
+            diagnostics.error("wrongType", "\"round\" takes an array of arguments.", at: path)
+            return nil
+        }
+        guard items.count == 1 || items.count == 2 else {
+            diagnostics.error("wrongArity", "\"round\" takes 1 or 2 arguments, found \(items.count).", at: path)
+            return nil
+        }
+        var digits = 0
+        if items.count == 2 {
+            guard let d = items[1].numericValue, d == d.rounded(), d >= 0, d <= 6 else {
+                diagnostics.error("outOfRange", "\"round\" takes its digits as a whole number from 0 to 6, written as it is.", at: path.index(1))
+                return nil
+            }
+            digits = Int(d)
+        }
+        guard let (x, type) = node(items[0], at: path.index(0), depth: depth + 1) else { return nil }
+        guard type.fits(.number) else {
+            diagnostics.error("wrongType", "\"round\" takes a number here, found \(type.described).", at: path.index(0))
+            return nil
+        }
+        return (.round(x, digits: digits), .number)
     }
 
     /// `answer`, `score` and `answered`: what the selector names, typed.
