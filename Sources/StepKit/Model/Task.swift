@@ -15,6 +15,8 @@ struct Task: Sendable {
     let graph: RuleGraph
     /// Recorders that run across steps (SageResearch's async actions).
     var asyncActions: [AsyncAction] = []
+    /// The named values computed from answers (`calculations`).
+    var calculations = Calculations()
 
     /// What the host must ask the participant for before the task's recorders can run
     /// (ResearchKit's `requestedPermissions`), sorted.
@@ -48,6 +50,7 @@ struct Task: Sendable {
             }),
             "branching": .bool(!rules.isEmpty),
             "requestedPermissions": .array(requestedPermissions.map { .string($0) }),
+            "calculations": calculations.info(self),
         ])
     }
 }
@@ -72,6 +75,10 @@ struct TaskRules: Sendable {
     var stepValidations: [Int: [Validation]] = [:]
     /// The task's `validations`, checked when going forward would complete the task.
     var taskValidations: [Validation] = []
+    /// Per step: the calculations its state shows (indexes into `Calculations.list`).
+    var stepCalculations: [Int: [Int]] = [:]
+    /// Per step: the bounds its answer formats give as expressions.
+    var answerBounds: [Int: [AnswerBounds]] = [:]
     /// The patterns of `matches` conditions, by the step whose answer they read (see
     /// `ConditionPatterns`).
     var conditionPatterns = ConditionPatterns()

@@ -8,10 +8,12 @@ struct ChoiceOption: Sendable {
     /// The participant may type their own text with it (ResearchKit's `ORKTextChoiceOther`).
     let other: Bool
     let otherTextOptional: Bool
+    /// `score`: what `{"score": SEL}` adds up when the choice is selected.
+    var score: Double? = nil
 
     /// Reads a list of choices, checking that the values are strings or numbers and unique.
     static func parseList(_ items: [JSON], at path: JSONPath, _ diagnostics: Diagnostics,
-                          images: Bool = false) -> [ChoiceOption] {
+                          images: Bool = false, scores: Bool = false) -> [ChoiceOption] {
         var options: [ChoiceOption] = []
         for (i, item) in items.enumerated() {
             let itemPath = path.index(i)
@@ -19,6 +21,7 @@ struct ChoiceOption: Sendable {
             let text = r.string("text", required: !images) ?? ""
             if !images { _ = r.string("detailText") }
             let value = r.value("value", required: true)
+            let score = scores ? r.number("score") : nil
             var exclusive = false, other = false, otherOptional = true
             if images {
                 r.accept(strings: ["normalImage", "selectedImage", "accessibilityText"])
@@ -46,7 +49,7 @@ struct ChoiceOption: Sendable {
                 diagnostics.error("duplicateValue", "Another choice already has the value \(JSONWriter.string(value)).", at: itemPath.key("value"))
                 continue
             }
-            options.append(ChoiceOption(text: text, value: value, exclusive: exclusive, other: other, otherTextOptional: otherOptional))
+            options.append(ChoiceOption(text: text, value: value, exclusive: exclusive, other: other, otherTextOptional: otherOptional, score: score))
         }
         return options
     }
