@@ -340,7 +340,8 @@ void stepkit_session_free(stepkit_session *session);
  *    "taskIdentifier": "...", "taskRunUUID": "...",
  *    "step": {the current step's definition, with defaults filled in and step modifiers applied;
  *             answer-format bounds written as expressions replaced by their values now (left
- *             out when null), and a step's "calculations" list as {"name": value}}
+ *             out when null), a step's "calculations" list as {"name": value}, and
+ *             {{placeholders}} in its texts resolved (see docs/expressions.md, "Piping")}
  *            | null when finished. "Defaults filled in": "optional"; an active step's effective
  *            "stepDuration" (a countdown's 5 s included), "shouldStartTimerAutomatically" and
  *            "shouldContinueOnFinish"; and in every "answerFormat" (a question's, each form

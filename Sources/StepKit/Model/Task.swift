@@ -75,6 +75,8 @@ struct TaskRules: Sendable {
     var stepValidations: [Int: [Validation]] = [:]
     /// The task's `validations`, checked when going forward would complete the task.
     var taskValidations: [Validation] = []
+    /// The steps whose texts (or step modifier's texts) hold `{{placeholders}}` (`Piping`).
+    var pipedSteps: Set<Int> = []
     /// Per step: the calculations its state shows (indexes into `Calculations.list`).
     var stepCalculations: [Int: [Int]] = [:]
     /// Per step: the bounds its answer formats give as expressions.

@@ -69,24 +69,8 @@ enum TaskCompiler {
                 rules.visibility[pending.step, default: [:]][pending.item] = predicate
             }
         }
-        for pending in b.pendingHeaders {
-            guard let predicate = predicates.compile(pending.value, at: pending.path) else { continue }
-            let position = rules.formHeaders[pending.step]?.count ?? 0
-            rules.formHeaders[pending.step, default: []].append(FormHeaderRule(entry: pending.entry, title: pending.title, items: pending.items, predicate: predicate))
-            for item in pending.items { rules.itemHeaders[pending.step, default: [:]][item] = position }
-        }
-        for pending in b.pendingValidations {
-            let list = Validation.compileList(pending.value, at: pending.path, predicates)
-            if !list.isEmpty { rules.stepValidations[pending.step] = list }
-        }
-        if let value = r.value("validations") {
-            rules.taskValidations = Validation.compileList(value, at: .root.key("validations"), predicates)
-        }
-        for pending in b.pendingSections {
-            if let predicate = predicates.compile(pending.value, at: pending.path) {
-                rules.sectionVisibility[pending.section] = predicate
-            }
-        }
+        compileVisibilityAndValidations(b, predicates, r, &rules)
+        compilePiping(b, calculations, definition, &rules)
         r.finish()
         guard d.isEmpty, let identifier else { throw StepKitError(.definition, problems: d.problems) }
         rules.conditionPatterns.collect(from: rules)
@@ -324,6 +308,59 @@ enum TaskCompiler {
             b.pendingHeaders.append((stepIndex, header.entry, header.title, header.items, header.value, header.path))
         }
         return Form(items: items, itemIndex: index)
+    }
+
+    // MARK: Section visibility and validations
+
+    /// Form section headers' and sections' `visibleWhen`, and the forms' and the task's
+    /// `validations`, compiled once every step is known (kept out of `compile` so its frame stays
+    /// small under the recursion of compiling expressions).
+    private static func compileVisibilityAndValidations(_ b: Builder, _ predicates: PredicateCompiler, _ r: FieldReader, _ rules: inout TaskRules) {
+        for pending in b.pendingHeaders {
+            guard let predicate = predicates.compile(pending.value, at: pending.path) else { continue }
+            let position = rules.formHeaders[pending.step]?.count ?? 0
+            rules.formHeaders[pending.step, default: []].append(FormHeaderRule(entry: pending.entry, title: pending.title, items: pending.items, predicate: predicate))
+            for item in pending.items { rules.itemHeaders[pending.step, default: [:]][item] = position }
+        }
+        for pending in b.pendingValidations {
+            let list = Validation.compileList(pending.value, at: pending.path, predicates)
+            if !list.isEmpty { rules.stepValidations[pending.step] = list }
+        }
+        if let value = r.value("validations") {
+            rules.taskValidations = Validation.compileList(value, at: .root.key("validations"), predicates)
+        }
+        for pending in b.pendingSections {
+            if let predicate = predicates.compile(pending.value, at: pending.path) {
+                rules.sectionVisibility[pending.section] = predicate
+            }
+        }
+    }
+
+    // MARK: Piping
+
+    /// Checks the `{{placeholders}}` of every step's texts, step modifiers' texts and validation
+    /// messages against the calculations, and notes the steps that hold some.
+    private static func compilePiping(_ b: Builder, _ calculations: Calculations, _ definition: JSON, _ rules: inout TaskRules) {
+        let known: (String) -> Bool = { calculations.index(of: $0) != nil }
+        for (i, step) in b.steps.enumerated() where Piping.checkStep(step.presentation, at: step.definitionPath, known: known, b.d) {
+            rules.pipedSteps.insert(i)
+        }
+        let root = definition.objectValue
+        for (key, modifier) in (root?["stepModifiers"]?.objectValue?.entries ?? []) {
+            let setPath = JSONPath.root.key("stepModifiers").key(key).key("set")
+            for (field, value) in modifier.objectValue?["set"]?.objectValue?.entries ?? [] {
+                if let s = value.stringValue, Piping.check(s, at: setPath.key(field), known: known, b.d), let i = b.stepIndex[key] {
+                    rules.pipedSteps.insert(i)
+                }
+            }
+        }
+        func messages(_ list: JSON?, at path: JSONPath) {
+            for (i, entry) in (list?.arrayValue ?? []).enumerated() {
+                if let s = entry.objectValue?["message"]?.stringValue { Piping.check(s, at: path.index(i).key("message"), known: known, b.d) }
+            }
+        }
+        messages(root?["validations"], at: .root.key("validations"))
+        for pending in b.pendingValidations { messages(pending.value, at: pending.path) }
     }
 
     // MARK: Async actions

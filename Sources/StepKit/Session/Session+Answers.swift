@@ -60,7 +60,20 @@ extension Session {
         if !task.rules.taskValidations.isEmpty, routeForward()?.step == nil {
             failed += task.rules.taskValidations.filter { $0.when.evaluate(self) }
         }
-        return failed.map { Problem(code: Validation.code, message: $0.message, path: .root) }
+        return failed.map { Problem(code: Validation.code, message: piped($0.message), path: .root) }
+    }
+
+    /// `text` with its `{{placeholders}}` resolved on the session's answers (`Piping`).
+    func piped(_ text: String) -> String {
+        guard Piping.mayPipe(text) else { return text }
+        let list = task.calculations.list
+        var values: [ExpressionValue]?
+        return Piping.render(text) { name in
+            guard let i = task.calculations.index(of: name) else { return nil }
+            if values == nil { values = calculationValues() }
+            guard let v = values, v.indices.contains(i), list.indices.contains(i) else { return nil }
+            return Piping.text(of: v[i])
+        }
     }
 
     /// What the current step requires before it may be left going forward.
@@ -83,7 +96,7 @@ extension Session {
             for item in form.items where isVisible(item.identifier, step: index) {
                 let value = given[item.identifier]
                 if value == nil && !item.optional {
-                    problems.append(Problem(code: "answerRequired", message: "Answer \"\(item.label)\" to continue.", path: .root.key(item.identifier), item: item.identifier))
+                    problems.append(Problem(code: "answerRequired", message: "Answer \"\(piped(item.label))\" to continue.", path: .root.key(item.identifier), item: item.identifier))
                 }
                 problems += form.confirmationProblems(given, items: [item.identifier], originalRequired: true)
             }

@@ -14,6 +14,7 @@ extension Session {
                 for (key, value) in modifier.fields.entries { fields[key] = value }
             }
             presentingExpressions(&fields, step: index)
+            if task.rules.pipedSteps.contains(index) { Piping.apply(to: &fields, piped) }
             presentation = .object(fields)
             switch step.content {
             case .message:
