@@ -155,3 +155,22 @@ def test_validations_refuse_forward_and_completion():
             s.finish("completed")
         s.set_answer(True)
         assert s.forward()["status"] == "finished"
+
+
+def test_piping_resolves_in_the_state_and_refuses_unknown_names():
+    definition = {"identifier": "p", "steps": [
+        {"type": "question", "identifier": "name", "optional": True, "answerFormat": {"type": "text"}},
+        {"type": "question", "identifier": "score", "answerFormat": {"type": "numeric", "style": "decimal"}},
+        {"type": "instruction", "identifier": "summary", "title": "Thanks, {{who|friend}}", "text": "Half is {{half}}; \\{{x}}"}],
+        "calculations": {"who": {"answer": "name"}, "half": {"/": [{"answer": "score"}, 2]}}}
+    with stepkit.Task.from_json(definition) as task, task.open() as s:
+        s.skip()
+        s.set_answer(5)
+        step = s.forward()["step"]
+        assert step["title"] == "Thanks, friend"
+        assert step["text"] == "Half is 2.5; {{x}}"
+    definition["steps"][2]["title"] = "{{nobody}}"
+    with pytest.raises(stepkit.DefinitionError) as caught:
+        stepkit.Task.from_json(definition)
+    assert caught.value.errors[0]["code"] == "unknownPlaceholder"
+    assert caught.value.path == "steps[2].title"
