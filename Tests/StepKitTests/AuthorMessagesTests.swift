@@ -134,3 +134,18 @@ extension CheckerMoreTests {
         #expect(InvalidMessage.filled("%@ and %@, %d, trailing %", with: "t") == "t and t, %d, trailing %")
     }
 }
+
+/// The checker names calculations that nothing reads (issue 13).
+@Suite struct CalculationUseTests {
+    @Test func calculationsNeverUsedAreReported() throws {
+        let found = try findings("""
+        {"identifier": "t", "steps": [
+          {"type": "question", "identifier": "a", "answerFormat": {"type": "numeric", "style": "integer"}},
+          {"type": "instruction", "identifier": "i", "title": "{{shown}}", "calculations": ["listed"]},
+          {"type": "completion", "identifier": "done"}],
+         "calculations": {"base": {"answer": "a"}, "shown": {"+": [{"calc": "base"}, 1]}, "listed": 1, "rule": 2, "idle": 3},
+         "skipRules": {"i": {">": [{"calc": "rule"}, 5]}}}
+        """)
+        #expect(found == [Finding(severity: "info", code: "calculationNeverUsed", path: "calculations.idle")])
+    }
+}

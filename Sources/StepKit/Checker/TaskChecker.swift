@@ -46,6 +46,7 @@ struct TaskChecker {
         checkHiddenItems()
         checkEndsBeforeCompletion()
         checkDuplicateTexts()
+        checkCalculationsUsed()
     }
 
     /// The steps navigation can reach from the first one, over every edge of the rule graph that
