@@ -149,3 +149,15 @@ extension CheckerMoreTests {
         #expect(found == [Finding(severity: "info", code: "calculationNeverUsed", path: "calculations.idle")])
     }
 }
+
+/// Expression conditions the checker can decide without answers (issue 13).
+extension CheckerMoreTests {
+    @Test func expressionConditionsAlwaysOrNever() throws {
+        #expect(try codes(task(rules: branch(#"{">": [{"answer": "pain"}, 10]}"#))) == ["branchNeverTaken"])
+        #expect(try codes(task(rules: branch(#"{"<": [10, {"answer": "pain"}]}"#))) == ["branchNeverTaken"])
+        #expect(try codes(task(rules: branch(#"{"and": [{">=": [{"answer": "pain"}, 3]}, {"==": [{"answer": "pain"}, -1]}]}"#))) == ["branchNeverTaken"])
+        #expect(try codes(task(rules: branch(#"{">": [{"answer": "pain"}, 9]}"#))).isEmpty)
+        #expect(try codes(task(rules: #""skipRules": {"about": {"==": [1, 2]}}"#)) == ["skipRuleNeverApplies"])
+        #expect(try codes(task(rules: #""skipRules": {"about": {"<": [1, 2]}}"#)) == ["alwaysSkipped"])
+    }
+}

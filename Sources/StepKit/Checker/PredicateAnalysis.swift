@@ -37,8 +37,8 @@ struct PredicateAnalysis {
     func never(_ p: Predicate) -> Bool {
         switch p {
         case .always(let b): return !b
-        // An expression is not analysed: it may hold.
-        case .expression: return false
+        // An expression: a literal-only one, or a comparison out of its answer's range.
+        case .expression(let e): return ExpressionFacts(task: task).never(e)
         case .compare(let c): return contradicts([.compare(c)])
         case .not(let q): return always(q)
         case .any(let ps): return ps.allSatisfy(never)
@@ -49,7 +49,7 @@ struct PredicateAnalysis {
     func always(_ p: Predicate) -> Bool {
         switch p {
         case .always(let b): return b
-        case .expression: return false
+        case .expression(let e): return ExpressionFacts(task: task).always(e)
         case .compare(let c): return alwaysHolds(c)
         case .not(let q): return never(q)
         case .all(let ps): return ps.allSatisfy(always)
