@@ -16,8 +16,16 @@ indirect enum Predicate: Sendable {
         case .not(let p): return !p.evaluate(answers)
         case .always(let b): return b
         case .compare(let c): return c.evaluate(answers)
-        case .expression(let e): return e.evaluate(answers).isTrue
+        case .expression(let e): return Predicate.holds(e, answers)
         }
+    }
+
+    /// Kept out of line: inlined, the evaluator (which holds a copy of the lookup, a whole
+    /// session) would widen every frame of this recursion, and a predicate nested to the
+    /// definition's depth limit must still fit a 256 KiB stack.
+    @inline(never)
+    private static func holds(_ e: Expression, _ answers: some AnswerLookup) -> Bool {
+        e.evaluate(answers).isTrue
     }
 }
 
