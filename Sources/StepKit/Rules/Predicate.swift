@@ -43,6 +43,8 @@ enum Selector: Sendable, Equatable {
 /// results the host supplied). Nil when unanswered; the type is the result type.
 protocol AnswerLookup {
     func answer(_ selector: Selector) -> (value: JSON, type: ResultType)?
+    /// The answer alone, where the type is already known (a cheaper read for a session).
+    func answerValue(_ selector: Selector) -> JSON?
     /// The task's calculations on these answers, in `Calculations.list` order.
     func calculationValues() -> [ExpressionValue]
     /// The time `now` and `today` read, in milliseconds since the epoch.
@@ -50,6 +52,7 @@ protocol AnswerLookup {
 }
 
 extension AnswerLookup {
+    func answerValue(_ selector: Selector) -> JSON? { answer(selector)?.value }
     func calculationValues() -> [ExpressionValue] { [] }
     var evaluationTime: Int64 { 0 }
 }
