@@ -639,3 +639,29 @@ def test_the_journal_is_compacted_into_a_new_snapshot(tmp_path: Path) -> None:
                 previous = data
             assert compactions >= 1
             assert autosaved(task, path) == session.save()
+
+
+def test_a_file_changed_behind_the_session_is_written_whole_again(tmp_path: Path) -> None:
+    """The session appends only to the file it wrote, as long as it wrote it: a file someone
+    extended, cut or replaced since is written whole (a new snapshot) by the next call that
+    changes the session; a call that changes nothing saved leaves a file as written alone."""
+    path = tmp_path / "session.json"
+    with stepkit.Task.from_json(JOURNAL_TASK) as task:
+        with task.open({"autosave": str(path)}) as session:
+            session.set_clock(stepkit.ManualClock(START_MS))
+            session.set_answer("one")
+            before = path.read_bytes()
+            stamp = os.stat(path).st_mtime_ns
+            session.set_answer("one")  # the same answer: nothing saved changes
+            assert path.read_bytes() == before and os.stat(path).st_mtime_ns == stamp
+            with open(path, "ab") as extended:
+                extended.write(b"junk")
+            session.set_answer("two")
+            snapshot = path.read_text(encoding="utf-8")
+            assert snapshot == session.save()
+            session.set_answer("three")  # appended again
+            assert path.read_text(encoding="utf-8").startswith(snapshot + "\n")
+            assert autosaved(task, path) == session.save()
+            path.write_text(snapshot[:-10], encoding="utf-8")  # cut
+            session.forward()
+            assert path.read_text(encoding="utf-8") == session.save()
