@@ -171,10 +171,11 @@ int stepkit_task_info(const stepkit_task *task, char **out);
  * one: the next step in order when no branch holds); R is the step or section whose rule gives
  * the move (absent for "next": a step's own rule, else that of the innermost section whose last
  * step it is), S the section a destination names (the move enters its first step; absent
- * otherwise). Skip rules add no edge: a step passed over is left by its own moves. One
- * exception: a section passed over is left by its own rule (else that of an enclosing section
- * ending with it, else to the step after it) even where its last step, or a section nested in it
- * ending there, has a rule of its own; no edge shows that move. The output grows with the
+ * otherwise). Skip rules add no edge of their own: a step passed over is left by its own
+ * moves. A section passed over is left by its own rule (else that of an enclosing section ending
+ * with it, else to the step after it), whatever rule its last step has: those moves are listed
+ * as leaving the section's first step (where navigation enters it), with "passedOver": SECTION,
+ * after that step's own moves. The output grows with the
  * task (one to a few edges a step), which is why stepkit_task_info does not carry it.
  *
  * Output owned by the caller (stepkit_string_free). Returns STEPKIT_EINVAL if `task` or `out`
@@ -213,13 +214,32 @@ typedef struct stepkit_session stepkit_session;
  *     "integrityKey": "…"  a secret: restoration data is then signed with HMAC-SHA256 under it
  *                          (and can be restored only with the same key); default: SHA-256.
  *     "autosave": "path"   after every call that changes the session (and at open), the
- *                          restoration data is written to this file atomically: a new temporary
+ *                          change is saved to this file, fsynced before the call returns. The
+ *                          file is a journal: first the restoration data as
+ *                          stepkit_session_save() writes it (the snapshot, on one line), then one
+ *                          line per call since, {"journal": ALGORITHM, "digest": D, "change":
+ *                          {...}}, the call's change to the document, its digest chained to the
+ *                          snapshot's and the previous record's (HMAC-SHA256 under
+ *                          "integrityKey"). Hosts restore it as it is: stepkit_session_restore()
+ *                          accepts the file's whole content, replays the records onto the
+ *                          snapshot and checks the result as any restoration data; a last line
+ *                          without its newline (an append a crash cut short) is ignored, a whole
+ *                          line that breaks the chain (changed, removed, moved) refuses the data
+ *                          (STEPKIT_ERESTORE "integrityCheckFailed"). Right after open, restore
+ *                          and each compaction the file is exactly stepkit_session_save()'s
+ *                          text; once the records outgrow the snapshot (and 64 KiB) the whole
+ *                          file is written again as a new snapshot, atomically: a new temporary
  *                          file beside it, ".<name>.stepkit-tmp-<12 random characters>", created
  *                          exclusively (O_EXCL | O_NOFOLLOW: a link planted there is never
- *                          followed), fsync, rename over the file, fsync of the directory.
- *                          Killing the host at any moment loses no answer a call had accepted.
+ *                          followed), fsync, rename over the file, fsync of the directory. So a
+ *                          call costs about its own change, not the history (benchmarks/README.md,
+ *                          "Autosave"). Killing the host at any moment loses no answer a call had
+ *                          accepted: the file restores to the state after the last call whose
+ *                          record is whole. A file that is no longer the one the session wrote
+ *                          (removed, replaced) is written whole again, or the call fails.
  *                          A call whose autosave fails returns STEPKIT_EIO ("autosaveFailed")
- *                          and changes nothing, recorder files included. The session holds an
+ *                          and changes nothing, recorder files included (a record it could not
+ *                          finish is cut off again). The session holds an
  *                          exclusive flock(2) on the file until it is freed: a second session
  *                          on the same file, in this process or another, is refused with
  *                          STEPKIT_EIO "autosaveInUse"; the lock dies with the process. The
@@ -227,9 +247,7 @@ typedef struct stepkit_session stepkit_session;
  *                          file (STEPKIT_EIO "autosaveNotAFile": the rename would replace a
  *                          link, not write where it points). Claiming the path removes the
  *                          temporary files of that name a crash left (those no live session
- *                          holds). Each save rewrites the whole file, so its cost grows with the
- *                          size of the restoration data (visits are encoded once and kept;
- *                          benchmarks/README.md, "Autosave").
+ *                          holds).
  *     "defaultResult": {task result}   ResearchKit's defaultResultSource: answers from this
  *                          result (e.g. last week's run) prefill steps with no answer yet, as
  *                          each step appears; answers that do not fit are ignored.
@@ -261,7 +279,8 @@ typedef struct stepkit_session stepkit_session;
 int stepkit_session_open(stepkit_task *task, const char *options_json,
                          stepkit_session **out_session);
 
-/* Rebuilds a session from restoration data written by stepkit_session_save() (or autosave): the
+/* Rebuilds a session from restoration data written by stepkit_session_save(), or from the whole
+ * content of an autosave file (a snapshot and its journal of changes: see "autosave"): the
  * same step, state, back history, answers (on and off the path, drafts included), dates and
  * finish state. The clock is the system clock: set another with stepkit_session_set_clock().
  *

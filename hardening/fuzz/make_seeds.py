@@ -14,8 +14,10 @@ Needs the Python binding (bindings/python/src) and STEPKIT_LIBRARY (or a findabl
 """
 import json
 import os
+import shutil
 import struct
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -44,7 +46,10 @@ def main() -> None:
         answers_path = EXAMPLES / f"{name}.answers.json"
         answers = json.loads(answers_path.read_text(encoding="utf-8")) if answers_path.exists() else {}
         task = stepkit.Task.from_json(text)
-        session = task.open({"taskRunUUID": RUN_UUID, "continueOnRecorderFailure": True})
+        journal_dir = tempfile.mkdtemp(prefix="stepkit-seeds-")
+        journal = Path(journal_dir) / "autosave.json"
+        # The autosave file (a snapshot and a journal of every call's change) is a seed too.
+        session = task.open({"taskRunUUID": RUN_UUID, "continueOnRecorderFailure": True, "autosave": str(journal)})
         ops = bytearray([index])
         saves = [session.save()]
         for _ in range(60):
@@ -85,6 +90,8 @@ def main() -> None:
             if name == "headache":
                 (out / "restore" / f"{name}-{k:02d}-migrate").write_bytes(bytes([3, 6]) + data)
         session.close()
+        (out / "restore" / f"{name}-journal").write_bytes(bytes([0, index]) + journal.read_bytes())
+        shutil.rmtree(journal_dir)
         task.close()
     # fuzz_forged.c: <base><mode>(<op><a><b>)*; the pool holds about 20 runs per task.
     for base in range(0, 120, 7):

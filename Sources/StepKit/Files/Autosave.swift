@@ -2,12 +2,15 @@ import Glibc
 
 /// A session's autosave file, claimed for as long as the session lives.
 ///
-/// Every save replaces the file whole, so a crash at any moment leaves either the previous
-/// restoration data or the new one: the text goes to a new temporary file beside it, created
+/// Two ways to change it. `write` replaces the file whole, so a crash at any moment leaves either
+/// the previous text or the new one: the text goes to a new temporary file beside it, created
 /// exclusively under a name no one can guess (`.<name>.stepkit-tmp-<12 random characters>`,
 /// `O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC`, so a link planted there is never followed), is
 /// fsynced, renamed over the file (a rename replaces a link at the path; it never writes where
 /// the link points) and the directory is fsynced so the rename itself survives a power cut.
+/// `append` adds bytes at the end of the file this session wrote last and fsyncs it: a crash
+/// in the middle leaves the file as it was plus a torn tail, which the reader of the file must
+/// recognise (the autosave journal ends each record with a newline: `Restoration+Journal.swift`).
 ///
 /// One session per file: the session holds an exclusive `flock` on the file at the path, and
 /// on each temporary file from its creation, so the lock passes from file to file with the
@@ -22,6 +25,9 @@ final class Autosave: Sendable {
         var fd: Int32
         var device: UInt64
         var inode: UInt64
+        /// The file's length as this session wrote it, nil for a file it did not write (one it
+        /// found at the path): only a file of known length is appended to.
+        var length: Int64?
     }
 
     let path: String
@@ -70,9 +76,10 @@ final class Autosave: Sendable {
                 unlink(temporary)
                 throw Autosave.failure("flock", temporary, code)
             }
-            let new = Held(fd: fd, device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+            let bytes = Array(text.utf8)
+            let new = Held(fd: fd, device: UInt64(info.st_dev), inode: UInt64(info.st_ino), length: Int64(bytes.count))
             do throws(StepKitError) {
-                try Autosave.fill(fd, temporary, with: Array(text.utf8))
+                try Autosave.fill(fd, temporary, with: bytes)
                 try commit(temporary, replacing: &held)
             } catch {
                 close(fd)
@@ -85,6 +92,47 @@ final class Autosave: Sendable {
             // rename's durability across a power cut, and the call cannot be undone any more.
             FileSystem.syncDirectory(directory)
         }
+    }
+
+    /// Appends `bytes` to the file and fsyncs it, if the file at the path is still the one this
+    /// session wrote last, as long as it wrote it (nothing removed, replaced, cut or extended it
+    /// since): then returns true. Returns false, having written nothing, otherwise; the caller
+    /// then `write`s the whole text (which claims the path again, or fails as a save into a
+    /// missing directory fails). On failure the file is cut back to its length before the call
+    /// (and if even that fails, the next change replaces the file whole) and `autosaveFailed` is
+    /// thrown.
+    func append(_ bytes: [UInt8]) throws(StepKitError) -> Bool {
+        try held.withLock { (held: inout Held?) throws(StepKitError) -> Bool in
+            guard var current = held, let length = current.length, isAtPath(current, length: length) else { return false }
+            var failure: (String, Int32)?
+            if let code = FileSystem.writeAll(current.fd, bytes, at: length) {
+                failure = ("write", code)
+            } else if fsync(current.fd) != 0 {
+                failure = ("fsync", errno)
+            }
+            if let (operation, code) = failure {
+                if ftruncate(current.fd, off_t(length)) != 0 || fsync(current.fd) != 0 { held?.length = nil }
+                throw Autosave.failure(operation, path, code)
+            }
+            current.length = length + Int64(bytes.count)
+            held = current
+            return true
+        }
+    }
+
+    /// Whether the file at the path is the one this session wrote last, as it left it (what
+    /// `append` requires).
+    func holdsFileAsWritten() -> Bool {
+        held.withLock { held in
+            guard let current = held, let length = current.length else { return false }
+            return isAtPath(current, length: length)
+        }
+    }
+
+    /// The regular file at the path is `held`, `length` bytes long.
+    private func isAtPath(_ held: Held, length: Int64) -> Bool {
+        guard let entry = FileSystem.entry(path), (entry.st_mode & S_IFMT) == S_IFREG else { return false }
+        return UInt64(entry.st_dev) == held.device && UInt64(entry.st_ino) == held.inode && Int64(entry.st_size) == length
     }
 
     /// Puts the temporary file at the path: a rename over the file this session holds, or a
@@ -162,7 +210,7 @@ final class Autosave: Sendable {
                 close(fd)
                 continue
             }
-            return Held(fd: fd, device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+            return Held(fd: fd, device: UInt64(info.st_dev), inode: UInt64(info.st_ino), length: nil)
         }
         throw failure("flock", path, EAGAIN)
     }

@@ -49,6 +49,9 @@ struct Routing: Sendable {
         let section: Int?
         /// A branch's condition as the definition wrote it.
         var condition: JSON? = nil
+        /// The section whose skip rule passes it over, for the move that leaves it then (the
+        /// edge leaves the section's first step, where navigation enters it).
+        var passedOver: Int? = nil
     }
 
     /// The rule that governs leaving step `index`; nil when none does (navigation goes to the
@@ -94,10 +97,27 @@ struct Routing: Sendable {
     }
 
     /// Every way navigation can go when step `index` is left, in the order the rule lists them:
-    /// its branches, then the default (or the next step in order).
+    /// its branches, then the default (or the next step in order); then, when `index` is the
+    /// first step of sections with a skip rule, the moves that leave each of them passed over
+    /// (`passedOver`, outermost first): the section's own rule's, else an enclosing section's
+    /// ending with it, else the step after it — never its last step's own rule.
     func edges(leaving index: Int) -> [Edge] {
         guard steps.indices.contains(index) else { return [] }
-        guard let governing = governing(leaving: index) else {
+        var edges = moves(leaving: index, fromSectionDepth: nil)
+        for (depth, s) in steps[index].sections.enumerated()
+        where sections.indices.contains(s) && sections[s].firstStep == index && rules.sectionSkips[s] != nil {
+            for var edge in moves(leaving: sections[s].lastStep, fromSectionDepth: depth) {
+                edge.passedOver = s
+                edges.append(edge)
+            }
+        }
+        return edges
+    }
+
+    /// The moves of the rule that governs leaving step `index` (`governing`).
+    private func moves(leaving index: Int, fromSectionDepth: Int?) -> [Edge] {
+        guard steps.indices.contains(index) else { return [] }
+        guard let governing = governing(leaving: index, fromSectionDepth: fromSectionDepth) else {
             return [Edge(kind: .next, target: next(after: index), owner: nil, section: nil)]
         }
         func edge(_ kind: Edge.Kind, _ destination: Destination, condition: JSON? = nil) -> Edge {
@@ -145,6 +165,7 @@ struct Routing: Sendable {
                     fields["when"] = edge.condition ?? .null
                 }
                 if let s = edge.section, sections.indices.contains(s) { fields["section"] = .string(sections[s].identifier) }
+                if let s = edge.passedOver, sections.indices.contains(s) { fields["passedOver"] = .string(sections[s].identifier) }
                 list.append(.object(fields))
             }
         }

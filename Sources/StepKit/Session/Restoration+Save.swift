@@ -7,6 +7,11 @@ extension Restoration {
     /// `visits` keeps each visit's text for the next save (a session's handle keeps one), so
     /// an autosave re-encodes only the visits that changed.
     static func saveText(_ s: Session, visits: SavedVisitTexts = SavedVisitTexts()) -> String {
+        signedSaveText(s, visits: visits).text
+    }
+
+    /// `saveText` and its digest (the head of an autosave journal's chain of records).
+    static func signedSaveText(_ s: Session, visits: SavedVisitTexts = SavedVisitTexts()) -> (text: String, digest: String) {
         var bytes = Array(JSONWriter.string(.object(contents(s, pathPlaceholder: true))).utf8)
         // `,"path":null` first appears where the placeholder is: a `"` inside a string is escaped.
         let marker = Array(",\"path\":null".utf8)
@@ -17,7 +22,8 @@ extension Restoration {
         }
         let (algorithm, digest) = sign(String(decoding: bytes, as: UTF8.self), key: s.options.integrityKey)
         if bytes.last == 0x7D { bytes.removeLast() }  // the closing brace
-        return String(decoding: bytes, as: UTF8.self) + ",\"integrity\":{\"algorithm\":\"" + algorithm + "\",\"digest\":\"" + digest + "\"}}"
+        let text = String(decoding: bytes, as: UTF8.self) + ",\"integrity\":{\"algorithm\":\"" + algorithm + "\",\"digest\":\"" + digest + "\"}}"
+        return (text, digest)
     }
 
     /// One visit of the path as saved.
@@ -43,10 +49,7 @@ extension Restoration {
         document["version"] = .int(version)
         document["task"] = .object(["identifier": .string(s.task.identifier), "fingerprint": .string(s.task.fingerprint.value)])
         document["taskRunUUID"] = .string(s.taskRunUUID)
-        document["startDate"] = .int(s.startDate)
-        document["endDate"] = s.endDate.map { .int($0) } ?? .null
-        document["finishReason"] = .string(s.finishReason?.rawValue)
-        document["touched"] = .bool(s.touched)
+        for key in ["startDate", "endDate", "finishReason", "touched"] { document[key] = member(key, of: s) }
         document["path"] = pathPlaceholder ? .null : .array(s.path.map { encode($0, in: s) })
         var answers = JSONObject()
         for index in s.answers.keys.sorted() {
@@ -58,13 +61,30 @@ extension Restoration {
             if let step = s.task.step(at: index), let list = s.laterAnswers[index], !list.isEmpty { later[step.identifier] = .array(list) }
         }
         document["laterAnswers"] = .object(later)
-        document["taskSuspended"] = .bool(s.taskSuspended)
-        var asyncRuns = JSONObject()
-        for index in s.asyncRuns.keys.sorted() {
-            if let run = s.asyncRuns[index] { asyncRuns[run.identifier] = encode(run) }
-        }
-        document["asyncActions"] = .object(asyncRuns)
-        document["additionalTaskResults"] = s.options.additionalTaskResultsJSON ?? .null
+        for key in ["taskSuspended", "asyncActions", "additionalTaskResults"] { document[key] = member(key, of: s) }
         return document
+    }
+
+    /// The members of the document an autosave journal record may set whole (`change`): all
+    /// but the format, the task, the run's identity, the path and the answers.
+    static let wholeMembers: [String] = ["startDate", "endDate", "finishReason", "touched", "taskSuspended", "asyncActions", "additionalTaskResults"]
+
+    /// One of `wholeMembers` as saved.
+    static func member(_ key: String, of s: Session) -> JSON {
+        switch key {
+        case "startDate": return .int(s.startDate)
+        case "endDate": return s.endDate.map { .int($0) } ?? .null
+        case "finishReason": return .string(s.finishReason?.rawValue)
+        case "touched": return .bool(s.touched)
+        case "taskSuspended": return .bool(s.taskSuspended)
+        case "asyncActions":
+            var asyncRuns = JSONObject()
+            for index in s.asyncRuns.keys.sorted() {
+                if let run = s.asyncRuns[index] { asyncRuns[run.identifier] = encode(run) }
+            }
+            return .object(asyncRuns)
+        case "additionalTaskResults": return s.options.additionalTaskResultsJSON ?? .null
+        default: return .null
+        }
     }
 }

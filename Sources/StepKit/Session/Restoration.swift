@@ -16,7 +16,22 @@ enum Restoration {
         StepKitError(.restore, code: code, message: message, path: path)
     }
 
+    /// Restoration data as `stepkit_session_save` writes it, or an autosave file (a journal:
+    /// `Restoration+Journal.swift`), back to a session.
     static func restore(_ text: UnsafePointer<CChar>, task: Task, options: SessionOptions, clock: Clock) throws(StepKitError) -> Session {
+        let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(text).assumingMemoryBound(to: UInt8.self), count: strlen(text))
+        let document: JSONObject
+        if let replayed = try journalDocument(bytes, key: options.integrityKey) {
+            document = replayed
+        } else {
+            document = try signedDocument(text, key: options.integrityKey).document
+        }
+        return try restore(document, task: task, options: options, clock: clock)
+    }
+
+    /// The document in `text` with its integrity checked and its integrity member removed, and
+    /// the digest it carried.
+    static func signedDocument(_ text: UnsafePointer<CChar>, key: String?) throws(StepKitError) -> (document: JSONObject, digest: String) {
         let parsed: JSON
         do throws(StepKitError) {
             parsed = try JSONParser.parse(cString: text)
@@ -30,11 +45,17 @@ enum Restoration {
         guard document["version"] == .int(version) else {
             throw refuse("unsupportedVersion", "Restoration data version \(document["version"].map(JSONWriter.string) ?? "(none)") is not supported; this library reads version \(version).", .root.key("version"))
         }
-        if quickCheck(text, key: options.integrityKey) == true {
+        let digest = document["integrity"]?.objectValue?["digest"]?.stringValue ?? ""
+        if quickCheck(text, key: key) == true {
             document["integrity"] = nil
         } else {
-            try checkIntegrity(&document, key: options.integrityKey)
+            try checkIntegrity(&document, key: key)
         }
+        return (document, digest)
+    }
+
+    /// A document whose integrity was checked, back to a session.
+    private static func restore(_ document: JSONObject, task: Task, options: SessionOptions, clock: Clock) throws(StepKitError) -> Session {
         guard let taskInfo = document["task"]?.objectValue, let identifier = taskInfo["identifier"]?.stringValue,
               let fingerprint = taskInfo["fingerprint"]?.stringValue else {
             throw refuse("damaged", "The restoration data does not name its task.", .root.key("task"))

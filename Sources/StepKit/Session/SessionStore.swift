@@ -10,6 +10,22 @@ final class SessionStore: Sendable {
     private let autosave: Autosave?
     /// The saved text of the path's visits, kept between saves (`Restoration.saveText`).
     private let savedVisits: SavedVisitTexts
+    /// What the autosave file holds beyond its snapshot (changed only under the session's lock).
+    private let journal: Locked<Journal?>
+
+    /// The autosave file's journal: the digest its next record chains to, and the sizes that
+    /// decide when a new snapshot replaces the records.
+    private struct Journal {
+        var head: String
+        var snapshotBytes: Int
+        var recordBytes: Int
+    }
+
+    /// Records may add up to the snapshot's size, and at least this much, before a new snapshot
+    /// replaces them: the snapshot (whose cost grows with the history) is written once every
+    /// so many calls, so a call costs its own change plus a share of a snapshot no larger than
+    /// that change; restore replays at most this much beyond the snapshot.
+    static let minimumJournalBytes = 64 * 1024
 
     /// Keeps `session`. With an autosave path, the path is claimed (no other live session may
     /// hold it: `autosaveInUse`) and the first save written before the store exists; a failure
@@ -17,14 +33,18 @@ final class SessionStore: Sendable {
     init(_ session: Session, autosavePath: String?) throws(StepKitError) {
         let visits = SavedVisitTexts()
         var autosave: Autosave?
+        var journal: Journal?
         if let autosavePath {
             let claimed = try Autosave.claim(autosavePath)
-            try claimed.write(Restoration.saveText(session, visits: visits))
+            let (text, digest) = Restoration.signedSaveText(session, visits: visits)
+            try claimed.write(text)
             autosave = claimed
+            journal = Journal(head: digest, snapshotBytes: text.utf8.count, recordBytes: 0)
         }
         self.session = Locked(session)
         self.autosave = autosave
         self.savedVisits = visits
+        self.journal = Locked(journal)
     }
 
     /// Runs `body` on the session under its lock, changing nothing else.
@@ -32,7 +52,7 @@ final class SessionStore: Sendable {
         session.withLock { body($0) }
     }
 
-    /// The restoration data, the same text the autosave writes.
+    /// The restoration data, the same text the autosave writes as its snapshot.
     func saveText() -> String {
         read { Restoration.saveText($0, visits: savedVisits) }
     }
@@ -50,13 +70,41 @@ final class SessionStore: Sendable {
             var copy = stored
             let result = try body(&copy)
             do throws(StepKitError) {
-                try autosave.write(Restoration.saveText(copy, visits: savedVisits))
+                try save(copy, after: stored, to: autosave)
             } catch {
                 copy.undoRecorderWrites(back: stored)
                 throw error
             }
             stored = copy
             return result
+        }
+    }
+
+    /// Saves `new`, the session the file holds being `old`: a record of the change appended to
+    /// the journal (`Restoration+Journal.swift`); nothing if nothing saved changed and the file is
+    /// still as written; a new snapshot replacing the file when the journal has outgrown its
+    /// snapshot, or the file is not the one this session wrote (removed, replaced: written again,
+    /// or the call fails as a first save there would).
+    private func save(_ new: Session, after old: Session, to autosave: Autosave) throws(StepKitError) {
+        try journal.withLock { (journal: inout Journal?) throws(StepKitError) in
+            if let current = journal {
+                if let change = Restoration.change(from: old, to: new) {
+                    var (line, digest) = Restoration.journalRecord(change, previous: current.head, key: new.options.integrityKey)
+                    // Right after a snapshot the file ends with its closing brace: the first
+                    // record starts a new line.
+                    if current.recordBytes == 0 { line.insert(0x0A, at: 0) }
+                    if current.recordBytes + line.count <= max(current.snapshotBytes, SessionStore.minimumJournalBytes),
+                       try autosave.append(line) {
+                        journal = Journal(head: digest, snapshotBytes: current.snapshotBytes, recordBytes: current.recordBytes + line.count)
+                        return
+                    }
+                } else if autosave.holdsFileAsWritten() {
+                    return
+                }
+            }
+            let (text, digest) = Restoration.signedSaveText(new, visits: savedVisits)
+            try autosave.write(text)
+            journal = Journal(head: digest, snapshotBytes: text.utf8.count, recordBytes: 0)
         }
     }
 }

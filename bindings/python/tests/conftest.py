@@ -206,3 +206,14 @@ def effective_format(answer_format: Dict[str, Any]) -> Dict[str, Any]:
 def step_ids(result: Dict[str, Any]) -> List[str]:
     """The identifiers of a task result's top-level step results, in order."""
     return [r["identifier"] for r in result["results"]]
+
+
+def autosaved(task: "stepkit.Task", path: Path, now_ms: Optional[int] = None) -> str:
+    """What the autosave file at `path` restores to, as `save()` writes it. The file is a
+    snapshot followed by a journal of changes (include/stepkit.h, "Autosave"), so it equals
+    `save()` only right after a snapshot; what it must always give back is the session.
+    `now_ms` sets the restored session's clock (for a running active step)."""
+    with task.restore(path.read_text(encoding="utf-8")) as back:
+        if now_ms is not None:
+            back.set_clock(stepkit.ManualClock(now_ms))
+        return back.save()

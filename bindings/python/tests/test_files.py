@@ -27,7 +27,7 @@ import pytest
 
 import stepkit
 
-from conftest import START_MS, cli_env
+from conftest import START_MS, autosaved, cli_env
 
 RUN = "0b3f1c2e-8d4a-4f6b-9c1d-2e3f4a5b6c7d"
 
@@ -97,7 +97,7 @@ def test_a_link_at_the_old_temporary_name_is_left_alone(tmp_path: Path) -> None:
             session.forward()
             session.set_answer("Ada")
             assert victim.read_text() == "precious"
-            assert path.read_text(encoding="utf-8") == session.save()
+            assert autosaved(task, path) == session.save()
             # the file and the planted link; no temporary file, no lock file
             assert listing(saves) == ["session.json", "session.json.tmp"]
     assert victim.read_text() == "precious"
@@ -187,12 +187,12 @@ def test_two_sessions_on_one_autosave_path_in_one_process(tmp_path: Path) -> Non
             assert error_code(info) == "autosaveInUse"
         assert path.read_text(encoding="utf-8") == saved  # the refusals wrote nothing
         first.set_answer("Ada")  # the first session still saves, without a spurious EIO
-        assert path.read_text(encoding="utf-8") == first.save()
+        assert autosaved(task, path) == first.save()
         first.close()
         with task.restore(path.read_text(encoding="utf-8"), {"autosave": str(path)}) as second:
             assert second.state["answer"] == "Ada"
             second.set_answer("Grace")
-            assert path.read_text(encoding="utf-8") == second.save()
+            assert autosaved(task, path) == second.save()
 
 
 HOLDER = textwrap.dedent(
@@ -247,7 +247,7 @@ def test_a_removed_directory_made_again_is_claimed_again(tmp_path: Path) -> None
             with pytest.raises(stepkit.StepKitIOError) as info:
                 task.open({"autosave": str(path)})
             assert error_code(info) == "autosaveInUse"
-            assert path.read_text(encoding="utf-8") == session.save()
+            assert autosaved(task, path) == session.save()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -427,7 +427,7 @@ def test_a_failed_autosave_leaves_the_recorder_file_as_it_was(tmp_path: Path) ->
             saves.mkdir()
             session.record("accel", {"t": 5})
             assert items(name) == [{"t": 1}, {"t": 2}, {"t": 5}]
-            assert autosave.read_text(encoding="utf-8") == session.save()
+            assert autosaved(task, autosave, START_MS) == session.save()
 
 
 def test_samples_of_a_call_that_was_never_saved_are_dropped_after_restore(tmp_path: Path) -> None:
@@ -489,8 +489,179 @@ def test_kept_visit_texts_never_go_stale(tmp_path: Path) -> None:
                 else:
                     session.back()
                 text = path.read_text(encoding="utf-8")
-                assert text == session.save(), move
+                assert autosaved(task, path, START_MS) == session.save(), move
                 with task.restore(text) as back:
                     back.set_clock(stepkit.ManualClock(START_MS))
-                    assert back.save() == text, move
+                    assert back.save() == session.save(), move
                     assert back.result == session.result, move
+
+
+# ------------------------------------------------------------------------------------------------
+# The autosave file as a journal: a snapshot, then one record per call (the call's change)
+
+JOURNAL_TASK = {
+    "identifier": "journal",
+    "steps": [{"type": "question", "identifier": f"q{i}", "answerFormat": {"type": "text"}} for i in range(40)]
+    + [{"type": "completion", "identifier": "done"}],
+}
+
+
+def journal_walk(task: stepkit.Task, path: Path, calls: int, options: Any = None) -> List[Any]:
+    """Opens a session autosaving to `path` and makes `calls` calls (answers and moves); returns
+    after each call (and at open) the file's bytes and `save()`."""
+    history = []
+    with task.open(dict(options or {}, autosave=str(path))) as session:
+        history.append((path.read_bytes(), session.save()))
+        session.set_clock(stepkit.ManualClock(START_MS))
+        history.append((path.read_bytes(), session.save()))
+        for i in range(calls):
+            if i % 3 == 2:
+                session.forward()
+            elif i % 7 == 6:
+                session.back()
+            else:
+                session.set_answer(f"answer {i} " + "x" * (i % 5))
+            history.append((path.read_bytes(), session.save()))
+    return history
+
+
+def restored_save(task: stepkit.Task, data: bytes, options: Any = None) -> str:
+    with task.restore(data.decode("utf-8"), options) as back:
+        return back.save()
+
+
+def test_the_autosave_file_is_a_snapshot_and_a_journal_of_changes(tmp_path: Path) -> None:
+    """Right after open the file is save()'s text; each call appends one record of its change
+    (the file grows by the change, not by the history) and the file restores to the session."""
+    path = tmp_path / "session.json"
+    with stepkit.Task.from_json(JOURNAL_TASK) as task:
+        history = journal_walk(task, path, 30)
+        assert history[0][0].decode("utf-8") == history[0][1]
+        for (before, _), (after, saved) in zip(history, history[1:]):
+            assert after.startswith(before), "a call rewrote the file instead of appending its change"
+            lines = after[len(before):].decode("utf-8").strip("\n").split("\n")
+            assert len(lines) == 1
+            record = json.loads(lines[0])
+            assert set(record) == {"journal", "digest", "change"} and record["journal"] == "SHA-256"
+            assert len(after) - len(before) < 600, "a record holds more than the call's change"
+            assert restored_save(task, after) == saved
+
+
+def test_a_torn_last_record_is_ignored_at_every_byte(tmp_path: Path) -> None:
+    """A crash in the middle of an append leaves a last record without its newline: cut at every
+    byte offset of the last record, the file restores to the state after the call before."""
+    path = tmp_path / "session.json"
+    with stepkit.Task.from_json(JOURNAL_TASK) as task:
+        history = journal_walk(task, path, 12)
+        for k in (1, len(history) - 2):
+            before, saved_before = history[k]
+            after, saved_after = history[k + 1]
+            assert after.startswith(before)
+            for cut in range(len(before), len(after)):
+                assert restored_save(task, after[:cut]) == saved_before, cut
+            assert restored_save(task, after) == saved_after
+
+
+def test_a_changed_removed_or_moved_record_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "session.json"
+    with stepkit.Task.from_json(JOURNAL_TASK) as task:
+        data, _ = journal_walk(task, path, 9)[-1]
+        snapshot, *records = data.split(b"\n")
+        assert records[-1] == b"" and len(records) == 11  # set_clock and 9 calls
+        records = records[:-1]
+
+        def refused(lines: List[bytes]) -> str:
+            with pytest.raises(stepkit.RestorationError) as info:
+                task.restore(b"\n".join([snapshot] + lines + [b""]).decode("utf-8"))
+            return error_code(info)
+
+        changed = records[4].replace(b"answer", b"ANSWER", 1)
+        assert changed != records[4]
+        assert refused(records[:4] + [changed] + records[5:]) == "integrityCheckFailed"
+        assert refused(records[:4] + records[5:]) == "integrityCheckFailed"  # one removed
+        assert refused(records[:3] + [records[4], records[3]] + records[5:]) == "integrityCheckFailed"  # moved
+        # A record re-signed as the unkeyed chain would sign it still fails: its digest chains
+        # to the one before, which no longer matches.
+        record = json.loads(records[4])
+        record["change"] = {"members": {"touched": True}}
+        forged = json.dumps(record, separators=(",", ":")).encode()
+        assert refused(records[:4] + [forged] + records[5:]) == "integrityCheckFailed"
+        assert refused(records[:4] + [b"not a record"] + records[5:]) == "damaged"
+        # Whole records cut off at the end: an earlier call's state (as after a crash).
+        assert restored_save(task, b"\n".join([snapshot] + records[:5] + [b""])) != restored_save(task, data)
+
+
+def test_with_a_key_the_journal_is_signed_with_it(tmp_path: Path) -> None:
+    path = tmp_path / "session.json"
+    key = {"integrityKey": "k" * 32}
+    with stepkit.Task.from_json(JOURNAL_TASK) as task:
+        data, saved = journal_walk(task, path, 6, key)[-1]
+        snapshot, *records = data.split(b"\n")
+        assert all(json.loads(r)["journal"] == "HMAC-SHA256" for r in records if r)
+        assert restored_save(task, data, key) == saved
+        with pytest.raises(stepkit.RestorationError) as info:
+            task.restore(data.decode("utf-8"))
+        assert error_code(info) == "keyRequired"
+        with pytest.raises(stepkit.RestorationError) as info:
+            task.restore(data.decode("utf-8"), {"integrityKey": "w" * 32})
+        assert error_code(info) == "integrityCheckFailed"
+        # A record re-signed without the key (a SHA-256 chain anyone can compute) is refused.
+        import hashlib
+        head = json.loads(snapshot)["integrity"]["digest"]
+        change = json.dumps({"members": {"touched": True}}, separators=(",", ":"))
+        digest = hashlib.sha256((head + "\n" + change).encode()).hexdigest()
+        forged = ('{"journal":"SHA-256","digest":"%s","change":%s}' % (digest, change)).encode()
+        with pytest.raises(stepkit.RestorationError) as info:
+            task.restore(b"\n".join([snapshot, forged, b""]).decode("utf-8"), key)
+        assert error_code(info) == "integrityCheckFailed"
+
+
+def test_the_journal_is_compacted_into_a_new_snapshot(tmp_path: Path) -> None:
+    """Records add up to at most the snapshot's size (and at least 64 KiB) before a new
+    snapshot replaces them: the file never grows past that, restores to the session after every
+    call, and right after a compaction is save()'s text again."""
+    path = tmp_path / "session.json"
+    with stepkit.Task.from_json(JOURNAL_TASK) as task:
+        with task.open({"autosave": str(path)}) as session:
+            session.set_clock(stepkit.ManualClock(START_MS))
+            compactions = 0
+            previous = path.read_bytes()
+            for i in range(400):
+                session.set_answer(f"{i} " + "y" * 300)
+                data = path.read_bytes()
+                if not data.startswith(previous):
+                    compactions += 1
+                    assert data.decode("utf-8") == session.save()
+                snapshot = data.split(b"\n", 1)[0]
+                assert len(data) - len(snapshot) <= max(len(snapshot), 64 * 1024)
+                if i % 50 == 0 or not data.startswith(previous):
+                    assert restored_save(task, data) == session.save()
+                previous = data
+            assert compactions >= 1
+            assert autosaved(task, path) == session.save()
+
+
+def test_a_file_changed_behind_the_session_is_written_whole_again(tmp_path: Path) -> None:
+    """The session appends only to the file it wrote, as long as it wrote it: a file someone
+    extended, cut or replaced since is written whole (a new snapshot) by the next call that
+    changes the session; a call that changes nothing saved leaves a file as written alone."""
+    path = tmp_path / "session.json"
+    with stepkit.Task.from_json(JOURNAL_TASK) as task:
+        with task.open({"autosave": str(path)}) as session:
+            session.set_clock(stepkit.ManualClock(START_MS))
+            session.set_answer("one")
+            before = path.read_bytes()
+            stamp = os.stat(path).st_mtime_ns
+            session.set_answer("one")  # the same answer: nothing saved changes
+            assert path.read_bytes() == before and os.stat(path).st_mtime_ns == stamp
+            with open(path, "ab") as extended:
+                extended.write(b"junk")
+            session.set_answer("two")
+            snapshot = path.read_text(encoding="utf-8")
+            assert snapshot == session.save()
+            session.set_answer("three")  # appended again
+            assert path.read_text(encoding="utf-8").startswith(snapshot + "\n")
+            assert autosaved(task, path) == session.save()
+            path.write_text(snapshot[:-10], encoding="utf-8")  # cut
+            session.forward()
+            assert path.read_text(encoding="utf-8") == session.save()

@@ -348,3 +348,40 @@ def test_drawn_edges_are_the_moves_a_session_makes(path, tmp_path):
             assert any(e.source == source and e.target == END for e in g.edges), source
             continue
         assert follow(g, source, arrival) == target, (source, target, arrival)
+
+
+PASS_OVER = {
+    "identifier": "t",
+    "steps": [
+        {"type": "question", "identifier": "a", "answerFormat": {"type": "boolean"}},
+        {"type": "section", "identifier": "extra", "steps": [
+            {"type": "question", "identifier": "s1", "answerFormat": {"type": "boolean"}},
+            {"type": "question", "identifier": "s2", "answerFormat": {"type": "boolean"}}]},
+        {"type": "question", "identifier": "b", "answerFormat": {"type": "boolean"}},
+        {"type": "question", "identifier": "c", "answerFormat": {"type": "boolean"}},
+        {"type": "question", "identifier": "d", "answerFormat": {"type": "boolean"}},
+        {"type": "completion", "identifier": "done"},
+    ],
+    "skipRules": {"extra": {"result": "a", "equals": False}},
+    "navigationRules": {"s2": {"type": "direct", "destination": "done"}},
+}
+
+
+def test_a_section_passed_over_has_its_edge_and_bounds_hold() -> None:
+    """A section passed over by its skip rule leaves by its own rule (here: none, so the step
+    after it), not by its last step's: the engine's graph holds that move (from the section's
+    first step, with "passedOver") and the progress bounds count the route it opens."""
+    with stepkit.Task.from_json(PASS_OVER) as task:
+        edges = task.graph()["edges"]
+        passed = [e for e in edges if "passedOver" in e]
+        assert passed == [{"from": "s1", "to": "b", "kind": "next", "passedOver": "extra"}]
+        with task.open() as session:
+            progress = session.state["progress"]
+            assert progress["mostRemaining"] == 5  # s1 + b, c, d, done: an upper bound of 4
+            assert progress["fewestRemaining"] == 1
+            session.set_answer(False)
+            session.forward()
+            assert session.state["step"]["identifier"] == "b"
+            assert session.state["progress"]["mostRemaining"] == 3
+        # The picture shows the move too.
+        assert ("s1", "b") in {(e.source, e.target) for e in build_graph(PASS_OVER, rules=task.graph()).edges}

@@ -46,7 +46,7 @@ else:
     set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "stepkit-hypothesis")
 
 import stepkit
-from conftest import RUN_UUID, SMALL_TASK, START_MS, cli_env, step_id, walk_to
+from conftest import RUN_UUID, SMALL_TASK, START_MS, autosaved, cli_env, step_id, walk_to
 
 RESTORE_CODES = {
     "damaged",
@@ -1360,7 +1360,7 @@ def test_autosave_file_matches_save_after_every_call(small, tmp_path):
         clock.advance(1000)
         got = apply(session, action)
         assert got[0] == "ok", (action, got)
-        assert path.read_text(encoding="utf-8") == session.save(), action
+        assert autosaved(small, path) == session.save(), action
     assert not (tmp_path / "session.json.tmp").exists()
     assert small.restore(path.read_text(encoding="utf-8")).result == session.result
 
@@ -1429,7 +1429,7 @@ def test_autosave_failure_later_changes_nothing(small, tmp_path):
     directory.mkdir()
     assert session.state == state
     session.set_answer(31)
-    assert path.read_text(encoding="utf-8") == session.save()
+    assert autosaved(small, path) == session.save()
     assert small.restore(path.read_text(encoding="utf-8")).state["answer"] == 31
 
 

@@ -390,8 +390,10 @@ class Task(_Handle):
         - ``"additionalTaskResults"``: results of other runs that predicates may read;
         - ``"integrityKey"``: a secret; :meth:`Session.save` then signs with HMAC-SHA256 and
           :meth:`restore` needs the same key (default: a plain SHA-256 digest);
-        - ``"autosave"``: a file path; the restoration data is written to it atomically at open
-          and after every call that changes the session (a call whose autosave fails raises
+        - ``"autosave"``: a file path; the restoration data is written to it atomically at open,
+          and each call that changes the session appends its change as one journal record
+          (restore the file's whole text with :meth:`restore`; it is :meth:`Session.save`'s
+          text only right after a snapshot; a call whose autosave fails raises
           StepKitIOError and changes nothing, recorder files included). The session holds the
           file until it is closed: a second session on it, in this process or another, raises
           StepKitIOError with ``errors[0]["code"] == "autosaveInUse"``; a symbolic link or a
@@ -418,8 +420,10 @@ class Task(_Handle):
         ``autosave`` option): the same step, state, back history, answers (on and off the path,
         drafts included), dates and finish state.
 
-        ``saved``: the restoration data as JSON text (str or UTF-8 bytes, e.g. the contents of
-        an autosave file) or as a dict (``json.loads`` of it, key order unchanged).
+        ``saved``: the restoration data as JSON text (str or UTF-8 bytes, e.g. the whole
+        contents of an autosave file: a snapshot and its journal of changes) or as a dict
+        (``json.loads`` of a saved text, key order unchanged; an autosave file with records is
+        not one JSON document: pass its text).
         ``options``: None, a dict or its JSON text, with the options of :meth:`open` except
         ``taskRunUUID`` and ``additionalTaskResults`` (both come from the saved data): the
         ``integrityKey`` the data was saved with, ``autosave``, ``defaultResult``... plus
