@@ -110,28 +110,26 @@ EVENT_FUNCTIONS = ("7SessionV4emit", "7SessionV11appendEvent")
 
 
 def callgrind_instr(bench, task, walk, entries):
-    """Runs `bench instr` under callgrind; returns (steps, total Ir, Ir inside event building)."""
-    out = os.path.join(OUT, "callgrind.instr." + os.path.basename(task) + ".out")
-    cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--callgrind-out-file=" + out,
-           bench, "instr", task, walk, str(entries)]
-    log(" ".join(os.path.relpath(c, ROOT) if c.startswith(ROOT) else c for c in cmd))
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if proc.returncode != 0:
-        sys.exit(f"bench: callgrind failed:\n{proc.stderr[-2000:]}")
-    steps = json.loads(proc.stdout.strip().splitlines()[-1])["steps"]
-    total = None
-    with open(out, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            if line.startswith("totals:"):
-                total = int(line.split()[1])
-    ann = subprocess.run(["callgrind_annotate", "--auto=no", "--inclusive=yes", "--threshold=100", out],
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
-    events = 0
-    for line in ann.splitlines():
-        parts = line.split()
-        if len(parts) >= 3 and parts[0].replace(",", "").isdigit() and any(
-                f in parts[2] for f in EVENT_FUNCTIONS) and "'" not in parts[2].split("[")[0]:
-            events = max(events, int(parts[0].replace(",", "")))
+    """Runs `bench instr` under callgrind twice: once counting every instruction, once counting
+    only inside event building (--toggle-collect on EVENT_FUNCTIONS: exactly their inclusive
+    cost, callees included). Returns (steps, total Ir, Ir inside event building)."""
+    def run(tag, extra):
+        out = os.path.join(OUT, f"callgrind.instr{tag}.{os.path.basename(task)}.out")
+        cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--callgrind-out-file=" + out,
+               *extra, bench, "instr", task, walk, str(entries)]
+        log(" ".join(os.path.relpath(c, ROOT) if c.startswith(ROOT) else c for c in cmd))
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if proc.returncode != 0:
+            sys.exit(f"bench: callgrind failed:\n{proc.stderr[-2000:]}")
+        steps = json.loads(proc.stdout.strip().splitlines()[-1])["steps"]
+        total = 0
+        with open(out, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("totals:"):
+                    total = int(line.split()[1])
+        return steps, total
+    steps, total = run("", [])
+    _, events = run(".events", [f"--toggle-collect=*{name}*" for name in EVENT_FUNCTIONS])
     return steps, total, events
 
 
