@@ -15,11 +15,15 @@
  *   bench profile   TASK.json TASK.walk ENTRIES      (callgrind: instruments the walk only)
  *   bench profile-compile TASK.json N                 (callgrind: N compiles)
  *   bench profile-save TASK.json TASK.walk            (callgrind: one save + one restore)
+ *   bench run       TASK.json TASK.walk BUDGET_S     (a whole run, a reused-task run, result JSON)
+ *   bench instr     TASK.json TASK.walk ENTRIES      (callgrind: ENTRIES no-output steps)
  *
  * A walk file (benchmarks/gen_task.py) lists the steps a session presents, in order:
  * "identifier<TAB>answer JSON" or "identifier<TAB>-" (go forward without an answer). One step of
  * a walk is stepkit_session_set_answer (when there is an answer) + stepkit_session_go_forward,
  * whose output is the new state; both outputs are freed with stepkit_string_free.
+ * "identifier<TAB><back>" is a back step: the session presents the step, the driver calls
+ * stepkit_session_go_backward (benchmarks/survey.walk has one).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,6 +37,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <openssl/sha.h>
 
 #include "stepkit.h"
 
@@ -75,6 +81,9 @@ static char *read_file(const char *path, size_t *len) {
     return buf;
 }
 
+/* a walk entry that goes back instead of answering and going forward */
+static char BACK[] = "<back>";
+
 typedef struct {
     size_t count;
     char **ids;
@@ -95,7 +104,7 @@ static walk_t load_walk(const char *path) {
             w.answers = realloc(w.answers, cap * sizeof *w.answers);
         }
         w.ids[w.count] = line;
-        w.answers[w.count] = strcmp(tab + 1, "-") == 0 ? NULL : tab + 1;
+        w.answers[w.count] = strcmp(tab + 1, "-") == 0 ? NULL : strcmp(tab + 1, "<back>") == 0 ? BACK : tab + 1;
         w.count++;
     }
     return w; /* `text` stays allocated: the walk points into it */
@@ -129,6 +138,11 @@ static const char *base_name(const char *path) {
 static char *one_step(stepkit_session *s, const char *answer, int keep) {
     char *out = NULL;
     int rc;
+    if (answer == BACK) {
+        rc = stepkit_session_go_backward(s, keep ? &out : NULL);
+        if (rc) die("stepkit_session_go_backward", rc);
+        return out;
+    }
     if (answer) {
         /* The new state comes with go_forward; set_answer is asked for none (out NULL). */
         rc = stepkit_session_set_answer(s, answer, NULL);
@@ -396,7 +410,9 @@ static int cmd_scaling(int argc, char **argv) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* saverestore: a session with every answer of the walk but the last entry */
+/* saverestore: a session with every answer of the walk but the last entry. The floor of a save
+ * is json_dumps of the same document + SHA-256 of that text (the integrity digest any saved data
+ * needs); of a restore, json_loads + SHA-256 of the text + json_decref. */
 
 static size_t count_answers(const char *answer) {
     if (!answer) return 0;
@@ -452,12 +468,15 @@ static int cmd_saverestore(int argc, char **argv) {
         stepkit_string_free(out);
         double b = now();
         char *d = json_dumps(doc, JSON_COMPACT);
+        unsigned char md[SHA256_DIGEST_LENGTH];
+        SHA256((const unsigned char *)d, strlen(d), md);
         free(d);
         double c = now();
         if ((rc = stepkit_session_restore(task, saved, NULL, &r))) die("stepkit_session_restore", rc);
         stepkit_session_free(r);
         double e = now();
         json_t *p = json_loads(saved, JSON_REJECT_DUPLICATES, &err);
+        SHA256((const unsigned char *)saved, saved_len, md);
         json_decref(p);
         double f = now();
         es[n] = b - a; fs[n] = c - b; er[n] = e - c; fr[n] = f - e;
@@ -755,6 +774,157 @@ static int cmd_profile_save(int argc, char **argv) {
     return 0;
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* run: a realistic run end to end (benchmarks/survey.json and its walk: sections, predicate
+ * rules, one back step). Three figures, samples interleaved with their floors:
+ *   whole run:  compile + open + walk (no outputs) + result JSON + free everything,
+ *               vs json_loads of the task text + json_decref + json_dumps of the result document;
+ *   reused:     the same with the task compiled once: open + walk + result + free,
+ *               vs json_dumps of the result document;
+ *   result:     stepkit_session_result of the finished session vs json_dumps of its document. */
+
+/* the walk with no output asked for: set_answer and go_forward (go_backward) with out NULL */
+static void walk_quiet(stepkit_session *s, walk_t *w, size_t from, size_t to) {
+    for (size_t i = from; i < to; i++) {
+        int rc;
+        if (w->answers[i] == BACK) {
+            if ((rc = stepkit_session_go_backward(s, NULL))) die("stepkit_session_go_backward", rc);
+            continue;
+        }
+        if (w->answers[i] && (rc = stepkit_session_set_answer(s, w->answers[i], NULL)))
+            die("stepkit_session_set_answer", rc);
+        if ((rc = stepkit_session_go_forward(s, NULL))) die("stepkit_session_go_forward", rc);
+    }
+}
+
+static char *result_of(stepkit_session *s) {
+    char *out = NULL;
+    int rc = stepkit_session_result(s, &out);
+    if (rc) die("stepkit_session_result", rc);
+    return out;
+}
+
+static int cmd_run(int argc, char **argv) {
+    if (argc < 5) return 1;
+    size_t task_len;
+    char *text = read_file(argv[2], &task_len);
+    walk_t w = load_walk(argv[3]);
+    double budget = atof(argv[4]);
+    json_error_t err;
+
+    /* first run: checked step by step against the walk; its result is the floor's document */
+    stepkit_task *task = compile_file(argv[2], NULL);
+    stepkit_session *s = open_session(task);
+    char *st = NULL;
+    if (stepkit_session_state(s, &st)) die("stepkit_session_state", -1);
+    for (size_t i = 0; i < w.count; i++) {
+        expect_step(st, w.ids[i], i);
+        stepkit_string_free(st);
+        st = one_step(s, w.answers[i], 1);
+    }
+    if (!strstr(st, "\"status\":\"finished\"")) { fprintf(stderr, "bench: the survey walk does not finish\n"); return 3; }
+    stepkit_string_free(st);
+    char *result = result_of(s);
+    size_t result_len = strlen(result);
+    json_t *doc = json_loads(result, JSON_REJECT_DUPLICATES, &err);
+    if (!doc) { fprintf(stderr, "bench: result is not JSON: %s\n", err.text); return 2; }
+    stepkit_string_free(result);
+    stepkit_session *finished = s; /* kept for the result figure */
+
+    /* repetitions per sample: ~20 ms of the whole run */
+    long reps = 1;
+    for (;;) {
+        double a = now();
+        for (long r = 0; r < reps; r++) {
+            stepkit_task *t = NULL;
+            if (stepkit_task_compile(text, &t)) die("stepkit_task_compile", -1);
+            stepkit_session *x = open_session(t);
+            walk_quiet(x, &w, 0, w.count);
+            stepkit_string_free(result_of(x));
+            stepkit_session_free(x);
+            stepkit_task_free(t);
+        }
+        if (now() - a >= 0.02 || reps >= (1L << 16)) break;
+        reps *= 2;
+    }
+    enum { MAXS = 64 };
+    double ew[MAXS], fw[MAXS], er[MAXS], fr[MAXS], eres[MAXS], fres[MAXS];
+    int n = 0;
+    double start = now();
+    while (n < 31 && (n < 5 || now() - start < budget)) {
+        double a = now();
+        for (long r = 0; r < reps; r++) {
+            stepkit_task *t = NULL;
+            int rc = stepkit_task_compile(text, &t);
+            if (rc) die("stepkit_task_compile", rc);
+            stepkit_session *x = open_session(t);
+            walk_quiet(x, &w, 0, w.count);
+            stepkit_string_free(result_of(x));
+            stepkit_session_free(x);
+            stepkit_task_free(t);
+        }
+        double b = now();
+        for (long r = 0; r < reps; r++) {
+            json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &err);
+            json_decref(root);
+            free(json_dumps(doc, JSON_COMPACT));
+        }
+        double c = now();
+        for (long r = 0; r < reps; r++) {
+            stepkit_session *x = open_session(task);
+            walk_quiet(x, &w, 0, w.count);
+            stepkit_string_free(result_of(x));
+            stepkit_session_free(x);
+        }
+        double d = now();
+        for (long r = 0; r < reps; r++) free(json_dumps(doc, JSON_COMPACT));
+        double e = now();
+        for (long r = 0; r < reps; r++) stepkit_string_free(result_of(finished));
+        double f = now();
+        for (long r = 0; r < reps; r++) free(json_dumps(doc, JSON_COMPACT));
+        double g = now();
+        ew[n] = (b - a) / reps; fw[n] = (c - b) / reps;
+        er[n] = (d - c) / reps; fr[n] = (e - d) / reps;
+        eres[n] = (f - e) / reps; fres[n] = (g - f) / reps;
+        n++;
+    }
+    const char *name = base_name(argv[2]);
+    printf("{\"figure\":\"run\",\"task\":\"%s\",\"bytes\":%zu,\"resultBytes\":%zu,\"entries\":%zu,\"reps\":%ld,",
+           name, task_len, result_len, w.count, reps);
+    print_array("engine", ew, n); printf(","); print_array("floor", fw, n); printf("}\n");
+    printf("{\"figure\":\"reusedRun\",\"task\":\"%s\",\"resultBytes\":%zu,\"entries\":%zu,", name, result_len, w.count);
+    print_array("engine", er, n); printf(","); print_array("floor", fr, n); printf("}\n");
+    printf("{\"figure\":\"result\",\"task\":\"%s\",\"resultBytes\":%zu,", name, result_len);
+    print_array("engine", eres, n); printf(","); print_array("floor", fres, n); printf("}\n");
+    json_decref(doc);
+    stepkit_session_free(finished);
+    stepkit_task_free(task);
+    free(text);
+    return 0;
+}
+
+/* instr TASK WALK N: for callgrind --instr-atstart=no; instruments the walk's entries 2..N with
+ * no output asked for (set_answer and go_forward with out NULL) and no event callback, on a
+ * session opened outside the instrumentation. benchmarks/run.py divides the instruction count by
+ * N - 1 and reads the events' share from the same profile. */
+static int cmd_instr(int argc, char **argv) {
+    if (argc < 5) return 1;
+    stepkit_task *task = compile_file(argv[2], NULL);
+    walk_t w = load_walk(argv[3]);
+    size_t n = (size_t)atol(argv[4]);
+    if (n == 0 || n > w.count) n = w.count;
+    stepkit_session *s = open_session(task);
+    walk_quiet(s, &w, 0, 1); /* warm: first-call work stays out */
+    CALLGRIND_ZERO_STATS;
+    CALLGRIND_START_INSTRUMENTATION;
+    walk_quiet(s, &w, 1, n);
+    CALLGRIND_STOP_INSTRUMENTATION;
+    printf("{\"figure\":\"instr\",\"task\":\"%s\",\"steps\":%zu}\n", base_name(argv[2]), n - 1);
+    stepkit_session_free(s);
+    stepkit_task_free(task);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     int rc = 1;
@@ -768,6 +938,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[1], "profile")) rc = cmd_profile(argc, argv);
         else if (!strcmp(argv[1], "profile-compile")) rc = cmd_profile_compile(argc, argv);
         else if (!strcmp(argv[1], "profile-save")) rc = cmd_profile_save(argc, argv);
+        else if (!strcmp(argv[1], "run")) rc = cmd_run(argc, argv);
+        else if (!strcmp(argv[1], "instr")) rc = cmd_instr(argc, argv);
     }
     if (rc == 1) fprintf(stderr, "usage: see the comment at the top of benchmarks/bench.c\n");
     return rc;

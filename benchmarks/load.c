@@ -4,13 +4,17 @@
  * of a small task + open + state (first-use work inside the engine), and the same again warm.
  *
  *   load LIBSTEPKIT.so TASK.json
+ *   load --empty LIBEMPTY.so        the floor: dlopen + first call (empty_version) of an empty
+ *                                   Swift library built the same way (benchmarks/empty/)
  *
- * Prints one JSON line: {"figure": "load", "dlopen", "firstCall", "firstTask", "warmTask"} (s).
+ * Prints one JSON line: {"figure": "load", "dlopen", "firstCall", "firstTask", "warmTask"} (s),
+ * or {"figure": "loadEmpty", "dlopen", "firstCall"}.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "stepkit.h"
@@ -29,7 +33,22 @@ typedef void (*tfree_fn)(stepkit_task *);
 typedef void (*strfree_fn)(char *);
 typedef const char *(*version_fn)(void);
 
+static int load_empty(const char *path) {
+    double t0 = now();
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    double t1 = now();
+    if (!h) { fprintf(stderr, "load: %s\n", dlerror()); return 2; }
+    version_fn version = (version_fn)dlsym(h, "empty_version");
+    if (!version) { fprintf(stderr, "load: missing empty_version\n"); return 2; }
+    double t2 = now();
+    const char *v = version();
+    double t3 = now();
+    printf("{\"figure\":\"loadEmpty\",\"version\":\"%s\",\"dlopen\":%.9f,\"firstCall\":%.9f}\n", v, t1 - t0, t3 - t2);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc == 3 && strcmp(argv[1], "--empty") == 0) return load_empty(argv[2]);
     if (argc < 3) { fprintf(stderr, "usage: load LIBSTEPKIT.so TASK.json\n"); return 1; }
     FILE *f = fopen(argv[2], "rb");
     if (!f) { perror(argv[2]); return 2; }

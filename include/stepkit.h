@@ -35,7 +35,8 @@
  * *out is set to NULL (when `out` itself is not NULL). The calls that change a session and
  * answer with its new state (set_answer, go_forward, go_backward, skip, finish, active, tick,
  * record) accept `out` == NULL when the caller does not want the state: it is then not built,
- * and the call's events still reach the event callback. Handles are created by the library and
+ * and the call's events still reach the event callback; with no callback set either, the call's
+ * events are not built at all (nobody could see them). Handles are created by the library and
  * released with their *_free function; freeing NULL is a no-op.
  *
  * Threads. A stepkit_task is immutable and may be used from any number of threads at once.
@@ -562,7 +563,8 @@ typedef void (*stepkit_free_fn)(void *user_data);
  * callback may call back into the library (even into this session). `free_user_data`, if not
  * NULL, is called with `user_data` once the callback is replaced or removed, or the session is
  * freed, and no delivery is using it any more; a callback that removes or replaces itself hears
- * no further events of the call under way.
+ * no further events of the call under way. A call with `out` == NULL started before the
+ * callback was set (on another thread) builds no events, so the new callback hears none of it.
  * Returns STEPKIT_EINVAL if `session` is NULL or not live. */
 int stepkit_session_set_event_callback(stepkit_session *session, stepkit_event_fn fn,
                                        void *user_data, stepkit_free_fn free_user_data);

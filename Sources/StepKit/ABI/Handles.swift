@@ -33,9 +33,13 @@ final class SessionHandle: Sendable {
 
     /// Runs a call on the session: `body` under the lock, then the new state with the events the
     /// call produced (and any still queued); the events go to the event callback after the lock is
-    /// released, so the callback may call back into the library.
+    /// released, so the callback may call back into the library. A call that wants no state, on a
+    /// session with no callback, builds no events (they would be dropped unseen).
     func call(wantsState: Bool = true, _ body: (inout Session) throws(StepKitError) -> Void) throws(StepKitError) -> JSON {
+        let heard = wantsState || callback.withLock({ $0 }) != nil
         let (state, events) = try store.transaction { (s: inout Session) throws(StepKitError) -> (JSON, [JSON]) in
+            s.recordsEvents = heard
+            defer { s.recordsEvents = true }
             try body(&s)
             let events = s.takeEvents()
             guard wantsState, case .object(var state) = s.stateJSON() else { return (.null, events) }

@@ -1,5 +1,9 @@
 /// One step of a task, compiled: what it asks and how the host should present it.
-struct Step: Sendable {
+///
+/// A class, immutable: a session reads its current step several times a call
+/// (`Session.currentStep`), and as a struct every read copied all its fields, retaining and
+/// releasing each (`benchmarks/README.md`); now a read is one reference.
+final class Step: Sendable {
     enum Content: Sendable {
         /// Presents text only (`instruction`, `completion`).
         case message
@@ -19,10 +23,24 @@ struct Step: Sendable {
     let definitionPath: JSONPath
     /// For `active`, `countdown` and `wait` steps (whose content is `.message`): their timing,
     /// prompts and recorders.
-    var active: ActiveStepSettings? = nil
+    let active: ActiveStepSettings?
     /// `calculations`: the names of the calculations the state shows with this step (checked
     /// against the task's calculations once they are compiled).
-    var calculationNames: [String] = []
+    let calculationNames: [String]
+
+    init(type: String, identifier: String, optional: Bool, content: Content, presentation: JSONObject,
+         sections: [Int], definitionPath: JSONPath, active: ActiveStepSettings? = nil,
+         calculationNames: [String] = []) {
+        self.type = type
+        self.identifier = identifier
+        self.optional = optional
+        self.content = content
+        self.presentation = presentation
+        self.sections = sections
+        self.definitionPath = definitionPath
+        self.active = active
+        self.calculationNames = calculationNames
+    }
 
     /// The step in `stepkit_task_info`: identifier, type and, for an active, countdown or wait
     /// step, its effective `stepDuration` in seconds (ResearchKit's default included).

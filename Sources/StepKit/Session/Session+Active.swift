@@ -103,7 +103,8 @@ extension Session {
             run.runningSince = nil
             run.status = .suspended
         }
-        emit("activeStepSuspended", ["step": .string(currentStep?.identifier ?? "")], at: time)
+        let step = currentStep?.identifier ?? ""
+        emit("activeStepSuspended", ["step": .string(step)], at: time)
     }
 
     private mutating func resumeActive(at time: Int64) {
@@ -111,7 +112,8 @@ extension Session {
             run.status = .running
             run.runningSince = time
         }
-        emit("activeStepResumed", ["step": .string(currentStep?.identifier ?? "")], at: time)
+        let step = currentStep?.identifier ?? ""
+        emit("activeStepResumed", ["step": .string(step)], at: time)
     }
 
     /// Finishes the active step (its time is up, or the host says so): the recorders stop, the

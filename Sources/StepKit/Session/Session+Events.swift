@@ -2,10 +2,22 @@
 /// start or stop a sensor). Each is `{"type": ..., "date": ..., ...}`, queued in order and handed
 /// out by the next call's output and the event callback.
 extension Session {
-    mutating func emit(_ type: String, _ fields: KeyValuePairs<String, JSON> = [:], at time: Int64? = nil) {
+    /// Queues an event, unless nobody will hear it (`recordsEvents` is off: a call with no output
+    /// and no event callback). Inlined, with its fields and its date computed only when it is
+    /// queued, so an event nobody asked for costs one test and builds nothing: building them was
+    /// half of a step with no output (`benchmarks/README.md`).
+    @inline(__always)
+    mutating func emit(_ type: String, _ fields: @autoclosure () -> KeyValuePairs<String, JSON> = [:], at time: Int64? = nil) {
+        guard recordsEvents else { return }
+        appendEvent(type, fields(), at: time ?? now)
+    }
+
+    /// Builds the event and queues it.
+    @inline(never)
+    mutating func appendEvent(_ type: String, _ fields: KeyValuePairs<String, JSON>, at time: Int64) {
         var event = JSONObject()
         event["type"] = .string(type)
-        event["date"] = .string(CivilTime.iso8601(milliseconds: time ?? now))
+        event["date"] = .string(CivilTime.iso8601(milliseconds: time))
         for (key, value) in fields { event[key] = value }
         pendingEvents.append(.object(event))
     }
@@ -18,7 +30,7 @@ extension Session {
 
     /// A step is shown: ResearchKit's `stepViewControllerWillAppear` and step change.
     mutating func stepAppeared(previous: String?, at time: Int64) {
-        guard let step = currentStep else { return }
+        guard recordsEvents, let step = currentStep else { return }
         emit("stepWillAppear", ["step": .string(step.identifier)], at: time)
         emit("stepDidChange", ["step": .string(step.identifier), "previous": .string(previous)], at: time)
     }

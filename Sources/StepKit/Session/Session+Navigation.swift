@@ -32,7 +32,7 @@ extension Session {
         let leaving = current?.stepIndex
         let time = now
         stopActiveRecorders(at: time)
-        let previous = currentStep?.identifier
+        let previous = recordsEvents ? currentStep?.identifier : nil
         popVisit()
         // Leaving a later visit of a step that an earlier visit still holds on the path (a
         // loop): the earlier visit's own answer comes back, and the later one waits to prefill

@@ -43,6 +43,9 @@ struct Session: Sendable {
     var asyncRuns: [Int: RecorderRun] = [:]
     /// Events not yet handed to the host; every call's output takes them, in order.
     var pendingEvents: [JSON] = []
+    /// Whether events are queued at all: off only during a call whose events nobody will see (no
+    /// output asked for and no event callback: `SessionHandle.call`), so none is built. Not saved.
+    var recordsEvents = true
     /// While timers are processed, the moment a deadline came due, so what follows it (the next
     /// step, its start) is dated when it happened, not when the host asked.
     var timeOverride: Int64?
@@ -159,7 +162,7 @@ struct Session: Sendable {
             if laterAnswers[index]?.isEmpty == true { laterAnswers[index] = nil }
         }
         applyPrefill(step: index)
-        let previous = currentStep?.identifier
+        let previous = recordsEvents ? currentStep?.identifier : nil
         pushVisit(Visit(stepIndex: index, startDate: time, modified: route.modified, arrival: route.explanation))
         stepAppeared(previous: previous, at: time)
         startAsyncActions(at: index, time: time)

@@ -33,7 +33,18 @@ enum CivilTime {
         }
     }
 
+    /// `value` in decimal, left-padded with zeros to `width` digits (for dates and times shown
+    /// as text, e.g. an expression's date value).
+    static func pad(_ value: Int64, _ width: Int) -> String {
+        let digits = String(value)
+        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+    }
+
     /// `2026-11-22T13:27:27.123Z` for a time in milliseconds since the epoch.
+    ///
+    /// Written digit by digit into the string's own 24 bytes: every state, result and event
+    /// carries dates, and building them by concatenating padded pieces was a fifth of a step
+    /// (`benchmarks/README.md`).
     static func iso8601(milliseconds ms: Int64) -> String {
         // Clamp to years 0...9999 so the text keeps its shape whatever a host clock says.
         let clamped = min(max(ms, -62_167_219_200_000), 253_402_300_799_999)
@@ -41,13 +52,33 @@ enum CivilTime {
         let rest = clamped - days * millisecondsPerDay
         let (y, m, d) = civil(fromDayNumber: days)
         let hour = rest / 3_600_000, minute = rest / 60_000 % 60, second = rest / 1000 % 60, milli = rest % 1000
-        return pad(y, 4) + "-" + pad(m, 2) + "-" + pad(d, 2) + "T" + pad(hour, 2) + ":" + pad(minute, 2) + ":"
-            + pad(second, 2) + "." + pad(milli, 3) + "Z"
-    }
-
-    static func pad(_ value: Int64, _ width: Int) -> String {
-        let digits = String(value)
-        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+        return String(unsafeUninitializedCapacity: 24) { buffer in
+            // The clamp keeps every field within its width (year 0...9999), so no digit is lost.
+            func put(_ value: Int64, _ width: Int, at start: Int) {
+                var v = value
+                var i = start + width - 1
+                while i >= start {
+                    buffer[i] = UInt8(truncatingIfNeeded: 0x30 + v % 10)
+                    v /= 10
+                    i -= 1
+                }
+            }
+            put(y, 4, at: 0)
+            buffer[4] = UInt8(ascii: "-")
+            put(m, 2, at: 5)
+            buffer[7] = UInt8(ascii: "-")
+            put(d, 2, at: 8)
+            buffer[10] = UInt8(ascii: "T")
+            put(hour, 2, at: 11)
+            buffer[13] = UInt8(ascii: ":")
+            put(minute, 2, at: 14)
+            buffer[16] = UInt8(ascii: ":")
+            put(second, 2, at: 17)
+            buffer[19] = UInt8(ascii: ".")
+            put(milli, 3, at: 20)
+            buffer[23] = UInt8(ascii: "Z")
+            return 24
+        }
     }
 }
 
