@@ -59,6 +59,10 @@ struct FHIRAnswerFormat {
         }
         var prepared = FHIRPrepared(disposition: .asked)
         prepared.choices = choiceReader.choices(for: item)
+        if prepared.choices?.contains(where: { $0.score != nil }) == true {
+            report.add(item.linkId, item.path.key(item.object["answerOption"] != nil ? "answerOption" : "answerValueSet"), "scoreNotTranslated",
+                       "The answers' ordinalValue/itemWeight scores are not translated yet (they need the expression language).")
+        }
         if hidden || item.readOnly {
             prepared.disposition = .fixed
             return prepared
