@@ -43,6 +43,12 @@ struct FHIRAnswerFormat {
         reportExtensions(item)
         reportKeys(item)
         let hidden = hiddenAncestor || FHIRExtension.isHidden(item.extensions)
+        for key in ["required", "repeats", "readOnly"] {
+            if let v = item.object[key], v.boolValue == nil {
+                report.add(item.linkId, item.path.key(key), "invalidValue",
+                           "\"\(key)\" must be true or false; \(JSONWriter.string(v)) is read as \(key == "repeats" && item.repeats ? "true" : "false").")
+            }
+        }
         switch item.type {
         case "group":
             if item.repeats {

@@ -29,7 +29,9 @@ struct FHIRItem: Sendable {
         default: return nil
         }
     }
-    var repeats: Bool { object["repeats"]?.boolValue ?? false }
+    /// `repeats`; the string `"true"` (a defect some published forms have) reads as true and is
+    /// reported (`FHIRAnswerFormat`).
+    var repeats: Bool { object["repeats"]?.boolValue ?? (object["repeats"]?.stringValue == "true") }
     var required: Bool { object["required"]?.boolValue ?? false }
     var readOnly: Bool { object["readOnly"]?.boolValue ?? false }
     var isQuestion: Bool { type != "group" && type != "display" }
