@@ -39,6 +39,13 @@ def validate(response: Dict[str, Any]) -> None:
     QuestionnaireResponse.model_validate(response)
 
 
+def schema_validator(name: str) -> Any:
+    import jsonschema
+
+    schema = json.loads((REPO / "schema" / name).read_text(encoding="utf-8"))
+    return jsonschema.Draft202012Validator(schema)
+
+
 def items_by_link(response: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
     found: Dict[str, Dict[str, Any]] = {}
 
@@ -64,6 +71,7 @@ def test_published_form_imports_with_exact_report(name: str) -> None:
     assert report == EXPECTED_REPORTS[name]
     for entry in translated["report"]:
         assert entry["reason"]
+    schema_validator("task.schema.json").validate(translated["task"])
     # The translation compiles as a plain task, and the import compiles as a task too.
     with stepkit.Task.from_json(translated["task"]):
         pass
@@ -171,6 +179,7 @@ def test_phq9_value_set_codes_reach_result_and_response() -> None:
         result = s.result
         response = s.result_as("fhir")
     validate(response)
+    schema_validator("result.schema.json").validate(result)
     question = result["results"][0]["results"][0]
     assert question["codings"] == [{"system": "http://hl7.org/fhir/uv/sdc/CodeSystem/CSPHQ9", "code": "Several-days",
                                      "display": "Several days"}]
@@ -290,6 +299,7 @@ def example_files() -> List[Path]:
 def test_examples_import_without_report(path: Path) -> None:
     translated = stepkit.Task.translate_fhir(path.read_text(encoding="utf-8"))
     assert translated["report"] == []
+    schema_validator("task.schema.json").validate(translated["task"])
 
 
 # -- the CLI --------------------------------------------------------------------------------------
