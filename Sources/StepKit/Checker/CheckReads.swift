@@ -28,6 +28,7 @@ extension TaskChecker {
         switch p {
         case .always: return []
         case .compare(let c): return [c.selector]
+        case .expression(let e): return ExpressionDependencies(of: e).selectors
         case .not(let q): return selectors(in: q)
         case .all(let ps), .any(let ps): return ps.flatMap { selectors(in: $0) }
         }

@@ -37,6 +37,8 @@ struct PredicateAnalysis {
     func never(_ p: Predicate) -> Bool {
         switch p {
         case .always(let b): return !b
+        // An expression is not analysed: it may hold.
+        case .expression: return false
         case .compare(let c): return contradicts([.compare(c)])
         case .not(let q): return always(q)
         case .any(let ps): return ps.allSatisfy(never)
@@ -47,6 +49,7 @@ struct PredicateAnalysis {
     func always(_ p: Predicate) -> Bool {
         switch p {
         case .always(let b): return b
+        case .expression: return false
         case .compare(let c): return alwaysHolds(c)
         case .not(let q): return never(q)
         case .all(let ps): return ps.allSatisfy(always)
@@ -317,6 +320,8 @@ struct PredicateAnalysis {
     private static func feed(_ p: Predicate, into h: inout Hasher) {
         switch p {
         case .always(let b): h.combine(0); h.combine(b)
+        // Expressions are never the same as another predicate (`same`), so one hash serves.
+        case .expression: h.combine(5)
         case .not(let q): h.combine(1); feed(q, into: &h)
         case .all(let ps): h.combine(2); h.combine(ps.count); for q in ps { feed(q, into: &h) }
         case .any(let ps): h.combine(3); h.combine(ps.count); for q in ps { feed(q, into: &h) }

@@ -20,6 +20,9 @@ struct Step: Sendable {
     /// For `active`, `countdown` and `wait` steps (whose content is `.message`): their timing,
     /// prompts and recorders.
     var active: ActiveStepSettings? = nil
+    /// `calculations`: the names of the calculations the state shows with this step (checked
+    /// against the task's calculations once they are compiled).
+    var calculationNames: [String] = []
 
     /// The step in `stepkit_task_info`: identifier, type and, for an active, countdown or wait
     /// step, its effective `stepDuration` in seconds (ResearchKit's default included).

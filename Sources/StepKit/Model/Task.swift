@@ -18,6 +18,8 @@ struct Task: Sendable {
     /// The FHIR Questionnaire's shape when the task was imported from one (`FHIR/`), for the
     /// QuestionnaireResponse export.
     var fhir: FHIRLayout?
+    /// The named values computed from answers (`calculations`).
+    var calculations = Calculations()
 
     /// What the host must ask the participant for before the task's recorders can run
     /// (ResearchKit's `requestedPermissions`), sorted.
@@ -51,6 +53,7 @@ struct Task: Sendable {
             }),
             "branching": .bool(!rules.isEmpty),
             "requestedPermissions": .array(requestedPermissions.map { .string($0) }),
+            "calculations": calculations.info(self),
         ])
     }
 }
@@ -64,6 +67,10 @@ struct TaskRules: Sendable {
     var modifiers: [Int: StepModifier] = [:]
     /// Form item visibility: step index, then item identifier.
     var visibility: [Int: [String: Predicate]] = [:]
+    /// Per step: the calculations its state shows (indexes into `Calculations.list`).
+    var stepCalculations: [Int: [Int]] = [:]
+    /// Per step: the bounds its answer formats give as expressions.
+    var answerBounds: [Int: [AnswerBounds]] = [:]
     /// The patterns of `matches` conditions, by the step whose answer they read (see
     /// `ConditionPatterns`).
     var conditionPatterns = ConditionPatterns()

@@ -42,6 +42,9 @@ enum TaskCompiler {
         }
         let predicates = PredicateCompiler(steps: b.steps, stepIndex: b.stepIndex, sectionIdentifiers: Set(b.sectionIndex.keys), diagnostics: d)
         var rules = TaskRules()
+        // Calculations first: every rule may read them.
+        let calculations = r.value("calculations").map { Calculations.compile($0, predicates) } ?? Calculations()
+        compileStepExpressions(b, predicates, &rules)
         if let value = r.value("navigationRules") {
             compileNavigationRules(value, b, predicates, &rules)
         }
@@ -63,9 +66,49 @@ enum TaskCompiler {
         r.finish()
         guard d.isEmpty, let identifier else { throw StepKitError(.definition, problems: d.problems) }
         rules.conditionPatterns.collect(from: rules)
+        for c in calculations.list { rules.conditionPatterns.collect(.expression(c.expression)) }
+        for bound in rules.answerBounds.values.joined() {
+            for e in [bound.minimum, bound.maximum].compactMap({ $0 }) { rules.conditionPatterns.collect(.expression(e)) }
+        }
         let graph = RuleGraph(steps: b.steps, sections: b.sections, rules: rules)
         return Task(identifier: identifier, fingerprint: Fingerprint(definition), steps: b.steps, stepIndex: b.stepIndex, sections: b.sections,
-                    sectionIndex: b.sectionIndex, rules: rules, graph: graph, asyncActions: asyncActions)
+                    sectionIndex: b.sectionIndex, rules: rules, graph: graph, asyncActions: asyncActions, calculations: calculations)
+    }
+
+    /// What steps hold that reads other steps or calculations: the calculations a step shows and
+    /// answer bounds written as expressions.
+    private static func compileStepExpressions(_ b: Builder, _ predicates: PredicateCompiler, _ rules: inout TaskRules) {
+        for (index, step) in b.steps.enumerated() {
+            var shown: [Int] = []
+            for (i, name) in step.calculationNames.enumerated() {
+                if let c = predicates.calculations.index[name] {
+                    shown.append(c)
+                } else {
+                    b.d.error("unknownCalculation", "No calculation is called \"\(name)\".", at: step.definitionPath.key("calculations").index(i))
+                }
+            }
+            if !shown.isEmpty { rules.stepCalculations[index] = shown }
+            var bounds: [AnswerBounds] = []
+            switch step.content {
+            case .message:
+                break
+            case .question(let format):
+                if let bound = AnswerBounds.compile(format, item: nil, at: step.definitionPath.key("answerFormat"), predicates) { bounds.append(bound) }
+            case .form(let form):
+                for (i, item) in form.items.enumerated() {
+                    let path = formItemPath(step, item.identifier) ?? step.definitionPath.key("formItems").index(i)
+                    if let bound = AnswerBounds.compile(item.format, item: item.identifier, at: path.key("answerFormat"), predicates) { bounds.append(bound) }
+                }
+            }
+            if !bounds.isEmpty { rules.answerBounds[index] = bounds }
+        }
+    }
+
+    /// The path of a form item in the definition (section headers count among `formItems`).
+    private static func formItemPath(_ step: Step, _ identifier: String) -> JSONPath? {
+        guard let entries = step.presentation["formItems"]?.arrayValue,
+              let i = entries.firstIndex(where: { $0.objectValue?["identifier"]?.stringValue == identifier }) else { return nil }
+        return step.definitionPath.key("formItems").index(i)
     }
 
     // MARK: Steps and sections
@@ -121,6 +164,12 @@ enum TaskCompiler {
         let identifier = r.string("identifier", required: true, nonEmpty: true)
         let optional = r.bool("optional") ?? false
         r.accept(strings: commonStepKeys)
+        var calculationNames: [String] = []
+        for (i, name) in (r.array("calculations") ?? []).enumerated() {
+            if let name = name.stringValue { calculationNames.append(name) } else {
+                d.error("wrongType", "\"calculations\" lists calculation names (strings).", at: path.key("calculations").index(i))
+            }
+        }
         var content: Step.Content?
         var active: ActiveStepSettings?
         switch type {
@@ -171,7 +220,7 @@ enum TaskCompiler {
             presentation["shouldContinueOnFinish"] = .bool(active.continuesOnFinish)
         }
         return Step(type: type, identifier: identifier, optional: optional, content: content, presentation: presentation,
-                    sections: sections, definitionPath: path, active: active)
+                    sections: sections, definitionPath: path, active: active, calculationNames: calculationNames)
     }
 
     /// A form's `formItems` with each item's answer format as `AnswerFormat.presentation`.

@@ -19,6 +19,10 @@ extension Session {
             "endDate": .string(CivilTime.iso8601(milliseconds: time)),
             "results": .array(builder.finish()),
         ])
+        // The calculations on the path's answers, when the task defines any.
+        if !task.calculations.isEmpty {
+            result["calculations"] = calculationsJSON()
+        }
         // SageResearch's async results: the files of recorders that ran across steps.
         if !task.asyncActions.isEmpty {
             result["asyncResults"] = .array(asyncRuns.keys.sorted().flatMap { asyncRuns[$0].map { Session.fileResults($0, now: time) } ?? [] })

@@ -22,6 +22,8 @@ struct ConditionPatterns: Sendable {
             collect(p)
         case .always:
             break
+        case .expression(let e):
+            for c in e.comparisons { collect(.compare(c)) }
         case .compare(let comparison):
             for case .matches(let pattern) in comparison.tests {
                 switch comparison.selector {

@@ -6,6 +6,8 @@ indirect enum Predicate: Sendable {
     case not(Predicate)
     case always(Bool)
     case compare(Comparison)
+    /// A boolean expression in the expression language (true only when it gives `true`).
+    case expression(Expression)
 
     func evaluate(_ answers: some AnswerLookup) -> Bool {
         switch self {
@@ -14,6 +16,7 @@ indirect enum Predicate: Sendable {
         case .not(let p): return !p.evaluate(answers)
         case .always(let b): return b
         case .compare(let c): return c.evaluate(answers)
+        case .expression(let e): return e.evaluate(answers).isTrue
         }
     }
 }
@@ -32,6 +35,15 @@ enum Selector: Sendable, Equatable {
 /// results the host supplied). Nil when unanswered; the type is the result type.
 protocol AnswerLookup {
     func answer(_ selector: Selector) -> (value: JSON, type: ResultType)?
+    /// The task's calculations on these answers, in `Calculations.list` order.
+    func calculationValues() -> [ExpressionValue]
+    /// The time `now` and `today` read, in milliseconds since the epoch.
+    var evaluationTime: Int64 { get }
+}
+
+extension AnswerLookup {
+    func calculationValues() -> [ExpressionValue] { [] }
+    var evaluationTime: Int64 { 0 }
 }
 
 /// `{"result": SELECTOR, OPERATOR: OPERAND, ...}`: every test must hold (they are ANDed).
@@ -126,23 +138,15 @@ enum AnswerValue {
         }
     }
 
+    /// Whether an answer equals an operand of its type (`ExpressionValue.equal`, the one
+    /// comparison expressions use too).
     static func equal(_ value: JSON, _ operand: JSON, _ type: ResultType) -> Bool {
-        switch type {
-        case .choice:
-            let chosen = choiceValues(value)
-            let expected = operand.arrayValue ?? [operand]
-            return chosen.count == expected.count && expected.allSatisfy { e in chosen.contains { $0.sameValue(as: e) } }
-        case .timeOfDay, .date:
-            guard let a = magnitude(value, type), let b = magnitude(operand, type) else { return false }
-            return a == b
-        default:
-            return value.sameValue(as: operand)
-        }
+        ExpressionValue.equal(.answer(value, type), .answer(operand, type))
     }
 
     /// -1, 0 or 1 as the answer is below, at or above the operand; nil when they do not compare.
+    /// Predicates' `minimum`/`maximum` order numbers, dates and times, not text.
     static func order(_ value: JSON, _ operand: JSON, _ type: ResultType) -> Int? {
-        guard let a = magnitude(value, type), let b = magnitude(operand, type) else { return nil }
-        return a < b ? -1 : (a > b ? 1 : 0)
+        ExpressionValue.order(.answer(value, type), .answer(operand, type), strings: false)
     }
 }

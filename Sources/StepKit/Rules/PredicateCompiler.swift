@@ -7,6 +7,8 @@ struct PredicateCompiler {
     let stepIndex: [String: Int]
     let sectionIdentifiers: Set<String>
     let diagnostics: Diagnostics
+    /// The task's calculations, as far as they are known (names first, types as they compile).
+    var calculations = CalculationTable()
 
     private static let operators = ["answered", "dontKnow", "equals", "notEquals", "contains", "containsAny", "matches",
                                     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"]
@@ -37,10 +39,13 @@ struct PredicateCompiler {
                 return .always(b)
             }
         }
+        if ExpressionCompiler.isExpression(object) {
+            return ExpressionCompiler(predicates: self).compile(value, at: path, expecting: .boolean).map { .expression($0.0) }
+        }
         return compileComparison(object, at: path)
     }
 
-    private func compileComparison(_ object: JSONObject, at path: JSONPath) -> Predicate? {
+    func compileComparison(_ object: JSONObject, at path: JSONPath) -> Predicate? {
         let before = diagnostics.problems.count
         guard let selectorValue = object["result"] else {
             diagnostics.error("missingKey", "A predicate is {\"all\"|\"any\": [...]}, {\"not\": ...}, {\"always\": true} or a comparison {\"result\": ..., operator: value}.", at: path)
@@ -64,8 +69,9 @@ struct PredicateCompiler {
         return .compare(Comparison(selector: resolved.selector, tests: tests))
     }
 
-    /// The selector, and what is known of its answers (nil type for other tasks' results).
-    private func selector(_ value: JSON, at path: JSONPath) -> (selector: Selector, type: ResultType?, choices: [ChoiceOption]?)? {
+    /// The selector, and what is known of its answers (nil type and format for other tasks'
+    /// results).
+    func selector(_ value: JSON, at path: JSONPath) -> (selector: Selector, type: ResultType?, choices: [ChoiceOption]?, format: AnswerFormat?)? {
         var stepID: String?, itemID: String?, taskID: String?
         switch value {
         case .string(let s):
@@ -92,7 +98,7 @@ struct PredicateCompiler {
         }
         guard let stepID else { return nil }
         if let taskID {
-            return (.external(task: taskID, step: stepID, item: itemID), nil, nil)
+            return (.external(task: taskID, step: stepID, item: itemID), nil, nil, nil)
         }
         guard let index = stepIndex[stepID], let step = steps.indices.contains(index) ? steps[index] : nil else {
             let what = sectionIdentifiers.contains(stepID) ? "\"\(stepID)\" is a section, which has no answer" : "No step is called \"\(stepID)\""
@@ -105,7 +111,7 @@ struct PredicateCompiler {
                 diagnostics.error("unknownItem", "\"\(stepID)\" is a question step, not a form; drop \"item\".", at: path.key("item"))
                 return nil
             }
-            return (.step(index), format.rules.resultType, choiceOptions(format))
+            return (.step(index), format.rules.resultType, choiceOptions(format), format)
         case .form(let form):
             guard let itemID else {
                 diagnostics.error("missingKey", "\"\(stepID)\" is a form: name one of its items with {\"step\": \"\(stepID)\", \"item\": ...}.", at: path)
@@ -115,7 +121,7 @@ struct PredicateCompiler {
                 diagnostics.error("unknownItem", "The form \"\(stepID)\" has no item \"\(itemID)\".", at: path.key("item"))
                 return nil
             }
-            return (.item(step: index, item: itemID), item.format.rules.resultType, choiceOptions(item.format))
+            return (.item(step: index, item: itemID), item.format.rules.resultType, choiceOptions(item.format), item.format)
         case .message:
             diagnostics.error("noAnswer", "The step \"\(stepID)\" takes no answer.", at: path)
             return nil

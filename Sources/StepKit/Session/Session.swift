@@ -46,6 +46,8 @@ struct Session: Sendable {
     /// While timers are processed, the moment a deadline came due, so what follows it (the next
     /// step, its start) is dated when it happened, not when the host asked.
     var timeOverride: Int64?
+    /// The calculations' values and what they were computed from (see `CalculationCache`).
+    let calculationCache = CalculationCache()
 
     init(task: Task, options: SessionOptions, clock: Clock = .system) {
         self.task = task

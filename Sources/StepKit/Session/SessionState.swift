@@ -13,6 +13,7 @@ extension Session {
             if current?.modified == true, let modifier = task.rules.modifiers[index] {
                 for (key, value) in modifier.fields.entries { fields[key] = value }
             }
+            presentingExpressions(&fields, step: index)
             presentation = .object(fields)
             switch step.content {
             case .message:

@@ -31,12 +31,26 @@ protocol AnswerFormatRules: Sendable {
     /// step, a style), under the definition's own keys. The state's answer format carries them
     /// (`AnswerFormat.presentation`), so no host repeats an engine default.
     var defaults: JSONObject { get }
+    /// Bounds the definition gives as expressions, under their keys (`AnswerBounds` compiles
+    /// them once every step is known); the format itself leaves them out of its own checks.
+    var boundExpressions: JSONObject { get }
     func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON?
 }
 
 extension AnswerFormatRules {
     var unit: String? { nil }
     var defaults: JSONObject { JSONObject() }
+    var boundExpressions: JSONObject { JSONObject() }
+
+    /// The keys among `keys` whose value is an object: a bound written as an expression, marked
+    /// as read.
+    static func expressionBounds(_ r: FieldReader, _ keys: [String]) -> JSONObject {
+        var found = JSONObject()
+        for key in keys {
+            if case .object = r.object[key], let value = r.value(key) { found[key] = value }
+        }
+        return found
+    }
 
     /// Reports `key` (a default: where the host's picker starts) when it is not a valid answer
     /// of this format. Defaults are checked when the task is compiled, not kept as answers.

@@ -1,10 +1,15 @@
 /// `boolean`: yes or no (ResearchKit's `ORKBooleanAnswerFormat`).
 struct BooleanFormat: AnswerFormatRules {
+    /// `yesScore`/`noScore`: what `{"score": SEL}` reads for each answer.
+    var yesScore: Double?
+    var noScore: Double?
+
     var resultType: ResultType { .boolean }
 
     static func parse(_ r: FieldReader) -> (any AnswerFormatRules)? {
         r.accept(strings: ["yesString", "noString"])
-        return BooleanFormat()
+        let yes = r.number("yesScore"), no = r.number("noScore")
+        return BooleanFormat(yesScore: yes, noScore: no)
     }
 
     func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? {

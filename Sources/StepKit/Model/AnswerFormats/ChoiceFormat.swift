@@ -27,7 +27,7 @@ struct ChoiceFormat: AnswerFormatRules {
         }
         if kind == .textScale { _ = r.bool("vertical") }
         guard let items = r.array(listKey, required: true) else { return nil }
-        let options = ChoiceOption.parseList(items, at: r.path.key(listKey), d, images: kind == .imageChoice)
+        let options = ChoiceOption.parseList(items, at: r.path.key(listKey), d, images: kind == .imageChoice, scores: true)
         let minimum = kind == .textScale ? 2 : 1
         if items.count < minimum {
             d.error("emptyChoices", "\"\(listKey)\" needs at least \(minimum) choice\(minimum == 1 ? "" : "s").", at: r.path.key(listKey))

@@ -11,10 +11,12 @@ struct ChoiceOption: Sendable {
     /// The code it stands for (`{"system", "code", "display"}`, from a FHIR answer list), copied
     /// to the result of an answer that selects it.
     var coding: JSON? = nil
+    /// `score`: what `{"score": SEL}` adds up when the choice is selected.
+    var score: Double? = nil
 
     /// Reads a list of choices, checking that the values are strings or numbers and unique.
     static func parseList(_ items: [JSON], at path: JSONPath, _ diagnostics: Diagnostics,
-                          images: Bool = false) -> [ChoiceOption] {
+                          images: Bool = false, scores: Bool = false) -> [ChoiceOption] {
         var options: [ChoiceOption] = []
         for (i, item) in items.enumerated() {
             let itemPath = path.index(i)
@@ -22,6 +24,7 @@ struct ChoiceOption: Sendable {
             let text = r.string("text", required: !images) ?? ""
             if !images { _ = r.string("detailText") }
             let value = r.value("value", required: true)
+            let score = scores ? r.number("score") : nil
             var exclusive = false, other = false, otherOptional = true
             let coding = images ? nil : r.value("coding").flatMap { parseCoding($0, at: itemPath.key("coding"), diagnostics) }
             if images {
@@ -51,7 +54,7 @@ struct ChoiceOption: Sendable {
                 continue
             }
             options.append(ChoiceOption(text: text, value: value, exclusive: exclusive, other: other, otherTextOptional: otherOptional,
-                                        coding: coding))
+                                        coding: coding, score: score))
         }
         return options
     }

@@ -5,6 +5,8 @@ struct DateFormat: AnswerFormatRules {
     let minimum: (text: String, value: CalendarValue)?
     let maximum: (text: String, value: CalendarValue)?
     let minuteInterval: Int
+    /// `minimumDate`/`maximumDate` written as expressions.
+    var boundExpressions = JSONObject()
 
     var resultType: ResultType { .date }
     var defaults: JSONObject {
@@ -21,8 +23,9 @@ struct DateFormat: AnswerFormatRules {
             d.error("invalidValue", "\"minuteInterval\" must divide 60.", at: r.path.key("minuteInterval"))
         }
         _ = r.string("calendar")
+        let expressions = expressionBounds(r, ["minimumDate", "maximumDate"])
         func limit(_ key: String) -> (String, CalendarValue)? {
-            guard let text = r.string(key) else { return nil }
+            guard expressions[key] == nil, let text = r.string(key) else { return nil }
             guard let value = CalendarValue.parse(text), value.isDateTime == withTime else {
                 d.error("invalidDate", "\"\(key)\" must be " + (withTime ? "a date and time with its UTC offset (2026-11-22T13:30:00Z)" : "a date as YYYY-MM-DD") + ".", at: r.path.key(key))
                 return nil
@@ -33,7 +36,8 @@ struct DateFormat: AnswerFormatRules {
         if let minimum, let maximum, minimum.1.instant > maximum.1.instant {
             d.error("minimumAboveMaximum", "\"minimumDate\" is after \"maximumDate\".", at: r.path.key("minimumDate"))
         }
-        let format = DateFormat(withTime: withTime, minimum: minimum, maximum: maximum, minuteInterval: minuteInterval)
+        let format = DateFormat(withTime: withTime, minimum: minimum, maximum: maximum, minuteInterval: minuteInterval,
+                                boundExpressions: expressions)
         format.checkDefault("defaultDate", in: r)
         return format
     }

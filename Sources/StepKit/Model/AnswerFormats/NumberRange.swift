@@ -46,9 +46,14 @@ struct NumberRange: Sendable {
 }
 
 /// Reads `minimum`/`maximum`-style bounds and reports a minimum above the maximum.
-func readBounds(_ r: FieldReader, minimumKey: String, maximumKey: String, whole: Bool) -> (Double?, Double?) {
-    let minimum = whole ? r.integer(minimumKey).map(Double.init) : r.number(minimumKey)
-    let maximum = whole ? r.integer(maximumKey).map(Double.init) : r.number(maximumKey)
+/// Keys in `skipping` (bounds written as expressions) are left to `AnswerBounds`.
+func readBounds(_ r: FieldReader, minimumKey: String, maximumKey: String, whole: Bool, skipping: JSONObject = JSONObject()) -> (Double?, Double?) {
+    func read(_ key: String) -> Double? {
+        if skipping[key] != nil { return nil }
+        return whole ? r.integer(key).map(Double.init) : r.number(key)
+    }
+    let minimum = read(minimumKey)
+    let maximum = read(maximumKey)
     if let minimum, let maximum, minimum > maximum {
         r.diagnostics.error("minimumAboveMaximum", "\"\(minimumKey)\" (\(NumberText.format(minimum))) is above \"\(maximumKey)\" (\(NumberText.format(maximum))).", at: r.path.key(minimumKey))
     }

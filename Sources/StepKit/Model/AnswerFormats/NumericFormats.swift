@@ -5,13 +5,16 @@ struct NumericFormat: AnswerFormatRules {
     let fractionDigits: Int?
     /// Reported with the result; left out of messages, which read "between 18 and 90."
     let unit: String?
+    /// `minimum`/`maximum` written as expressions.
+    var boundExpressions = JSONObject()
 
     var resultType: ResultType { .numeric }
 
     static func parse(_ r: FieldReader) -> (any AnswerFormatRules)? {
         let style = r.choice("style", of: ["integer", "decimal"], required: true)
         let whole = style == "integer"
-        let (minimum, maximum) = readBounds(r, minimumKey: "minimum", maximumKey: "maximum", whole: false)
+        let expressions = expressionBounds(r, ["minimum", "maximum"])
+        let (minimum, maximum) = readBounds(r, minimumKey: "minimum", maximumKey: "maximum", whole: false, skipping: expressions)
         let unit = r.string("unit")
         r.accept(strings: ["displayUnit", "placeholder"])
         _ = r.bool("hideUnitWhenAnswerIsEmpty")
@@ -20,7 +23,7 @@ struct NumericFormat: AnswerFormatRules {
             r.diagnostics.error("invalidValue", "\"maximumFractionDigits\" applies to the decimal style only.", at: r.path.key("maximumFractionDigits"))
         }
         let format = NumericFormat(range: NumberRange(minimum: minimum, maximum: maximum, wholeNumbers: whole),
-                                   fractionDigits: digits, unit: unit)
+                                   fractionDigits: digits, unit: unit, boundExpressions: expressions)
         format.checkDefault("defaultNumericAnswer", in: r)
         return style == nil ? nil : format
     }

@@ -1,0 +1,154 @@
+/// The task's `calculations`: named expressions over answers and other calculations, compiled
+/// in dependency order (so each knows the types of those it reads), cycles refused.
+struct Calculations: Sendable {
+    struct Calculation: Sendable {
+        let name: String
+        let expression: Expression
+        let type: ExpressionType
+        let dependencies: ExpressionDependencies
+    }
+
+    /// In definition order; `{"calc": NAME}` refers to an index here.
+    private(set) var list: [Calculation] = []
+    /// Indexes into `list`, every calculation after those it reads.
+    private(set) var order: [Int] = []
+
+    var isEmpty: Bool { list.isEmpty }
+
+    func index(of name: String) -> Int? { list.firstIndex { $0.name == name } }
+
+    /// The calculations in `stepkit_task_info`: name, type and what each reads directly.
+    func info(_ task: Task) -> JSON {
+        .array(list.map { c in
+            .object([
+                "name": .string(c.name),
+                "type": .string(c.type.rawValue),
+                "dependsOn": .object([
+                    "steps": .array(c.dependencies.steps.compactMap { task.step(at: $0).map { .string($0.identifier) } }),
+                    "calculations": .array(c.dependencies.calculations.compactMap { list.indices.contains($0) ? .string(list[$0].name) : nil }),
+                ]),
+            ])
+        })
+    }
+
+    // MARK: Compiling
+
+    /// Compiles `"calculations"`; fills `predicates.calculations` with every name and type so
+    /// the rules compiled after may read them.
+    static func compile(_ value: JSON, _ predicates: PredicateCompiler) -> Calculations {
+        let d = predicates.diagnostics
+        let path = JSONPath.root.key("calculations")
+        guard case .object(let object) = value else {
+            d.error("wrongType", "\"calculations\" is an object: name → expression.", at: path)
+            return Calculations()
+        }
+        let entries = object.entries
+        let table = predicates.calculations
+        for (i, entry) in entries.enumerated() {
+            if !isName(entry.key) {
+                d.error("invalidName", "A calculation's name is a letter or \"_\" followed by letters, digits or \"_\"; \"\(entry.key)\" is not.", at: path.key(entry.key))
+            }
+            table.index[entry.key] = i
+        }
+        table.types = Array(repeating: nil, count: entries.count)
+        // Which calculations each one names, read from the JSON before compiling, so they can be
+        // compiled in order.
+        let edges = entries.map { entry in referencedNames(entry.value).compactMap { table.index[$0] } }
+        let (order, cycles) = topologicalOrder(edges)
+        for cycle in cycles {
+            guard let first = cycle.first, entries.indices.contains(first) else { continue }
+            let names = (cycle + [first]).compactMap { entries.indices.contains($0) ? entries[$0].key : nil }
+            d.error("calculationCycle", "The calculations read each other in a cycle: " + names.joined(separator: " → ") + ".", at: path.key(entries[first].key))
+        }
+        var compiled: [Calculation?] = Array(repeating: nil, count: entries.count)
+        for i in order where entries.indices.contains(i) {
+            let (name, expressionValue) = entries[i]
+            guard let (expression, type) = ExpressionCompiler(predicates: predicates).compile(expressionValue, at: path.key(name)) else { continue }
+            table.types[i] = type
+            compiled[i] = Calculation(name: name, expression: expression, type: type, dependencies: ExpressionDependencies(of: expression))
+        }
+        let list = compiled.compactMap { $0 }
+        guard list.count == entries.count else { return Calculations() }
+        return Calculations(list: list, order: order)
+    }
+
+    private static func isName(_ s: String) -> Bool {
+        guard let first = s.utf8.first else { return false }
+        func letter(_ c: UInt8) -> Bool { (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x5F }
+        return letter(first) && s.utf8.allSatisfy { letter($0) || ($0 >= 0x30 && $0 <= 0x39) }
+    }
+
+    /// The names in `{"calc": NAME}` anywhere in `value`, walked with an explicit stack and at
+    /// most a few times the node budget (a larger expression is refused when it compiles).
+    static func referencedNames(_ value: JSON) -> [String] {
+        var names: [String] = []
+        var stack = [value]
+        var visited = 0
+        while let next = stack.popLast(), visited < ExpressionLimits.maxNodes * 4 {
+            visited += 1
+            switch next {
+            case .array(let items):
+                stack.append(contentsOf: items)
+            case .object(let object):
+                if object.count == 1, let name = object["calc"]?.stringValue {
+                    names.append(name)
+                } else {
+                    object.forEachEntry { _, v in stack.append(v) }
+                }
+            default:
+                break
+            }
+        }
+        return names
+    }
+
+    /// Every node after those it points to (depth-first, with an explicit stack), and the cycles
+    /// met on the way (each as the nodes in order).
+    static func topologicalOrder(_ edges: [[Int]]) -> (order: [Int], cycles: [[Int]]) {
+        enum Mark { case new, open, done }
+        var marks = Array(repeating: Mark.new, count: edges.count)
+        var order: [Int] = []
+        var cycles: [[Int]] = []
+        var inCycle = Set<Int>()
+        for root in edges.indices where marks[root] == .new {
+            // (node, next edge to follow)
+            var stack: [(node: Int, next: Int)] = [(root, 0)]
+            marks[root] = .open
+            while let top = stack.last {
+                let targets = edges[top.node]
+                if top.next < targets.count {
+                    stack[stack.count - 1].next += 1
+                    let target = targets[top.next]
+                    guard edges.indices.contains(target) else { continue }
+                    switch marks[target] {
+                    case .new:
+                        marks[target] = .open
+                        stack.append((target, 0))
+                    case .open:
+                        if let start = stack.firstIndex(where: { $0.node == target }) {
+                            let cycle = stack[start...].map(\.node)
+                            if !cycle.contains(where: inCycle.contains) {
+                                cycles.append(cycle)
+                                inCycle.formUnion(cycle)
+                            }
+                        }
+                    case .done:
+                        break
+                    }
+                } else {
+                    marks[top.node] = .done
+                    order.append(top.node)
+                    stack.removeLast()
+                }
+            }
+        }
+        return (order, cycles)
+    }
+}
+
+/// What expressions may know of the task's calculations while the task compiles: every name
+/// (known first) and each type once its calculation has compiled.
+final class CalculationTable {
+    var index: [String: Int] = [:]
+    var types: [ExpressionType?] = []
+}

@@ -1,0 +1,173 @@
+/// Evaluates a compiled expression against the answers a lookup shows. It never traps: numbers
+/// are `Double`s and a result that is not finite (overflow, `0 / 0`, `x / 0`) is null; dates
+/// leave years 0…9999 as null; the walk is as deep as the tree (at most
+/// `ExpressionLimits.maxDepth`) and visits each node once.
+struct ExpressionEvaluator<Lookup: AnswerLookup> {
+    let lookup: Lookup
+    /// The calculations' values, read from the lookup once, when first needed.
+    private var calculations: [ExpressionValue]?
+
+    init(_ lookup: Lookup, calculations: [ExpressionValue]? = nil) {
+        self.lookup = lookup
+        self.calculations = calculations
+    }
+
+    mutating func value(_ expression: Expression) -> ExpressionValue {
+        switch expression {
+        case .literal(let v):
+            return v
+        case .answer(let selector, let type, let order):
+            guard let found = lookup.answer(selector) else { return .null }
+            return ExpressionValue.answer(found.value, type ?? found.type, order: order)
+        case .score(let selector, let table):
+            return table.score(of: lookup.answer(selector)?.value)
+        case .answered(let selector):
+            return .bool(lookup.answer(selector) != nil)
+        case .calculation(let index):
+            if calculations == nil { calculations = lookup.calculationValues() }
+            guard let values = calculations, values.indices.contains(index) else { return .null }
+            return values[index]
+        case .now:
+            return .dateTime(milliseconds: lookup.evaluationTime)
+        case .today:
+            return .date(day: ExpressionEvaluator.day(of: lookup.evaluationTime))
+        case .comparison(let comparison):
+            return .bool(comparison.evaluate(lookup))
+        case .round(let x, let digits):
+            guard case .number(let d) = value(x) else { return .null }
+            return ExpressionEvaluator.round(d, digits: digits)
+        case .apply(let op, let args):
+            return apply(op, args)
+        }
+    }
+
+    /// The day (since 1970-01-01, UTC) of an instant.
+    static func day(of ms: Int64) -> Int64 {
+        let perDay = CivilTime.millisecondsPerDay
+        return ms >= 0 ? ms / perDay : -((-(ms + 1)) / perDay) - 1
+    }
+
+    private static func finite(_ d: Double) -> ExpressionValue {
+        d.isFinite ? .number(d) : .null
+    }
+
+    static func round(_ d: Double, digits: Int) -> ExpressionValue {
+        var scale = 1.0
+        for _ in 0..<max(0, min(digits, 6)) { scale *= 10 }
+        let scaled = d * scale
+        guard scaled.isFinite else { return .null }
+        return finite(scaled.rounded(.toNearestOrAwayFromZero) / scale)
+    }
+
+    private mutating func numbers(_ args: [Expression]) -> [Double?] {
+        args.map { if case .number(let d) = value($0) { return d } else { return nil } }
+    }
+
+    private mutating func apply(_ op: ExpressionOperator, _ args: [Expression]) -> ExpressionValue {
+        switch op {
+        case .add, .subtract, .multiply, .divide:
+            let xs = numbers(args)
+            guard let first = xs.first, var total = first else { return .null }
+            if xs.count == 1 { return op == .subtract ? .number(-total) : .number(total) }
+            for x in xs.dropFirst() {
+                guard let x else { return .null }
+                switch op {
+                case .add: total += x
+                case .subtract: total -= x
+                case .multiply: total *= x
+                default:
+                    if x == 0 { return .null }
+                    total /= x
+                }
+            }
+            return ExpressionEvaluator.finite(total)
+        case .min, .max, .sum, .avg:
+            let xs = numbers(args).compactMap { $0 }
+            switch op {
+            case .sum: return ExpressionEvaluator.finite(xs.reduce(0, +))
+            case .avg: return xs.isEmpty ? .null : ExpressionEvaluator.finite(xs.reduce(0, +) / Double(xs.count))
+            case .min: return xs.min().map { .number($0) } ?? .null
+            default: return xs.max().map { .number($0) } ?? .null
+            }
+        case .count:
+            var n = 0
+            for arg in args where !value(arg).isNull { n += 1 }
+            return .number(Double(n))
+        case .if:
+            guard args.count == 3 else { return .null }
+            return value(args[0]).isTrue ? value(args[1]) : value(args[2])
+        case .coalesce:
+            for arg in args {
+                let v = value(arg)
+                if !v.isNull { return v }
+            }
+            return .null
+        case .concat:
+            var text = ""
+            for arg in args {
+                switch value(arg) {
+                case .string(let s): text += s
+                case .number(let d): text += NumberText.format(d)
+                default: break
+                }
+            }
+            return .string(text)
+        case .length:
+            switch args.first.map({ value($0) }) {
+            case .string(let s)?: return .number(Double(s.count))
+            case .choice(let values, _)?: return .number(Double(values.count))
+            default: return .null
+            }
+        case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual:
+            guard args.count == 2 else { return .bool(false) }
+            let a = value(args[0]), b = value(args[1])
+            if a.isNull || b.isNull { return .bool(false) }
+            switch op {
+            case .equal: return .bool(ExpressionValue.equal(a, b))
+            case .notEqual: return .bool(!ExpressionValue.equal(a, b))
+            default:
+                guard let o = ExpressionValue.order(a, b) else { return .bool(false) }
+                switch op {
+                case .less: return .bool(o < 0)
+                case .lessOrEqual: return .bool(o <= 0)
+                case .greater: return .bool(o > 0)
+                default: return .bool(o >= 0)
+                }
+            }
+        case .and:
+            for arg in args where !value(arg).isTrue { return .bool(false) }
+            return .bool(true)
+        case .or:
+            for arg in args where value(arg).isTrue { return .bool(true) }
+            return .bool(false)
+        case .not:
+            return .bool(!(args.first.map { value($0).isTrue } ?? false))
+        case .in:
+            guard args.count == 2 else { return .bool(false) }
+            let needle = value(args[0])
+            guard !needle.isNull, case .choice(let chosen, _) = value(args[1]) else { return .bool(false) }
+            let json = needle.json
+            return .bool(chosen.contains { $0.sameValue(as: json) })
+        case .daysBetween, .monthsBetween, .yearsBetween:
+            guard args.count == 2, let from = DateArithmetic.civil(value(args[0])), let to = DateArithmetic.civil(value(args[1])) else { return .null }
+            switch op {
+            case .daysBetween: return .number(Double(to.day - from.day))
+            case .monthsBetween: return .number(Double(DateArithmetic.months(from: from, to: to)))
+            default: return .number(Double(DateArithmetic.months(from: from, to: to) / 12))
+            }
+        case .addDays, .addMonths, .addYears:
+            guard args.count == 2 else { return .null }
+            let base = value(args[0])
+            guard case .number(let n) = value(args[1]) else { return .null }
+            return DateArithmetic.add(op == .addDays ? .days : (op == .addMonths ? .months : .years), n, to: base)
+        }
+    }
+}
+
+extension Expression {
+    /// The expression's value on what `lookup` shows.
+    func evaluate(_ lookup: some AnswerLookup) -> ExpressionValue {
+        var evaluator = ExpressionEvaluator(lookup)
+        return evaluator.value(self)
+    }
+}

@@ -1,0 +1,80 @@
+/// The task's calculations on the session's answers: what predicates, the state and the result
+/// read (see `CalculationCache`).
+extension Session {
+    func calculationValues() -> [ExpressionValue] {
+        calculationCache.values(task.calculations, view: .path, lookup: self)
+    }
+
+    var evaluationTime: Int64 { endDate ?? now }
+
+    /// `{"name": value, ...}` for the named calculations (every one when `indexes` is nil).
+    func calculationsJSON(_ indexes: [Int]? = nil) -> JSON {
+        let list = task.calculations.list
+        let values = calculationValues()
+        var object = JSONObject()
+        for i in indexes ?? Array(list.indices) where list.indices.contains(i) && values.indices.contains(i) {
+            object[list[i].name] = values[i].json
+        }
+        return .object(object)
+    }
+}
+
+extension StoredAnswers {
+    func calculationValues() -> [ExpressionValue] {
+        session.calculationCache.values(session.task.calculations, view: .stored, lookup: self)
+    }
+
+    var evaluationTime: Int64 { session.evaluationTime }
+}
+
+/// Answer bounds written as expressions (`AnswerBounds`).
+extension Session {
+    /// The bounds a new answer of step `index` breaks, evaluated on the answers as they will be
+    /// with it; for a form, the items `changed` sets.
+    func boundProblems(step index: Int, value: JSON?, changed: JSON) -> [Problem] {
+        guard let bounds = task.rules.answerBounds[index] else { return [] }
+        var trial = self
+        trial.answers[index] = value
+        var problems: [Problem] = []
+        for bound in bounds {
+            if let item = bound.item {
+                guard changed.objectValue?[item] != nil else { continue }
+                if let p = bound.problem(value?.objectValue?[item], on: trial) { problems.append(p) }
+            } else if let p = bound.problem(value, on: trial) {
+                problems.append(p)
+            }
+        }
+        return problems
+    }
+
+    /// The current step's presentation with its expression bounds replaced by their values now
+    /// (left out when null) and the calculations it shows as `{"name": value}`.
+    func presentingExpressions(_ fields: inout JSONObject, step index: Int) {
+        if let shown = task.rules.stepCalculations[index] {
+            fields["calculations"] = calculationsJSON(shown)
+        }
+        guard let bounds = task.rules.answerBounds[index] else { return }
+        for bound in bounds {
+            guard let format = task.step(at: index)?.format(item: bound.item), let keys = AnswerBounds.keys(of: format.rules) else { continue }
+            let (low, high) = bound.evaluated(on: self)
+            func place(_ object: inout JSONObject) {
+                if bound.minimum != nil { object[keys.minimum] = low.flatMap { $0.isNull ? nil : $0 } }
+                if bound.maximum != nil { object[keys.maximum] = high.flatMap { $0.isNull ? nil : $0 } }
+            }
+            if let item = bound.item {
+                guard case .array(var entries)? = fields["formItems"] else { continue }
+                for (i, entry) in entries.enumerated() {
+                    guard case .object(var object) = entry, object["identifier"]?.stringValue == item,
+                          case .object(var formatObject)? = object["answerFormat"] else { continue }
+                    place(&formatObject)
+                    object["answerFormat"] = .object(formatObject)
+                    entries[i] = .object(object)
+                }
+                fields["formItems"] = .array(entries)
+            } else if case .object(var formatObject)? = fields["answerFormat"] {
+                place(&formatObject)
+                fields["answerFormat"] = .object(formatObject)
+            }
+        }
+    }
+}
