@@ -9,6 +9,8 @@ struct FHIRPrepared: Sendable {
         case fixed
         case group
         case display
+        /// Computed by its calculatedExpression (`FHIRCalculations`), not asked.
+        case calculated
         /// Not translated (reported).
         case left
     }
@@ -32,7 +34,6 @@ struct FHIRAnswerFormat {
     /// Extensions that an item may carry which StepKit cannot honour yet, with the reason.
     private static let knownReasons: [String: String] = [
         "http://hl7.org/fhir/StructureDefinition/variable": "FHIRPath variables are not translated.",
-        "http://hl7.org/fhir/uv/sdc/StructureDefinition/sdc-questionnaire-calculatedExpression": "Calculated values (FHIRPath) are not translated: the item is not computed.",
         "http://hl7.org/fhir/uv/sdc/StructureDefinition/sdc-questionnaire-enableWhenExpression": "enableWhenExpression (FHIRPath) is not translated: the item is always enabled.",
         "http://hl7.org/fhir/uv/sdc/StructureDefinition/sdc-questionnaire-initialExpression": "initialExpression (FHIRPath, prefilled from the patient's record) is not translated.",
         "http://hl7.org/fhir/StructureDefinition/questionnaire-minOccurs": "minOccurs is not translated.",
@@ -65,9 +66,9 @@ struct FHIRAnswerFormat {
         }
         var prepared = FHIRPrepared(disposition: .asked)
         prepared.choices = choiceReader.choices(for: item)
-        if prepared.choices?.contains(where: { $0.score != nil }) == true {
-            report.add(item.linkId, item.path.key(item.object["answerOption"] != nil ? "answerOption" : "answerValueSet"), "scoreNotTranslated",
-                       "The answers' ordinalValue/itemWeight scores are not translated yet (they need the expression language).")
+        if FHIRCalculations.expression(of: item) != nil {
+            prepared.disposition = .calculated
+            return prepared
         }
         if hidden || item.readOnly {
             prepared.disposition = .fixed
@@ -83,7 +84,7 @@ struct FHIRAnswerFormat {
     private func reportExtensions(_ item: FHIRItem) {
         for (i, e) in item.extensions.enumerated() {
             let url = e.objectValue?["url"]?.stringValue ?? ""
-            guard !FHIRExtension.readOnItems.contains(url) else { continue }
+            guard !FHIRExtension.readOnItems.contains(url), url != FHIRCalculations.url else { continue }
             let reason = FHIRAnswerFormat.knownReasons[url] ?? "The extension \(url) is not translated."
             report.add(item.linkId, item.path.key("extension").index(i), "unsupportedExtension", reason)
         }

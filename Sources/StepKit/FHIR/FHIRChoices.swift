@@ -14,10 +14,12 @@ struct FHIRChoice: Sendable {
     var score: Double?
     var initiallySelected: Bool
 
-    /// The StepKit text choice: `{"text", "value"}` (+ `coding` for a coded answer).
+    /// The StepKit text choice: `{"text", "value"}` (+ `coding` for a coded answer, `score` from
+    /// `ordinalValue` / `itemWeight`).
     var json: JSON {
         var o = JSONObject(["text": .string(text), "value": value])
         if let coding { o["coding"] = coding }
+        if let score { o["score"] = .number(score) }
         return .object(o)
     }
 

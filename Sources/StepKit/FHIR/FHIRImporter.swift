@@ -71,6 +71,31 @@ enum FHIRImporter {
         translateConditions(top)
         guard d.isEmpty else { throw StepKitError(.definition, problems: d.problems) }
 
+        // Calculated items: their expressions as task calculations.
+        var asked: [String] = []
+        var calculated: [FHIRItem] = []
+        func collect(_ items: [FHIRItem]) {
+            for item in items {
+                if builder.locations[item.linkId] != nil { asked.append(item.linkId) }
+                if prepared[item.linkId]?.disposition == .calculated { calculated.append(item) }
+                collect(item.children)
+            }
+        }
+        collect(top)
+        let calcs = FHIRCalculations(prepared: prepared, locations: builder.locations, order: asked)
+        var calculations = JSONObject()
+        for item in calculated {
+            guard let (text, path) = FHIRCalculations.expression(of: item) else { continue }
+            if let expression = calcs.translate(text) {
+                let name = "fhir_" + String(calculations.count + 1)
+                calculations[name] = expression
+                builder.calculationNames[item.linkId] = name
+            } else {
+                report.add(item.linkId, path, "unsupportedExpression",
+                           "The calculatedExpression is outside the FHIRPath subset StepKit translates: the item is not computed or asked.")
+            }
+        }
+
         let nodes = builder.build(top)
         guard !builder.steps.isEmpty else {
             throw StepKitError(.definition, code: "nothingToAsk", message: "The Questionnaire has no item StepKit can present.", path: JSONPath.root.key("item"))
@@ -80,6 +105,7 @@ enum FHIRImporter {
             "steps": .array(builder.steps),
         ])
         if builder.skipRules.count > 0 { task["skipRules"] = .object(builder.skipRules) }
+        if calculations.count > 0 { task["calculations"] = .object(calculations) }
 
         var canonical: String?
         if let url = root["url"]?.stringValue {

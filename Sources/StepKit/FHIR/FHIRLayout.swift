@@ -25,5 +25,7 @@ struct FHIRNode: Sendable {
     /// Its `enableWhen` and its groups', as a StepKit predicate (compiled into `enabled`).
     var condition: JSON?
     var enabled: Predicate?
+    /// For a calculated item: the task calculation giving its answer.
+    var calculation: String?
     var children: [FHIRNode] = []
 }

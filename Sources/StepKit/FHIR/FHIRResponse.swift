@@ -57,9 +57,19 @@ extension Session {
             if let enabled = node.enabled, !enabled.evaluate(self) { return [] }
             return node.fixedAnswers
         }
-        guard let step = node.step, let index = task.stepIndex[step] else { return [] }
-        let selector: Selector = node.formItem.map { .item(step: index, item: $0) } ?? .step(index)
-        guard let (value, _) = answer(selector), value != AnswerFormat.dontKnow else { return [] }
+        let value: JSON
+        if let name = node.calculation {
+            if let enabled = node.enabled, !enabled.evaluate(self) { return [] }
+            let values = calculationValues()
+            guard let i = task.calculations.index(of: name), values.indices.contains(i) else { return [] }
+            value = values[i].json
+            if value.isNull { return [] }
+        } else {
+            guard let step = node.step, let index = task.stepIndex[step] else { return [] }
+            let selector: Selector = node.formItem.map { .item(step: index, item: $0) } ?? .step(index)
+            guard let (found, _) = answer(selector), found != AnswerFormat.dontKnow else { return [] }
+            value = found
+        }
         if !node.choices.isEmpty || node.otherValue != nil {
             guard case .array(let selected) = value else { return [] }
             return selected.compactMap { element -> JSON? in

@@ -12,6 +12,8 @@ final class FHIRTaskBuilder {
     let report: FHIRReport
     private(set) var locations: [String: (step: String, item: String?)] = [:]
     var conditions: [String: JSON] = [:]
+    /// Calculated items' calculation names, by linkId.
+    var calculationNames: [String: String] = [:]
 
     private(set) var steps: [JSON] = []
     private(set) var skipRules = JSONObject()
@@ -103,7 +105,7 @@ final class FHIRTaskBuilder {
                 var step = JSONObject(["type": .string("instruction"), "identifier": .string(item.linkId)])
                 if let label = item.label { step["title"] = .string(label) }
                 steps.append(.object(step))
-            case .fixed, .left:
+            case .fixed, .left, .calculated:
                 node.children = layoutChildren(item.children, chain: chain)
             }
             if steps.count > before, let own {
@@ -123,6 +125,10 @@ final class FHIRTaskBuilder {
         node.unit = p?.unit
         if p?.disposition == .fixed {
             node.fixedAnswers = fixedAnswers(item, choices: node.choices)
+            node.condition = FHIRTaskBuilder.combine(chain)
+        }
+        if p?.disposition == .calculated, let name = calculationNames[item.linkId] {
+            node.calculation = name
             node.condition = FHIRTaskBuilder.combine(chain)
         }
         return node
@@ -192,7 +198,7 @@ final class FHIRTaskBuilder {
                     report.add(item.linkId, item.path.key("enableWhen"), "conditionNotTranslated",
                                "A display text's enableWhen is not translated: the text is always shown.")
                 }
-            case .fixed, .left:
+            case .fixed, .left, .calculated:
                 node.children = layoutChildren(item.children, chain: chain + own)
             }
             nodes.append(node)

@@ -184,9 +184,27 @@ def test_phq9_value_set_codes_reach_result_and_response() -> None:
     assert question["codings"] == [{"system": "http://hl7.org/fhir/uv/sdc/CodeSystem/CSPHQ9", "code": "Several-days",
                                      "display": "Several days"}]
     assert response["questionnaire"] == questionnaire["url"] + "|" + questionnaire["version"]
+    # The total score: calculatedExpression %resource.answers().value.ordinal().sum() over the
+    # contained value set's ordinalValues (Q1..Q9 answered 1, 2, 3, 0, 1, 2, 3, 0, 1).
+    assert result["calculations"] == {"fhir_1": 13}
+    assert items_by_link(response)["H1/TS"]["answer"] == [{"valueQuantity": {"value": 13}}]
     q2 = items_by_link(response)["H1/T1/Q2"]
     assert q2["answer"] == [{"valueCoding": {"system": "http://hl7.org/fhir/uv/sdc/CodeSystem/CSPHQ9",
                                               "code": "More than half the days", "display": "More than half the days"}}]
+
+
+def test_calculated_items_follow_their_source() -> None:
+    task = stepkit.Task.from_fhir(form("lhc_hidden_items.json"))
+    with task.open() as s:
+        assert s.state["step"]["identifier"] == "ITEM-VISIBLE"   # calculated items are not asked
+        s.set_answer(7.5)
+        s.forward()
+        response = s.result_as("fhir")
+    validate(response)
+    by = items_by_link(response)
+    for link in ["CE-HIDDEN", "CE-VISIBLE", "GROUP-VISIBLE/CE-HIDDEN", "GROUP-VISIBLE/CE-VISIBLE", "GROUP-HIDDEN/CE-HIDDEN"]:
+        assert by[link]["answer"] == [{"valueDecimal": 7.5}], link
+    assert by["ITEM-VISIBLE"]["answer"] == [{"valueDecimal": 7.5}]
 
 
 def test_screener_hidden_items_exported_when_enabled() -> None:
