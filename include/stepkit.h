@@ -184,7 +184,9 @@ int stepkit_task_translate_fhir(const char *questionnaire_json, const char *opti
  * "stepDuration" in seconds, defaults included), "sections": [{"identifier", "steps": [...]}], "branching":
  * bool (whether the task has any rules), "requestedPermissions": ["location", "microphone",
  * "motion", "health"]: what the task's recorders need (ResearchKit's requestedPermissions), so a
- * host can ask before starting}. Output owned by the caller. Returns STEPKIT_EINVAL if
+ * host can ask before starting, "calculations": [{"name", "type" (number | string | boolean |
+ * date | dateTime | time | choice | any), "dependsOn": {"steps": [step identifiers read],
+ * "calculations": [names read]}}] (docs/expressions.md)}. Output owned by the caller. Returns STEPKIT_EINVAL if
  * `task` or `out` is NULL. Thread-safe. */
 int stepkit_task_info(const stepkit_task *task, char **out);
 
@@ -366,7 +368,9 @@ void stepkit_session_free(stepkit_session *session);
  *   {"status": "inProgress" | "finished",
  *    "finishReason": null | "completed" | "saved" | "discarded" | "failed" | "earlyTermination",
  *    "taskIdentifier": "...", "taskRunUUID": "...",
- *    "step": {the current step's definition, with defaults filled in and step modifiers applied}
+ *    "step": {the current step's definition, with defaults filled in and step modifiers applied;
+ *             answer-format bounds written as expressions replaced by their values now (left
+ *             out when null), and a step's "calculations" list as {"name": value}}
  *            | null when finished. "Defaults filled in": "optional"; an active step's effective
  *            "stepDuration" (a countdown's 5 s included), "shouldStartTimerAutomatically" and
  *            "shouldContinueOnFinish"; and in every "answerFormat" (a question's, each form
@@ -414,7 +418,8 @@ int stepkit_session_state(stepkit_session *session, char **out);
  *
  * On success stores the new state (as stepkit_session_state) in *out. On failure changes nothing
  * and returns STEPKIT_EINVAL (NULL argument), STEPKIT_EPARSE, STEPKIT_EANSWER (the message says
- * why, the path names the form item; "patternTooComplex" when matching the text against a
+ * why, the path names the form item; "outOfRange" also for a bound given as an expression,
+ * evaluated on the answers as they would be with this one; "patternTooComplex" when matching the text against a
  * "validationRegularExpression", or a "matches" condition that reads this answer, would pass the
  * bound on a match: see docs/task-format.md) or STEPKIT_ESTATE (the step takes no answer, or the
  * task has finished). */
@@ -453,6 +458,8 @@ int stepkit_session_finish(stepkit_session *session, const char *reason, char **
  *   {"identifier", "type", "answer", "startDate", "endDate"} (+ "unit" for numeric answers)
  * where "type" is boolean | choice | scale | numeric | text | date | timeOfDay | timeInterval |
  * location | multipleComponent | ses and "answer" is null for an unanswered or skipped question.
+ * A task with "calculations" adds "calculations": {"name": value} (null when null), computed on
+ * the path's answers (docs/expressions.md).
  * Output owned by the caller. Returns STEPKIT_EINVAL on a NULL argument. */
 int stepkit_session_result(stepkit_session *session, char **out);
 

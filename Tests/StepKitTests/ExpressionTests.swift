@@ -284,6 +284,23 @@ private func codes(_ calculations: String, extra: String = "") -> [String: Strin
         #expect(u.currentStep?.identifier == "mood")
     }
 
+    @Test func visibilityMayReadCalculationsThatReadTheSameForm() throws {
+        // b shows when x (a's answer) is above 2; y reads b, which reads as unanswered while hidden.
+        let t = try compile("""
+        {"identifier": "t", "calculations": {"x": {"answer": {"step": "f", "item": "a"}}, "y": {"coalesce": [{"answer": {"step": "f", "item": "b"}}, -1]}},
+         "steps": [{"type": "form", "identifier": "f", "formItems": [
+           {"identifier": "a", "answerFormat": {"type": "numeric", "style": "integer"}},
+           {"identifier": "b", "optional": true, "visibleWhen": {">": [{"calc": "x"}, 2]}, "answerFormat": {"type": "numeric", "style": "integer"}}]}]}
+        """)
+        var s = Session(task: t, options: SessionOptions())
+        try s.setAnswer(try json(#"{"a": 1, "b": 7}"#))
+        #expect(s.hiddenItems(step: 0) == ["b"])
+        #expect(s.calculationsJSON() == .object(["x": .int(1), "y": .int(-1)]))
+        try s.setAnswer(try json(#"{"a": 3}"#))
+        #expect(s.hiddenItems(step: 0) == [])
+        #expect(s.calculationsJSON() == .object(["x": .int(3), "y": .int(7)]))
+    }
+
     // MARK: Bounds as expressions
 
     @Test func boundsGivenAsExpressions() throws {

@@ -240,7 +240,7 @@ COUNTER_EXAMPLES: Dict[str, Mutation] = {
     "destination not a string": rule({"type": "direct", "destination": 3}),
     "predicate a string": when("q is headache"),
     "all not an array": when({"all": {"always": True}}),
-    "not of an array": when({"not": [{"always": True}]}),
+    "not of a string": when({"not": "yes"}),
     "always not a boolean": when({"always": "yes"}),
     "comparison without operator": when({"result": "q"}),
     "operator without result": when({"contains": "headache"}),
