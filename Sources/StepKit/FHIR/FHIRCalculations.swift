@@ -2,8 +2,9 @@
 /// language expresses, as a task calculation:
 /// - `%resource.answers().value.ordinal().sum()` (SDC's total score) → `{"sum": [{"score": Q}, ...]}`
 ///   over every asked question whose answers carry scores;
-/// - `%resource.item.where(linkId='X').answer.value` (also `repeat(item)`, double quotes) →
-///   `{"answer": X}`.
+/// - `%resource.item.where(linkId='X').answer.value` (X a top-level item, as FHIRPath's
+///   `item` reaches no deeper) or `%resource.repeat(item).where(linkId='X').answer.value` (any
+///   depth), with either quote → `{"answer": X}`.
 /// Anything else is reported; the item is then not asked (a calculated item is not typed in).
 struct FHIRCalculations {
     static let url = "http://hl7.org/fhir/uv/sdc/StructureDefinition/sdc-questionnaire-calculatedExpression"
@@ -12,6 +13,8 @@ struct FHIRCalculations {
     let locations: [String: (step: String, item: String?)]
     /// The asked items in document order.
     let order: [String]
+    /// The top-level items' linkIds: `%resource.item` reaches only these.
+    let topLevel: Set<String>
 
     /// The expression of an item's calculatedExpression, with where it is.
     static func expression(of item: FHIRItem) -> (text: String, path: JSONPath)? {
@@ -39,6 +42,8 @@ struct FHIRCalculations {
             let quoted = text.dropFirst(prefix.count).dropLast(suffix.count)
             guard let q = quoted.first, q == "'" || q == "\"", quoted.last == q else { return nil }
             let linkId = String(quoted.dropFirst().dropLast())
+            // `item.where(...)` looks at the top level only; `repeat(item)` at every depth.
+            guard prefix.contains("repeat") || topLevel.contains(linkId) else { return nil }
             return selector(linkId).map { .object(["answer": $0]) }
         }
         return nil

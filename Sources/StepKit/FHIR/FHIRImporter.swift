@@ -82,7 +82,8 @@ enum FHIRImporter {
             }
         }
         collect(top)
-        let calcs = FHIRCalculations(prepared: prepared, locations: builder.locations, order: asked)
+        let calcs = FHIRCalculations(prepared: prepared, locations: builder.locations, order: asked,
+                                     topLevel: Set(top.map(\.linkId)))
         var calculations = JSONObject()
         for item in calculated {
             guard let (text, path) = FHIRCalculations.expression(of: item) else { continue }

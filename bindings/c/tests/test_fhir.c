@@ -167,6 +167,8 @@ static void test_walk_phq9(void)
     coding = json_array_get(json_object_get(q1, "codings"), 0);
     CHECK_STR(json_str(coding, "system"), "http://hl7.org/fhir/uv/sdc/CodeSystem/CSPHQ9");
     CHECK_STR(json_str(coding, "code"), "Nearly every day");
+    /* The total score (ordinalValue 3 + 1): the calculatedExpression as a calculation. */
+    CHECK(json_number_value(json_object_get(json_object_get(result, "calculations"), "fhir_1")) == 4.0);
     json_decref(result);
     CHECK_RC(stepkit_session_result_fhir(s, &out), STEPKIT_OK);
     response = parse_json(out);
@@ -175,6 +177,9 @@ static void test_walk_phq9(void)
     q1 = json_array_get(json_object_get(json_array_get(json_object_get(response, "item"), 0), "item"), 0);
     CHECK_STR(json_str(q1, "linkId"), "H1/T1/Q1");
     CHECK_STR(json_str(json_object_get(json_array_get(json_object_get(q1, "answer"), 0), "valueCoding"), "display"), "Nearly every day");
+    q1 = json_array_get(json_object_get(json_array_get(json_object_get(response, "item"), 0), "item"), 9);
+    CHECK_STR(json_str(q1, "linkId"), "H1/TS");
+    CHECK(json_number_value(json_object_get(json_object_get(json_array_get(json_object_get(q1, "answer"), 0), "valueQuantity"), "value")) == 4.0);
     json_decref(response);
     stepkit_session_free(s);
     stepkit_task_free(task);
@@ -183,7 +188,7 @@ static void test_walk_phq9(void)
 
 static void test_examples_have_empty_reports(void)
 {
-    const char *names[] = {"vitals.json", "branching.json"};
+    const char *names[] = {"vitals.json", "branching.json", "scores.json"};
     size_t i;
     for (i = 0; i < sizeof names / sizeof names[0]; i++) {
         char *text = read_file(examples_dir, names[i]);

@@ -341,3 +341,61 @@ def test_cli_import_and_run_with_fhir_format(tmp_path: Path) -> None:
     response = json.loads(done.stdout)
     validate(response)
     assert response["status"] == "completed"
+
+
+# -- calculatedExpression against fhirpathpy -------------------------------------------------------
+
+
+def calculated_items(items: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    found = []
+    for item in items:
+        for e in item.get("extension", []):
+            if e["url"].endswith("sdc-questionnaire-calculatedExpression"):
+                found.append({"linkId": item["linkId"], "expression": e["valueExpression"]["expression"]})
+        found += calculated_items(item.get("item", []))
+    return found
+
+
+def test_calculated_answer_copies_match_fhirpath() -> None:
+    """`%resource.item.where(linkId='X').answer.value`, evaluated by fhirpathpy on the exported
+    response, gives the answer StepKit computed for the item."""
+    import fhirpathpy
+    from fhirpathpy.models import models
+
+    cases = [(json.loads((EXAMPLES / "scores.json").read_text()), {"interest": ["1"], "mood": ["2"]})]
+    if FORMS.is_dir():
+        cases.append((form("lhc_hidden_items.json"), 12.25))
+    for questionnaire, answer in cases:
+        task = stepkit.Task.from_fhir(questionnaire)
+        with task.open() as s:
+            s.set_answer(answer)
+            s.forward()
+            response = s.result_as("fhir")
+        validate(response)
+        by = items_by_link(response)
+        checked = 0
+        for calc in calculated_items(questionnaire["item"]):
+            if "answer.value" not in calc["expression"]:
+                continue
+            expected = fhirpathpy.evaluate(response, calc["expression"], {"resource": response}, models["r4"])
+            values = [next(v for k, v in a.items() if k.startswith("value")) for a in by[calc["linkId"]]["answer"]]
+            assert values == expected, calc["linkId"]
+            checked += 1
+        assert checked > 0
+
+
+def test_total_score_is_the_sum_of_ordinal_values() -> None:
+    questionnaire = json.loads((EXAMPLES / "scores.json").read_text())
+    weights = {}
+    for item in questionnaire["item"][0]["item"][:2]:
+        for option in item["answerOption"]:
+            weights[(item["linkId"], option["valueCoding"]["code"])] = option["extension"][0]["valueDecimal"]
+    task = stepkit.Task.from_fhir(questionnaire)
+    for interest in "012":
+        for mood in "012":
+            with task.open() as s:
+                s.set_answer({"interest": [interest], "mood": [mood]})
+                s.forward()
+                response = s.result_as("fhir")
+            total = items_by_link(response)["total"]["answer"]
+            assert total == [{"valueInteger": weights[("interest", interest)] + weights[("mood", mood)]}]
