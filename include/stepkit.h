@@ -458,6 +458,8 @@ int stepkit_session_finish(stepkit_session *session, const char *reason, char **
  *   {"identifier", "type", "answer", "startDate", "endDate"} (+ "unit" for numeric answers)
  * where "type" is boolean | choice | scale | numeric | text | date | timeOfDay | timeInterval |
  * location | multipleComponent | ses and "answer" is null for an unanswered or skipped question.
+ * A choice question whose selected choices carry a "coding" (choices imported from FHIR) also has
+ * "codings": [{"system", "code", "display"}, ...], the selected ones' codings in answer order.
  * A task with "calculations" adds "calculations": {"name": value} (null when null), computed on
  * the path's answers (docs/expressions.md).
  * Output owned by the caller. Returns STEPKIT_EINVAL on a NULL argument. */
@@ -473,7 +475,8 @@ int stepkit_session_result(stepkit_session *session, char **out);
  * valueCoding with the option's system, code and display; an open choice's typed text as
  * valueString). Items that are disabled (their conditions do not hold, their step is off the
  * path) or unanswered are absent, as are groups left empty; hidden and read-only items give
- * their initial answers where their conditions hold. Output owned by the caller
+ * their initial answers where their conditions hold, calculated items (calculatedExpression in
+ * the FHIRPath subset of docs/fhir.md, imported as calculations) their calculation's value. Output owned by the caller
  * (stepkit_string_free). Returns STEPKIT_EINVAL if an argument is NULL, the session is not live
  * or its task was not imported from FHIR ("notFHIR"). Thread-safe (reads under the session's
  * lock). */
