@@ -84,6 +84,8 @@ def build_drivers(lib):
          os.path.join(OUT, "load"), "-ldl"],
         [cc, "-O2", "-Wall", "-I" + inc, os.path.join(BENCH, "autosave.c"), "-o",
          os.path.join(OUT, "autosave"), "-L" + lib_dir, "-lstepkit", "-Wl,-rpath," + lib_dir],
+        [cc, "-O2", "-Wall", "-I" + inc, os.path.join(BENCH, "calc.c"), "-o",
+         os.path.join(OUT, "calc"), "-L" + lib_dir, "-lstepkit", "-Wl,-rpath," + lib_dir],
     ]
     for cmd in cmds:
         subprocess.run(cmd, check=True)
@@ -204,6 +206,8 @@ def main():
     os.makedirs(autosave_dir)
     autosaves = run_json([P("autosave"), autosave_dir, "1", "1000", "5000"])
     results += autosaves
+    # calculations: a scored screener's step with and without its total and band (benchmarks/calc.c)
+    results += run_json([P("calc"), str(4 * q)])
     loads = []
     for _ in range(7):
         loads += run_json([os.path.join(OUT, "load"), lib, P("t10.json")])
@@ -264,6 +268,9 @@ def main():
               f"without autosave {fmt_time(statistics.median(r['plain']))}, save alone "
               f"{fmt_time(statistics.median(r['save']))})", r["autosave"], r["floor"],
               floor_text="write+fsync+rename " + fmt_time(statistics.median(r["floor"])))
+    calc = by[("calc", "screener9")]
+    t.add("C step with calculations (9-item screener: total + band in every state)", calc["engine"],
+          calc["floor"], floor_text="same task without " + fmt_time(statistics.median(calc["floor"])))
     t.add("library load (dlopen RTLD_NOW)", [r["dlopen"] for r in loads])
     t.add("first call (stepkit_version)", [r["firstCall"] for r in loads])
     t.add("first compile + open + state (10-step task)", [r["firstTask"] for r in loads],

@@ -39,7 +39,7 @@ final class CalculationCache: Sendable {
         var fresh = 0
         for i in calculations.order where list.indices.contains(i) {
             let c = list[i]
-            let inputs = c.dependencies.selectors.map { lookup.answer($0)?.value }
+            let inputs = c.dependencies.selectors.map { lookup.answerValue($0) }
             let time: Int64?
             switch c.dependencies.time {
             case .none: time = nil

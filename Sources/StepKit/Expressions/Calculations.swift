@@ -103,17 +103,21 @@ struct Calculations: Sendable {
     }
 
     /// Every node after those it points to (depth-first, with an explicit stack), and the cycles
-    /// met on the way (each as the nodes in order).
+    /// met on the way (each as the nodes in order; at most `maxReportedCycles`, each through a
+    /// node no earlier one passed, so the work stays linear in practice and bounded always).
     static func topologicalOrder(_ edges: [[Int]]) -> (order: [Int], cycles: [[Int]]) {
         enum Mark { case new, open, done }
         var marks = Array(repeating: Mark.new, count: edges.count)
+        // Where each open node sits on the stack.
+        var position = Array(repeating: 0, count: edges.count)
+        var inCycle = Array(repeating: false, count: edges.count)
         var order: [Int] = []
         var cycles: [[Int]] = []
-        var inCycle = Set<Int>()
         for root in edges.indices where marks[root] == .new {
             // (node, next edge to follow)
             var stack: [(node: Int, next: Int)] = [(root, 0)]
             marks[root] = .open
+            position[root] = 0
             while let top = stack.last {
                 let targets = edges[top.node]
                 if top.next < targets.count {
@@ -123,15 +127,14 @@ struct Calculations: Sendable {
                     switch marks[target] {
                     case .new:
                         marks[target] = .open
+                        position[target] = stack.count
                         stack.append((target, 0))
                     case .open:
-                        if let start = stack.firstIndex(where: { $0.node == target }) {
-                            let cycle = stack[start...].map(\.node)
-                            if !cycle.contains(where: inCycle.contains) {
-                                cycles.append(cycle)
-                                inCycle.formUnion(cycle)
-                            }
-                        }
+                        let start = position[target]
+                        guard !inCycle[target], cycles.count < maxReportedCycles, stack.indices.contains(start) else { continue }
+                        let cycle = stack[start...].map(\.node)
+                        cycles.append(cycle)
+                        for node in cycle { inCycle[node] = true }
                     case .done:
                         break
                     }
@@ -144,6 +147,8 @@ struct Calculations: Sendable {
         }
         return (order, cycles)
     }
+
+    static let maxReportedCycles = 20
 }
 
 /// What expressions may know of the task's calculations while the task compiles: every name

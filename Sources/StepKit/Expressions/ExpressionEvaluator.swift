@@ -17,10 +17,11 @@ struct ExpressionEvaluator<Lookup: AnswerLookup> {
         case .literal(let v):
             return v
         case .answer(let selector, let type, let order):
+            if let type { return ExpressionValue.answer(lookup.answerValue(selector), type, order: order) }
             guard let found = lookup.answer(selector) else { return .null }
-            return ExpressionValue.answer(found.value, type ?? found.type, order: order)
+            return ExpressionValue.answer(found.value, found.type, order: order)
         case .score(let selector, let table):
-            return table.score(of: lookup.answer(selector)?.value)
+            return table.score(of: lookup.answerValue(selector))
         case .answered(let selector):
             return .bool(lookup.answer(selector) != nil)
         case .calculation(let index):

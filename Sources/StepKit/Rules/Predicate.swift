@@ -16,8 +16,16 @@ indirect enum Predicate: Sendable {
         case .not(let p): return !p.evaluate(answers)
         case .always(let b): return b
         case .compare(let c): return c.evaluate(answers)
-        case .expression(let e): return e.evaluate(answers).isTrue
+        case .expression(let e): return Predicate.holds(e, answers)
         }
+    }
+
+    /// Kept out of line: inlined, the evaluator (which holds a copy of the lookup, a whole
+    /// session) would widen every frame of this recursion, and a predicate nested to the
+    /// definition's depth limit must still fit a 256 KiB stack.
+    @inline(never)
+    private static func holds(_ e: Expression, _ answers: some AnswerLookup) -> Bool {
+        e.evaluate(answers).isTrue
     }
 }
 
@@ -35,6 +43,8 @@ enum Selector: Sendable, Equatable {
 /// results the host supplied). Nil when unanswered; the type is the result type.
 protocol AnswerLookup {
     func answer(_ selector: Selector) -> (value: JSON, type: ResultType)?
+    /// The answer alone, where the type is already known (a cheaper read for a session).
+    func answerValue(_ selector: Selector) -> JSON?
     /// The task's calculations on these answers, in `Calculations.list` order.
     func calculationValues() -> [ExpressionValue]
     /// The time `now` and `today` read, in milliseconds since the epoch.
@@ -42,6 +52,7 @@ protocol AnswerLookup {
 }
 
 extension AnswerLookup {
+    func answerValue(_ selector: Selector) -> JSON? { answer(selector)?.value }
     func calculationValues() -> [ExpressionValue] { [] }
     var evaluationTime: Int64 { 0 }
 }

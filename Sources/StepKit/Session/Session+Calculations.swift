@@ -7,6 +7,13 @@ extension Session {
 
     var evaluationTime: Int64 { endDate ?? now }
 
+    /// A question step's answer without looking its format up (what `answer` reads, as its
+    /// value); form items and other tasks' results as `answer` gives them.
+    func answerValue(_ selector: Selector) -> JSON? {
+        if case .step(let index) = selector { return latestAnswer(step: index) }
+        return answer(selector)?.value
+    }
+
     /// `{"name": value, ...}` for the named calculations (every one when `indexes` is nil).
     func calculationsJSON(_ indexes: [Int]? = nil) -> JSON {
         let list = task.calculations.list

@@ -5,6 +5,8 @@
  * hand; the calculations in the state, the result, the task info and across save/restore; and
  * definition errors reported at once with their paths.
  */
+#include <pthread.h>
+
 #include "check.h"
 
 static int64_t fixed_now(void *user_data)
@@ -208,11 +210,85 @@ static void test_definition_errors_at_once(void)
     json_decref(error);
 }
 
+/* A skip rule nested 180 "not"s deep (the definition's depth limit raised to 256) whose innermost
+ * condition is an expression 31 levels deep: compiling, going through it and checking the task
+ * run on a thread with a 256 KiB stack. */
+struct deep_run {
+    char *definition;
+    int compiled, forward_ok, checked;
+    char *state;
+};
+
+static void *deep_thread(void *arg)
+{
+    struct deep_run *run = arg;
+    stepkit_task *task = NULL;
+    stepkit_session *session = NULL;
+    char *out = NULL;
+    run->compiled = stepkit_task_compile_with_options(run->definition, "{\"limits\": {\"maxDepth\": 256}}", &task);
+    if (run->compiled != STEPKIT_OK)
+        return NULL;
+    if (stepkit_session_open(task, NULL, &session) == STEPKIT_OK) {
+        stepkit_session_set_answer(session, "1", NULL);
+        run->forward_ok = stepkit_session_go_forward(session, &run->state);
+        stepkit_session_free(session);
+    }
+    run->checked = stepkit_task_check(task, &out);
+    stepkit_string_free(out);
+    stepkit_task_free(task);
+    return NULL;
+}
+
+static void test_deep_predicate_with_a_deep_expression_on_a_small_stack(void)
+{
+    struct deep_run run = {NULL, -1, -1, -1, NULL};
+    size_t cap = 64 * 1024, len = 0;
+    int i;
+    pthread_attr_t attr;
+    pthread_t thread;
+    json_t *state;
+    run.definition = malloc(cap);
+    if (!run.definition)
+        return;
+    len += snprintf(run.definition + len, cap - len,
+                    "{\"identifier\": \"deep\", \"steps\": [{\"type\": \"question\", \"identifier\": \"a\","
+                    " \"answerFormat\": {\"type\": \"numeric\", \"style\": \"integer\"}},"
+                    " {\"type\": \"instruction\", \"identifier\": \"i\"}, {\"type\": \"completion\", \"identifier\": \"end\"}],"
+                    " \"skipRules\": {\"i\": ");
+    for (i = 0; i < 180; i++)
+        len += snprintf(run.definition + len, cap - len, "{\"not\": ");
+    len += snprintf(run.definition + len, cap - len, "{\">\": [");
+    for (i = 0; i < 29; i++)
+        len += snprintf(run.definition + len, cap - len, "{\"+\": [1, ");
+    len += snprintf(run.definition + len, cap - len, "{\"answer\": \"a\"}");
+    for (i = 0; i < 29; i++)
+        len += snprintf(run.definition + len, cap - len, "]}");
+    len += snprintf(run.definition + len, cap - len, ", 0]}");
+    for (i = 0; i < 180; i++)
+        len += snprintf(run.definition + len, cap - len, "}");
+    snprintf(run.definition + len, cap - len, "}}");
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    CHECK(pthread_create(&thread, &attr, deep_thread, &run) == 0);
+    pthread_join(thread, NULL);
+    pthread_attr_destroy(&attr);
+    CHECK(run.compiled == STEPKIT_OK);
+    CHECK(run.forward_ok == STEPKIT_OK);
+    CHECK(run.checked == STEPKIT_OK);
+    /* An even number of "not"s of a true condition: the skip rule holds, "i" is passed over. */
+    state = run.state ? parse_json(run.state) : NULL;
+    CHECK_STR(step_id(state), "end");
+    json_decref(state);
+    stepkit_string_free(run.state);
+    free(run.definition);
+}
+
 int main(void)
 {
     RUN(test_totals_and_bands);
     RUN(test_restore_gives_back_the_calculations);
     RUN(test_info_lists_the_calculations);
     RUN(test_definition_errors_at_once);
+    RUN(test_deep_predicate_with_a_deep_expression_on_a_small_stack);
     return check_report();
 }
