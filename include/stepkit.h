@@ -150,6 +150,39 @@ int stepkit_task_compile(const char *task_json, stepkit_task **out_task);
 int stepkit_task_compile_with_options(const char *task_json, const char *options_json,
                                       stepkit_task **out_task);
 
+/* Imports a FHIR R4 Questionnaire (JSON) as a task (docs/fhir.md has the mapping, item by item
+ * and extension by extension). The Questionnaire is translated into a task definition in the
+ * task format, which is then compiled as stepkit_task_compile_with_options() compiles one; the
+ * task remembers the Questionnaire's shape, so its sessions can export their answers as a
+ * QuestionnaireResponse (stepkit_session_result_fhir()). What the translation leaves out (an
+ * attachment item, an external value set, a FHIRPath expression, an unknown extension, a
+ * condition that cannot hold) is listed in the import report (stepkit_task_translate_fhir()).
+ *
+ * `options_json` may be NULL or {"strict": false, "limits": {...}} (the limits of
+ * stepkit_task_compile_with_options(), applied to the Questionnaire's text). With "strict": true
+ * any report entry is an error: STEPKIT_EDEFINITION with one problem per entry.
+ *
+ * On success returns STEPKIT_OK and stores a new handle in *out_task (release it with
+ * stepkit_task_free()). On failure stores NULL in *out_task and returns STEPKIT_EINVAL (a NULL
+ * argument, bad options, past a limit), STEPKIT_EPARSE (not JSON) or STEPKIT_EDEFINITION: not a
+ * Questionnaire ("notAQuestionnaire"), an item without linkId ("missingLinkId"), a linkId used
+ * twice ("duplicateLinkId"), an enableWhen naming no item ("unknownQuestion"), an unknown
+ * operator ("invalidOperator"), an answerOption or initial value whose type contradicts the
+ * item's ("answerTypeMismatch"), an unknown item type, items nested past 32 levels ("tooDeep"),
+ * nothing to present ("nothingToAsk"): every problem at once, each with its FHIR path
+ * ("item[2].item[0].enableWhen[1].question"). Thread-safe. */
+int stepkit_task_compile_fhir(const char *questionnaire_json, const char *options_json,
+                              stepkit_task **out_task);
+
+/* Translates a FHIR R4 Questionnaire as stepkit_task_compile_fhir() does (same options, same
+ * errors) and stores in *out {"task": {...the task definition...}, "report": [{"linkId": "...",
+ * "path": "item[1].extension[0]", "code": "unsupportedExtension", "reason": "..."}]}: the
+ * definition compiles with stepkit_task_compile() to the same task (without the export's
+ * layout), and the report lists in document order, pass by pass, what was not translated as
+ * written ("linkId" is "" for the Questionnaire itself). Output owned by the caller
+ * (stepkit_string_free); *out is NULL on failure. Thread-safe. */
+int stepkit_task_translate_fhir(const char *questionnaire_json, const char *options_json, char **out);
+
 /* Describes a compiled task: {"identifier": "...", "stepCount": N, "steps": [{"identifier":
  * "...", "type": "question"}, ...] (an active, countdown or wait step also has its effective
  * "stepDuration" in seconds, defaults included), "sections": [{"identifier", "steps": [...]}], "branching":
@@ -454,10 +487,29 @@ int stepkit_session_finish(stepkit_session *session, const char *reason, char **
  *   {"identifier", "type", "answer", "startDate", "endDate"} (+ "unit" for numeric answers)
  * where "type" is boolean | choice | scale | numeric | text | date | timeOfDay | timeInterval |
  * location | multipleComponent | ses and "answer" is null for an unanswered or skipped question.
+ * A choice question whose selected choices carry a "coding" (choices imported from FHIR) also has
+ * "codings": [{"system", "code", "display"}, ...], the selected ones' codings in answer order.
  * A task with "calculations" adds "calculations": {"name": value} (null when null), computed on
  * the path's answers (docs/expressions.md).
  * Output owned by the caller. Returns STEPKIT_EINVAL on a NULL argument. */
 int stepkit_session_result(stepkit_session *session, char **out);
+
+/* The session's answers as a FHIR R4 QuestionnaireResponse, for a session whose task was
+ * imported with stepkit_task_compile_fhir(): {"resourceType": "QuestionnaireResponse",
+ * "questionnaire": the Questionnaire's url (|version), else "Questionnaire/<id>", absent without
+ * either; "status": "completed" (finished, reason "completed"), "stopped" (finished otherwise) or
+ * "in-progress"; "authored": the result's end date; "item": [...]} with items nested as the
+ * Questionnaire's groups and answers typed as the items are (valueBoolean, valueDecimal,
+ * valueInteger, valueDate, valueDateTime, valueTime, valueString, valueUri, valueQuantity,
+ * valueCoding with the option's system, code and display; an open choice's typed text as
+ * valueString). Items that are disabled (their conditions do not hold, their step is off the
+ * path) or unanswered are absent, as are groups left empty; hidden and read-only items give
+ * their initial answers where their conditions hold, calculated items (calculatedExpression in
+ * the FHIRPath subset of docs/fhir.md, imported as calculations) their calculation's value. Output owned by the caller
+ * (stepkit_string_free). Returns STEPKIT_EINVAL if an argument is NULL, the session is not live
+ * or its task was not imported from FHIR ("notFHIR"). Thread-safe (reads under the session's
+ * lock). */
+int stepkit_session_result_fhir(stepkit_session *session, char **out);
 
 /* A clock: returns the current time in milliseconds since 1970-01-01T00:00:00Z. */
 typedef int64_t (*stepkit_clock_fn)(void *user_data);

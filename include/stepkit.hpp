@@ -416,6 +416,11 @@ public:
     std::string result() const {
         return out_call([this](char **out) { return stepkit_session_result(handle_, out); });
     }
+    /* The answers as a FHIR R4 QuestionnaireResponse (stepkit_session_result_fhir()): only for a
+     * task made by Task::compile_fhir(); otherwise throws Error(STEPKIT_EINVAL, "notFHIR"). */
+    std::string result_fhir() const {
+        return out_call([this](char **out) { return stepkit_session_result_fhir(handle_, out); });
+    }
     /* Restoration data (JSON text): keep it unchanged and give it to Task::restore(). */
     std::string save() const {
         return out_call([this](char **out) { return stepkit_session_save(handle_, out); });
@@ -556,6 +561,27 @@ public:
                                                                    &task);
         detail::check(status);
         return Task(task);
+    }
+
+    /* Imports a FHIR R4 Questionnaire (stepkit_task_compile_fhir(); docs/fhir.md); options:
+     * {"strict": bool, "limits": {...}}. Its sessions give Session::result_fhir(). */
+    static Task compile_fhir(const std::string &questionnaire_json, const std::string &options = {}) {
+        const char *json = detail::c_text(questionnaire_json, true, "The Questionnaire");
+        stepkit_task *task = nullptr;
+        detail::check(stepkit_task_compile_fhir(json, detail::c_options(options), &task));
+        return Task(task);
+    }
+
+    /* The translation of a FHIR R4 Questionnaire without compiling a handle
+     * (stepkit_task_translate_fhir()): {"task": definition, "report": [{"linkId", "path",
+     * "code", "reason"}]}. */
+    static std::string translate_fhir(const std::string &questionnaire_json, const std::string &options = {}) {
+        const char *json = detail::c_text(questionnaire_json, true, "The Questionnaire");
+        char *out = nullptr;
+        const int status = stepkit_task_translate_fhir(json, detail::c_options(options), &out);
+        std::string text = detail::take(out);
+        detail::check(status);
+        return text;
     }
 
     stepkit_task *handle() const noexcept { return handle_; }

@@ -5,7 +5,8 @@
 #                                libcrypto's headers, cmake, ninja,
 #                                pkg-config, a C and a C++ compiler, binutils, python3 (and,
 #                                with the argument "pytest", what the tests need: pytest,
-#                                hypothesis, jsonschema, Graphviz, and for the packaging tests
+#                                hypothesis, jsonschema, fhir.resources and fhirpathpy (the FHIR
+#                                tests), Graphviz, and for the packaging tests
 #                                scikit-build-core, build, auditwheel, patchelf, venv and
 #                                dpkg-dev). On Debian/Ubuntu
 #                                through apt-get (one update, then one install, with sudo when not
@@ -94,15 +95,16 @@ stepkit_install_deps() {
     fi
 
     if [ "$want_pytest" = pytest ]; then
-        # The Python tests: pytest, Hypothesis (property tests), jsonschema (the schemas), and
-        # Graphviz's dot (the navigation graph).
+        # The Python tests: pytest, Hypothesis (property tests), jsonschema (the schemas),
+        # fhir.resources (validates exported QuestionnaireResponses) and fhirpathpy (an
+        # independent FHIRPath, the oracle for enableWhen), and Graphviz's dot (the navigation graph).
         stepkit_have dot || stepkit_apt_install graphviz
         # The packaging tests: the wheel (scikit-build-core, build, auditwheel with patchelf, a
         # virtual environment) and the Debian packages (dpkg-shlibdeps, from dpkg-dev).
         stepkit_have dpkg-shlibdeps || ! stepkit_have dpkg || stepkit_apt_install dpkg-dev
         python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || stepkit_apt_install python3-venv
         local module package
-        for module in pytest hypothesis jsonschema scikit_build_core build auditwheel patchelf; do
+        for module in pytest hypothesis jsonschema fhir.resources fhirpathpy scikit_build_core build auditwheel patchelf; do
             if [ "$module" = patchelf ]; then
                 stepkit_have patchelf && continue
             else
@@ -115,7 +117,7 @@ stepkit_install_deps() {
                 case $package in
                     patchelf) stepkit_apt_install patchelf ;;
                     # Not packaged by Debian 12: from PyPI, into the user's site-packages.
-                    scikit-build-core|auditwheel)
+                    scikit-build-core|auditwheel|fhir.resources|fhirpathpy)
                         echo "pip install --user $package" >&2
                         python3 -m pip install --quiet --user --break-system-packages "$package" >&2 ;;
                     *) stepkit_apt_install "python3-$package" ;;

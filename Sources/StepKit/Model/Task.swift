@@ -15,6 +15,9 @@ struct Task: Sendable {
     let graph: RuleGraph
     /// Recorders that run across steps (SageResearch's async actions).
     var asyncActions: [AsyncAction] = []
+    /// The FHIR Questionnaire's shape when the task was imported from one (`FHIR/`), for the
+    /// QuestionnaireResponse export.
+    var fhir: FHIRLayout?
     /// The named values computed from answers (`calculations`).
     var calculations = Calculations()
 

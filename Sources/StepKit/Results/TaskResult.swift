@@ -103,6 +103,19 @@ enum StepResult {
             "endDate": end,
         ])
         if let unit = format.rules.unit { result["unit"] = .string(unit) }
+        if let codings = codings(format, answer) { result["codings"] = .array(codings) }
         return .object(result)
+    }
+
+    /// The codings of the selected choices that carry one (choices imported from FHIR), in the
+    /// answer's order; nil when none does.
+    private static func codings(_ format: AnswerFormat, _ answer: JSON?) -> [JSON]? {
+        guard let choices = (format.rules as? ChoiceFormat)?.options, choices.contains(where: { $0.coding != nil }),
+              case .array(let selected)? = answer else { return nil }
+        let codings = selected.compactMap { element -> JSON? in
+            let value = element.objectValue?["value"] ?? element
+            return choices.index(of: value).flatMap { choices[$0].coding }
+        }
+        return codings.isEmpty ? nil : codings
     }
 }

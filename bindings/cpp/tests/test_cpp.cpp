@@ -346,7 +346,47 @@ static void test_error_json_reader() {
     CHECK(e.status() == STEPKIT_EANSWER && e.code() == "EANSWER" && e.path() == "a.b[2]");
 }
 
+// A FHIR Questionnaire in, a QuestionnaireResponse out: the import (with its report and the
+// strict option), a walk that takes a branch, and the export's typed answers.
+static void test_fhir() {
+    const std::string questionnaire =
+        R"({"resourceType": "Questionnaire", "url": "http://example.org/q", "item": [)"
+        R"({"linkId": "smoke", "type": "boolean", "text": "Do you smoke?"},)"
+        R"({"linkId": "packs", "type": "integer", "text": "Packs a day", "required": true,)"
+        R"( "enableWhen": [{"question": "smoke", "operator": "=", "answerBoolean": true}]},)"
+        R"({"linkId": "photo", "type": "attachment"}]})";
+    const std::string translated = stepkit::Task::translate_fhir(questionnaire);
+    CHECK(translated.find(R"("code":"unsupportedItemType")") != std::string::npos);
+    CHECK(translated.find(R"("path":"item[2].type")") != std::string::npos);
+    const stepkit::Error strict = expect_error(STEPKIT_EDEFINITION, [&] {
+        stepkit::Task::compile_fhir(questionnaire, R"({"strict": true})"); }, __LINE__);
+    CHECK(strict.json().find("item[2].type") != std::string::npos);
+    const stepkit::Error missing = expect_error(STEPKIT_EDEFINITION, [] {
+        stepkit::Task::compile_fhir(R"({"resourceType": "Questionnaire", "item": [)"
+                                    R"({"linkId": "a", "type": "string", "enableWhen": [)"
+                                    R"({"question": "nope", "operator": "exists", "answerBoolean": true}]}]})"); }, __LINE__);
+    CHECK(missing.json().find("item[0].enableWhen[0].question") != std::string::npos);
+
+    stepkit::Task task = stepkit::Task::compile_fhir(questionnaire);
+    stepkit::Session session = task.open();
+    session.set_answer("true");
+    session.go_forward();
+    session.set_answer("2");
+    const std::string done = session.go_forward();
+    CHECK(done.find(R"("finishReason":"completed")") != std::string::npos);
+    const std::string response = session.result_fhir();
+    CHECK(response.find(R"("status":"completed")") != std::string::npos);
+    CHECK(response.find(R"("questionnaire":"http://example.org/q")") != std::string::npos);
+    CHECK(response.find(R"({"linkId":"packs","text":"Packs a day","answer":[{"valueInteger":2}]})") != std::string::npos);
+
+    stepkit::Task plain = stepkit::Task::compile(
+        R"({"identifier": "t", "steps": [{"type": "instruction", "identifier": "i"}]})");
+    stepkit::Session other = plain.open();
+    expect_error(STEPKIT_EINVAL, [&] { other.result_fhir(); }, __LINE__);
+}
+
 int main() {
+    test_fhir();
     test_types();
     test_version();
     test_compile_and_errors();

@@ -8,6 +8,9 @@ struct ChoiceOption: Sendable {
     /// The participant may type their own text with it (ResearchKit's `ORKTextChoiceOther`).
     let other: Bool
     let otherTextOptional: Bool
+    /// The code it stands for (`{"system", "code", "display"}`, from a FHIR answer list), copied
+    /// to the result of an answer that selects it.
+    var coding: JSON? = nil
     /// `score`: what `{"score": SEL}` adds up when the choice is selected.
     var score: Double? = nil
 
@@ -23,6 +26,7 @@ struct ChoiceOption: Sendable {
             let value = r.value("value", required: true)
             let score = scores ? r.number("score") : nil
             var exclusive = false, other = false, otherOptional = true
+            let coding = images ? nil : r.value("coding").flatMap { parseCoding($0, at: itemPath.key("coding"), diagnostics) }
             if images {
                 r.accept(strings: ["normalImage", "selectedImage", "accessibilityText"])
             } else {
@@ -49,10 +53,25 @@ struct ChoiceOption: Sendable {
                 diagnostics.error("duplicateValue", "Another choice already has the value \(JSONWriter.string(value)).", at: itemPath.key("value"))
                 continue
             }
-            options.append(ChoiceOption(text: text, value: value, exclusive: exclusive, other: other, otherTextOptional: otherOptional, score: score))
+            options.append(ChoiceOption(text: text, value: value, exclusive: exclusive, other: other, otherTextOptional: otherOptional,
+                                        coding: coding, score: score))
         }
         return options
     }
+}
+
+/// A choice's `coding`: an object of the strings `system`, `version`, `code`, `display`, with a
+/// code or a display.
+private func parseCoding(_ value: JSON, at path: JSONPath, _ diagnostics: Diagnostics) -> JSON? {
+    guard let r = FieldReader(value, at: path, diagnostics, what: "a coding") else { return nil }
+    let code = r.string("code"), display = r.string("display")
+    r.accept(strings: ["system", "version"])
+    r.finish()
+    if code == nil && display == nil {
+        diagnostics.error("missingKey", "A coding needs \"code\" or \"display\".", at: path)
+        return nil
+    }
+    return value
 }
 
 extension Array where Element == ChoiceOption {

@@ -66,6 +66,17 @@ def _decode_output(text: Optional[str], what: str) -> JSON:
         raise InternalError(f"{what} returned JSON that Python cannot read: {exc}") from None
 
 
+def _fhir_bytes(questionnaire: Any) -> bytes:
+    if isinstance(questionnaire, (str, bytes, bytearray)):
+        return _json_text_bytes(questionnaire, "the Questionnaire")
+    if isinstance(questionnaire, Mapping):
+        return _json_bytes(dict(questionnaire), "the Questionnaire")
+    raise TypeError(
+        "a Questionnaire must be JSON text (str or bytes) or a dict, "
+        f"not {type(questionnaire).__name__}"
+    )
+
+
 def _call_out_pointer(cdll: Any, name: str, free: Any, what: str, *args: Any) -> int:
     """Calls ``name(*args, &out)``: returns what it stored in ``out`` (a handle or a string the
     caller now owns), or raises the call's error. ``free`` releases an output left on failure."""
@@ -312,6 +323,43 @@ class Task(_Handle):
         task: Task = cls._create(_ffi.lib(), "stepkit_task_compile", data)
         task._info_text = None
         return task
+
+    @classmethod
+    def from_fhir(
+        cls,
+        questionnaire: Union[str, bytes, bytearray, Mapping[str, Any]],
+        *,
+        strict: bool = False,
+    ) -> "Task":
+        """Imports a FHIR R4 Questionnaire (JSON text, UTF-8 bytes or a dict) as a task
+        (``stepkit_task_compile_fhir``; docs/fhir.md). Its sessions export their answers as a
+        QuestionnaireResponse (:meth:`Session.result_as` ``("fhir")``). With ``strict=True``
+        anything the import report would list raises DefinitionError; :meth:`translate_fhir`
+        gives the translated task and the report.
+
+        Raises ParseError (not JSON) or DefinitionError (``.errors`` lists every problem, each
+        with its FHIR ``path`` such as ``item[2].enableWhen[0].question``)."""
+        data = _fhir_bytes(questionnaire)
+        options = _json_bytes({"strict": bool(strict)}, "the options")
+        task: Task = cls._create(_ffi.lib(), "stepkit_task_compile_fhir", data, options)
+        task._info_text = None
+        return task
+
+    @staticmethod
+    def translate_fhir(
+        questionnaire: Union[str, bytes, bytearray, Mapping[str, Any]],
+        *,
+        strict: bool = False,
+    ) -> Dict[str, Any]:
+        """Translates a FHIR R4 Questionnaire (``stepkit_task_translate_fhir``): returns
+        ``{"task": definition, "report": [{"linkId", "path", "code", "reason"}, ...]}``, the
+        report listing everything not translated as written. Raises as :meth:`from_fhir`."""
+        data = _fhir_bytes(questionnaire)
+        options = _json_bytes({"strict": bool(strict)}, "the options")
+        result = _call_out(_ffi.lib(), "stepkit_task_translate_fhir", data, options)
+        if not isinstance(result, dict):
+            raise InternalError("stepkit_task_translate_fhir returned JSON that is not an object.")
+        return result
 
     @classmethod
     def from_file(cls, path: PathLike) -> "Task":
@@ -671,6 +719,16 @@ class Session(_Handle):
         """The task result so far (final once finished): ``identifier``, ``taskRunUUID``,
         ``startDate``, ``endDate`` and one step result per visit in ``results``."""
         return self._call("stepkit_session_result")
+
+    def result_as(self, fmt: str) -> Dict[str, Any]:
+        """The result in another format: ``"stepkit"`` (:attr:`result`) or ``"fhir"``, a FHIR R4
+        QuestionnaireResponse (``stepkit_session_result_fhir``; the task must come from
+        :meth:`Task.from_fhir`, else InvalidArgumentError)."""
+        if fmt == "stepkit":
+            return self.result
+        if fmt == "fhir":
+            return self._call("stepkit_session_result_fhir")
+        raise ValueError(f"unknown result format {fmt!r}: expected 'stepkit' or 'fhir'")
 
     @property
     def restore_report(self) -> Optional[Dict[str, Any]]:

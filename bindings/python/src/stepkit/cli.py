@@ -15,6 +15,12 @@ Subcommands:
     Compiles a task, lists every problem of its definition, and runs the static checker
     (:mod:`stepkit.checker`, docs/checker.md): findings with path and severity.
 
+``import-fhir QUESTIONNAIRE.json [-o TASK.json] [--strict] [--report FILE]``
+    Translates a FHIR R4 Questionnaire into a task definition (docs/fhir.md): the task goes to
+    ``-o`` (stdout without it), the import report (what was not translated, item by item) to
+    stderr and to ``--report``. ``run`` also takes a Questionnaire directly (it is recognised by
+    its ``resourceType``), and ``run --format fhir`` prints the result as a QuestionnaireResponse.
+
 ``graph TASK.json [-o FILE.svg|png|pdf|dot]``
     Draws the navigation graph through Graphviz (:mod:`stepkit.graph`); DOT on stdout without -o.
 
@@ -65,8 +71,20 @@ class _Exit(Exception):
 # Commands
 
 
+def _is_questionnaire(path: str) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            data = json.loads(handle.read())
+    except (OSError, ValueError, RecursionError):
+        return False  # Task.from_file reports the problem
+    return isinstance(data, dict) and data.get("resourceType") == "Questionnaire"
+
+
 def _compile(path: str) -> Task:
     try:
+        if _is_questionnaire(path):
+            with open(path, "rb") as handle:
+                return Task.from_fhir(handle.read())
         return Task.from_file(path)
     except (ParseError, StepKitError) as exc:
         if isinstance(exc, LibraryNotFoundError):
@@ -153,7 +171,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             except KeyboardInterrupt:
                 print(file=sys.stderr)
                 state = session.finish("discarded")
-        result = session.result
+        result = session.result_as(args.format) if args.format != "stepkit" else session.result
     text = json.dumps(result, indent=2, ensure_ascii=False)
     print(text)
     if args.output:
@@ -162,6 +180,31 @@ def cmd_run(args: argparse.Namespace) -> int:
     if reason != "completed":
         print(f"The task was not completed (finished as {reason!r}).", file=sys.stderr)
         return EXIT_FAILED
+    return EXIT_COMPLETED
+
+
+def cmd_import_fhir(args: argparse.Namespace) -> int:
+    try:
+        with open(args.questionnaire, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise _Exit(EXIT_USAGE, f"Cannot read {args.questionnaire}: {exc.strerror or exc}")
+    try:
+        translated = Task.translate_fhir(data, strict=args.strict)
+    except (ParseError, StepKitError) as exc:
+        if isinstance(exc, LibraryNotFoundError):
+            raise
+        raise _Exit(EXIT_FAILED, f"{args.questionnaire} cannot be imported:\n{_problem_lines(exc)}")
+    report = translated.get("report", [])
+    for entry in report:
+        print(f"not translated: {entry.get('linkId') or '(questionnaire)'} at {entry.get('path')}: "
+              f"{entry.get('reason')}", file=sys.stderr)
+    if args.report:
+        _write_output(args.report, report)
+    if args.output:
+        _write_output(args.output, translated["task"])
+    else:
+        print(json.dumps(translated["task"], indent=2, ensure_ascii=False))
     return EXIT_COMPLETED
 
 
@@ -198,8 +241,27 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--interactive", "-i", action="store_true", help="ask on stdin even if it is not a terminal"
     )
+    run.add_argument(
+        "--format", choices=("stepkit", "fhir"), default="stepkit",
+        help="the result's format: StepKit's task result (default) or, for a FHIR "
+        "Questionnaire, a FHIR R4 QuestionnaireResponse",
+    )
     active_presenter.add_arguments(run)
     run.set_defaults(func=cmd_run)
+
+    fhir = commands.add_parser(
+        "import-fhir",
+        help="translate a FHIR R4 Questionnaire into a task (docs/fhir.md)",
+        description="Translate a FHIR R4 Questionnaire into a StepKit task definition. The "
+        "import report (what was not translated) goes to stderr. Exit status: 0 translated, "
+        "1 the Questionnaire cannot be imported (with --strict: or the report is not empty), "
+        "2 unreadable file.",
+    )
+    fhir.add_argument("questionnaire", metavar="QUESTIONNAIRE.json", help="a FHIR R4 Questionnaire")
+    fhir.add_argument("--output", "-o", metavar="TASK.json", help="write the task here (default: stdout)")
+    fhir.add_argument("--report", metavar="FILE", help="also write the import report as JSON to FILE")
+    fhir.add_argument("--strict", action="store_true", help="refuse the import if anything is not translated")
+    fhir.set_defaults(func=cmd_import_fhir)
 
     check = commands.add_parser(
         "check",
@@ -231,7 +293,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return EXIT_COMPLETED
         if not getattr(args, "func", None):
             parser.print_usage(sys.stderr)
-            print(f"{parser.prog}: error: a command is required (run, check, graph)", file=sys.stderr)
+            print(f"{parser.prog}: error: a command is required (run, check, graph, import-fhir)", file=sys.stderr)
             return EXIT_USAGE
         return int(args.func(args))
     except _Exit as stop:

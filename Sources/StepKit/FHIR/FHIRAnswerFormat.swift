@@ -1,0 +1,235 @@
+/// What one item becomes: a StepKit answer format (with the step- or item-level keys that go
+/// next to it), or the reason it is not asked.
+struct FHIRPrepared: Sendable {
+    enum Disposition: Sendable, Equatable {
+        /// A question the participant answers.
+        case asked
+        /// A question not shown (`questionnaire-hidden`, `readOnly`): its `initial` answers go to
+        /// the response when it is enabled.
+        case fixed
+        case group
+        case display
+        /// Computed by its calculatedExpression (`FHIRCalculations`), not asked.
+        case calculated
+        /// Not translated (reported).
+        case left
+    }
+
+    var disposition: Disposition
+    var format: JSON?
+    /// Keys beside the format: `placeholder`.
+    var extra: JSONObject = JSONObject()
+    var choices: [FHIRChoice]?
+    /// The value of the added "other" choice of an open-choice item.
+    var otherValue: JSON?
+    /// For a quantity item: the unit's coding (`system`, `code`, `display`).
+    var unit: JSONObject?
+}
+
+/// Translates an item's type, answers and SDC extensions into a StepKit answer format.
+struct FHIRAnswerFormat {
+    let report: FHIRReport
+    let choiceReader: FHIRChoiceReader
+
+    /// Extensions that an item may carry which StepKit cannot honour yet, with the reason.
+    private static let knownReasons: [String: String] = [
+        "http://hl7.org/fhir/StructureDefinition/variable": "FHIRPath variables are not translated.",
+        "http://hl7.org/fhir/uv/sdc/StructureDefinition/sdc-questionnaire-enableWhenExpression": "enableWhenExpression (FHIRPath) is not translated: the item is always enabled.",
+        "http://hl7.org/fhir/uv/sdc/StructureDefinition/sdc-questionnaire-initialExpression": "initialExpression (FHIRPath, prefilled from the patient's record) is not translated.",
+        "http://hl7.org/fhir/StructureDefinition/questionnaire-minOccurs": "minOccurs is not translated.",
+        "http://hl7.org/fhir/StructureDefinition/questionnaire-maxOccurs": "maxOccurs is not translated.",
+    ]
+
+    func prepare(_ item: FHIRItem, hiddenAncestor: Bool) -> FHIRPrepared {
+        reportExtensions(item)
+        reportKeys(item)
+        let hidden = hiddenAncestor || FHIRExtension.isHidden(item.extensions)
+        for key in ["required", "repeats", "readOnly"] {
+            if let v = item.object[key], v.boolValue == nil {
+                report.add(item.linkId, item.path.key(key), "invalidValue",
+                           "\"\(key)\" must be true or false; \(JSONWriter.string(v)) is read as \(key == "repeats" && item.repeats ? "true" : "false").")
+            }
+        }
+        switch item.type {
+        case "group":
+            if item.repeats {
+                report.add(item.linkId, item.path.key("repeats"), "repeatingGroup", "A repeating group is asked once.")
+            }
+            return FHIRPrepared(disposition: .group)
+        case "display":
+            return FHIRPrepared(disposition: hidden ? .left : .display)
+        case "attachment", "reference", "question":
+            report.add(item.linkId, item.path.key("type"), "unsupportedItemType", "Items of type \(item.type) are not translated: the item is left out.")
+            return FHIRPrepared(disposition: .left)
+        default:
+            break
+        }
+        var prepared = FHIRPrepared(disposition: .asked)
+        prepared.choices = choiceReader.choices(for: item)
+        if FHIRCalculations.expression(of: item) != nil {
+            prepared.disposition = .calculated
+            return prepared
+        }
+        if hidden || item.readOnly {
+            prepared.disposition = .fixed
+            return prepared
+        }
+        if item.repeats && prepared.choices == nil {
+            report.add(item.linkId, item.path.key("repeats"), "repeatingAnswer", "A repeating \(item.type) item takes one answer.")
+        }
+        prepared.format = format(item, &prepared)
+        return prepared
+    }
+
+    private func reportExtensions(_ item: FHIRItem) {
+        for (i, e) in item.extensions.enumerated() {
+            let url = e.objectValue?["url"]?.stringValue ?? ""
+            guard !FHIRExtension.readOnItems.contains(url), url != FHIRCalculations.url else { continue }
+            let reason = FHIRAnswerFormat.knownReasons[url] ?? "The extension \(url) is not translated."
+            report.add(item.linkId, item.path.key("extension").index(i), "unsupportedExtension", reason)
+        }
+    }
+
+    /// Item keys the importer reads, or that are metadata with no behaviour (`definition`,
+    /// `code`, `_text`: the rendering of the same text).
+    private static let itemKeys: Set<String> = ["linkId", "type", "text", "_text", "prefix", "_prefix", "definition", "code", "item",
+                                                "enableWhen", "enableBehavior", "required", "repeats", "readOnly", "maxLength",
+                                                "answerOption", "answerValueSet", "initial", "extension", "id"]
+
+    private func reportKeys(_ item: FHIRItem) {
+        for key in item.object.keys where !FHIRAnswerFormat.itemKeys.contains(key) {
+            report.add(item.linkId, item.path.key(key), "unsupportedKey", "The item's \"\(key)\" is not translated.")
+        }
+    }
+
+    private func ext(_ item: FHIRItem, _ url: String) -> (index: Int, value: (type: String, value: JSON))? {
+        guard let e = FHIRExtension.find(url, in: item.extensions), let v = FHIRExtension.value(e.object) else { return nil }
+        return (e.index, v)
+    }
+
+    private func reportIgnored(_ item: FHIRItem, _ url: String, _ reason: String) {
+        if let e = FHIRExtension.find(url, in: item.extensions) {
+            report.add(item.linkId, item.path.key("extension").index(e.index), "extensionNotApplicable", reason)
+        }
+    }
+
+    /// The item's `initial[0]` value of FHIR type `kind`; reports the rest.
+    private func initial(_ item: FHIRItem, _ kind: String) -> JSON? {
+        guard let list = item.object["initial"]?.arrayValue, let first = list.first?.objectValue else { return nil }
+        if list.count > 1 {
+            report.add(item.linkId, item.path.key("initial").index(1), "initialNotTranslated", "Only the first initial answer is used.")
+        }
+        return first["value" + kind]
+    }
+
+    private func format(_ item: FHIRItem, _ p: inout FHIRPrepared) -> JSON? {
+        let control = FHIRExtension.controlCode(item.extensions)
+        if let entry = ext(item, FHIRExtension.entryFormat)?.value.value.stringValue { p.extra["placeholder"] = .string(entry) }
+        if let choices = p.choices { return choiceFormat(item, choices, control: control, &p) }
+        if let control, !["slider", "spinner", "text-box"].contains(control) || (control == "slider" && item.type != "integer" && item.type != "decimal") {
+            reportIgnored(item, FHIRExtension.itemControl, "The item control \"\(control)\" does not apply to a \(item.type) item; the default input is used.")
+        }
+        switch item.type {
+        case "boolean":
+            if item.object["initial"] != nil {
+                report.add(item.linkId, item.path.key("initial"), "initialNotTranslated", "A boolean question has no starting answer in StepKit.")
+            }
+            return .object(["type": .string("boolean")])
+        case "integer", "decimal", "quantity":
+            return numericFormat(item, control: control, &p)
+        case "date", "dateTime":
+            var f = JSONObject(["type": .string("date"), "style": .string(item.type == "date" ? "date" : "dateTime")])
+            let kind = item.type == "date" ? "Date" : "DateTime"
+            if let v = ext(item, FHIRExtension.minValue)?.value, v.type == kind { f["minimumDate"] = v.value }
+            if let v = ext(item, FHIRExtension.maxValue)?.value, v.type == kind { f["maximumDate"] = v.value }
+            if let v = initial(item, kind) { f["defaultDate"] = v }
+            return .object(f)
+        case "time":
+            var f = JSONObject(["type": .string("timeOfDay")])
+            if let v = initial(item, "Time")?.stringValue { f["defaultComponents"] = .string(String(v.prefix(5))) }
+            return .object(f)
+        case "string", "text", "url", "choice", "open-choice":
+            return textFormat(item, &p)
+        default:
+            return nil
+        }
+    }
+
+    private func numericFormat(_ item: FHIRItem, control: String?, _ p: inout FHIRPrepared) -> JSON? {
+        let minimum = ext(item, FHIRExtension.minValue)?.value.value.numericValue
+        let maximum = ext(item, FHIRExtension.maxValue)?.value.value.numericValue
+        let initialKind = item.type == "integer" ? "Integer" : (item.type == "decimal" ? "Decimal" : "Quantity")
+        var start = initial(item, initialKind)
+        if item.type == "quantity" { start = start?.objectValue?["value"] }
+        if control == "slider", item.type == "integer", let lo = minimum, let hi = maximum {
+            let step = ext(item, FHIRExtension.sliderStepValue)?.value.value.numericValue ?? 1
+            if lo >= -10_000, hi <= 10_000, lo < hi, step >= 1, step == step.rounded(), lo == lo.rounded(), hi == hi.rounded(),
+               (hi - lo).truncatingRemainder(dividingBy: step) == 0, (hi - lo) / step <= 13 {
+                var f = JSONObject(["type": .string("scale"), "minimum": .number(lo), "maximum": .number(hi), "step": .number(step)])
+                if let start { f["defaultValue"] = start }
+                return .object(f)
+            }
+            reportIgnored(item, FHIRExtension.itemControl, "A slider needs whole bounds within ±10000 and at most 13 steps; a number field is used.")
+        } else if control == "slider" {
+            reportIgnored(item, FHIRExtension.itemControl, "A slider needs an integer item with minValue and maxValue; a number field is used.")
+        }
+        if control != "slider", ext(item, FHIRExtension.sliderStepValue) != nil {
+            reportIgnored(item, FHIRExtension.sliderStepValue, "sliderStepValue applies to a slider only.")
+        }
+        var f = JSONObject(["type": .string("numeric"), "style": .string(item.type == "integer" ? "integer" : "decimal")])
+        if let minimum { f["minimum"] = .number(minimum) }
+        if let maximum { f["maximum"] = .number(maximum) }
+        if let coding = ext(item, FHIRExtension.unit)?.value.value.objectValue {
+            p.unit = coding
+            if let u = coding["display"]?.stringValue ?? coding["code"]?.stringValue { f["unit"] = .string(u) }
+        }
+        if let start { f["defaultNumericAnswer"] = start }
+        return .object(f)
+    }
+
+    private func textFormat(_ item: FHIRItem, _ p: inout FHIRPrepared) -> JSON {
+        var f = JSONObject(["type": .string("text"), "multipleLines": .bool(item.type == "text")])
+        if let n = item.object["maxLength"]?.numericValue, n >= 1, n <= 1_000_000, n == n.rounded() { f["maximumLength"] = .number(n) }
+        let regex = ext(item, FHIRExtension.regex)?.value.value.stringValue
+        let minLength = ext(item, FHIRExtension.minLength)?.value.value.numericValue
+        if let regex {
+            // FHIR's regex constrains the whole value.
+            f["validationRegularExpression"] = .string("^(?:" + regex + ")$")
+            f["invalidMessage"] = .string("The answer does not have the expected form.")
+            if minLength != nil { reportIgnored(item, FHIRExtension.minLength, "minLength is not checked where a regex is given.") }
+        } else if let minLength, minLength >= 1, minLength <= 10_000, minLength == minLength.rounded() {
+            f["validationRegularExpression"] = .string("^[\\s\\S]{\(Int(minLength)),}$")
+            f["invalidMessage"] = .string("Enter at least \(Int(minLength)) characters.")
+        }
+        if let start = initial(item, item.type == "url" ? "Uri" : "String") { f["defaultTextAnswer"] = start }
+        return .object(f)
+    }
+
+    private func choiceFormat(_ item: FHIRItem, _ choices: [FHIRChoice], control: String?, _ p: inout FHIRPrepared) -> JSON {
+        var list = choices.map(\.json)
+        let selected = choices.indices.filter { choices[$0].initiallySelected }
+        let open = item.type == "open-choice"
+        if open {
+            var other = "other"
+            while choices.contains(where: { $0.value.stringValue == other }) { other = "_" + other }
+            p.otherValue = .string(other)
+            list.append(.object(["text": .string("Other"), "value": .string(other), "other": .bool(true)]))
+        }
+        if item.object["initial"] != nil {
+            report.add(item.linkId, item.path.key("initial"), "initialNotTranslated", "A choice question's initial answer is not preselected in StepKit.")
+        }
+        if control == "drop-down" && !item.repeats && !open && choices.count >= 1 {
+            var f = JSONObject(["type": .string("valuePicker"), "textChoices": .array(list)])
+            if let first = selected.first { f["defaultIndex"] = .int(Int64(first)) }
+            return .object(f)
+        }
+        if let control, !["drop-down", "radio-button", "check-box", "list"].contains(control) {
+            reportIgnored(item, FHIRExtension.itemControl, "The item control \"\(control)\" is not translated; the choices are listed.")
+        }
+        if !selected.isEmpty {
+            report.add(item.linkId, item.path.key("answerOption"), "initialNotTranslated", "initialSelected is not preselected in StepKit.")
+        }
+        return .object(["type": .string("textChoice"), "style": .string(item.repeats ? "multipleChoice" : "singleChoice"),
+                        "textChoices": .array(list)])
+    }
+}

@@ -1,0 +1,183 @@
+/// Translates an item's `enableWhen` and `enableBehavior` into a StepKit predicate with FHIR's
+/// meaning exactly:
+/// - `exists true/false` → `answered`;
+/// - `=` → `equals` (a choice: the option is among the selected ones, `contains`);
+/// - `!=` → `not` of `=`: it holds when no answer equals the value, unanswered included, as FHIR says;
+/// - `> < >= <=` → `exclusiveMinimum`, `exclusiveMaximum`, `minimum`, `maximum` on numbers,
+///   dates and times;
+/// - `enableBehavior` `all`/`any` → `all`/`any`.
+/// A condition whose answer can never match the question (another type, a code not among the
+/// options) is kept with FHIR's result — `=` never holds, `!=` always does — and reported; one
+/// StepKit cannot express is left out (it holds) and reported.
+struct FHIRConditions {
+    let index: FHIRItemIndex
+    let prepared: [String: FHIRPrepared]
+    /// Where each asked item's answer is: its step, and its form item if any.
+    let locations: [String: (step: String, item: String?)]
+    let diagnostics: Diagnostics
+    let report: FHIRReport
+
+    private static let operators: Set<String> = ["exists", "=", "!=", ">", "<", ">=", "<="]
+
+    /// The item's own condition; nil when it has none.
+    func condition(_ item: FHIRItem) -> JSON? {
+        guard let value = item.object["enableWhen"] else {
+            if item.object["enableBehavior"] != nil {
+                report.add(item.linkId, item.path.key("enableBehavior"), "unusedKey", "enableBehavior without enableWhen has no effect.")
+            }
+            return nil
+        }
+        let path = item.path.key("enableWhen")
+        guard case .array(let list) = value, !list.isEmpty else {
+            diagnostics.error("wrongType", "\"enableWhen\" must be a non-empty array.", at: path)
+            return nil
+        }
+        var behavior = "all"
+        switch item.object["enableBehavior"] {
+        case .string(let b)? where b == "all" || b == "any": behavior = b
+        case nil:
+            if list.count > 1 {
+                report.add(item.linkId, item.path.key("enableBehavior"), "missingEnableBehavior",
+                           "Several enableWhen conditions without enableBehavior: read as \"all\".")
+            }
+        default:
+            diagnostics.error("invalidValue", "\"enableBehavior\" must be \"all\" or \"any\".", at: item.path.key("enableBehavior"))
+        }
+        var parts: [JSON] = []
+        for (i, entry) in list.enumerated() {
+            if let p = one(entry, item, at: path.index(i)) { parts.append(p) }
+        }
+        guard !parts.isEmpty else { return nil }
+        return parts.count == 1 ? parts[0] : .object([behavior: .array(parts)])
+    }
+
+    private func one(_ value: JSON, _ item: FHIRItem, at path: JSONPath) -> JSON? {
+        guard let o = value.objectValue else {
+            diagnostics.error("wrongType", "An enableWhen must be an object.", at: path)
+            return nil
+        }
+        var ok = true
+        let questionId = o["question"]?.stringValue
+        let question = questionId.flatMap { index.items[$0] }
+        if questionId == nil {
+            diagnostics.error("missingKey", "The enableWhen has no question.", at: path.key("question")); ok = false
+        } else if question == nil {
+            diagnostics.error("unknownQuestion", "No item has the linkId \"\(questionId ?? "")\".", at: path.key("question")); ok = false
+        }
+        let op = o["operator"]?.stringValue ?? ""
+        if !FHIRConditions.operators.contains(op) {
+            diagnostics.error("invalidOperator", "\"operator\" must be one of exists, =, !=, >, <, >=, <=.", at: path.key("operator")); ok = false
+        }
+        let answer = FHIRExtension.value(o, prefix: "answer")
+        if answer == nil {
+            diagnostics.error("missingAnswer", "The enableWhen has no answer[x].", at: path); ok = false
+        }
+        guard ok, let question, let (kind, operand) = answer else { return nil }
+        let answerPath = path.key("answer" + kind)
+        if question.linkId == item.linkId {
+            diagnostics.error("selfReference", "An item cannot be enabled by its own answer.", at: path.key("question"))
+            return nil
+        }
+        guard let location = locations[question.linkId] else {
+            report.add(item.linkId, path.key("question"), "conditionOnUnaskedItem",
+                       "The condition reads \"\(question.linkId)\", which is not asked; the condition is left out.")
+            return nil
+        }
+        let selector: JSON = location.item.map { .object(["step": .string(location.step), "item": .string($0)]) } ?? .string(location.step)
+        func compare(_ key: String, _ v: JSON) -> JSON { .object(["result": selector, key: v]) }
+        let never: JSON = .object(["always": .bool(op == "!=")])
+        func mismatch(_ why: String) -> JSON {
+            report.add(item.linkId, answerPath, "conditionNeverMatches", why + " The condition " + (op == "!=" ? "always holds." : "never holds."))
+            return never
+        }
+        func leftOut(_ why: String) -> JSON? {
+            report.add(item.linkId, answerPath, "conditionNotTranslated", why + " The condition is left out.")
+            return nil
+        }
+
+        if op == "exists" {
+            guard case .bool(let b) = operand, kind == "Boolean" else { return leftOut("exists needs answerBoolean.") }
+            return compare("answered", .bool(b))
+        }
+        let prep = prepared[question.linkId]
+        // Choices: match the option.
+        if let choices = prep?.choices {
+            guard let choice = choices.first(where: { $0.matches(kind: kind, operand) }) else {
+                if choices.contains(where: { $0.kind == kind }) {
+                    return mismatch("answer\(kind) \(JSONWriter.string(operand)) is not among the options of \"\(question.linkId)\".")
+                }
+                return mismatch("answer\(kind) cannot match the \(choices.first?.kind ?? "") options of \"\(question.linkId)\".")
+            }
+            switch op {
+            case "=": return compare("contains", choice.value)
+            case "!=": return .object(["not": compare("contains", choice.value)])
+            default: return leftOut("Ordering choices (\(op)) is not supported.")
+            }
+        }
+        let ordering: [String: String] = [">": "exclusiveMinimum", "<": "exclusiveMaximum", ">=": "minimum", "<=": "maximum"]
+        func equality(_ v: JSON) -> JSON {
+            switch op {
+            case "=": return compare("equals", v)
+            case "!=": return .object(["not": compare("equals", v)])
+            default: return compare(ordering[op] ?? "equals", v)
+            }
+        }
+        switch (question.type, kind) {
+        case ("boolean", "Boolean"):
+            guard operand.boolValue != nil else { return mismatch("answerBoolean is not true or false.") }
+            guard op == "=" || op == "!=" else { return mismatch("Booleans have no order.") }
+            return equality(operand)
+        case ("integer", "Integer"), ("integer", "Decimal"), ("decimal", "Integer"), ("decimal", "Decimal"):
+            guard let n = operand.numericValue, n.isFinite else { return mismatch("answer\(kind) is not a number.") }
+            if prep?.format?.objectValue?["type"]?.stringValue == "scale" || question.type == "integer", n != n.rounded() {
+                if op == "=" || op == "!=" { return mismatch("A whole-number answer never equals \(n).") }
+            }
+            return equality(operand)
+        case ("date", "Date"), ("dateTime", "DateTime"), ("dateTime", "Date"):
+            guard let s = operand.stringValue, let parsed = CalendarValue.parse(s), question.type == "dateTime" || parsed.isDate else {
+                return leftOut("answer\(kind) \(JSONWriter.string(operand)) is not a full date.")
+            }
+            return equality(operand)
+        case ("time", "Time"):
+            guard let s = operand.stringValue, let seconds = FHIRConditions.seconds(s) else { return mismatch("answerTime is not a time.") }
+            let minutes = seconds / 60
+            func hm(_ m: Int) -> JSON { .string((m / 60 < 10 ? "0" : "") + String(m / 60) + ":" + (m % 60 < 10 ? "0" : "") + String(m % 60)) }
+            if seconds % 60 == 0 { return equality(hm(minutes)) }
+            // Answers have whole minutes: none equals a time with seconds.
+            switch op {
+            case "=", "!=": return mismatch("A time of day answered in minutes never equals \(s).")
+            case ">", ">=": return compare("minimum", hm(min(minutes + 1, 1439)))
+            default: return compare("maximum", hm(minutes))
+            }
+        case ("string", "String"), ("text", "String"), ("url", "Uri"), ("url", "String"), ("choice", "String"), ("open-choice", "String"):
+            guard operand.stringValue != nil else { return mismatch("answer\(kind) is not a string.") }
+            guard op == "=" || op == "!=" else { return leftOut("Ordering strings (\(op)) needs the expression language.") }
+            return equality(operand)
+        case ("quantity", _), ("choice", "Coding"), ("open-choice", "Coding"):
+            return leftOut("A \(question.type) question compared with answer\(kind) is not supported.")
+        default:
+            return mismatch("answer\(kind) cannot match a \(question.type) question.")
+        }
+    }
+
+    /// Seconds since midnight of `HH:mm:ss`, or nil.
+    static func seconds(_ s: String) -> Int? {
+        let parts = s.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count >= 2, parts.count <= 3 else { return nil }
+        guard let h = Int(parts[0]), let m = Int(parts[1]), (0...23).contains(h), (0...59).contains(m) else { return nil }
+        var sec = 0
+        if parts.count == 3 {
+            guard let d = Double(parts[2]), d >= 0, d < 60 else { return nil }
+            sec = Int(d)
+        }
+        return h * 3600 + m * 60 + sec
+    }
+}
+
+extension CalendarValue {
+    /// A plain date (`YYYY-MM-DD`), not a date-time.
+    var isDate: Bool {
+        if case .date = self { return true }
+        return false
+    }
+}

@@ -1,0 +1,24 @@
+/// The options of `stepkit_task_compile_fhir` and `stepkit_task_translate_fhir`:
+/// `{"strict": false, "limits": {...}}` (the limits are `stepkit_task_compile_with_options`'s).
+struct FHIRImportOptions: Sendable {
+    /// Any report entry is a definition error.
+    var strict = false
+    var compile = CompileOptions()
+
+    static func parse(_ value: JSON?) throws(StepKitError) -> FHIRImportOptions {
+        var options = FHIRImportOptions()
+        guard let value, !value.isNull else { return options }
+        guard case .object(var object) = value else {
+            throw StepKitError(.invalidArgument, code: "wrongType", message: "The options must be an object, found \(value.typeName).")
+        }
+        if let strict = object["strict"] {
+            guard case .bool(let b) = strict else {
+                throw StepKitError(.invalidArgument, code: "wrongType", message: "\"strict\" must be true or false.", path: JSONPath.root.key("strict"))
+            }
+            options.strict = b
+            object["strict"] = nil
+        }
+        options.compile = try CompileOptions.parse(.object(object))
+        return options
+    }
+}

@@ -1,0 +1,228 @@
+/// Lays the Questionnaire's items out as StepKit steps:
+/// - a top-level group with questions → a form step (nested groups → section headers in it);
+///   one with only display items → an instruction step;
+/// - a top-level question → a question step (a form step when it has questions nested under it);
+/// - a top-level display item → an instruction step;
+/// - a top-level item's `enableWhen` → a skip rule on its step; inside a form, an item's and its
+///   groups' `enableWhen` → the item's `visibleWhen`.
+/// Identifiers are linkIds, so the result reads as the Questionnaire does.
+final class FHIRTaskBuilder {
+    let index: FHIRItemIndex
+    let prepared: [String: FHIRPrepared]
+    let report: FHIRReport
+    private(set) var locations: [String: (step: String, item: String?)] = [:]
+    var conditions: [String: JSON] = [:]
+    /// Calculated items' calculation names, by linkId.
+    var calculationNames: [String: String] = [:]
+
+    private(set) var steps: [JSON] = []
+    private(set) var skipRules = JSONObject()
+
+    init(index: FHIRItemIndex, prepared: [String: FHIRPrepared], report: FHIRReport) {
+        self.index = index
+        self.prepared = prepared
+        self.report = report
+    }
+
+    private func disposition(_ item: FHIRItem) -> FHIRPrepared.Disposition {
+        prepared[item.linkId]?.disposition ?? .left
+    }
+
+    /// The asked items under `item`, in order (bounded by the nesting limit).
+    private func askedDescendants(_ item: FHIRItem) -> [FHIRItem] {
+        var result: [FHIRItem] = []
+        for child in item.children {
+            if disposition(child) == .asked { result.append(child) }
+            result += askedDescendants(child)
+        }
+        return result
+    }
+
+    /// First pass: where each asked item's answer will be.
+    func assignLocations(_ top: [FHIRItem]) {
+        for item in top {
+            let below = askedDescendants(item)
+            switch disposition(item) {
+            case .group:
+                for d in below { locations[d.linkId] = (item.linkId, d.linkId) }
+            case .asked:
+                if below.isEmpty {
+                    locations[item.linkId] = (item.linkId, nil)
+                } else {
+                    locations[item.linkId] = (item.linkId, item.linkId)
+                    for d in below { locations[d.linkId] = (item.linkId, d.linkId) }
+                }
+            default:
+                break
+            }
+        }
+    }
+
+    private static func combine(_ conds: [JSON]) -> JSON? {
+        conds.isEmpty ? nil : (conds.count == 1 ? conds[0] : .object(["all": .array(conds)]))
+    }
+
+    /// Second pass: the steps, the skip rules and the layout.
+    func build(_ top: [FHIRItem]) -> [FHIRNode] {
+        var nodes: [FHIRNode] = []
+        for item in top {
+            let own = conditions[item.linkId]
+            let chain = own.map { [$0] } ?? []
+            var node = layoutNode(item, chain: chain)
+            let before = steps.count
+            switch disposition(item) {
+            case .group:
+                if !askedDescendants(item).isEmpty {
+                    var entries: [JSON] = []
+                    node.children = formEntries(item.children, visible: [], chain: chain, into: &entries)
+                    var step = JSONObject(["type": .string("form"), "identifier": .string(item.linkId)])
+                    if let label = item.label { step["title"] = .string(label) }
+                    step["formItems"] = .array(entries)
+                    steps.append(.object(step))
+                } else {
+                    node.children = layoutChildren(item.children, chain: chain)
+                    let texts = displayTexts(item)
+                    if item.label != nil || !texts.isEmpty {
+                        var step = JSONObject(["type": .string("instruction"), "identifier": .string(item.linkId)])
+                        if let label = item.label { step["title"] = .string(label) }
+                        if !texts.isEmpty { step["text"] = .string(texts.joined(separator: "\n")) }
+                        steps.append(.object(step))
+                    }
+                }
+            case .asked:
+                if askedDescendants(item).isEmpty {
+                    var step = JSONObject(["type": .string("question"), "identifier": .string(item.linkId)])
+                    if let label = item.label { step["title"] = .string(label) }
+                    question(item, into: &step)
+                    steps.append(.object(step))
+                    node.children = layoutChildren(item.children, chain: chain)
+                } else {
+                    var entries: [JSON] = [formItem(item, visible: [])]
+                    node.children = formEntries(item.children.filter { disposition($0) != .display }, visible: [], chain: chain, into: &entries)
+                    steps.append(.object(["type": .string("form"), "identifier": .string(item.linkId), "formItems": .array(entries)]))
+                }
+            case .display:
+                var step = JSONObject(["type": .string("instruction"), "identifier": .string(item.linkId)])
+                if let label = item.label { step["title"] = .string(label) }
+                steps.append(.object(step))
+            case .fixed, .left, .calculated:
+                node.children = layoutChildren(item.children, chain: chain)
+            }
+            if steps.count > before, let own {
+                skipRules[item.linkId] = .object(["not": own])
+            }
+            nodes.append(node)
+        }
+        return nodes
+    }
+
+    private func layoutNode(_ item: FHIRItem, chain: [JSON]) -> FHIRNode {
+        let p = prepared[item.linkId]
+        var node = FHIRNode(linkId: item.linkId, text: item.text, type: item.type)
+        if let loc = locations[item.linkId] { node.step = loc.step; node.formItem = loc.item }
+        node.choices = p?.choices ?? []
+        node.otherValue = p?.otherValue
+        node.unit = p?.unit
+        if p?.disposition == .fixed {
+            node.fixedAnswers = fixedAnswers(item, choices: node.choices)
+            node.condition = FHIRTaskBuilder.combine(chain)
+        }
+        if p?.disposition == .calculated, let name = calculationNames[item.linkId] {
+            node.calculation = name
+            node.condition = FHIRTaskBuilder.combine(chain)
+        }
+        return node
+    }
+
+    /// The `initial` answers of a hidden or read-only item as FHIR answers.
+    private func fixedAnswers(_ item: FHIRItem, choices: [FHIRChoice]) -> [JSON] {
+        var answers: [JSON] = []
+        for entry in (item.object["initial"]?.arrayValue ?? []).prefix(1000) {
+            guard let o = entry.objectValue, let (kind, v) = FHIRExtension.value(o) else { continue }
+            var a = JSONObject()
+            a["value" + kind] = v
+            answers.append(.object(a))
+        }
+        answers += choices.filter(\.initiallySelected).map(\.answer)
+        if answers.isEmpty {
+            report.add(item.linkId, item.path, "notAsked",
+                       item.readOnly ? "A read-only item with no initial answer is not asked and not exported."
+                                     : "A hidden item with no initial answer is not asked and not exported.")
+        }
+        return answers
+    }
+
+    /// The layout of items that are not asked in a form (under a question step, a left-out
+    /// item, an instruction): hidden items keep their conditions.
+    private func layoutChildren(_ items: [FHIRItem], chain: [JSON]) -> [FHIRNode] {
+        items.map { item in
+            let c = chain + (conditions[item.linkId].map { [$0] } ?? [])
+            var node = layoutNode(item, chain: c)
+            node.children = layoutChildren(item.children, chain: c)
+            return node
+        }
+    }
+
+    private func displayTexts(_ item: FHIRItem) -> [String] {
+        var texts: [String] = []
+        for child in item.children where disposition(child) == .display {
+            if let t = child.label, !t.isEmpty { texts.append(t) }
+            if conditions[child.linkId] != nil {
+                report.add(child.linkId, child.path.key("enableWhen"), "conditionNotTranslated",
+                           "A display text's enableWhen is not translated: the text is always shown.")
+            }
+        }
+        return texts
+    }
+
+    /// The form entries for `items` (nested groups flattened behind section headers); `visible`
+    /// are the conditions of the groups inside the form, `chain` all of them.
+    private func formEntries(_ items: [FHIRItem], visible: [JSON], chain: [JSON], into entries: inout [JSON]) -> [FHIRNode] {
+        var nodes: [FHIRNode] = []
+        for item in items {
+            let own = conditions[item.linkId].map { [$0] } ?? []
+            var node = layoutNode(item, chain: chain + own)
+            switch disposition(item) {
+            case .asked:
+                entries.append(formItem(item, visible: visible))
+                node.children = formEntries(item.children.filter { disposition($0) != .display }, visible: visible + own,
+                                            chain: chain + own, into: &entries)
+            case .group:
+                if !askedDescendants(item).isEmpty, let label = item.label, !label.isEmpty {
+                    entries.append(.object(["sectionTitle": .string(label)]))
+                }
+                node.children = formEntries(item.children, visible: visible + own, chain: chain + own, into: &entries)
+            case .display:
+                if let label = item.label, !label.isEmpty { entries.append(.object(["sectionTitle": .string(label)])) }
+                if !own.isEmpty {
+                    report.add(item.linkId, item.path.key("enableWhen"), "conditionNotTranslated",
+                               "A display text's enableWhen is not translated: the text is always shown.")
+                }
+            case .fixed, .left, .calculated:
+                node.children = layoutChildren(item.children, chain: chain + own)
+            }
+            nodes.append(node)
+        }
+        return nodes
+    }
+
+    private func formItem(_ item: FHIRItem, visible: [JSON]) -> JSON {
+        var entry = JSONObject(["identifier": .string(item.linkId)])
+        if let label = item.label { entry["text"] = .string(label) }
+        question(item, into: &entry)
+        let conds = visible + (conditions[item.linkId].map { [$0] } ?? [])
+        if let when = FHIRTaskBuilder.combine(conds) { entry["visibleWhen"] = when }
+        return .object(entry)
+    }
+
+    /// The keys a question step and a form item share: the format, `optional`, `placeholder`,
+    /// and as `detailText` the display items nested under the question (help texts).
+    private func question(_ item: FHIRItem, into o: inout JSONObject) {
+        let p = prepared[item.linkId]
+        if let format = p?.format { o["answerFormat"] = format }
+        o["optional"] = .bool(!item.required)
+        p?.extra.forEachEntry { key, value in o[key] = value }
+        let help = displayTexts(item)
+        if !help.isEmpty { o["detailText"] = .string(help.joined(separator: "\n")) }
+    }
+}

@@ -1,0 +1,247 @@
+/*
+ * test_fhir.c — FHIR Questionnaire in, QuestionnaireResponse out, from C: the published forms
+ * (STEPKIT_FHIR_FORMS, else argv[1], by default <repo>/../shared/fhir/q; skipped with a message
+ * when absent) all import, two are walked with their answers (visibility, skipped steps, the
+ * exported response), the repository's examples import with an empty report (argv[2]), and bad
+ * Questionnaires are refused with every problem and its FHIR path.
+ */
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include "check.h"
+
+static const char *forms_dir = NULL;
+static const char *examples_dir = NULL;
+
+static char *read_file(const char *dir, const char *name)
+{
+    char path[4096];
+    FILE *f;
+    long size;
+    char *text;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "FAIL %s: cannot open %s\n", check_current, path);
+        check_failed++;
+        return NULL;
+    }
+    fseek(f, 0, SEEK_END);
+    size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    text = malloc((size_t)size + 1);
+    if (text && fread(text, 1, (size_t)size, f) != (size_t)size) {
+        free(text);
+        text = NULL;
+    }
+    if (text)
+        text[size] = '\0';
+    fclose(f);
+    return text;
+}
+
+/* The number of report entries of a Questionnaire's translation, or -1. */
+static int report_size(const char *questionnaire)
+{
+    char *out = NULL;
+    json_t *doc;
+    int n = -1;
+    CHECK_RC(stepkit_task_translate_fhir(questionnaire, NULL, &out), STEPKIT_OK);
+    doc = parse_json(out);
+    if (doc && json_is_array(json_object_get(doc, "report")) && json_is_array(json_object_get(json_object_get(doc, "task"), "steps")))
+        n = (int)json_array_size(json_object_get(doc, "report"));
+    json_decref(doc);
+    stepkit_string_free(out);
+    return n;
+}
+
+static void test_published_forms_import(void)
+{
+    DIR *dir = opendir(forms_dir);
+    struct dirent *entry;
+    int count = 0;
+    if (!dir)
+        return;
+    while ((entry = readdir(dir)) != NULL) {
+        size_t len = strlen(entry->d_name);
+        char *text;
+        stepkit_task *task = SENTINEL;
+        if (len < 6 || strcmp(entry->d_name + len - 5, ".json") != 0)
+            continue;
+        text = read_file(forms_dir, entry->d_name);
+        if (!text)
+            continue;
+        CHECK_RC(stepkit_task_compile_fhir(text, NULL, &task), STEPKIT_OK);
+        CHECK(task != NULL && task != SENTINEL);
+        CHECK(report_size(text) >= 0);
+        stepkit_task_free(task);
+        free(text);
+        count++;
+    }
+    closedir(dir);
+    CHECK(count == 15);
+}
+
+/* A string the call stored: the state or output JSON, parsed; the caller decrefs. */
+static json_t *fhir_state(stepkit_session *s)
+{
+    char *out = NULL;
+    json_t *state;
+    CHECK_RC(stepkit_session_state(s, &out), STEPKIT_OK);
+    state = parse_json(out);
+    stepkit_string_free(out);
+    return state;
+}
+
+static const char *fhir_step(json_t *state)
+{
+    return json_str(json_object_get(state, "step"), "identifier");
+}
+
+/* lhc_phr_enablewhen: "4.3" (other diagnosis) only when 4.1 != Diabetes, unanswered included;
+ * 4.4 when 4.3 exists, 4.5 when it does not. */
+static void test_walk_phr(void)
+{
+    char *text = read_file(forms_dir, "lhc_phr_enablewhen.json");
+    stepkit_task *task = NULL;
+    stepkit_session *s = NULL;
+    char *out = NULL;
+    json_t *state, *response, *items;
+    if (!text)
+        return;
+    CHECK_RC(stepkit_task_compile_fhir(text, "{\"strict\": true}", &task), STEPKIT_OK);   /* empty report */
+    CHECK_RC(stepkit_session_open(task, NULL, &s), STEPKIT_OK);
+    CHECK_RC(stepkit_session_set_answer(s, "[\"Other\"]", NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_go_forward(s, NULL), STEPKIT_OK);
+    state = fhir_state(s);
+    CHECK_STR(fhir_step(state), "4.3");   /* 4.2 (diabetes treatment) skipped */
+    json_decref(state);
+    CHECK_RC(stepkit_session_set_answer(s, "\"Asthma\"", NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_go_forward(s, NULL), STEPKIT_OK);
+    state = fhir_state(s);
+    CHECK_STR(fhir_step(state), "4.4");
+    json_decref(state);
+    CHECK_RC(stepkit_session_set_answer(s, "\"yes\"", NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_go_forward(s, NULL), STEPKIT_OK);   /* 4.5 skipped: the end */
+    state = fhir_state(s);
+    CHECK_STR(json_str(state, "finishReason"), "completed");
+    json_decref(state);
+    CHECK_RC(stepkit_session_result_fhir(s, &out), STEPKIT_OK);
+    response = parse_json(out);
+    stepkit_string_free(out);
+    items = json_object_get(response, "item");
+    CHECK_STR(json_str(response, "resourceType"), "QuestionnaireResponse");
+    CHECK_STR(json_str(response, "status"), "completed");
+    CHECK(json_array_size(items) == 3);
+    CHECK_STR(json_str(json_array_get(items, 0), "linkId"), "4.1");
+    CHECK_STR(json_str(json_object_get(json_array_get(json_object_get(json_array_get(items, 0), "answer"), 0), "valueCoding"), "code"), "Other");
+    CHECK_STR(json_str(json_array_get(json_object_get(json_array_get(items, 1), "answer"), 0), "valueString"), "Asthma");
+    CHECK_STR(json_str(json_array_get(items, 2), "linkId"), "4.4");
+    json_decref(response);
+    stepkit_session_free(s);
+    stepkit_task_free(task);
+    free(text);
+}
+
+/* sdc_phq9: the contained value set's codes reach the result ("codings") and the response. */
+static void test_walk_phq9(void)
+{
+    char *text = read_file(forms_dir, "sdc_phq9.json");
+    stepkit_task *task = NULL;
+    stepkit_session *s = NULL;
+    char *out = NULL;
+    json_t *result, *response, *q1, *coding;
+    if (!text)
+        return;
+    CHECK_RC(stepkit_task_compile_fhir(text, NULL, &task), STEPKIT_OK);
+    CHECK_RC(stepkit_session_open(task, NULL, &s), STEPKIT_OK);
+    CHECK_RC(stepkit_session_set_answer(s,
+             "{\"H1/T1/Q1\": [\"Nearly every day\"], \"H1/T1/Q2\": [\"Not-at-all\"], \"H1/T1/Q3\": [\"Several-days\"],"
+             " \"H1/T1/Q4\": [\"Not-at-all\"], \"H1/T1/Q5\": [\"Not-at-all\"], \"H1/T1/Q6\": [\"Not-at-all\"],"
+             " \"H1/T1/Q7\": [\"Not-at-all\"], \"H1/T1/Q8\": [\"Not-at-all\"], \"H1/T1/Q9\": [\"Not-at-all\"]}", NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_go_forward(s, NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_result(s, &out), STEPKIT_OK);
+    result = parse_json(out);
+    stepkit_string_free(out);
+    q1 = json_array_get(json_object_get(json_array_get(json_object_get(result, "results"), 0), "results"), 0);
+    coding = json_array_get(json_object_get(q1, "codings"), 0);
+    CHECK_STR(json_str(coding, "system"), "http://hl7.org/fhir/uv/sdc/CodeSystem/CSPHQ9");
+    CHECK_STR(json_str(coding, "code"), "Nearly every day");
+    /* The total score (ordinalValue 3 + 1): the calculatedExpression as a calculation. */
+    CHECK(json_number_value(json_object_get(json_object_get(result, "calculations"), "fhir_1")) == 4.0);
+    json_decref(result);
+    CHECK_RC(stepkit_session_result_fhir(s, &out), STEPKIT_OK);
+    response = parse_json(out);
+    stepkit_string_free(out);
+    CHECK_STR(json_str(response, "questionnaire"), "http://hl7.org/fhir/uv/sdc/Questionnaire/questionnaire-sdc-profile-example-PHQ9|0.0.1");
+    q1 = json_array_get(json_object_get(json_array_get(json_object_get(response, "item"), 0), "item"), 0);
+    CHECK_STR(json_str(q1, "linkId"), "H1/T1/Q1");
+    CHECK_STR(json_str(json_object_get(json_array_get(json_object_get(q1, "answer"), 0), "valueCoding"), "display"), "Nearly every day");
+    q1 = json_array_get(json_object_get(json_array_get(json_object_get(response, "item"), 0), "item"), 9);
+    CHECK_STR(json_str(q1, "linkId"), "H1/TS");
+    CHECK(json_number_value(json_object_get(json_object_get(json_array_get(json_object_get(q1, "answer"), 0), "valueQuantity"), "value")) == 4.0);
+    json_decref(response);
+    stepkit_session_free(s);
+    stepkit_task_free(task);
+    free(text);
+}
+
+static void test_examples_have_empty_reports(void)
+{
+    const char *names[] = {"vitals.json", "branching.json", "scores.json"};
+    size_t i;
+    for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char *text = read_file(examples_dir, names[i]);
+        stepkit_task *task = NULL;
+        if (!text)
+            continue;
+        CHECK(report_size(text) == 0);
+        CHECK_RC(stepkit_task_compile_fhir(text, "{\"strict\": true}", &task), STEPKIT_OK);
+        stepkit_task_free(task);
+        free(text);
+    }
+}
+
+static void test_bad_questionnaires(void)
+{
+    stepkit_task *task = SENTINEL;
+    char *out = SENTINEL;
+    json_t *error;
+    CHECK_RC(stepkit_task_compile_fhir("{\"resourceType\": \"Patient\"}", NULL, &task), STEPKIT_EDEFINITION);
+    CHECK(task == NULL);
+    json_decref(check_last_error(STEPKIT_EDEFINITION, "EDEFINITION", "resourceType"));
+    CHECK_RC(stepkit_task_translate_fhir(
+                 "{\"resourceType\": \"Questionnaire\", \"item\": [{\"linkId\": \"a\", \"type\": \"string\"},"
+                 " {\"linkId\": \"g\", \"type\": \"group\", \"item\": [{\"linkId\": \"a\", \"type\": \"string\"},"
+                 "  {\"linkId\": \"b\", \"type\": \"string\", \"enableWhen\": [{\"question\": \"a\", \"operator\": \"exists\", \"answerBoolean\": true},"
+                 "   {\"question\": \"zz\", \"operator\": \"=\", \"answerString\": \"x\"}]}]}]}", NULL, &out),
+             STEPKIT_EDEFINITION);
+    CHECK(out == NULL);
+    error = check_last_error(STEPKIT_EDEFINITION, "EDEFINITION", NULL);
+    CHECK(json_array_size(json_object_get(error, "errors")) == 2);
+    CHECK_STR(json_str(json_array_get(json_object_get(error, "errors"), 0), "path"), "item[1].item[0].linkId");
+    CHECK_STR(json_str(json_array_get(json_object_get(error, "errors"), 1), "path"), "item[1].item[1].enableWhen[1].question");
+    json_decref(error);
+    CHECK_RC(stepkit_task_compile_fhir(NULL, NULL, &task), STEPKIT_EINVAL);
+    CHECK_RC(stepkit_session_result_fhir(NULL, &out), STEPKIT_EINVAL);
+}
+
+int main(int argc, char **argv)
+{
+    struct stat st;
+    forms_dir = getenv("STEPKIT_FHIR_FORMS");
+    if (!forms_dir || !*forms_dir)
+        forms_dir = argc > 1 ? argv[1] : "../shared/fhir/q";
+    examples_dir = argc > 2 ? argv[2] : "examples/fhir";
+    RUN(test_examples_have_empty_reports);
+    RUN(test_bad_questionnaires);
+    if (stat(forms_dir, &st) == 0 && S_ISDIR(st.st_mode)) {
+        RUN(test_published_forms_import);
+        RUN(test_walk_phr);
+        RUN(test_walk_phq9);
+    } else {
+        printf("SKIP: the published FHIR forms are not here: %s is absent (set STEPKIT_FHIR_FORMS); "
+               "only the examples and bad input were tested\n", forms_dir);
+    }
+    return check_report();
+}
