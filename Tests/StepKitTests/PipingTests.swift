@@ -50,6 +50,22 @@ private let piped = """
         #expect(f["title"] == .string("Total 14"))
     }
 
+    @Test func aChoiceAnswerShowsItsChoicesTexts() throws {
+        let task = try compile("""
+        {"identifier": "c", "steps": [
+          {"type": "question", "identifier": "often", "answerFormat": {"type": "textChoice", "style": "multipleChoice",
+            "textChoices": [{"text": "Not at all", "value": 0}, {"text": "Several days", "value": 1}, {"text": "Daily", "value": "d"}]}},
+          {"type": "instruction", "identifier": "echo", "title": "You said: {{often|nothing}}"}],
+         "calculations": {"often": {"answer": "often"}}}
+        """)
+        var s = Session(task: task, options: SessionOptions(), clock: ManualClock(0).clock)
+        try s.setAnswer(try json(#"[1, "d"]"#))
+        try s.goForward()
+        #expect(step(s)["title"] == .string("You said: Several days, Daily"))
+        // The result keeps the values: piping changes only how a text reads.
+        #expect(s.calculationsJSON(nil).objectValue?["often"] == (try json(#"[1, "d"]"#)))
+    }
+
     @Test func unknownAndUnclosedPlaceholdersAreDefinitionErrors() {
         let found = problems("""
         {"identifier": "t", "steps": [

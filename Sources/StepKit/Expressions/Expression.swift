@@ -4,8 +4,8 @@
 indirect enum Expression: Sendable {
     case literal(ExpressionValue)
     /// `{"answer": SEL}`: the answer on the path (null when unanswered or "don't know"). The
-    /// type is nil for another task's answer; `order` lists a choice format's values.
-    case answer(Selector, ResultType?, order: [JSON]?)
+    /// type is nil for another task's answer; `order` lists a choice format's choices.
+    case answer(Selector, ResultType?, order: [ChoiceOption]?)
     /// `{"score": SEL}`: the sum of the selected choices' scores.
     case score(Selector, ScoreTable)
     /// `{"answered": SEL}`: whether the question has an answer ("don't know" included).

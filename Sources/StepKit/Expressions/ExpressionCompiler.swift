@@ -185,7 +185,7 @@ struct ExpressionCompiler {
                 diagnostics.error("wrongType", "A \(format.rules.resultType.rawValue) answer can only be read with \"answered\".", at: path)
                 return nil
             }
-            let order = (format.rules as? ChoiceFormat)?.options.map(\.value)
+            let order = (format.rules as? ChoiceFormat)?.options
             return (.answer(resolved.selector, format.rules.resultType, order: order), type)
         }
     }
@@ -325,10 +325,10 @@ struct ExpressionCompiler {
         return (.apply(op, exprs), .boolean)
     }
 
-    private func checkChoice(_ value: ExpressionValue, _ order: [JSON], at path: JSONPath) -> Bool {
+    private func checkChoice(_ value: ExpressionValue, _ order: [ChoiceOption], at path: JSONPath) -> Bool {
         let json = value.json
-        guard order.contains(where: { $0.sameValue(as: json) }) else {
-            let list = order.map { JSONWriter.string($0) }.joined(separator: ", ")
+        guard order.index(of: json) != nil else {
+            let list = order.map { JSONWriter.string($0.value) }.joined(separator: ", ")
             diagnostics.error("notAChoice", "\(JSONWriter.string(json)) is not one of the choices' values (\(list)).", at: path)
             return false
         }

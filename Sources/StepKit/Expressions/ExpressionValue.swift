@@ -14,9 +14,10 @@ enum ExpressionValue: Sendable, Equatable {
     case dateTime(milliseconds: Int64)
     /// A time of day: minutes since midnight.
     case time(minutes: Int)
-    /// The selected values of a choice answer, and the format's choice values in order (for
-    /// ordering by position; nil when unknown, as for another task's answer or a literal).
-    case choice([JSON], order: [JSON]?)
+    /// The selected values of a choice answer, and the format's choices in order (for ordering
+    /// by position, and for piping the choices' texts; nil when unknown, as for another task's
+    /// answer or a literal).
+    case choice([JSON], order: [ChoiceOption]?)
     /// A value of no other kind (a location, a multiple-component answer, or JSON that does not
     /// fit its declared type): compares equal by JSON value only, never orders.
     case other(JSON)
@@ -33,7 +34,7 @@ enum ExpressionValue: Sendable, Equatable {
 
     /// An answer (with its result type) as a value; nil and "don't know" are null. Choice
     /// answers keep their values (an "other" choice with text counts as its value).
-    static func answer(_ value: JSON?, _ type: ResultType?, order: [JSON]? = nil) -> ExpressionValue {
+    static func answer(_ value: JSON?, _ type: ResultType?, order: [ChoiceOption]? = nil) -> ExpressionValue {
         guard let value, !value.isNull, value != AnswerFormat.dontKnow else { return .null }
         guard let type else { return dynamic(value) }
         switch type {
@@ -166,11 +167,11 @@ enum ExpressionValue: Sendable, Equatable {
         switch self {
         case .choice(let values, let order):
             guard values.count == 1, let order else { return nil }
-            return order.firstIndex { $0.sameValue(as: values[0]) }
+            return order.index(of: values[0])
         case .number, .string:
             guard case .choice(_, let order?) = other else { return nil }
             let mine = json
-            return order.firstIndex { $0.sameValue(as: mine) }
+            return order.index(of: mine)
         default:
             return nil
         }

@@ -92,7 +92,8 @@ enum Piping {
     }
 
     /// How a calculation's value reads in a text: numbers shortest (14, 2.5), dates
-    /// `YYYY-MM-DD`, booleans "Yes"/"No", a choice its values joined by ", "; nil for null.
+    /// `YYYY-MM-DD`, booleans "Yes"/"No", a choice answer its choices' texts joined by ", " (a
+    /// value without a text, or from another task, as the value); nil for null.
     static func text(of value: ExpressionValue) -> String? {
         switch value {
         case .null: return nil
@@ -102,8 +103,11 @@ enum Piping {
             return JSONWriter.string(.number(d))
         case .string(let s): return s
         case .bool(let b): return b ? "Yes" : "No"
-        case .choice(let values, _):
-            return values.map { $0.stringValue ?? JSONWriter.string($0) }.joined(separator: ", ")
+        case .choice(let values, let choices):
+            return values.map { value in
+                if let choices, let i = choices.index(of: value), !choices[i].text.isEmpty { return choices[i].text }
+                return value.stringValue ?? JSONWriter.string(value)
+            }.joined(separator: ", ")
         default:
             let json = value.json
             return json.isNull ? nil : (json.stringValue ?? JSONWriter.string(json))

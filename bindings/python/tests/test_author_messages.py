@@ -174,3 +174,16 @@ def test_piping_resolves_in_the_state_and_refuses_unknown_names():
         stepkit.Task.from_json(definition)
     assert caught.value.errors[0]["code"] == "unknownPlaceholder"
     assert caught.value.path == "steps[2].title"
+
+
+def test_piping_shows_a_choice_answer_by_its_choices_texts():
+    definition = {"identifier": "c", "steps": [
+        {"type": "question", "identifier": "often", "answerFormat": {"type": "textScale", "textChoices": [
+            {"text": "Not at all", "value": 0}, {"text": "Several days", "value": 1}, {"text": "Daily", "value": 2}]}},
+        {"type": "instruction", "identifier": "echo", "title": "You said: {{often}}"}],
+        "calculations": {"often": {"answer": "often"}}}
+    with stepkit.Task.from_json(definition) as task, task.open() as s:
+        s.set_answer([1])
+        assert s.forward()["step"]["title"] == "You said: Several days"
+        s.forward()
+        assert s.result["calculations"] == {"often": [1]}

@@ -1,5 +1,5 @@
 /// One choice of a choice-like format: a text choice, an image choice or a picker row.
-struct ChoiceOption: Sendable {
+struct ChoiceOption: Sendable, Equatable {
     let text: String
     /// A string or a number, unique among the format's choices.
     let value: JSON
