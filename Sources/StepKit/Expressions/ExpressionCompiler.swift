@@ -39,11 +39,26 @@ struct ExpressionCompiler {
     }
 
     // MARK: Nodes
+    //
+    // The recursion runs node → keyed → apply (or round) → node. Those four keep few locals and
+    // leave every message and every non-recursive case to functions that return before the walk
+    // goes deeper, so that even an unoptimised (debug) build compiles the deepest expression on a
+    // 256 KiB thread stack.
 
     private func node(_ value: JSON, at path: JSONPath, depth: Int) -> (Expression, ExpressionType)? {
+        guard admit(at: path, depth: depth) else { return nil }
+        if case .object(let object) = value, object.count == 1, let key = object.keys.first, key != "result",
+           let operand = object[key] {
+            return keyed(key, operand, at: path, depth: depth)
+        }
+        return unkeyed(value, at: path)
+    }
+
+    /// Counts a node against the budget; false (reported) past the depth or the node budget.
+    private func admit(at path: JSONPath, depth: Int) -> Bool {
         guard depth <= ExpressionLimits.maxDepth else {
             diagnostics.error("expressionTooDeep", "An expression nests at most \(ExpressionLimits.maxDepth) levels deep.", at: path)
-            return nil
+            return false
         }
         budget.nodes += 1
         guard budget.nodes <= ExpressionLimits.maxNodes else {
@@ -51,8 +66,13 @@ struct ExpressionCompiler {
                 budget.reported = true
                 diagnostics.error("expressionTooLarge", "An expression has at most \(ExpressionLimits.maxNodes) nodes.", at: path)
             }
-            return nil
+            return false
         }
+        return true
+    }
+
+    /// A literal, a comparison with "result", or an object that is not an expression.
+    private func unkeyed(_ value: JSON, at path: JSONPath) -> (Expression, ExpressionType)? {
         switch value {
         case .null: return (.literal(.null), .any)
         case .bool(let b): return (.literal(.bool(b)), .boolean)
@@ -68,16 +88,26 @@ struct ExpressionCompiler {
                     return (.comparison(c), .boolean)
                 }
             }
-            guard object.count == 1, let key = object.keys.first, let operand = object[key] else {
-                diagnostics.error("invalidExpression", "An expression object has one key: an operator or one of " + ExpressionCompiler.valueForms.joined(separator: ", ") + " (or is a comparison with \"result\").", at: path)
-                return nil
-            }
-            return keyed(key, operand, at: path, depth: depth)
+            diagnostics.error("invalidExpression", "An expression object has one key: an operator or one of " + ExpressionCompiler.valueForms.joined(separator: ", ") + " (or is a comparison with \"result\").", at: path)
+            return nil
         }
     }
 
+    /// `{KEY: operand}`: the forms with sub-expressions go on down the walk, the rest to `leaf`.
     private func keyed(_ key: String, _ operand: JSON, at path: JSONPath, depth: Int) -> (Expression, ExpressionType)? {
         let here = path.key(key)
+        if let items = operand.arrayValue {
+            if key == "all" || key == "any" { return apply(key == "all" ? .and : .or, items, at: here, depth: depth) }
+            if key == "round" { return round(items, at: here, depth: depth) }
+            if let op = ExpressionOperator(rawValue: key) { return apply(op, items, at: here, depth: depth) }
+        } else if key == "not", operand.objectValue != nil {
+            return apply(.not, [operand], at: here, depth: depth, argumentPath: { _ in here })
+        }
+        return leaf(key, operand, at: here)
+    }
+
+    /// The keyed forms without sub-expressions, and the messages for a keyed form written wrong.
+    private func leaf(_ key: String, _ operand: JSON, at here: JSONPath) -> (Expression, ExpressionType)? {
         switch key {
         case "answer", "score", "answered":
             return read(key, operand, at: here)
@@ -106,15 +136,11 @@ struct ExpressionCompiler {
             let value = ExpressionValue(parsed)
             return (.literal(value), parsed.isDateTime ? .dateTime : .date)
         case "all", "any":
-            guard let items = operand.arrayValue else {
-                diagnostics.error("wrongType", "\"\(key)\" takes an array of conditions.", at: here)
-                return nil
-            }
-            return apply(key == "all" ? .and : .or, items, at: here, depth: depth)
-        case "not" where operand.objectValue != nil:
-            return apply(.not, [operand], at: here, depth: depth, argumentPath: { _ in here })
+            diagnostics.error("wrongType", "\"\(key)\" takes an array of conditions.", at: here)
+            return nil
         case "round":
-            return round(operand, at: here, depth: depth)
+            diagnostics.error("wrongType", "\"round\" takes an array of arguments.", at: here)
+            return nil
         case "always":
             guard case .bool(let b) = operand else {
                 diagnostics.error("wrongType", "\"always\" takes true or false.", at: here)
@@ -122,37 +148,37 @@ struct ExpressionCompiler {
             }
             return (.literal(.bool(b)), .boolean)
         default:
-            guard let op = ExpressionOperator(rawValue: key) else {
+            guard ExpressionOperator(rawValue: key) != nil else {
                 diagnostics.error("unknownOperator", "Unknown operator \"\(key)\"; expected one of: " + ExpressionOperator.allCases.map(\.rawValue).joined(separator: ", ") + ".", at: here)
                 return nil
             }
-            guard let items = operand.arrayValue else {
-                diagnostics.error("wrongType", "\"\(key)\" takes an array of arguments.", at: here)
-                return nil
-            }
-            return apply(op, items, at: here, depth: depth)
+            diagnostics.error("wrongType", "\"\(key)\" takes an array of arguments.", at: here)
+            return nil
         }
     }
 
     /// `{"round": [x]}` or `{"round": [x, digits]}`, digits a literal 0…6.
-    private func round(_ operand: JSON, at path: JSONPath, depth: Int) -> (Expression, ExpressionType)? {
-        guard let items = operand.arrayValue else {
-            diagnostics.error("wrongType", "\"round\" takes an array of arguments.", at: path)
-            return nil
-        }
+    private func round(_ items: [JSON], at path: JSONPath, depth: Int) -> (Expression, ExpressionType)? {
+        guard let digits = roundDigits(items, at: path),
+              let (x, type) = node(items[0], at: path.index(0), depth: depth + 1) else { return nil }
+        return roundTyped(x, type, digits: digits, at: path)
+    }
+
+    /// The digits of a `round` with one or two arguments (0 with one); nil, reported, otherwise.
+    private func roundDigits(_ items: [JSON], at path: JSONPath) -> Int? {
         guard items.count == 1 || items.count == 2 else {
             diagnostics.error("wrongArity", "\"round\" takes 1 or 2 arguments, found \(items.count).", at: path)
             return nil
         }
-        var digits = 0
-        if items.count == 2 {
-            guard let d = items[1].numericValue, d == d.rounded(), d >= 0, d <= 6 else {
-                diagnostics.error("outOfRange", "\"round\" takes its digits as a whole number from 0 to 6, written as it is.", at: path.index(1))
-                return nil
-            }
-            digits = Int(d)
+        guard items.count == 2 else { return 0 }
+        guard let d = items[1].numericValue, d == d.rounded(), d >= 0, d <= 6 else {
+            diagnostics.error("outOfRange", "\"round\" takes its digits as a whole number from 0 to 6, written as it is.", at: path.index(1))
+            return nil
         }
-        guard let (x, type) = node(items[0], at: path.index(0), depth: depth + 1) else { return nil }
+        return Int(d)
+    }
+
+    private func roundTyped(_ x: Expression, _ type: ExpressionType, digits: Int, at path: JSONPath) -> (Expression, ExpressionType)? {
         guard type.fits(.number) else {
             diagnostics.error("wrongType", "\"round\" takes a number here, found \(type.described).", at: path.index(0))
             return nil
@@ -192,6 +218,7 @@ struct ExpressionCompiler {
 
     // MARK: Operators
 
+    /// Compiles an operator's arguments (one level down the walk), then types the whole.
     private func apply(_ op: ExpressionOperator, _ items: [JSON], at path: JSONPath, depth: Int,
                        argumentPath: ((Int) -> JSONPath)? = nil) -> (Expression, ExpressionType)? {
         let before = diagnostics.problems.count
@@ -202,7 +229,17 @@ struct ExpressionCompiler {
             if budget.reported { complete = false; break }
             if let arg = node(item, at: argumentPath?(i) ?? path.index(i), depth: depth + 1) { args.append(arg) } else { complete = false }
         }
-        guard checkArity(op, items.count, at: path), complete, diagnostics.problems.count == before else { return nil }
+        guard complete, diagnostics.problems.count == before else {
+            _ = checkArity(op, items.count, at: path)
+            return nil
+        }
+        return typed(op, args, count: items.count, at: path, argumentPath: argumentPath)
+    }
+
+    /// The type of `op` applied to compiled arguments; nil, reported, when they do not fit.
+    private func typed(_ op: ExpressionOperator, _ args: [(Expression, ExpressionType)], count: Int, at path: JSONPath,
+                       argumentPath: ((Int) -> JSONPath)?) -> (Expression, ExpressionType)? {
+        guard checkArity(op, count, at: path) else { return nil }
         let argPath = { (i: Int) in argumentPath?(i) ?? path.index(i) }
         func need(_ i: Int, _ types: [ExpressionType]) -> Bool {
             let t = args[i].1

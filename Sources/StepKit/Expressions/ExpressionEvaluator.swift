@@ -12,7 +12,22 @@ struct ExpressionEvaluator<Lookup: AnswerLookup> {
         self.calculations = calculations
     }
 
+    /// The value of `expression`. The recursion runs value → apply → one operator family's
+    /// function → value: each of these keeps few locals, so that even an unoptimised (debug) build
+    /// walks the deepest expression (`ExpressionLimits.maxDepth`) on a 256 KiB thread stack.
     mutating func value(_ expression: Expression) -> ExpressionValue {
+        switch expression {
+        case .apply(let op, let args):
+            return apply(op, args)
+        case .round(let x, let digits):
+            return rounded(x, digits: digits)
+        default:
+            return leaf(expression)
+        }
+    }
+
+    /// The value of an expression that has no sub-expression.
+    private mutating func leaf(_ expression: Expression) -> ExpressionValue {
         switch expression {
         case .literal(let v):
             return v
@@ -34,12 +49,14 @@ struct ExpressionEvaluator<Lookup: AnswerLookup> {
             return .date(day: ExpressionEvaluator.day(of: lookup.evaluationTime))
         case .comparison(let comparison):
             return .bool(comparison.evaluate(lookup))
-        case .round(let x, let digits):
-            guard case .number(let d) = value(x) else { return .null }
-            return ExpressionEvaluator.round(d, digits: digits)
-        case .apply(let op, let args):
-            return apply(op, args)
+        case .round, .apply:
+            return value(expression)
         }
+    }
+
+    private mutating func rounded(_ x: Expression, digits: Int) -> ExpressionValue {
+        guard case .number(let d) = value(x) else { return .null }
+        return ExpressionEvaluator.round(d, digits: digits)
     }
 
     /// The day (since 1970-01-01, UTC) of an instant.
@@ -61,35 +78,62 @@ struct ExpressionEvaluator<Lookup: AnswerLookup> {
     }
 
     private mutating func numbers(_ args: [Expression]) -> [Double?] {
-        args.map { if case .number(let d) = value($0) { return d } else { return nil } }
+        var xs: [Double?] = []
+        xs.reserveCapacity(args.count)
+        for arg in args {
+            if case .number(let d) = value(arg) { xs.append(d) } else { xs.append(nil) }
+        }
+        return xs
     }
 
+    /// Hands an operator to its family's function (one small frame per level of nesting).
     private mutating func apply(_ op: ExpressionOperator, _ args: [Expression]) -> ExpressionValue {
         switch op {
-        case .add, .subtract, .multiply, .divide:
-            let xs = numbers(args)
-            guard let first = xs.first, var total = first else { return .null }
-            if xs.count == 1 { return op == .subtract ? .number(-total) : .number(total) }
-            for x in xs.dropFirst() {
-                guard let x else { return .null }
-                switch op {
-                case .add: total += x
-                case .subtract: total -= x
-                case .multiply: total *= x
-                default:
-                    if x == 0 { return .null }
-                    total /= x
-                }
-            }
-            return ExpressionEvaluator.finite(total)
-        case .min, .max, .sum, .avg:
-            let xs = numbers(args).compactMap { $0 }
+        case .add, .subtract, .multiply, .divide: return arithmetic(op, args)
+        case .min, .max, .sum, .avg: return aggregate(op, args)
+        case .count, .if, .coalesce: return control(op, args)
+        case .concat, .length: return text(op, args)
+        case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual: return compare(op, args)
+        case .and, .or, .not, .in: return logic(op, args)
+        case .daysBetween, .monthsBetween, .yearsBetween: return between(op, args)
+        case .addDays, .addMonths, .addYears: return offset(op, args)
+        }
+    }
+
+    /// `+ - * /`: null when any argument is not a number, when dividing by zero, or when the
+    /// result is not finite.
+    private mutating func arithmetic(_ op: ExpressionOperator, _ args: [Expression]) -> ExpressionValue {
+        let xs = numbers(args)
+        guard let first = xs.first, var total = first else { return .null }
+        if xs.count == 1 { return op == .subtract ? .number(-total) : .number(total) }
+        for x in xs.dropFirst() {
+            guard let x else { return .null }
             switch op {
-            case .sum: return ExpressionEvaluator.finite(xs.reduce(0, +))
-            case .avg: return xs.isEmpty ? .null : ExpressionEvaluator.finite(xs.reduce(0, +) / Double(xs.count))
-            case .min: return xs.min().map { .number($0) } ?? .null
-            default: return xs.max().map { .number($0) } ?? .null
+            case .add: total += x
+            case .subtract: total -= x
+            case .multiply: total *= x
+            default:
+                if x == 0 { return .null }
+                total /= x
             }
+        }
+        return ExpressionEvaluator.finite(total)
+    }
+
+    /// `min max sum avg`: over the arguments that are numbers.
+    private mutating func aggregate(_ op: ExpressionOperator, _ args: [Expression]) -> ExpressionValue {
+        let xs = numbers(args).compactMap { $0 }
+        switch op {
+        case .sum: return ExpressionEvaluator.finite(xs.reduce(0, +))
+        case .avg: return xs.isEmpty ? .null : ExpressionEvaluator.finite(xs.reduce(0, +) / Double(xs.count))
+        case .min: return xs.min().map { .number($0) } ?? .null
+        default: return xs.max().map { .number($0) } ?? .null
+        }
+    }
+
+    /// `count if coalesce`.
+    private mutating func control(_ op: ExpressionOperator, _ args: [Expression]) -> ExpressionValue {
+        switch op {
         case .count:
             var n = 0
             for arg in args where !value(arg).isNull { n += 1 }
@@ -97,44 +141,57 @@ struct ExpressionEvaluator<Lookup: AnswerLookup> {
         case .if:
             guard args.count == 3 else { return .null }
             return value(args[0]).isTrue ? value(args[1]) : value(args[2])
-        case .coalesce:
+        default:
             for arg in args {
                 let v = value(arg)
                 if !v.isNull { return v }
             }
             return .null
-        case .concat:
-            var text = ""
-            for arg in args {
-                switch value(arg) {
-                case .string(let s): text += s
-                case .number(let d): text += NumberText.format(d)
-                default: break
-                }
-            }
-            return .string(text)
-        case .length:
+        }
+    }
+
+    /// `concat length`.
+    private mutating func text(_ op: ExpressionOperator, _ args: [Expression]) -> ExpressionValue {
+        if op == .length {
             switch args.first.map({ value($0) }) {
             case .string(let s)?: return .number(Double(s.count))
             case .choice(let values, _)?: return .number(Double(values.count))
             default: return .null
             }
-        case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual:
-            guard args.count == 2 else { return .bool(false) }
-            let a = value(args[0]), b = value(args[1])
-            if a.isNull || b.isNull { return .bool(false) }
-            switch op {
-            case .equal: return .bool(ExpressionValue.equal(a, b))
-            case .notEqual: return .bool(!ExpressionValue.equal(a, b))
-            default:
-                guard let o = ExpressionValue.order(a, b) else { return .bool(false) }
-                switch op {
-                case .less: return .bool(o < 0)
-                case .lessOrEqual: return .bool(o <= 0)
-                case .greater: return .bool(o > 0)
-                default: return .bool(o >= 0)
-                }
+        }
+        var text = ""
+        for arg in args {
+            switch value(arg) {
+            case .string(let s): text += s
+            case .number(let d): text += NumberText.format(d)
+            default: break
             }
+        }
+        return .string(text)
+    }
+
+    /// `== != < <= > >=`: false when either side is null or the two do not order.
+    private mutating func compare(_ op: ExpressionOperator, _ args: [Expression]) -> ExpressionValue {
+        guard args.count == 2 else { return .bool(false) }
+        let a = value(args[0]), b = value(args[1])
+        if a.isNull || b.isNull { return .bool(false) }
+        switch op {
+        case .equal: return .bool(ExpressionValue.equal(a, b))
+        case .notEqual: return .bool(!ExpressionValue.equal(a, b))
+        default:
+            guard let o = ExpressionValue.order(a, b) else { return .bool(false) }
+            switch op {
+            case .less: return .bool(o < 0)
+            case .lessOrEqual: return .bool(o <= 0)
+            case .greater: return .bool(o > 0)
+            default: return .bool(o >= 0)
+            }
+        }
+    }
+
+    /// `and or not in`.
+    private mutating func logic(_ op: ExpressionOperator, _ args: [Expression]) -> ExpressionValue {
+        switch op {
         case .and:
             for arg in args where !value(arg).isTrue { return .bool(false) }
             return .bool(true)
@@ -143,25 +200,31 @@ struct ExpressionEvaluator<Lookup: AnswerLookup> {
             return .bool(false)
         case .not:
             return .bool(!(args.first.map { value($0).isTrue } ?? false))
-        case .in:
+        default:
             guard args.count == 2 else { return .bool(false) }
             let needle = value(args[0])
             guard !needle.isNull, case .choice(let chosen, _) = value(args[1]) else { return .bool(false) }
             let json = needle.json
             return .bool(chosen.contains { $0.sameValue(as: json) })
-        case .daysBetween, .monthsBetween, .yearsBetween:
-            guard args.count == 2, let from = DateArithmetic.civil(value(args[0])), let to = DateArithmetic.civil(value(args[1])) else { return .null }
-            switch op {
-            case .daysBetween: return .number(Double(to.day - from.day))
-            case .monthsBetween: return .number(Double(DateArithmetic.months(from: from, to: to)))
-            default: return .number(Double(DateArithmetic.months(from: from, to: to) / 12))
-            }
-        case .addDays, .addMonths, .addYears:
-            guard args.count == 2 else { return .null }
-            let base = value(args[0])
-            guard case .number(let n) = value(args[1]) else { return .null }
-            return DateArithmetic.add(op == .addDays ? .days : (op == .addMonths ? .months : .years), n, to: base)
         }
+    }
+
+    /// `daysBetween monthsBetween yearsBetween`.
+    private mutating func between(_ op: ExpressionOperator, _ args: [Expression]) -> ExpressionValue {
+        guard args.count == 2, let from = DateArithmetic.civil(value(args[0])), let to = DateArithmetic.civil(value(args[1])) else { return .null }
+        switch op {
+        case .daysBetween: return .number(Double(to.day - from.day))
+        case .monthsBetween: return .number(Double(DateArithmetic.months(from: from, to: to)))
+        default: return .number(Double(DateArithmetic.months(from: from, to: to) / 12))
+        }
+    }
+
+    /// `addDays addMonths addYears`.
+    private mutating func offset(_ op: ExpressionOperator, _ args: [Expression]) -> ExpressionValue {
+        guard args.count == 2 else { return .null }
+        let base = value(args[0])
+        guard case .number(let n) = value(args[1]) else { return .null }
+        return DateArithmetic.add(op == .addDays ? .days : (op == .addMonths ? .months : .years), n, to: base)
     }
 }
 
