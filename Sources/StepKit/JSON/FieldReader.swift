@@ -7,8 +7,8 @@ final class FieldReader {
     let object: JSONObject
     let path: JSONPath
     let diagnostics: Diagnostics
-    /// The keys asked for; objects have few keys, so a list beats hashing.
-    private var used: [String] = []
+    /// Which of the object's keys were asked for, by position in `object.keys`.
+    private var used: [Bool]
 
     /// Nil (with a problem reported) when `value` is not an object.
     init?(_ value: JSON, at path: JSONPath, _ diagnostics: Diagnostics, what: String) {
@@ -17,6 +17,7 @@ final class FieldReader {
             return nil
         }
         self.object = object
+        self.used = Array(repeating: false, count: object.count)
         self.path = path
         self.diagnostics = diagnostics
     }
@@ -25,14 +26,14 @@ final class FieldReader {
 
     /// The raw value of `key`, marked as understood.
     func value(_ key: String, required: Bool = false) -> JSON? {
-        used.append(key)
-        guard let value = object[key] else {
+        guard let i = object.position(of: key) else {
             if required {
                 diagnostics.error("missingKey", "\"\(key)\" is required.", at: path.key(key))
             }
             return nil
         }
-        return value
+        if used.indices.contains(i) { used[i] = true }
+        return object.value(at: i)
     }
 
     func string(_ key: String, required: Bool = false, nonEmpty: Bool = false) -> String? {
@@ -111,7 +112,7 @@ final class FieldReader {
 
     /// Reports every key that no accessor asked for.
     func finish() {
-        for key in object.keys where !used.contains(key) {
+        for (i, key) in object.keys.enumerated() where !used[i] {
             diagnostics.error("unknownKey", "Unknown key \"\(key)\".", at: path.key(key))
         }
     }

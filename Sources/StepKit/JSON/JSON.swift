@@ -87,6 +87,12 @@ struct JSONObject: Equatable, Sendable {
 
     init() {}
 
+    /// An empty object with room for `capacity` keys (the parser knows each object's size).
+    init(reservingCapacity capacity: Int) {
+        keys.reserveCapacity(capacity)
+        values.reserveCapacity(capacity)
+    }
+
     init(_ pairs: KeyValuePairs<String, JSON>) {
         keys.reserveCapacity(pairs.count)
         values.reserveCapacity(pairs.count)
@@ -107,9 +113,15 @@ struct JSONObject: Equatable, Sendable {
         for i in keys.indices { body(keys[i], values[i]) }
     }
 
-    private func position(of key: String) -> Int? {
+    /// Where `key` stands among `keys`, for a reader that marks keys by position.
+    func position(of key: String) -> Int? {
         if keys.count <= JSONObject.linearLimit { return keys.firstIndex(of: key) }
         return positions[key]
+    }
+
+    /// The value at a position `position(of:)` gave; nil for any other.
+    func value(at position: Int) -> JSON? {
+        values.indices.contains(position) ? values[position] : nil
     }
 
     subscript(key: String) -> JSON? {
@@ -120,15 +132,7 @@ struct JSONObject: Equatable, Sendable {
                     values[i] = newValue
                     return
                 }
-                keys.append(key)
-                values.append(newValue)
-                if keys.count > JSONObject.linearLimit {
-                    if positions.isEmpty {
-                        for (i, k) in keys.enumerated() { positions[k] = i }
-                    } else {
-                        positions[key] = keys.count - 1
-                    }
-                }
+                appendNew(key, newValue)
             } else if let i = position(of: key) {
                 keys.remove(at: i)
                 values.remove(at: i)
@@ -138,6 +142,21 @@ struct JSONObject: Equatable, Sendable {
                 } else {
                     positions = [:]
                 }
+            }
+        }
+    }
+
+    /// Adds a key the object does not hold yet, without looking for it first: for the parser,
+    /// whose input jansson has already checked for duplicate keys. Checked in debug builds.
+    mutating func appendNew(_ key: String, _ value: JSON) {
+        assert(position(of: key) == nil, "appendNew: duplicate key \(key)")
+        keys.append(key)
+        values.append(value)
+        if keys.count > JSONObject.linearLimit {
+            if positions.isEmpty {
+                for (i, k) in keys.enumerated() { positions[k] = i }
+            } else {
+                positions[key] = keys.count - 1
             }
         }
     }

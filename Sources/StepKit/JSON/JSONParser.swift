@@ -33,11 +33,12 @@ enum JSONParser {
     private static func convert(_ value: UnsafeMutablePointer<json_t>) -> JSON {
         switch sk_json_typeof(value) {
         case JSON_OBJECT:
-            var object = JSONObject()
+            var object = JSONObject(reservingCapacity: json_object_size(value))
             var iter = json_object_iter(value)
             while let it = iter {
                 if let keyPointer = json_object_iter_key(it), let child = json_object_iter_value(it) {
-                    object[String(cString: keyPointer)] = convert(child)
+                    // jansson refused duplicate keys (JSON_REJECT_DUPLICATES): no look-up needed.
+                    object.appendNew(String(cString: keyPointer), convert(child))
                     // Free jansson's copy of the child as soon as it is converted, so the two
                     // trees never both hold the whole document (json_null() is a static).
                     json_object_iter_set_new(value, it, json_null())
