@@ -72,6 +72,10 @@ struct TaskRules: Sendable {
     /// Per step: each item under a header with a `visibleWhen` → that header's index in
     /// `formHeaders[step]`.
     var itemHeaders: [Int: [String: Int]] = [:]
+    /// Per form step with visibility rules: the items an item's or a header's `visibleWhen`
+    /// governs, sorted (`collectGovernedItems`), so a call works out what is hidden without
+    /// gathering them again.
+    var governedItems: [Int: [String]] = [:]
     /// Sections' `visibleWhen`, by section index: the section is skipped while it does not hold.
     var sectionVisibility: [Int: Predicate] = [:]
     /// Form steps' `validations`, by step index.
@@ -87,6 +91,14 @@ struct TaskRules: Sendable {
     /// The patterns of `matches` conditions, by the step whose answer they read (see
     /// `ConditionPatterns`).
     var conditionPatterns = ConditionPatterns()
+
+    /// Fills `governedItems` from `visibility` and `itemHeaders` (once, when the task compiles).
+    mutating func collectGovernedItems() {
+        for step in Set(visibility.keys).union(itemHeaders.keys) {
+            let items = Set(visibility[step]?.keys.map { $0 } ?? []).union(itemHeaders[step]?.keys.map { $0 } ?? [])
+            if !items.isEmpty { governedItems[step] = items.sorted() }
+        }
+    }
 
     var isEmpty: Bool {
         stepRules.isEmpty && sectionRules.isEmpty && stepSkips.isEmpty && sectionSkips.isEmpty && modifiers.isEmpty && visibility.isEmpty

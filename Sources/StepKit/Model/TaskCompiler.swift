@@ -74,6 +74,7 @@ enum TaskCompiler {
         r.finish()
         guard d.isEmpty, let identifier else { throw StepKitError(.definition, problems: d.problems) }
         rules.conditionPatterns.collect(from: rules)
+        rules.collectGovernedItems()
         for c in calculations.list { rules.conditionPatterns.collect(.expression(c.expression)) }
         for bound in rules.answerBounds.values.joined() {
             for e in [bound.minimum, bound.maximum].compactMap({ $0 }) { rules.conditionPatterns.collect(.expression(e)) }

@@ -23,7 +23,10 @@ extension Session {
     /// Whether a form item is shown now: its section header's `visibleWhen` (if any) and its
     /// own (if any) hold.
     func isVisible(_ item: String, step index: Int) -> Bool {
-        let stored = StoredAnswers(session: self)
+        withStoredAnswers { isVisible(item, step: index, $0) }
+    }
+
+    private func isVisible(_ item: String, step index: Int, _ stored: StoredAnswers) -> Bool {
         if let h = task.rules.itemHeaders[index]?[item], let headers = task.rules.formHeaders[index], headers.indices.contains(h),
            !headers[h].predicate.evaluate(stored) {
             return false
@@ -33,20 +36,24 @@ extension Session {
 
     /// Whether some `visibleWhen` (an item's or a section header's) can hide items of the form.
     func hasVisibilityRules(step index: Int) -> Bool {
-        !(task.rules.visibility[index]?.isEmpty ?? true) || !(task.rules.itemHeaders[index]?.isEmpty ?? true)
+        task.rules.governedItems[index] != nil
     }
 
-    /// The items of a form that its `visibleWhen` rules hide now.
+    /// The items of a form that its `visibleWhen` rules hide now, sorted.
     func hiddenItems(step index: Int) -> [String] {
-        guard hasVisibilityRules(step: index) else { return [] }
-        let governed = Set((task.rules.visibility[index]?.keys).map(Array.init) ?? []).union((task.rules.itemHeaders[index]?.keys).map(Array.init) ?? [])
-        return governed.filter { !isVisible($0, step: index) }.sorted()
+        guard let governed = task.rules.governedItems[index] else { return [] }
+        return withStoredAnswers { stored in governed.filter { !isVisible($0, step: index, stored) } }
     }
 
     /// A form's answer with hidden items left out (they stay in `answers` to prefill).
     func visibleAnswer(_ answer: JSON, step index: Int) -> JSON {
-        guard hasVisibilityRules(step: index), case .object(var object) = answer else { return answer }
-        for key in object.keys where !isVisible(key, step: index) { object[key] = nil }
+        visibleAnswer(answer, hiding: hiddenItems(step: index))
+    }
+
+    /// A form's answer without the items `hidden` names (`hiddenItems`, worked out once a call).
+    func visibleAnswer(_ answer: JSON, hiding hidden: [String]) -> JSON {
+        guard !hidden.isEmpty, case .object(var object) = answer else { return answer }
+        for key in hidden { object[key] = nil }
         return .object(object)
     }
 
@@ -89,11 +96,12 @@ extension Session {
             }
             return []
         case .form(let form):
-            let given = answer.map { visibleAnswer($0, step: index) }?.objectValue ?? JSONObject()
+            let hidden = hiddenItems(step: index)
+            let given = answer.map { visibleAnswer($0, hiding: hidden) }?.objectValue ?? JSONObject()
             // An optional form left entirely empty may be left, as if skipped.
             if step.optional && given.count == 0 { return [] }
             var problems: [Problem] = []
-            for item in form.items where isVisible(item.identifier, step: index) {
+            for item in form.items where !hidden.contains(item.identifier) {
                 let value = given[item.identifier]
                 if value == nil && !item.optional {
                     problems.append(Problem(code: "answerRequired", message: "Answer \"\(piped(item.label))\" to continue.", path: .root.key(item.identifier), item: item.identifier))

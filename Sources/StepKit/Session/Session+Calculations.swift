@@ -26,14 +26,6 @@ extension Session {
     }
 }
 
-extension StoredAnswers {
-    func calculationValues() -> [ExpressionValue] {
-        session.calculationCache.values(session.task.calculations, view: .stored, lookup: self)
-    }
-
-    var evaluationTime: Int64 { session.evaluationTime }
-}
-
 /// Answer bounds written as expressions (`AnswerBounds`).
 extension Session {
     /// The bounds a new answer of step `index` breaks, evaluated on the answers as they will be

@@ -90,8 +90,8 @@ extension Session {
         guard let current else { return }
         stopActiveRecorders(at: time)
         stopAsyncActions(leaving: current.stepIndex, time: time)
-        let kept = skipped ? nil : answers[current.stepIndex].map { visibleAnswer($0, step: current.stepIndex) }
         let hidden = hiddenItems(step: current.stepIndex)
+        let kept = skipped ? nil : answers[current.stepIndex].map { visibleAnswer($0, hiding: hidden) }
         updateCurrent { visit in
             visit.endDate = time
             visit.skipped = skipped

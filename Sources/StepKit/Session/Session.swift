@@ -243,17 +243,38 @@ extension Session: AnswerLookup {
 
 /// The answers as stored, with no item hidden: what `visibleWhen` reads, so that one item's
 /// visibility never depends on another's (no cycles to chase).
+///
+/// It borrows the session rather than holding a copy: copying a `Session` retains and releases
+/// every one of its fields, and every `visibleWhen` evaluation made one (a sixth of a step's
+/// instructions on a task with visibility rules). `Session.withStoredAnswers` hands it out for
+/// the length of one call only, so the pointer never outlives the session it points to.
 struct StoredAnswers: AnswerLookup {
-    let session: Session
+    private let pointer: UnsafePointer<Session>
+
+    fileprivate init(_ pointer: UnsafePointer<Session>) { self.pointer = pointer }
 
     func answer(_ selector: Selector) -> (value: JSON, type: ResultType)? {
         switch selector {
         case .item(let index, let item):
-            guard let value = session.latestAnswer(step: index)?.objectValue?[item],
-                  let format = session.task.step(at: index)?.format(item: item) else { return nil }
+            guard let value = pointer.pointee.latestAnswer(step: index)?.objectValue?[item],
+                  let format = pointer.pointee.task.step(at: index)?.format(item: item) else { return nil }
             return (value, format.rules.resultType)
         default:
-            return session.answer(selector)
+            return pointer.pointee.answer(selector)
         }
+    }
+
+    func calculationValues() -> [ExpressionValue] {
+        pointer.pointee.calculationCache.values(pointer.pointee.task.calculations, view: .stored, lookup: self)
+    }
+
+    var evaluationTime: Int64 { pointer.pointee.evaluationTime }
+}
+
+extension Session {
+    /// Calls `body` with this session's stored answers (`StoredAnswers`), which must not
+    /// escape it.
+    func withStoredAnswers<Result>(_ body: (StoredAnswers) -> Result) -> Result {
+        withUnsafePointer(to: self) { body(StoredAnswers($0)) }
     }
 }
