@@ -672,11 +672,15 @@ static int cmd_threads(int argc, char **argv) {
     stepkit_task *task = compile_file(argv[2], NULL);
     walk_t w = load_walk(argv[3]);
     double budget = atof(argv[4]);
-    /* calibrate: walks per thread so that one thread works ~0.4 s; control likewise */
-    double one = run_threads(task, &w, 1, 1);
-    long walks = (long)(0.4 / (one > 1e-6 ? one : 1e-6)) + 1;
-    double c1 = run_control(text, 5, 1) / 5;
-    long creps = (long)(0.2 / (c1 > 1e-6 ? c1 : 1e-6)) + 1;
+    /* calibrate: walks per thread so that one thread works ~0.4 s; control ~0.2 s. Each count is
+     * doubled until a run lasts 50 ms before it is scaled, so one short or preempted first sample
+     * cannot make the counts (and the run) a thousand times too long. */
+    long walks = 1, creps = 1;
+    double one, c1;
+    while ((one = run_threads(task, &w, walks, 1)) < 0.05 && walks < (1L << 20)) walks *= 2;
+    walks = (long)(0.4 * (double)walks / one) + 1;
+    while ((c1 = run_control(text, creps, 1)) < 0.05 && creps < (1L << 20)) creps *= 2;
+    creps = (long)(0.2 * (double)creps / c1) + 1;
     enum { MAXS = 32 };
     double t1[MAXS], t2[MAXS], ratio[MAXS], cratio[MAXS], cpu2[MAXS], ccpu2[MAXS];
     int n = 0;
