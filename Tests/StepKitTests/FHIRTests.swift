@@ -58,4 +58,86 @@ import Testing
         #expect(items.first?.objectValue?["answer"] == .array([.object(["valueTime": .string("08:30:00")])]))
         #expect(items.last?.objectValue?["answer"] == .array([.object(["valueDateTime": .string("2026-01-02T10:30:00Z")])]))
     }
+
+    // MARK: FHIRPath calculations and variables
+
+    private func translation(_ q: String) throws -> (calculations: JSON?, report: [String]) {
+        let t = try FHIRImporter.translate(try json(q))
+        return (t.task.objectValue?["calculations"], t.report.entries.map(\.code))
+    }
+
+    private let scoredPair = #"""
+    {"linkId": "a", "type": "choice", "answerOption": [
+      {"valueCoding": {"code": "x"}, "extension": [{"url": "http://hl7.org/fhir/StructureDefinition/itemWeight", "valueDecimal": 1}]},
+      {"valueCoding": {"code": "y"}, "extension": [{"url": "http://hl7.org/fhir/StructureDefinition/itemWeight", "valueDecimal": 3}]}]},
+    {"linkId": "b", "type": "integer"}
+    """#
+
+    @Test func variablesAndTheLHCScoreLookupTranslate() throws {
+        let q = """
+        {"resourceType": "Questionnaire", "extension": [
+          {"url": "http://hl7.org/fhir/StructureDefinition/variable", "valueExpression": {"name": "w", "language": "text/fhirpath", "expression": "'http://hl7.org/fhir/StructureDefinition/itemWeight'"}}],
+         "item": [\(scoredPair),
+          {"linkId": "t", "type": "decimal", "extension": [
+            {"url": "http://hl7.org/fhir/StructureDefinition/variable", "valueExpression": {"name": "s", "language": "text/fhirpath",
+             "expression": "%questionnaire.item.where(linkId = 'a').answerOption.where(valueCoding.code = %resource.item.where(linkId = 'a').answer.valueCoding.code).extension.where(url = %w).valueDecimal"}},
+            {"url": "http://hl7.org/fhir/uv/sdc/StructureDefinition/sdc-questionnaire-calculatedExpression", "valueExpression": {"language": "text/fhirpath",
+             "expression": "iif(%s.exists() and %resource.item.where(linkId='b').answer.value.exists(), %s + %resource.item.where(linkId='b').answer.value * 2 + 1, {})"}}]}]}
+        """
+        let (calculations, report) = try translation(q)
+        #expect(report.isEmpty)
+        let expected = try json(#"""
+        {"fhir_1": {"if": [{"and": [{"==": [{"count": [{"score": "a"}]}, 1]}, {"==": [{"count": [{"answer": "b"}]}, 1]}]},
+                           {"+": [{"score": "a"}, {"*": [{"answer": "b"}, 2]}, 1]}, null]}}
+        """#)
+        #expect(calculations == expected)
+        // The translation compiles and computes: 3 + 4 * 2 + 1.
+        let task = try importTask(q)
+        var s = Session(task: task, options: SessionOptions())
+        #expect(s.calculationValues() == [.null])
+        try s.setAnswer(try json(#"["y"]"#))
+        try s.goForward()
+        try s.setAnswer(.int(4))
+        #expect(s.calculationValues() == [.number(12)])
+    }
+
+    @Test func whatIsOutsideTheSubsetIsReported() throws {
+        // A function the subset does not have, a string added to a number, an unknown variable,
+        // a score looked up under another extension's URL, a variable in another language.
+        for (expression, variable) in [("%resource.item.where(linkId='b').answer.value.toChars()", "1"),
+                                       ("'a' + 1", "1"),
+                                       ("%nowhere + 1", "1"),
+                                       ("%questionnaire.item.where(linkId = 'a').answerOption.where(valueCoding.code = %resource.item.where(linkId = 'a').answer.valueCoding.code).extension.where(url = 'http://example.org/other').valueDecimal", "1"),
+                                       ("%v", "1 +")] {
+            let q = """
+            {"resourceType": "Questionnaire", "item": [\(scoredPair),
+              {"linkId": "t", "type": "decimal", "extension": [
+                {"url": "http://hl7.org/fhir/StructureDefinition/variable", "valueExpression": {"name": "v", "language": "text/fhirpath", "expression": "\(variable)"}},
+                {"url": "http://hl7.org/fhir/uv/sdc/StructureDefinition/sdc-questionnaire-calculatedExpression", "valueExpression": {"language": "text/fhirpath", "expression": "\(expression)"}}]}]}
+            """
+            let (calculations, report) = try translation(q)
+            #expect(calculations == nil, "\(expression)")
+            #expect(report.contains("unsupportedExpression"), "\(expression)")
+            #expect(report.contains("unsupportedExtension") == (variable == "1 +"), "\(expression)")
+        }
+    }
+
+    @Test func fhirPathIsBounded() throws {
+        // Nesting past the bound and text past the length are refused, not recursed into.
+        let deep = String(repeating: "(", count: 200) + "1" + String(repeating: ")", count: 200)
+        #expect(FHIRPathNode.parse(deep) == nil)
+        #expect(FHIRPathNode.parse(String(repeating: "1 + ", count: 3_000) + "1") == nil)
+        // A flat chain is one operator with every operand; past the tree's depth bound it is
+        // refused before the (recursive) translation.
+        let calcs = FHIRCalculations(prepared: [:], locations: [:], order: [], topLevel: [], types: [:])
+        let forty = Array(repeating: "1", count: 40).joined(separator: " + ")
+        #expect(calcs.translate(forty) == .object(["+": .array(Array(repeating: .int(1), count: 40))]))
+        let hundred = Array(repeating: "1", count: 100).joined(separator: " + ")
+        let node = try #require(FHIRPathNode.parse(hundred))
+        #expect(FHIRCalculations.depth(of: node) > FHIRCalculations.maxTreeDepth)
+        #expect(calcs.translate(hundred) == nil)
+        #expect(FHIRPathNode.parse("iif(true, 1, 2)") == .invocation(base: nil, name: "iif", arguments: [.boolean(true), .number(1), .number(2)]))
+        #expect(FHIRPathNode.parse("a.b(") == nil)
+        #expect(FHIRPathNode.parse("'unclosed") == nil)
+    }
 }

@@ -33,7 +33,6 @@ struct FHIRAnswerFormat {
 
     /// Extensions that an item may carry which StepKit cannot honour yet, with the reason.
     private static let knownReasons: [String: String] = [
-        "http://hl7.org/fhir/StructureDefinition/variable": "FHIRPath variables are not translated.",
         "http://hl7.org/fhir/uv/sdc/StructureDefinition/sdc-questionnaire-enableWhenExpression": "enableWhenExpression (FHIRPath) is not translated: the item is always enabled.",
         "http://hl7.org/fhir/uv/sdc/StructureDefinition/sdc-questionnaire-initialExpression": "initialExpression (FHIRPath, prefilled from the patient's record) is not translated.",
         "http://hl7.org/fhir/StructureDefinition/questionnaire-minOccurs": "minOccurs is not translated.",
@@ -84,7 +83,8 @@ struct FHIRAnswerFormat {
     private func reportExtensions(_ item: FHIRItem) {
         for (i, e) in item.extensions.enumerated() {
             let url = e.objectValue?["url"]?.stringValue ?? ""
-            guard !FHIRExtension.readOnItems.contains(url), url != FHIRCalculations.url else { continue }
+            // Calculations and the variables they read are the importer's (`FHIRImporter.calculations`).
+            guard !FHIRExtension.readOnItems.contains(url), url != FHIRCalculations.url, url != FHIRCalculations.variableURL else { continue }
             let reason = FHIRAnswerFormat.knownReasons[url] ?? "The extension \(url) is not translated."
             report.add(item.linkId, item.path.key("extension").index(i), "unsupportedExtension", reason)
         }

@@ -31,6 +31,8 @@ enum FHIRImporter {
         }
         for (i, e) in (root["extension"]?.arrayValue ?? []).enumerated() {
             let url = e.objectValue?["url"]?.stringValue ?? ""
+            // Variables are read with the calculations that use them (below).
+            guard url != FHIRCalculations.variableURL else { continue }
             report.add("", JSONPath.root.key("extension").index(i), "unsupportedExtension", "The extension \(url) is not translated.")
         }
         // Contained ValueSets, by id.
@@ -71,32 +73,20 @@ enum FHIRImporter {
         translateConditions(top)
         guard d.isEmpty else { throw StepKitError(.definition, problems: d.problems) }
 
-        // Calculated items: their expressions as task calculations.
+        // Calculated items: their expressions, with the variables in scope, as task calculations.
         var asked: [String] = []
-        var calculated: [FHIRItem] = []
+        var types: [String: String] = [:]
         func collect(_ items: [FHIRItem]) {
             for item in items {
                 if builder.locations[item.linkId] != nil { asked.append(item.linkId) }
-                if prepared[item.linkId]?.disposition == .calculated { calculated.append(item) }
+                types[item.linkId] = item.type
                 collect(item.children)
             }
         }
         collect(top)
         let calcs = FHIRCalculations(prepared: prepared, locations: builder.locations, order: asked,
-                                     topLevel: Set(top.map(\.linkId)))
-        var calculations = JSONObject()
-        for item in calculated {
-            guard let (text, path) = FHIRCalculations.expression(of: item) else { continue }
-            if let expression = calcs.translate(text) {
-                let name = "fhir_" + String(calculations.count + 1)
-                calculations[name] = expression
-                builder.calculationNames[item.linkId] = name
-            } else {
-                report.add(item.linkId, path, "unsupportedExpression",
-                           "The calculatedExpression is outside the FHIRPath subset StepKit translates: the item is not computed or asked.")
-            }
-        }
-
+                                     topLevel: Set(top.map(\.linkId)), types: types)
+        let calculations = calculations(calcs, builder: builder, root: root, top: top, prepared: prepared, report: report)
         let nodes = builder.build(top)
         guard !builder.steps.isEmpty else {
             throw StepKitError(.definition, code: "nothingToAsk", message: "The Questionnaire has no item StepKit can present.", path: JSONPath.root.key("item"))
@@ -115,6 +105,51 @@ enum FHIRImporter {
             canonical = "Questionnaire/" + id
         }
         return Translation(task: .object(task), report: report, layout: FHIRLayout(questionnaire: canonical, items: nodes))
+    }
+
+    /// The task calculations of the calculated items, named `fhir_1`, `fhir_2`, ... in document
+    /// order (`FHIRTaskBuilder.calculationNames` says which item shows which). The `variable`
+    /// extensions are read in scope — the Questionnaire's, then each enclosing item's, each
+    /// element's in order, a later one seeing the earlier — and each one outside the subset is
+    /// reported; a calculatedExpression outside it (or reading such a variable) is reported too.
+    private static func calculations(_ calcs: FHIRCalculations, builder: FHIRTaskBuilder, root: JSONObject, top: [FHIRItem],
+                                     prepared: [String: FHIRPrepared], report: FHIRReport) -> JSONObject {
+        var calculations = JSONObject()
+        func readVariables(_ list: [JSON], at path: JSONPath, linkId: String, into scope: inout [String: FHIRCalculations.Value]) {
+            for (i, e) in list.enumerated() {
+                guard let o = e.objectValue, o["url"]?.stringValue == FHIRCalculations.variableURL else { continue }
+                let v = o["valueExpression"]?.objectValue
+                let name = v?["name"]?.stringValue ?? ""
+                if v?["language"]?.stringValue == "text/fhirpath", !name.isEmpty, let text = v?["expression"]?.stringValue,
+                   let value = calcs.translateValue(text, variables: scope) {
+                    scope[name] = value
+                } else {
+                    report.add(linkId, path.key("extension").index(i), "unsupportedExtension",
+                               "The FHIRPath variable \"\(name)\" is outside the subset StepKit translates.")
+                }
+            }
+        }
+        var rootScope: [String: FHIRCalculations.Value] = [:]
+        readVariables(root["extension"]?.arrayValue ?? [], at: .root, linkId: "", into: &rootScope)
+        func walk(_ items: [FHIRItem], _ scope: [String: FHIRCalculations.Value]) {
+            for item in items {
+                var here = scope
+                readVariables(item.extensions, at: item.path, linkId: item.linkId, into: &here)
+                if prepared[item.linkId]?.disposition == .calculated, let (text, path) = FHIRCalculations.expression(of: item) {
+                    if let expression = calcs.translate(text, variables: here) {
+                        let name = "fhir_" + String(calculations.count + 1)
+                        calculations[name] = expression
+                        builder.calculationNames[item.linkId] = name
+                    } else {
+                        report.add(item.linkId, path, "unsupportedExpression",
+                                   "The calculatedExpression is outside the FHIRPath subset StepKit translates: the item is not computed or asked.")
+                    }
+                }
+                walk(item.children, here)
+            }
+        }
+        walk(top, rootScope)
+        return calculations
     }
 
     /// `initial` values must have the item's type.

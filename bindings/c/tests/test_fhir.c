@@ -1,8 +1,9 @@
 /*
  * test_fhir.c — FHIR Questionnaire in, QuestionnaireResponse out, from C: the published forms
  * (STEPKIT_FHIR_FORMS, else argv[1], by default <repo>/../shared/fhir/q; skipped with a message
- * when absent) all import, two are walked with their answers (visibility, skipped steps, the
- * exported response), the repository's examples import with an empty report (argv[2]), and bad
+ * when absent) all import, three are walked with their answers (visibility, skipped steps, the
+ * exported response, a total written with FHIRPath variables), the repository's examples import
+ * with an empty report (argv[2]), and bad
  * Questionnaires are refused with every problem and its FHIR path.
  */
 #include <dirent.h>
@@ -186,6 +187,60 @@ static void test_walk_phq9(void)
     free(text);
 }
 
+/* The Apgar total of lhc_apgar_itemweight: five `variable`s look each chosen option's
+ * itemWeight up through %questionnaire and the calculatedExpression adds them only when all five
+ * exist. It imports with an empty report; the total is the sum, and absent with one unanswered. */
+static double apgar_total(stepkit_task *task, const char *const answers[5], int *present)
+{
+    stepkit_session *s = NULL;
+    char *out = NULL;
+    json_t *response, *items, *item;
+    double total = -1;
+    size_t i;
+    *present = 0;
+    CHECK_RC(stepkit_session_open(task, NULL, &s), STEPKIT_OK);
+    for (i = 0; i < 5; i++) {
+        if (answers[i]) {
+            CHECK_RC(stepkit_session_set_answer(s, answers[i], NULL), STEPKIT_OK);
+            CHECK_RC(stepkit_session_go_forward(s, NULL), STEPKIT_OK);
+        } else {
+            CHECK_RC(stepkit_session_skip(s, NULL), STEPKIT_OK);
+        }
+    }
+    CHECK_RC(stepkit_session_result_fhir(s, &out), STEPKIT_OK);
+    response = parse_json(out);
+    stepkit_string_free(out);
+    items = json_object_get(response, "item");
+    for (i = 0; i < json_array_size(items); i++) {
+        item = json_array_get(items, i);
+        if (!strcmp(json_str(item, "linkId"), "9272-6")) {
+            *present = 1;
+            total = json_number_value(json_object_get(json_array_get(json_object_get(item, "answer"), 0), "valueDecimal"));
+        }
+    }
+    json_decref(response);
+    stepkit_session_free(s);
+    return total;
+}
+
+static void test_walk_apgar_total(void)
+{
+    static const char *const all[5] = {"[\"LA6723-6\"]", "[\"LA6718-6\"]", "[\"LA6721-0\"]", "[\"LA6713-7\"]", "[\"LA6726-9\"]"};
+    static const char *const four[5] = {"[\"LA6724-4\"]", "[\"LA6718-6\"]", NULL, "[\"LA6715-2\"]", "[\"LA6727-7\"]"};
+    char *text = read_file(forms_dir, "lhc_apgar_itemweight.json");
+    stepkit_task *task = NULL;
+    int present = 0;
+    if (!text)
+        return;
+    CHECK_RC(stepkit_task_compile_fhir(text, "{\"strict\": true}", &task), STEPKIT_OK);   /* empty report */
+    CHECK(apgar_total(task, all, &present) == 1 + 2 + 2 + 0 + 1);
+    CHECK(present == 1);
+    apgar_total(task, four, &present);
+    CHECK(present == 0);   /* one question unanswered: no total, as FHIRPath's empty collection */
+    stepkit_task_free(task);
+    free(text);
+}
+
 static void test_examples_have_empty_reports(void)
 {
     const char *names[] = {"vitals.json", "branching.json", "scores.json"};
@@ -239,6 +294,7 @@ int main(int argc, char **argv)
         RUN(test_published_forms_import);
         RUN(test_walk_phr);
         RUN(test_walk_phq9);
+        RUN(test_walk_apgar_total);
     } else {
         printf("SKIP: the published FHIR forms are not here: %s is absent (set STEPKIT_FHIR_FORMS); "
                "only the examples and bad input were tested\n", forms_dir);

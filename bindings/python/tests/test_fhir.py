@@ -14,7 +14,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import pytest
 
@@ -399,3 +399,105 @@ def test_total_score_is_the_sum_of_ordinal_values() -> None:
                 response = s.result_as("fhir")
             total = items_by_link(response)["total"]["answer"]
             assert total == [{"valueInteger": weights[("interest", interest)] + weights[("mood", mood)]}]
+
+
+def fhirpath_calculation(questionnaire: Dict[str, Any], link_id: str, response: Dict[str, Any]) -> List[Any]:
+    """What fhirpathpy gives for an item's calculatedExpression on `response`, its `variable`
+    extensions (the Questionnaire's, then the item's ancestors' and its own, in order) evaluated
+    first and passed in as `%name`, as the SDC specification evaluates them."""
+    import fhirpathpy
+    from fhirpathpy.models import models
+
+    def chain(items: List[Dict[str, Any]], trail: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+        for item in items:
+            if item["linkId"] == link_id:
+                return trail + [item]
+            found = chain(item.get("item", []), trail + [item])
+            if found:
+                return found
+        return []
+
+    context: Dict[str, Any] = {"resource": response, "questionnaire": questionnaire}
+    expression = None
+    for element in [questionnaire] + chain(questionnaire["item"], []):
+        for e in element.get("extension", []):
+            if e["url"].endswith("/variable"):
+                v = e["valueExpression"]
+                context[v["name"]] = fhirpathpy.evaluate(response, v["expression"], dict(context), models["r4"])
+            elif e["url"].endswith("calculatedExpression") and element.get("linkId") == link_id:
+                expression = e["valueExpression"]["expression"]
+    assert expression is not None
+    return fhirpathpy.evaluate(response, expression, context, models["r4"])
+
+
+# Answer sets for the two LHC-Forms totals written with variables: an option index per question
+# (in step order), None for a question left unanswered.
+LHC_TOTALS = {
+    # The first eight are required; the ninth and the difficulty question are not.
+    "lhc_phq9.json": ("/44261-6", [
+        [0, 0, 0, 0, 0, 0, 0, 0, 0, None],
+        [1, 2, 3, 0, 1, 2, 3, 0, 1, 2],
+        [3, 3, 3, 3, 3, 3, 3, 3, 3, 3],
+        [2, 0, 1, 0, 3, 0, 0, 1, None, None],
+    ]),
+    "lhc_apgar_itemweight.json": ("9272-6", [
+        [0, 1, 2, 0, 1],
+        [2, 2, 2, 2, 2],
+        [1, None, 2, 0, 1],
+    ]),
+}
+assert any(None in choices for _, sets in LHC_TOTALS.values() for choices in sets)
+
+
+@pytest.mark.parametrize("name", sorted(LHC_TOTALS))
+def test_totals_through_variables_match_fhirpath(name: str) -> None:
+    """A total written as LHC-Forms writes it (each option's score looked up through
+    `%questionnaire` in a `variable`, then summed with `iif` and `exists()`) is computed, and
+    equals what fhirpathpy gives for the same FHIRPath on the exported response; unanswered
+    questions follow FHIR's empty-collection rules (the Apgar total needs all five, so one of
+    its sets gives no total)."""
+    questionnaire = form(name)
+    link_id, answer_sets = LHC_TOTALS[name]
+    task = stepkit.Task.from_fhir(questionnaire)
+    seen = set()
+    for choices in answer_sets:
+        with task.open() as s:
+            for choice in choices:
+                answer_format = s.state["step"]["answerFormat"]
+                value = None if choice is None else answer_format["textChoices"][choice]["value"]
+                if value is None:
+                    s.skip()
+                else:
+                    s.set_answer([value])  # choices are answered with the list of chosen values
+                    s.forward()
+            assert s.state["status"] == "finished"
+            response = s.result_as("fhir")
+        validate(response)
+        expected = fhirpath_calculation(questionnaire, link_id, response)
+        item = items_by_link(response).get(link_id)
+        got = [next(v for k, v in a.items() if k.startswith("value")) for a in item["answer"]] if item else []
+        assert got == expected, choices
+        seen.add(bool(expected))
+    assert True in seen
+
+
+@pytest.mark.parametrize("tired, naps, coffee", [("t2", "n1", 3), ("t0", "n0", None), ("t1", None, 2)])
+def test_example_total_through_variables_matches_fhirpath(tired: str, naps: Optional[str], coffee: Optional[int]) -> None:
+    """examples/fhir/variables.json (the repository's own): a Questionnaire-level variable holds
+    the itemWeight URL, two item variables look the scores up, and the total adds half the
+    coffee only when it was answered; fhirpathpy agrees on the exported response."""
+    questionnaire = json.loads((EXAMPLES / "variables.json").read_text())
+    with stepkit.Task.from_fhir(questionnaire, strict=True) as task, task.open() as s:
+        for value in ([tired], [naps] if naps else None, coffee):
+            if value is None:
+                s.skip()
+            else:
+                s.set_answer(value)
+                s.forward()
+        response = s.result_as("fhir")
+    validate(response)
+    expected = fhirpath_calculation(questionnaire, "total", response)
+    item = items_by_link(response).get("total")
+    got = [a["valueDecimal"] for a in item["answer"]] if item else []
+    assert got == expected
+    assert bool(got) == (naps is not None)
