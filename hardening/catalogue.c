@@ -920,6 +920,33 @@ static int run_catalogue(void) {
         stepkit_task_free(lt);
     }
 
+    {
+        /* FHIRPath in a calculatedExpression: "1+1+...", 4,000 operands (8 KB, within the
+         * parser's length bound), is refused as it is parsed (each operand deepens the tree by
+         * one; the bound is 64), never built into a tree whose release would recurse 4,000 deep
+         * on this 256 KiB thread. The import goes on and reports the expression. */
+        static const char *head =
+            "{\"resourceType\": \"Questionnaire\", \"item\": [{\"linkId\": \"a\", \"type\": \"integer\"},"
+            " {\"linkId\": \"t\", \"type\": \"decimal\", \"extension\": [{\"url\": "
+            "\"http://hl7.org/fhir/uv/sdc/StructureDefinition/sdc-questionnaire-calculatedExpression\", "
+            "\"valueExpression\": {\"language\": \"text/fhirpath\", \"expression\": \"";
+        static const char *tail = "\"}}]}]}";
+        size_t operands = 4000;
+        char *q = malloc(strlen(head) + operands * 2 + strlen(tail) + 1);
+        char *p = q + sprintf(q, "%s1", head);
+        for (size_t i = 1; i < operands; i++) { *p++ = '+'; *p++ = '1'; }
+        strcpy(p, tail);
+        char *translated = NULL;
+        EXPECT_OK(stepkit_task_translate_fhir(q, NULL, &translated));
+        CHECK(translated && strstr(translated, "\"unsupportedExpression\"") != NULL,
+              "a 4,000-operand FHIRPath chain was not reported: %s", translated ? translated : "(null)");
+        stepkit_string_free(translated);
+        stepkit_task *ft = NULL;
+        EXPECT_OK(stepkit_task_compile_fhir(q, NULL, &ft));
+        stepkit_task_free(ft);
+        free(q);
+    }
+
     stepkit_string_free(saved);
     stepkit_session_free(s);
     stepkit_task_free(task);

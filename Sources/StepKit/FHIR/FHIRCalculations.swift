@@ -59,34 +59,11 @@ struct FHIRCalculations {
         return value.json
     }
 
-    /// A variable's or an expression's translation, or nil.
+    /// A variable's or an expression's translation, or nil. The tree is at most
+    /// `FHIRPathNode.maxTreeDepth` deep, which bounds the recursion of `value`.
     func translateValue(_ fhirpath: String, variables: [String: Value]) -> Value? {
-        guard let node = FHIRPathNode.parse(fhirpath), FHIRCalculations.depth(of: node) <= FHIRCalculations.maxTreeDepth else { return nil }
+        guard let node = FHIRPathNode.parse(fhirpath) else { return nil }
         return value(node, variables)
-    }
-
-    /// How deep a translated tree may be (the recursion of `value` follows it).
-    static let maxTreeDepth = 64
-
-    /// The depth of a tree, without recursion.
-    static func depth(of root: FHIRPathNode) -> Int {
-        var deepest = 0
-        var stack: [(FHIRPathNode, Int)] = [(root, 1)]
-        while let (node, d) = stack.popLast() {
-            deepest = max(deepest, d)
-            guard d <= maxTreeDepth else { return d }
-            switch node {
-            case .binary(_, let a, let b):
-                stack.append((a, d + 1))
-                stack.append((b, d + 1))
-            case .invocation(let base, _, let arguments):
-                if let base { stack.append((base, d + 1)) }
-                for a in arguments ?? [] { stack.append((a, d + 1)) }
-            default:
-                break
-            }
-        }
-        return deepest
     }
 
     /// Whether a translation keeps within `ExpressionLimits` (counted generously: every JSON

@@ -5,8 +5,10 @@
 /// `true`, `false`, `{}`) and parentheses — and refuses everything else (nil), which the importer
 /// then reports. Nothing here evaluates anything.
 ///
-/// Bounded: at most `maxLength` characters and `maxDepth` levels of nesting, so the recursive
-/// descent (and every walk of the tree) fits a small stack.
+/// Bounded: at most `maxLength` characters, `maxDepth` levels of parentheses and arguments (the
+/// parser's own recursion) and `maxTreeDepth` levels in the tree it builds, checked as each node
+/// is built (a chain `1 + 1 + ...` deepens the tree by one an operand), so every walk of a tree,
+/// its release included, fits a small stack.
 indirect enum FHIRPathNode: Equatable, Sendable {
     case number(Double)
     case string(String)
@@ -22,12 +24,13 @@ indirect enum FHIRPathNode: Equatable, Sendable {
 
     static let maxLength = 8_192
     static let maxDepth = 32
+    static let maxTreeDepth = 64
 
     /// The tree of `text`, or nil when it is not in the grammar above or passes a bound.
     static func parse(_ text: String) -> FHIRPathNode? {
         guard text.unicodeScalars.count <= maxLength, let tokens = FHIRPathToken.scan(text) else { return nil }
         var parser = FHIRPathParser(tokens: tokens)
-        guard let node = parser.expression(depth: 0), parser.atEnd else { return nil }
+        guard let (node, _) = parser.expression(depth: 0), parser.atEnd else { return nil }
         return node
     }
 
@@ -144,8 +147,11 @@ enum FHIRPathToken: Equatable {
 }
 
 /// Recursive descent over the tokens, one function per precedence level (lowest first). Every
-/// function takes the depth and refuses past `FHIRPathNode.maxDepth`.
+/// function takes the nesting depth and refuses past `FHIRPathNode.maxDepth`, and returns the
+/// node with the depth of its tree, refusing past `FHIRPathNode.maxTreeDepth`.
 struct FHIRPathParser {
+    typealias Built = (node: FHIRPathNode, depth: Int)
+
     let tokens: [FHIRPathToken]
     private var position = 0
 
@@ -167,7 +173,12 @@ struct FHIRPathParser {
         return true
     }
 
-    mutating func expression(depth: Int) -> FHIRPathNode? {
+    /// `node` with its tree's depth, or nil past `maxTreeDepth`.
+    private static func built(_ node: FHIRPathNode, depth: Int) -> Built? {
+        depth <= FHIRPathNode.maxTreeDepth ? (node, depth) : nil
+    }
+
+    mutating func expression(depth: Int) -> Built? {
         guard depth < FHIRPathNode.maxDepth else { return nil }
         return binary(level: 0, depth: depth)
     }
@@ -176,72 +187,66 @@ struct FHIRPathParser {
     /// additive, multiplicative.
     private static let levels: [[String]] = [["or"], ["and"], ["=", "!="], ["<", "<=", ">", ">="], ["+", "-"], ["*", "/"]]
 
-    private mutating func binary(level: Int, depth: Int) -> FHIRPathNode? {
+    private mutating func binary(level: Int, depth: Int) -> Built? {
         guard level < FHIRPathParser.levels.count else { return invocation(depth: depth) }
         guard var left = binary(level: level + 1, depth: depth) else { return nil }
         while let op = FHIRPathParser.levels[level].first(where: { $0.first?.isLetter == true ? takeKeyword($0) : take($0) }) {
-            guard let right = binary(level: level + 1, depth: depth) else { return nil }
-            left = .binary(op, left, right)
+            guard let right = binary(level: level + 1, depth: depth),
+                  let joined = FHIRPathParser.built(.binary(op, left.node, right.node), depth: max(left.depth, right.depth) + 1) else { return nil }
+            left = joined
         }
         return left
     }
 
-    private mutating func invocation(depth: Int) -> FHIRPathNode? {
-        guard var node = term(depth: depth) else { return nil }
+    private mutating func invocation(depth: Int) -> Built? {
+        guard var built = term(depth: depth) else { return nil }
         while take(".") {
             guard case .identifier(let name)? = next else { return nil }
             position += 1
-            switch arguments(depth: depth) {
-            case .member: node = .invocation(base: node, name: name, arguments: nil)
-            case .call(let list): node = .invocation(base: node, name: name, arguments: list)
-            case .malformed: return nil
-            }
+            guard let (arguments, argumentDepth) = arguments(depth: depth),
+                  let next = FHIRPathParser.built(.invocation(base: built.node, name: name, arguments: arguments),
+                                                  depth: max(built.depth, argumentDepth) + 1) else { return nil }
+            built = next
         }
-        return node
+        return built
     }
 
-    private enum Arguments {
-        case member
-        case call([FHIRPathNode])
-        case malformed
-    }
-
-    /// A call's `(args)` if one follows.
-    private mutating func arguments(depth: Int) -> Arguments {
-        guard take("(") else { return .member }
+    /// A call's `(args)` if one follows: nil arguments for a member; the deepest argument's
+    /// depth. Nil when malformed.
+    private mutating func arguments(depth: Int) -> (arguments: [FHIRPathNode]?, depth: Int)? {
+        guard take("(") else { return (nil, 0) }
         var list: [FHIRPathNode] = []
-        if take(")") { return .call(list) }
+        var deepest = 0
+        if take(")") { return (list, 0) }
         repeat {
-            guard let argument = expression(depth: depth + 1) else { return .malformed }
-            list.append(argument)
+            guard let argument = expression(depth: depth + 1) else { return nil }
+            list.append(argument.node)
+            deepest = max(deepest, argument.depth)
         } while take(",")
-        return take(")") ? .call(list) : .malformed
+        return take(")") ? (list, deepest) : nil
     }
 
-    private mutating func term(depth: Int) -> FHIRPathNode? {
+    private mutating func term(depth: Int) -> Built? {
         guard let token = next else { return nil }
         position += 1
         switch token {
-        case .number(let d): return .number(d)
-        case .string(let s): return .string(s)
-        case .variable(let name): return .variable(name)
-        case .identifier("true"): return .boolean(true)
-        case .identifier("false"): return .boolean(false)
+        case .number(let d): return (.number(d), 1)
+        case .string(let s): return (.string(s), 1)
+        case .variable(let name): return (.variable(name), 1)
+        case .identifier("true"): return (.boolean(true), 1)
+        case .identifier("false"): return (.boolean(false), 1)
         case .identifier(let name):
-            switch arguments(depth: depth) {
-            case .member: return .invocation(base: nil, name: name, arguments: nil)
-            case .call(let list): return .invocation(base: nil, name: name, arguments: list)
-            case .malformed: return nil
-            }
+            guard let (arguments, argumentDepth) = arguments(depth: depth) else { return nil }
+            return FHIRPathParser.built(.invocation(base: nil, name: name, arguments: arguments), depth: argumentDepth + 1)
         case .symbol("("):
             guard let inner = expression(depth: depth + 1), take(")") else { return nil }
             return inner
         case .symbol("{"):
-            return take("}") ? .empty : nil
+            return take("}") ? (.empty, 1) : nil
         case .symbol("-"):
             guard case .number(let d)? = next else { return nil }
             position += 1
-            return .number(-d)
+            return (.number(-d), 1)
         default:
             return nil
         }
