@@ -947,6 +947,35 @@ static int run_catalogue(void) {
         free(q);
     }
 
+    {
+        /* 3,000 FHIRPath variables on one item, each reading the one before ("%v0 * 2 + 1"):
+         * each translation stays within the expression language's bounds (32 levels), so the
+         * chain cannot build a value 6,000 levels deep whose release would recurse that far. The
+         * variables past the bound are reported and the import goes on. */
+        static const char *head =
+            "{\"resourceType\": \"Questionnaire\", \"item\": [{\"linkId\": \"a\", \"type\": \"integer\"},"
+            " {\"linkId\": \"t\", \"type\": \"decimal\", \"extension\": [";
+        static const char *tail =
+            "{\"url\": \"http://hl7.org/fhir/uv/sdc/StructureDefinition/sdc-questionnaire-calculatedExpression\", "
+            "\"valueExpression\": {\"language\": \"text/fhirpath\", \"expression\": \"%v2999\"}}]}]}";
+        size_t count = 3000;
+        char *q = malloc(strlen(head) + count * 200 + strlen(tail) + 1);
+        char *p = q + sprintf(q, "%s", head);
+        for (size_t i = 0; i < count; i++) {
+            p += sprintf(p, "{\"url\": \"http://hl7.org/fhir/StructureDefinition/variable\", \"valueExpression\": "
+                            "{\"name\": \"v%zu\", \"language\": \"text/fhirpath\", \"expression\": \"", i);
+            if (i == 0) p += sprintf(p, "1\"}},");
+            else p += sprintf(p, "%%v%zu * 2 + 1\"}},", i - 1);
+        }
+        strcpy(p, tail);
+        char *translated = NULL;
+        EXPECT_OK(stepkit_task_translate_fhir(q, NULL, &translated));
+        CHECK(translated && strstr(translated, "\"unsupportedExpression\"") != NULL,
+              "a 3,000-variable chain was not reported: %.200s", translated ? translated : "(null)");
+        stepkit_string_free(translated);
+        free(q);
+    }
+
     stepkit_string_free(saved);
     stepkit_session_free(s);
     stepkit_task_free(task);

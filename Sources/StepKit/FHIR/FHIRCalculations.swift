@@ -54,16 +54,18 @@ struct FHIRCalculations {
 
     /// The calculation for a calculatedExpression, or nil when the FHIRPath is outside the subset.
     func translate(_ fhirpath: String, variables: [String: Value] = [:]) -> JSON? {
-        guard let value = translateValue(fhirpath, variables: variables), value.kind != .null,
-              FHIRCalculations.fitsBounds(value.json) else { return nil }
+        guard let value = translateValue(fhirpath, variables: variables), value.kind != .null else { return nil }
         return value.json
     }
 
     /// A variable's or an expression's translation, or nil. The tree is at most
-    /// `FHIRPathNode.maxTreeDepth` deep, which bounds the recursion of `value`.
+    /// `FHIRPathNode.maxTreeDepth` deep, which bounds the recursion of `value`; a translation
+    /// past the expression language's bounds is nil too, so a chain of variables, each reading
+    /// the one before, cannot build a value deeper than that (nor one whose release recurses).
     func translateValue(_ fhirpath: String, variables: [String: Value]) -> Value? {
-        guard let node = FHIRPathNode.parse(fhirpath) else { return nil }
-        return value(node, variables)
+        guard let node = FHIRPathNode.parse(fhirpath), let value = value(node, variables),
+              FHIRCalculations.fitsBounds(value.json) else { return nil }
+        return value
     }
 
     /// Whether a translation keeps within `ExpressionLimits` (counted generously: every JSON
