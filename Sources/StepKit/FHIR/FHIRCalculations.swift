@@ -28,8 +28,8 @@ struct FHIRCalculations {
     let order: [String]
     /// The top-level items' linkIds: `%resource.item` reaches only these.
     let topLevel: Set<String>
-    /// Every item's FHIR type, by linkId, to type `{"answer": X}`.
-    let types: [String: String]
+    /// Every item by linkId: its FHIR type types `{"answer": X}`.
+    let index: FHIRItemIndex
 
     /// A FHIRPath expression or variable translated: the StepKit expression and what it gives.
     struct Value {
@@ -157,7 +157,7 @@ struct FHIRCalculations {
     }
 
     private func kind(of linkId: String) -> Value.Kind {
-        switch types[linkId] {
+        switch index.items[linkId]?.type {
         case "integer", "decimal": return .number
         case "boolean": return .boolean
         case "string", "text", "url": return .string

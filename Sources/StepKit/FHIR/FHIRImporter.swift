@@ -75,17 +75,15 @@ enum FHIRImporter {
 
         // Calculated items: their expressions, with the variables in scope, as task calculations.
         var asked: [String] = []
-        var types: [String: String] = [:]
         func collect(_ items: [FHIRItem]) {
             for item in items {
                 if builder.locations[item.linkId] != nil { asked.append(item.linkId) }
-                types[item.linkId] = item.type
                 collect(item.children)
             }
         }
         collect(top)
         let calcs = FHIRCalculations(prepared: prepared, locations: builder.locations, order: asked,
-                                     topLevel: Set(top.map(\.linkId)), types: types)
+                                     topLevel: Set(top.map(\.linkId)), index: index)
         let calculations = calculations(calcs, builder: builder, root: root, top: top, prepared: prepared, report: report)
         let nodes = builder.build(top)
         guard !builder.steps.isEmpty else {
