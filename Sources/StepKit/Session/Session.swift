@@ -157,9 +157,11 @@ struct Session: Sendable {
     /// Shows step `index`: a new visit, with its prefill (ResearchKit asks its default result
     /// source when a step appears).
     mutating func arrive(at index: Int, time: Int64, route: Navigator.Route) {
-        if let later = laterAnswers[index]?.popLast() {
-            answers[index] = later
-            if laterAnswers[index]?.isEmpty == true { laterAnswers[index] = nil }
+        // Looked up before it is changed: a `?.popLast()` through the dictionary's modify
+        // accessor costs as much on a miss (nearly every arrival) as on a hit.
+        if !laterAnswers.isEmpty, var later = laterAnswers[index], let answer = later.popLast() {
+            answers[index] = answer
+            laterAnswers[index] = later.isEmpty ? nil : later
         }
         applyPrefill(step: index)
         let previous = recordsEvents ? currentStep?.identifier : nil
