@@ -66,3 +66,59 @@ import Testing
         #expect(UUIDText.normalized("0a2b3c4d-1111-4222-8333-444455556666") == "0A2B3C4D-1111-4222-8333-444455556666")
     }
 }
+
+@Suite struct PlainJSONTests {
+    /// jansson's reading of `text` (nil when it refuses it).
+    private func jansson(_ text: String) -> JSON? {
+        text.withCString { try? JSONParser.parseWithJansson(cString: $0) }
+    }
+
+    private func plain(_ text: String) -> JSON? {
+        text.withCString { PlainJSON.parse($0) }
+    }
+
+    @Test func readsTheAnswersHostsSendMost() {
+        #expect(plain("42") == .int(42))
+        #expect(plain("-7") == .int(-7))
+        #expect(plain("0") == .int(0))
+        #expect(plain("999999999999999999") == .int(999_999_999_999_999_999))
+        #expect(plain(" true ") == .bool(true))
+        #expect(plain("false") == .bool(false))
+        #expect(plain("null") == .null)
+        #expect(plain(#""2026-01-01""#) == .string("2026-01-01"))
+        #expect(plain(#""""#) == .string(""))
+        #expect(plain(#"[ "a", "b" ]"#) == .array([.string("a"), .string("b")]))
+        #expect(plain("[]") == .array([]))
+        #expect(plain("[1,true,null]") == .array([.int(1), .bool(true), .null]))
+    }
+
+    @Test func leavesEverythingElseToJansson() {
+        for text in ["1.5", "1e3", "-0", "01", "1234567890123456789", #""\n""#, #""é""#, "{}", #"{"a":1}"#,
+                     "[[1]]", "[1,]", "[,1]", "[1 2]", "tru", "truex", "nul", "", " ", "\"abc", "1 2", "-", "[", "[1",
+                     "\"a\u{7F}\""] {
+            #expect(plain(text) == nil, "\(text)")
+        }
+    }
+
+    /// Every text of up to four characters over an alphabet of the characters the plain reader
+    /// looks at: whatever it reads, jansson reads the same, so which one ran is never visible.
+    @Test func plainReaderAgreesWithJansson() {
+        let alphabet: [Character] = ["0", "1", "9", "-", ".", "e", "\"", "a", "\\", "[", "]", ",", " ", "t", "n", "\u{7F}"]
+        var texts: [String] = [""]
+        var frontier: [String] = [""]
+        for _ in 0..<4 {
+            frontier = frontier.flatMap { prefix in alphabet.map { prefix + String($0) } }
+            texts += frontier
+        }
+        var read = 0
+        for text in texts {
+            guard let value = plain(text) else { continue }
+            read += 1
+            #expect(jansson(text) == value, "\(text)")
+        }
+        #expect(read > 400)
+        for text in ["true", "false", "null", " [ true , false , null ] ", "\t-123456789012345678\r\n", "[\"x y\",\"~\"]"] {
+            #expect(plain(text) != nil && plain(text) == jansson(text), "\(text)")
+        }
+    }
+}

@@ -10,9 +10,16 @@ enum JSONParser {
         return try result.get()
     }
 
-    /// Parses bytes handed across the C boundary. jansson validates the UTF-8 itself, so invalid
-    /// bytes are refused rather than silently repaired.
+    /// Parses bytes handed across the C boundary: the plainest texts directly (`PlainJSON`),
+    /// the rest through jansson, which validates the UTF-8 itself, so invalid bytes are refused
+    /// rather than silently repaired.
     static func parse(cString: UnsafePointer<CChar>) throws(StepKitError) -> JSON {
+        if let plain = PlainJSON.parse(cString) { return plain }
+        return try parseWithJansson(cString: cString)
+    }
+
+    /// The whole parse through jansson, for every text `PlainJSON` does not take.
+    static func parseWithJansson(cString: UnsafePointer<CChar>) throws(StepKitError) -> JSON {
         var error = json_error_t()
         let flags = sk_json_flag_decode_any() | sk_json_flag_reject_duplicates()
         guard let root = json_loads(cString, flags, &error) else {
