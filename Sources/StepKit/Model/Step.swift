@@ -71,7 +71,10 @@ final class Step: Sendable {
 }
 
 /// A form's items and section headers, in order (ResearchKit's `ORKFormStep`).
-struct Form: Sendable {
+///
+/// A class, immutable, like `AnswerFormat`: reading a step's content copies its payload, and a
+/// form is read several times a call.
+final class Form: Sendable {
     struct Item: Sendable {
         let identifier: String
         let optional: Bool
@@ -83,6 +86,11 @@ struct Form: Sendable {
     /// The question items in order (section headers are only presentation).
     let items: [Item]
     let itemIndex: [String: Int]
+
+    init(items: [Item], itemIndex: [String: Int]) {
+        self.items = items
+        self.itemIndex = itemIndex
+    }
 
     func item(_ identifier: String) -> Item? {
         itemIndex[identifier].flatMap { items.indices.contains($0) ? items[$0] : nil }

@@ -63,7 +63,12 @@ extension AnswerFormatRules {
 }
 
 /// A compiled answer format: its rules plus what every format shares.
-struct AnswerFormat: Sendable {
+///
+/// A class, immutable, for the reason `Step` is one: a step's content is read on every call
+/// (validating, checking what is required, evaluating `visibleWhen`), and as a struct each read
+/// copied the type, the rules' existential, the personal-data field and the presentation,
+/// retaining and releasing each; now it is one reference.
+final class AnswerFormat: Sendable {
     let type: String
     let rules: any AnswerFormatRules
     /// `showDontKnowButton`: whether `{"dontKnow": true}` is an answer.
@@ -74,6 +79,14 @@ struct AnswerFormat: Sendable {
     /// The format as the host should present it: its definition with every default the engine
     /// applies filled in (`AnswerFormatRules.defaults`, `showDontKnowButton`).
     let presentation: JSONObject
+
+    init(type: String, rules: any AnswerFormatRules, allowsDontKnow: Bool, personalData: String?, presentation: JSONObject) {
+        self.type = type
+        self.rules = rules
+        self.allowsDontKnow = allowsDontKnow
+        self.personalData = personalData
+        self.presentation = presentation
+    }
 
     static let personalDataFields = ["biologicalSex", "bloodType", "dateOfBirth", "fitzpatrickSkinType",
                                      "wheelchairUse", "height", "bodyMass"]
