@@ -90,25 +90,62 @@ import Testing
         #expect(plain(#"[ "a", "b" ]"#) == .array([.string("a"), .string("b")]))
         #expect(plain("[]") == .array([]))
         #expect(plain("[1,true,null]") == .array([.int(1), .bool(true), .null]))
+        #expect(plain(#"{"weight": 72, "smoker": false, "drinks": ["beer", "wine"], "since": "2020-01-01"}"#)
+            == .object(JSONObject(["weight": .int(72), "smoker": .bool(false), "drinks": .array([.string("beer"), .string("wine")]),
+                                   "since": .string("2020-01-01")])))
+        #expect(plain("{}") == .object(JSONObject()))
+        #expect(plain("72.5") == .double(72.5))
+        #expect(plain("-0.1") == .double(-0.1))
+        #expect(plain("0.30000000000000004") == .double(0.30000000000000004))
     }
 
     @Test func leavesEverythingElseToJansson() {
-        for text in ["1.5", "1e3", "-0", "01", "1234567890123456789", #""\n""#, #""é""#, "{}", #"{"a":1}"#,
+        for text in ["1e3", "1.5e3", "1.", ".5", "-0", "01", "00.5", "1.0000000000000000000000000000001", "1234567890123456789", #""\n""#, #""é""#, #"{"a":{}}"#, #"{"a":1,"a":2}"#,
+                     #"{"a":[[1]]}"#, #"{"a"}"#, #"{"a":}"#, #"{"a":1,}"#, #"{,}"#, #"{1:2}"#, #"[{}]"#, #"{"a":1"#,
                      "[[1]]", "[1,]", "[,1]", "[1 2]", "tru", "truex", "nul", "", " ", "\"abc", "1 2", "-", "[", "[1",
                      "\"a\u{7F}\""] {
             #expect(plain(text) == nil, "\(text)")
         }
     }
 
+    /// Decimals of every length the reader takes, from a fixed sequence: the same double as
+    /// jansson's `strtod`, to the bit.
+    @Test func decimalsReadAsJanssonReadsThem() {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        for _ in 0..<3000 {
+            let whole = String(next(9) + 1) + String((0..<next(17)).map { _ in Character(String(next(10))) })
+            let fraction = String((0..<(next(13) + 1)).map { _ in Character(String(next(10))) })
+            let text = (next(2) == 0 ? "-" : "") + (next(4) == 0 ? "0" : whole) + "." + fraction
+            guard let value = plain(text) else { continue }
+            guard case .double(let mine) = value, case .double(let theirs)? = jansson(text) else {
+                Issue.record("\(text) is not a double both ways")
+                continue
+            }
+            #expect(mine.bitPattern == theirs.bitPattern, "\(text)")
+        }
+    }
+
     /// Every text of up to four characters over an alphabet of the characters the plain reader
     /// looks at: whatever it reads, jansson reads the same, so which one ran is never visible.
     @Test func plainReaderAgreesWithJansson() {
-        let alphabet: [Character] = ["0", "1", "9", "-", ".", "e", "\"", "a", "\\", "[", "]", ",", " ", "t", "n", "\u{7F}"]
+        let alphabet: [Character] = ["0", "1", "9", "-", ".", "e", "\"", "a", "\\", "[", "]", ",", " ", "t", "n", "\u{7F}",
+                                     "{", "}", ":"]
         var texts: [String] = [""]
         var frontier: [String] = [""]
         for _ in 0..<4 {
             frontier = frontier.flatMap { prefix in alphabet.map { prefix + String($0) } }
             texts += frontier
+        }
+        // Objects need more characters: every `{…}` with up to five inside, over fewer.
+        let inner: [Character] = ["\"", "a", "b", ":", ",", "1", "[", "]", "{", "}", " "]
+        frontier = [""]
+        for _ in 0..<5 {
+            frontier = frontier.flatMap { prefix in inner.map { prefix + String($0) } }
+            texts += frontier.map { "{\"a\":" + $0 + "}" }
         }
         var read = 0
         for text in texts {
@@ -116,8 +153,9 @@ import Testing
             read += 1
             #expect(jansson(text) == value, "\(text)")
         }
-        #expect(read > 400)
-        for text in ["true", "false", "null", " [ true , false , null ] ", "\t-123456789012345678\r\n", "[\"x y\",\"~\"]"] {
+        #expect(read > 1000)
+        for text in ["true", "false", "null", " [ true , false , null ] ", "\t-123456789012345678\r\n", "[\"x y\",\"~\"]", "0.1", "-0.0", "123456789012345678.5", "2.2250738585072011",
+                     #"{"a":1,"b":[1,"x"],"c":null}"#] {
             #expect(plain(text) != nil && plain(text) == jansson(text), "\(text)")
         }
     }
