@@ -37,7 +37,7 @@ extension Session {
         // Leaving a later visit of a step that an earlier visit still holds on the path (a
         // loop): the earlier visit's own answer comes back, and the later one waits to prefill
         // the step when navigation reaches it again.
-        if let step = leaving, let earlier = visitsByStep[step]?.last, path.indices.contains(earlier) {
+        if let step = leaving, let earlier = latestVisit[step], path.indices.contains(earlier) {
             if let latest = answers[step] { laterAnswers[step, default: []].append(latest) }
             answers[step] = path[earlier].skipped ? nil : path[earlier].answer
         }

@@ -17,8 +17,12 @@ struct Session: Sendable {
     /// The visits in order. Empty only when the task ended before showing any step (every step
     /// skipped by its rules); otherwise the last one is the current step.
     private(set) var path: [Visit] = []
-    /// Per step: its visits' positions in `path`, so predicates find a step's latest visit in O(1).
-    private(set) var visitsByStep: [Int: [Int]] = [:]
+    /// Per step: the position in `path` of its latest visit, so predicates find it in O(1).
+    private(set) var latestVisit: [Int: Int] = [:]
+    /// Per position in `path`: the position of the same step's visit before it (-1: none), which
+    /// becomes the step's latest visit again when this one is removed. Kept beside `path` rather
+    /// than as a list per step, which cost an allocation on every visit.
+    private var earlierVisit: [Int] = []
     /// The latest answer of every step that has one, on the path or not (kept to prefill a
     /// step visited again). A form's answer is an object of its items' answers.
     var answers: [Int: JSON] = [:]
@@ -108,7 +112,8 @@ struct Session: Sendable {
     /// Shows the task's first step, unless skip rules pass over every step.
     private mutating func enterFirstStep(at time: Int64) {
         path = []
-        visitsByStep = [:]
+        latestVisit = [:]
+        earlierVisit = []
         let route = Navigator(session: self).arrive(at: task.steps.isEmpty ? nil : 0, from: nil, explanation: [])
         if let step = route.step {
             arrive(at: step, time: time, route: route)
@@ -179,14 +184,14 @@ struct Session: Sendable {
     }
 
     mutating func pushVisit(_ visit: Visit) {
-        visitsByStep[visit.stepIndex, default: []].append(path.count)
+        earlierVisit.append(latestVisit.updateValue(path.count, forKey: visit.stepIndex) ?? -1)
         path.append(visit)
     }
 
     mutating func popVisit() {
         guard let visit = path.popLast() else { return }
-        visitsByStep[visit.stepIndex]?.removeLast()
-        if visitsByStep[visit.stepIndex]?.isEmpty == true { visitsByStep[visit.stepIndex] = nil }
+        let earlier = earlierVisit.popLast() ?? -1
+        latestVisit[visit.stepIndex] = earlier >= 0 ? earlier : nil
     }
 
     mutating func updateCurrent(_ change: (inout Visit) -> Void) {
@@ -220,7 +225,7 @@ enum ClockAnchor: Sendable, Equatable {
 /// with its live answer); steps off the path and skipped visits are unanswered.
 extension Session: AnswerLookup {
     func latestAnswer(step index: Int) -> JSON? {
-        guard let position = visitsByStep[index]?.last, path.indices.contains(position) else { return nil }
+        guard let position = latestVisit[index], path.indices.contains(position) else { return nil }
         let visit = path[position]
         if visit.skipped { return nil }
         return position == path.count - 1 && !isFinished ? answers[index] : visit.answer
