@@ -92,9 +92,14 @@ final class Form: Sendable {
         self.itemIndex = itemIndex
     }
 
+    /// The item named `identifier`. A form of a few items is searched by comparing, which costs
+    /// less than hashing the name (`JSONObject` does the same).
     func item(_ identifier: String) -> Item? {
-        itemIndex[identifier].flatMap { items.indices.contains($0) ? items[$0] : nil }
+        if items.count <= Form.linearLimit { return items.first { $0.identifier == identifier } }
+        return itemIndex[identifier].flatMap { items.indices.contains($0) ? items[$0] : nil }
     }
+
+    private static let linearLimit = 8
 }
 
 /// A named group of steps (SageResearch's section step), walked as if its steps were inlined.
