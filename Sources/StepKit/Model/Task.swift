@@ -60,34 +60,34 @@ struct Task: Sendable {
 
 /// Everything that makes a task navigable (ResearchKit's `ORKNavigableOrderedTask`), by index.
 struct TaskRules: Sendable {
-    var stepRules: [Int: NavigationRule] = [:]
-    var sectionRules: [Int: NavigationRule] = [:]
-    var stepSkips: [Int: Predicate] = [:]
-    var sectionSkips: [Int: Predicate] = [:]
-    var modifiers: [Int: StepModifier] = [:]
+    var stepRules = IndexTable<NavigationRule>()
+    var sectionRules = IndexTable<NavigationRule>()
+    var stepSkips = IndexTable<Predicate>()
+    var sectionSkips = IndexTable<Predicate>()
+    var modifiers = IndexTable<StepModifier>()
     /// Form item visibility: step index, then item identifier.
-    var visibility: [Int: [String: Predicate]] = [:]
+    var visibility = IndexTable<[String: Predicate]>()
     /// Form section headers with a `visibleWhen`, per step, in form order.
-    var formHeaders: [Int: [FormHeaderRule]] = [:]
+    var formHeaders = IndexTable<[FormHeaderRule]>()
     /// Per step: each item under a header with a `visibleWhen` → that header's index in
     /// `formHeaders[step]`.
-    var itemHeaders: [Int: [String: Int]] = [:]
+    var itemHeaders = IndexTable<[String: Int]>()
     /// Per form step with visibility rules: the items an item's or a header's `visibleWhen`
     /// governs, sorted (`collectGovernedItems`), so a call works out what is hidden without
     /// gathering them again.
-    var governedItems: [Int: [String]] = [:]
+    var governedItems = IndexTable<[String]>()
     /// Sections' `visibleWhen`, by section index: the section is skipped while it does not hold.
-    var sectionVisibility: [Int: Predicate] = [:]
+    var sectionVisibility = IndexTable<Predicate>()
     /// Form steps' `validations`, by step index.
-    var stepValidations: [Int: [Validation]] = [:]
+    var stepValidations = IndexTable<[Validation]>()
     /// The task's `validations`, checked when going forward would complete the task.
     var taskValidations: [Validation] = []
     /// The steps whose texts (or step modifier's texts) hold `{{placeholders}}` (`Piping`).
     var pipedSteps: Set<Int> = []
     /// Per step: the calculations its state shows (indexes into `Calculations.list`).
-    var stepCalculations: [Int: [Int]] = [:]
+    var stepCalculations = IndexTable<[Int]>()
     /// Per step: the bounds its answer formats give as expressions.
-    var answerBounds: [Int: [AnswerBounds]] = [:]
+    var answerBounds = IndexTable<[AnswerBounds]>()
     /// The patterns of `matches` conditions, by the step whose answer they read (see
     /// `ConditionPatterns`).
     var conditionPatterns = ConditionPatterns()
