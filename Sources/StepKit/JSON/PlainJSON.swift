@@ -49,7 +49,8 @@ enum PlainJSON {
         /// The members after `{` up to and including `}`, or nil. A repeated key is nil:
         /// jansson refuses it (the engine parses with `JSON_REJECT_DUPLICATES`).
         mutating func object() -> JSON? {
-            var object = JSONObject()
+            // Room for a usual form's answers at once, not grown one key at a time.
+            var object = JSONObject(reservingCapacity: 8)
             skipSpace()
             if peek == UInt8(ascii: "}") {
                 position += 1
