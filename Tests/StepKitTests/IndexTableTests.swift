@@ -19,3 +19,33 @@ import Testing
         #expect(table[3] == "xy" && table.count == 2)
     }
 }
+
+@Suite struct IndexMapTests {
+    @Test func behavesAsADictionaryByIndex() {
+        var map: IndexMap<String> = [3: "three"]
+        #expect(map[3] == "three" && map[4] == nil && map.count == 1)
+        #expect(map.updateValue("THREE", forKey: 3) == "three")
+        #expect(map.updateValue("one", forKey: 1) == nil)
+        map[9, default: "n"] += "ine"
+        #expect(map[9] == "nine")
+        #expect(map.keys.sorted() == [1, 3, 9] && map.values.sorted() == ["THREE", "nine", "one"])
+        #expect(map.map { $0.key }.sorted() == [1, 3, 9])
+        map[3] = nil
+        #expect(map.count == 2 && map[3] == nil)
+        var other = IndexMap<String>()
+        other[9] = "nine"
+        other[1] = "one"
+        #expect(map == other)
+    }
+
+    /// Step indexes, addresses (multiples of 16) and negative numbers all land in distinct
+    /// places and are found again.
+    @Test func holdsEveryKey() {
+        var map = IndexMap<Int>()
+        let keys = Array(0..<50_000) + (1..<20_000).map { $0 * 16 + 0x7F00_0000_0000 } + (1..<1_000).map { -$0 }
+        for k in keys { map[k] = k &* 3 }
+        #expect(map.count == keys.count)
+        #expect(keys.allSatisfy { map[$0] == $0 &* 3 })
+        #expect(map[50_000] == nil)
+    }
+}

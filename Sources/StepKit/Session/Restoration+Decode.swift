@@ -18,7 +18,7 @@ extension Restoration {
             }
             finishReason = r
         }
-        var answers: [Int: JSON] = [:]
+        var answers: IndexMap<JSON> = [:]
         for (id, answer) in savedAnswers.entries {
             let path = JSONPath.root.key("answers").key(id)
             guard let index = task.stepIndex[id], let step = task.step(at: index) else {
@@ -26,7 +26,7 @@ extension Restoration {
             }
             answers[index] = try validated(answer, for: step, at: path)
         }
-        var laterAnswers: [Int: [JSON]] = [:]
+        var laterAnswers: IndexMap<[JSON]> = [:]
         for (id, list) in (d["laterAnswers"]?.objectValue ?? JSONObject()).entries {
             let path = JSONPath.root.key("laterAnswers").key(id)
             guard let index = task.stepIndex[id], let step = task.step(at: index), let items = list.arrayValue else {
@@ -58,7 +58,7 @@ extension Restoration {
             if let answer = v["answer"] { visit.answer = try validated(answer, for: step, at: path.key("answer")) }
             visits.append(visit)
         }
-        var asyncRuns: [Int: RecorderRun] = [:]
+        var asyncRuns: IndexMap<RecorderRun> = [:]
         for (id, value) in (d["asyncActions"]?.objectValue ?? JSONObject()).entries {
             guard let index = task.asyncActions.firstIndex(where: { $0.recorder.identifier == id }) else {
                 throw refuse("damaged", "The saved async action \"\(id)\" is not in the task.", .root.key("asyncActions").key(id))
