@@ -82,12 +82,13 @@ final class SessionHandle: Sendable {
 /// a no-op. The check and the retain happen under one lock, so a handle cannot be freed
 /// between them.
 enum HandleRegistry {
-    /// Live handle addresses and the type each points to.
-    private static let live = Locked<[UInt: ObjectIdentifier]>([:])
+    /// Live handle addresses and the type each points to. The addresses are the library's own
+    /// objects', so they are hashed by `IndexKey`'s fixed mix, not SipHash (every call looks one up).
+    private static let live = Locked<[IndexKey: ObjectIdentifier]>([:])
 
     static func register<T: AnyObject & Sendable>(_ object: T) -> OpaquePointer {
         let pointer = Unmanaged.passRetained(object).toOpaque()
-        live.withLock { $0[UInt(bitPattern: pointer)] = ObjectIdentifier(T.self) }
+        live.withLock { $0[IndexKey(Int(bitPattern: pointer))] = ObjectIdentifier(T.self) }
         return OpaquePointer(pointer)
     }
 
@@ -96,7 +97,7 @@ enum HandleRegistry {
         guard let handle else {
             throw StepKitError(.invalidArgument, code: "nullArgument", message: "\(argument) is NULL.")
         }
-        let key = UInt(bitPattern: UnsafeRawPointer(handle))
+        let key = IndexKey(Int(bitPattern: UnsafeRawPointer(handle)))
         let object: T? = live.withLock { live in
             live[key] == ObjectIdentifier(T.self) ? Unmanaged<T>.fromOpaque(UnsafeRawPointer(handle)).takeUnretainedValue() : nil
         }
@@ -112,7 +113,7 @@ enum HandleRegistry {
     /// live (already freed, or of the other type) is ignored.
     static func release<T: AnyObject & Sendable>(_ handle: OpaquePointer?, as type: T.Type) {
         guard let handle else { return }
-        let key = UInt(bitPattern: UnsafeRawPointer(handle))
+        let key = IndexKey(Int(bitPattern: UnsafeRawPointer(handle)))
         let removed = live.withLock { live in
             guard live[key] == ObjectIdentifier(T.self) else { return false }
             live[key] = nil
