@@ -65,9 +65,10 @@ extension Form {
     /// must equal its original's answer there. With `originalRequired`, a confirmation whose
     /// original has no answer fails too (leaving the form); without, it waits for the original.
     func confirmationProblems(_ answer: JSONObject, items: some Sequence<String>, originalRequired: Bool) -> [Problem] {
+        guard !confirmations.isEmpty else { return [] }
         var problems: [Problem] = []
         for key in items {
-            guard let confirm = item(key)?.format.rules as? ConfirmTextFormat, let value = answer[key] else { continue }
+            guard let confirm = confirmations[key], let value = answer[key] else { continue }
             let original = answer[confirm.originalItemIdentifier]
             if original == nil && !originalRequired { continue }
             do throws(AnswerRejection) { try confirm.confirm(value, original: original) } catch {

@@ -87,9 +87,18 @@ final class Form: Sendable {
     let items: [Item]
     let itemIndex: [String: Int]
 
+    /// The items that confirm another (`confirmText`), by identifier; most forms have none, and
+    /// then the confirmation check costs nothing (it cast every item's format to find out).
+    let confirmations: [String: ConfirmTextFormat]
+
     init(items: [Item], itemIndex: [String: Int]) {
         self.items = items
         self.itemIndex = itemIndex
+        var confirmations: [String: ConfirmTextFormat] = [:]
+        for item in items {
+            if let confirm = item.format.rules as? ConfirmTextFormat { confirmations[item.identifier] = confirm }
+        }
+        self.confirmations = confirmations
     }
 
     /// The item named `identifier`. A form of a few items is searched by comparing, which costs
