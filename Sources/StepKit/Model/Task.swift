@@ -73,9 +73,9 @@ struct TaskRules: Sendable {
     /// `formHeaders[step]`.
     var itemHeaders = IndexTable<[String: Int]>()
     /// Per form step with visibility rules: the items an item's or a header's `visibleWhen`
-    /// governs, sorted (`collectGovernedItems`), so a call works out what is hidden without
-    /// gathering them again.
-    var governedItems = IndexTable<[String]>()
+    /// governs, sorted, each with the conditions that govern it (`collectGovernedItems`), so a
+    /// call works out what is hidden without gathering them again or looking an item up by name.
+    var governedItems = IndexTable<[GovernedItem]>()
     /// Sections' `visibleWhen`, by section index: the section is skipped while it does not hold.
     var sectionVisibility = IndexTable<Predicate>()
     /// Form steps' `validations`, by step index.
@@ -96,7 +96,12 @@ struct TaskRules: Sendable {
     mutating func collectGovernedItems() {
         for step in Set(visibility.keys).union(itemHeaders.keys) {
             let items = Set(visibility[step]?.keys.map { $0 } ?? []).union(itemHeaders[step]?.keys.map { $0 } ?? [])
-            if !items.isEmpty { governedItems[step] = items.sorted() }
+            guard !items.isEmpty else { continue }
+            let headers = formHeaders[step] ?? []
+            governedItems[step] = items.sorted().map { item in
+                let header = itemHeaders[step]?[item].flatMap { headers.indices.contains($0) ? headers[$0].predicate : nil }
+                return GovernedItem(identifier: item, header: header, own: visibility[step]?[item])
+            }
         }
     }
 

@@ -10,3 +10,15 @@ struct FormHeaderRule: Sendable {
     let items: [String]
     let predicate: Predicate
 }
+
+/// A form item some `visibleWhen` governs: its section header's condition and its own (either
+/// may be absent). Shown while both hold.
+struct GovernedItem: Sendable {
+    let identifier: String
+    let header: Predicate?
+    let own: Predicate?
+
+    func isVisible(_ answers: some AnswerLookup) -> Bool {
+        (header?.evaluate(answers) ?? true) && (own?.evaluate(answers) ?? true)
+    }
+}

@@ -23,15 +23,8 @@ extension Session {
     /// Whether a form item is shown now: its section header's `visibleWhen` (if any) and its
     /// own (if any) hold.
     func isVisible(_ item: String, step index: Int) -> Bool {
-        withStoredAnswers { isVisible(item, step: index, $0) }
-    }
-
-    private func isVisible(_ item: String, step index: Int, _ stored: StoredAnswers) -> Bool {
-        if let h = task.rules.itemHeaders[index]?[item], let headers = task.rules.formHeaders[index], headers.indices.contains(h),
-           !headers[h].predicate.evaluate(stored) {
-            return false
-        }
-        return task.rules.visibility[index]?[item]?.evaluate(stored) ?? true
+        guard let governed = task.rules.governedItems[index]?.first(where: { $0.identifier == item }) else { return true }
+        return withStoredAnswers { governed.isVisible($0) }
     }
 
     /// Whether some `visibleWhen` (an item's or a section header's) can hide items of the form.
@@ -42,7 +35,7 @@ extension Session {
     /// The items of a form that its `visibleWhen` rules hide now, sorted.
     func hiddenItems(step index: Int) -> [String] {
         guard let governed = task.rules.governedItems[index] else { return [] }
-        return withStoredAnswers { stored in governed.filter { !isVisible($0, step: index, stored) } }
+        return withStoredAnswers { stored in governed.compactMap { $0.isVisible(stored) ? nil : $0.identifier } }
     }
 
     /// A form's answer with hidden items left out (they stay in `answers` to prefill).
