@@ -11,7 +11,7 @@
  *   bench scaling   SMALL.json SMALL.walk BIG.json BIG.walk STEPS BUDGET_S
  *   bench saverestore TASK.json TASK.walk BUDGET_S
  *   bench memory    TASK.json TASK.walk SESSIONS ANSWERED_SESSIONS ANSWERED_ENTRIES
- *   bench threads   TASK.json TASK.walk BUDGET_S
+ *   bench threads   TASK.json TASK.walk BUDGET_S   (also: two threads each on a task of its own)
  *   bench profile   TASK.json TASK.walk ENTRIES      (callgrind: instruments the walk only)
  *   bench profile-compile TASK.json N                 (callgrind: N compiles)
  *   bench profile-save TASK.json TASK.walk            (callgrind: one save + one restore)
@@ -575,13 +575,16 @@ static int cmd_memory(int argc, char **argv) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* threads: two threads walking separate sessions of one task vs one thread */
+/* threads: two threads walking separate sessions of one task vs one thread; and, to tell what
+ * sharing the task costs, two threads each walking sessions of a task it compiled itself */
 
 typedef struct {
     stepkit_task *task;
     walk_t *w;
     long walks;
     pthread_barrier_t *barrier;
+    /* non-NULL: the thread compiles this task text for itself before the barrier (not timed) */
+    const char *own_task;
 } thread_arg;
 
 static void walk_many(stepkit_task *task, walk_t *w, long walks) {
@@ -594,8 +597,14 @@ static void walk_many(stepkit_task *task, walk_t *w, long walks) {
 
 static void *thread_main(void *p) {
     thread_arg *t = p;
+    stepkit_task *task = t->task;
+    if (t->own_task && stepkit_task_compile(t->own_task, &task) != 0) {
+        fprintf(stderr, "bench: the task did not compile in a thread\n");
+        exit(2);
+    }
     pthread_barrier_wait(t->barrier);
-    walk_many(t->task, t->w, t->walks);
+    walk_many(task, t->w, t->walks);
+    if (t->own_task) stepkit_task_free(task);
     return NULL;
 }
 
@@ -609,13 +618,13 @@ static double cpu_seconds(void) {
 /* CPU time / wall time of the last run_threads or run_control: the cores the run really had */
 static double last_cpu_share;
 
-static double run_threads(stepkit_task *task, walk_t *w, long walks, int nthreads) {
+static double run_threads(stepkit_task *task, walk_t *w, long walks, int nthreads, const char *own_task) {
     pthread_t th[8];
     thread_arg args[8];
     pthread_barrier_t barrier;
     pthread_barrier_init(&barrier, NULL, (unsigned)nthreads + 1);
     for (int i = 0; i < nthreads; i++) {
-        args[i] = (thread_arg){task, w, walks, &barrier};
+        args[i] = (thread_arg){task, w, walks, &barrier, own_task};
         pthread_create(&th[i], NULL, thread_main, &args[i]);
     }
     pthread_barrier_wait(&barrier);
@@ -677,12 +686,12 @@ static int cmd_threads(int argc, char **argv) {
      * cannot make the counts (and the run) a thousand times too long. */
     long walks = 1, creps = 1;
     double one, c1;
-    while ((one = run_threads(task, &w, walks, 1)) < 0.05 && walks < (1L << 20)) walks *= 2;
+    while ((one = run_threads(task, &w, walks, 1, NULL)) < 0.05 && walks < (1L << 20)) walks *= 2;
     walks = (long)(0.4 * (double)walks / one) + 1;
     while ((c1 = run_control(text, creps, 1)) < 0.05 && creps < (1L << 20)) creps *= 2;
     creps = (long)(0.2 * (double)creps / c1) + 1;
     enum { MAXS = 32 };
-    double t1[MAXS], t2[MAXS], ratio[MAXS], cratio[MAXS], cpu2[MAXS], ccpu2[MAXS];
+    double t1[MAXS], t2[MAXS], ratio[MAXS], cratio[MAXS], cpu2[MAXS], ccpu2[MAXS], ratio_own[MAXS];
     int n = 0;
     double start = now();
     while (n < MAXS && (n < 3 || now() - start < budget) && n < 9) {
@@ -690,11 +699,12 @@ static int cmd_threads(int argc, char **argv) {
         double k2 = run_control(text, creps, 2);
         ccpu2[n] = last_cpu_share;
         cratio[n] = 2.0 * k1 / k2;
-        t1[n] = run_threads(task, &w, walks, 1);
-        t2[n] = run_threads(task, &w, walks, 2);
+        t1[n] = run_threads(task, &w, walks, 1, NULL);
+        t2[n] = run_threads(task, &w, walks, 2, NULL);
         cpu2[n] = last_cpu_share;
         /* throughput of 2 threads / throughput of 1: (2*walks/t2) / (walks/t1) */
         ratio[n] = 2.0 * t1[n] / t2[n];
+        ratio_own[n] = 2.0 * t1[n] / run_threads(task, &w, walks, 2, text);
         t1[n] /= (double)(walks * w.count);
         t2[n] /= (double)(2 * walks * w.count);
         n++;
@@ -705,6 +715,7 @@ static int cmd_threads(int argc, char **argv) {
            base_name(argv[2]), walks, w.count, lo[0]);
     print_array("ratio", ratio, n); printf(",");
     print_array("controlRatio", cratio, n); printf(",");
+    print_array("ratioTaskPerThread", ratio_own, n); printf(",");
     print_array("cpuShare2", cpu2, n); printf(",");
     print_array("controlCpuShare2", ccpu2, n); printf(",");
     print_array("oneThreadStep", t1, n); printf(",");

@@ -351,6 +351,9 @@ def main():
                      f"threads: engine {statistics.median(th['cpuShare2']):.2f}, control "
                      f"{statistics.median(th['controlCpuShare2']):.2f}",
           target="≥ 1.8×", ok=lambda x: x is not None and x >= 1.8)
+    t.add("2 threads / 1 thread, each thread on a task it compiled itself (what sharing one task costs)",
+          th["ratioTaskPerThread"], ratio=statistics.median(th["ratioTaskPerThread"]), fmt=lambda x: f"{x:.2f}×",
+          floor_text="the same one-thread runs", target="report")
     for r in autosaves:
         t.add(f"set_answer with autosave, {r['visits']:,} visits ({fmt_bytes(r['bytes'])} saved; "
               f"without autosave {fmt_time(statistics.median(r['plain']))}, save alone "
