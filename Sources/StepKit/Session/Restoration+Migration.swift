@@ -62,7 +62,7 @@ extension Restoration {
         let visited = Set((d["path"]?.arrayValue ?? []).compactMap { $0.objectValue?["step"]?.stringValue })
         var budget = task.steps.count
         while budget > 0, let step = session.currentStep,
-              !step.takesAnswers || session.answers[session.current?.stepIndex ?? -1] != nil || (step.optional && visited.contains(step.identifier)),
+              !step.takesAnswers || session.answers[session.currentIndex ?? -1] != nil || (step.optional && visited.contains(step.identifier)),
               session.forwardProblems().isEmpty, session.routeForward()?.step != nil {
             budget -= 1
             do throws(StepKitError) { try session.goForward() } catch { break }

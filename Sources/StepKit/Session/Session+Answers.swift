@@ -2,7 +2,7 @@
 extension Session {
     mutating func setAnswer(_ answer: JSON) throws(StepKitError) {
         try requireInProgress()
-        guard let step = currentStep, let index = current?.stepIndex else {
+        guard let step = currentStep, let index = currentIndex else {
             throw StepKitError(.internal, code: "noStep", message: "The session has no current step.")
         }
         if case .message = step.content {
@@ -55,7 +55,7 @@ extension Session {
     /// when going forward would complete the task.
     func forwardProblems() -> [Problem] {
         let required = requiredProblems()
-        guard required.isEmpty, !isFinished, let index = current?.stepIndex else { return required }
+        guard required.isEmpty, !isFinished, let index = currentIndex else { return required }
         var failed = (task.rules.stepValidations[index] ?? []).filter { $0.when.evaluate(self) }
         if !task.rules.taskValidations.isEmpty, routeForward()?.step == nil {
             failed += task.rules.taskValidations.filter { $0.when.evaluate(self) }
@@ -78,7 +78,7 @@ extension Session {
 
     /// What the current step requires before it may be left going forward.
     private func requiredProblems() -> [Problem] {
-        guard !isFinished, let step = currentStep, let index = current?.stepIndex else { return [] }
+        guard !isFinished, let step = currentStep, let index = currentIndex else { return [] }
         let answer = answers[index]
         switch step.content {
         case .message:

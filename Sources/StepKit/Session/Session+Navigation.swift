@@ -2,8 +2,8 @@
 extension Session {
     /// Where going forward from the current step would lead now (nil: the task would end).
     func routeForward() -> Navigator.Route? {
-        guard let current else { return nil }
-        return Navigator(session: self).route(leaving: current.stepIndex)
+        guard let index = currentIndex else { return nil }
+        return Navigator(session: self).route(leaving: index)
     }
 
     /// Ends the run: every recorder stops, the host hears why.
@@ -29,7 +29,7 @@ extension Session {
         guard path.count > 1 else {
             throw stateError("firstStep", "This is the first step; there is no step to go back to.")
         }
-        let leaving = current?.stepIndex
+        let leaving = currentIndex
         let time = now
         stopActiveRecorders(at: time)
         let previous = recordsEvents ? currentStep?.identifier : nil
@@ -87,11 +87,11 @@ extension Session {
     }
 
     private mutating func closeCurrent(at time: Int64, skipped: Bool) {
-        guard let current else { return }
+        guard let index = currentIndex else { return }
         stopActiveRecorders(at: time)
-        stopAsyncActions(leaving: current.stepIndex, time: time)
-        let hidden = hiddenItems(step: current.stepIndex)
-        let kept = skipped ? nil : answers[current.stepIndex].map { visibleAnswer($0, hiding: hidden) }
+        stopAsyncActions(leaving: index, time: time)
+        let hidden = hiddenItems(step: index)
+        let kept = skipped ? nil : answers[index].map { visibleAnswer($0, hiding: hidden) }
         updateCurrent { visit in
             visit.endDate = time
             visit.skipped = skipped

@@ -96,7 +96,11 @@ struct Session: Sendable {
     /// The current visit; nil only when no step was ever shown.
     var current: Visit? { path.last }
 
-    var currentStep: Step? { current.flatMap { task.step(at: $0.stepIndex) } }
+    /// The current visit's step, read without copying the visit (`current` copies it whole,
+    /// retaining its answer, hidden items and arrival, and was read several times a call).
+    var currentIndex: Int? { path.indices.last.map { path[$0].stepIndex } }
+
+    var currentStep: Step? { currentIndex.flatMap { task.step(at: $0) } }
 
     /// The session's time: the clock's (or the moment a deadline came due), never earlier than
     /// the latest date the run holds, so a host clock that goes backwards (another clock set
@@ -240,7 +244,7 @@ extension Session: AnswerLookup {
             guard let value = latestAnswer(step: index)?.objectValue?[item],
                   let format = task.step(at: index)?.format(item: item) else { return nil }
             // A hidden item reads as unanswered (closed visits already left hidden items out).
-            if current?.stepIndex == index && !isFinished && !isVisible(item, step: index) { return nil }
+            if currentIndex == index && !isFinished && !isVisible(item, step: index) { return nil }
             return (value, format.rules.resultType)
         case .external(let taskID, let step, let item):
             return external.answer(task: taskID, step: step, item: item)

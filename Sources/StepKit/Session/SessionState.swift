@@ -2,7 +2,7 @@
 extension Session {
     func stateJSON() -> JSON {
         let step = isFinished ? nil : currentStep
-        let index = current?.stepIndex ?? 0
+        let index = currentIndex ?? 0
         let problems = forwardProblems()
         var answer: JSON = .null
         var visibleItems: JSON = .null
@@ -56,7 +56,7 @@ extension Session {
     /// the path the current answers lead to.
     private func progressJSON(inProgress: Bool) -> JSON {
         let presented = path.count
-        guard inProgress, let index = current?.stepIndex else {
+        guard inProgress, let index = currentIndex else {
             return .object([
                 "current": .int(Int64(presented)), "total": .int(Int64(presented)), "presented": .int(Int64(presented)),
                 "fewestRemaining": .int(0), "mostRemaining": .int(0),
