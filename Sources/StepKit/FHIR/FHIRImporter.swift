@@ -192,13 +192,12 @@ enum FHIRImporter {
         if options.strict && !t.report.entries.isEmpty {
             throw StepKitError(.definition, problems: t.report.entries.map { Problem(code: $0.code, message: $0.reason, path: $0.path) })
         }
-        var task = try TaskCompiler.compile(t.task, maxSteps: options.compile.maxSteps)
+        let task = try TaskCompiler.compile(t.task, maxSteps: options.compile.maxSteps)
         var layout = t.layout
         let d = Diagnostics()
         let predicates = PredicateCompiler(steps: task.steps, stepIndex: task.stepIndex, sectionIdentifiers: Set(task.sectionIndex.keys), diagnostics: d)
         layout.items = compileConditions(layout.items, predicates)
-        task.fhir = layout
-        return (task, t.report, t.task)
+        return (task.with(fhir: layout), t.report, t.task)
     }
 
     private static func compileConditions(_ nodes: [FHIRNode], _ predicates: PredicateCompiler) -> [FHIRNode] {

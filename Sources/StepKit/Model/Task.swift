@@ -1,6 +1,10 @@
 
 /// A compiled task: immutable, validated once, shared by every session on any thread.
-struct Task: Sendable {
+///
+/// A class: every session holds it, and a session is copied and read on every call (as a
+/// struct, each copy retained and released its twenty-odd fields, a sixth of a step's
+/// instructions); `routing`, which every move reads, is built once here instead of at each read.
+final class Task: Sendable {
     let identifier: String
     /// Names this exact definition in restoration data.
     let fingerprint: Fingerprint
@@ -14,12 +18,38 @@ struct Task: Sendable {
     /// Bounds on how many steps can still come, worked out once on the rule graph.
     let graph: RuleGraph
     /// Recorders that run across steps (SageResearch's async actions).
-    var asyncActions: [AsyncAction] = []
+    let asyncActions: [AsyncAction]
     /// The FHIR Questionnaire's shape when the task was imported from one (`FHIR/`), for the
     /// QuestionnaireResponse export.
-    var fhir: FHIRLayout?
+    let fhir: FHIRLayout?
     /// The named values computed from answers (`calculations`).
-    var calculations = Calculations()
+    let calculations: Calculations
+    /// Which rule governs leaving each step and where its destinations lead.
+    let routing: Routing
+
+    init(identifier: String, fingerprint: Fingerprint, steps: [Step], stepIndex: [String: Int], sections: [Section],
+         sectionIndex: [String: Int], rules: TaskRules, graph: RuleGraph, asyncActions: [AsyncAction] = [],
+         fhir: FHIRLayout? = nil, calculations: Calculations = Calculations()) {
+        self.identifier = identifier
+        self.fingerprint = fingerprint
+        self.steps = steps
+        self.stepIndex = stepIndex
+        self.sections = sections
+        self.sectionIndex = sectionIndex
+        self.rules = rules
+        self.graph = graph
+        self.asyncActions = asyncActions
+        self.fhir = fhir
+        self.calculations = calculations
+        self.routing = Routing(steps: steps, sections: sections, rules: rules)
+    }
+
+    /// This task with the FHIR Questionnaire's shape it was imported from.
+    func with(fhir layout: FHIRLayout) -> Task {
+        Task(identifier: identifier, fingerprint: fingerprint, steps: steps, stepIndex: stepIndex, sections: sections,
+             sectionIndex: sectionIndex, rules: rules, graph: graph, asyncActions: asyncActions, fhir: layout,
+             calculations: calculations)
+    }
 
     /// What the host must ask the participant for before the task's recorders can run
     /// (ResearchKit's `requestedPermissions`), sorted.
@@ -28,8 +58,6 @@ struct Task: Sendable {
         return Array(Set(recorders.compactMap(\.permission))).sorted()
     }
 
-    /// Which rule governs leaving each step and where its destinations lead.
-    var routing: Routing { Routing(steps: steps, sections: sections, rules: rules) }
 
     func step(at index: Int) -> Step? {
         steps.indices.contains(index) ? steps[index] : nil
