@@ -39,6 +39,17 @@ private func restored(_ saved: JSON, _ task: Task, migrate: Bool) throws(StepKit
         #expect(applied.problems.map(\.code) == ["outOfRange", "unknownItem"])
         #expect(applied.updated["email"] == .string("ada@example.org"))
         #expect(applied.updated["age"] == nil)
+        #expect(applied.updated.keys == ["email"])
+        // Over a previous answer, a failed item keeps what it had and a passing one replaces it.
+        let previous = try #require(try json(#"{"age": 30, "email": "old@example.org"}"#).objectValue)
+        let over = f.validate(changes, previous: previous, confirming: .changed)
+        #expect(over.problems.map(\.code) == ["outOfRange", "unknownItem"])
+        #expect(over.updated.keys == ["age", "email"])
+        #expect(over.updated["age"] == .int(30) && over.updated["email"] == .string("ada@example.org"))
+        // An item that clears itself (null) is left out either way, in the changes' order.
+        let cleared = try #require(try json(#"{"age": null, "email": "ada@example.org"}"#).objectValue)
+        #expect(f.validate(cleared, previous: JSONObject(), confirming: .never).updated.keys == ["email"])
+        #expect(f.validate(cleared, previous: previous, confirming: .never).updated.keys == ["email"])
     }
 
     @Test func confirmationsAreCheckedWhenSetAndWhenLeavingOnly() throws {

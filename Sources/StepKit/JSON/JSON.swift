@@ -124,6 +124,13 @@ struct JSONObject: Equatable, Sendable {
         values.indices.contains(position) ? values[position] : nil
     }
 
+    /// Replaces the value at a position `position(of:)` gave (keys and order stay); any other
+    /// position changes nothing.
+    mutating func replaceValue(at position: Int, with value: JSON) {
+        guard values.indices.contains(position) else { return }
+        values[position] = value
+    }
+
     subscript(key: String) -> JSON? {
         get { position(of: key).map { values[$0] } }
         set {

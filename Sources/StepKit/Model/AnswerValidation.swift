@@ -39,22 +39,42 @@ extension Form {
     }
 
     /// Each item of `changes` checked by its answer format and applied over `previous`, every
-    /// problem reported (with the item's path) and none of them left out; the caller keeps
-    /// `updated` only when `problems` is empty.
+    /// problem reported (with the item's path) and none of them left out. `updated` has every
+    /// item that passed; one that failed keeps what `previous` had. `set_answer` and restore keep
+    /// it only when `problems` is empty; migration keeps the items that passed.
     func validate(_ changes: JSONObject, previous: JSONObject, confirming: Confirming) -> (updated: JSONObject, problems: [Problem]) {
-        var updated = previous
+        // Over no previous answer (a first answer; every form a restore checks), the result has
+        // the changes' keys in their order: it starts as the changes and each value is replaced
+        // where it stands, rather than the object being built again key by key (and hashed).
+        let fresh = previous.count == 0
+        var updated = fresh ? changes : previous
+        var cleared: [String] = []
         var problems: [Problem] = []
-        for (key, value) in changes.entries {
+        for position in 0..<changes.count {
+            guard let key = changes.keys.indices.contains(position) ? changes.keys[position] : nil,
+                  let value = changes.value(at: position) else { continue }
             guard let item = item(key) else {
                 problems.append(Problem(code: "unknownItem", message: "The form has no item \"\(key)\".", path: .root.key(key), item: key))
+                if fresh { cleared.append(key) }
                 continue
             }
             do throws(AnswerRejection) {
-                updated[key] = try item.format.validate(value, previous: previous[key])
+                let kept = try item.format.validate(value, previous: fresh ? nil : previous[key])
+                if !fresh {
+                    updated[key] = kept
+                } else if let kept {
+                    updated.replaceValue(at: position, with: kept)
+                } else {
+                    cleared.append(key)
+                }
             } catch {
                 problems.append(Problem(code: error.code, message: error.message, path: .root.key(key), item: key))
+                // As if never applied: a failed item keeps what it had (over no previous answer,
+                // nothing), which migration relies on to keep only the items that pass.
+                if fresh { cleared.append(key) }
             }
         }
+        for key in cleared { updated[key] = nil }
         if problems.isEmpty, confirming == .changed {
             problems = confirmationProblems(updated, items: changes.keys, originalRequired: false)
         }
