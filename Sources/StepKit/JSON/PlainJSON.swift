@@ -1,32 +1,32 @@
-/// The texts a host sends most often — an answer that is a number, a choice's value, a date,
-/// yes or no, a list of choices, or a form's answers — read without jansson.
+/// JSON read straight into `JSON` values, without jansson, for the texts it can take; nil for
+/// the rest, which jansson then parses (and refuses, with its own messages).
 ///
-/// jansson's parse of a short answer costs more than the rest of a step's work together
-/// (it allocates a tree, which is then converted and freed; see `benchmarks/README.md`). This
-/// reader takes only the plainest texts: one scalar (`true`, `false`, `null`, a number without
-/// an exponent and of at most 18 digits before the point, a string of printable ASCII without
-/// escapes), a flat array of them, or an
-/// object whose keys are such strings, all different, and whose values are scalars or flat
-/// arrays; with JSON whitespace around the tokens. On anything else it returns nil and jansson parses the
-/// text, so every refusal and every error message stays jansson's. What it accepts, jansson
-/// accepts with the same value (`JSONTests.plainReaderAgreesWithJansson` compares the two on
-/// every short text over the characters that matter), so which reader ran is never visible.
+/// jansson builds a tree of its own, which the engine then converted into `JSON` and freed:
+/// for a short answer that cost more than the rest of a step's work together, and for a task
+/// or restoration data about as much again as jansson's parse (`benchmarks/README.md`). This
+/// reader takes what hosts and the engine itself write: objects (keys all different; a
+/// repeated one is left to jansson, which refuses it) and arrays nested at most `maxDepth`
+/// deep, `true`, `false`, `null`, numbers (an integer of at most 18 digits; a decimal or
+/// exponent form of at most 32 characters, read as Swift reads a `Double` — correctly rounded,
+/// as jansson's `strtod` is, and in no locale), and strings of valid UTF-8 with JSON's escapes.
+/// It leaves to jansson: `-0` and longer integers, numbers that overflow, `\u0000` and unpaired
+/// surrogates, control characters, invalid UTF-8, anything malformed. What it accepts, jansson
+/// accepts with the same value (`PlainJSONTests` compare the two on every short text over the
+/// characters that matter, on random decimals, and on every document the test suites hold), so
+/// which reader ran is never visible.
 enum PlainJSON {
-    /// The value of `text`, or nil when the text is not one of the plain shapes above.
+    /// Deeper texts are left to jansson; this bounds the reader's own recursion (a few hundred
+    /// bytes of stack a level).
+    static let maxDepth = 64
+
+    /// The value of `text`, or nil when this reader leaves the text to jansson.
     static func parse(_ text: UnsafePointer<CChar>) -> JSON? {
         text.withMemoryRebound(to: UInt8.self, capacity: 1) { bytes in
             var reader = Reader(bytes: bytes)
             reader.skipSpace()
-            let value: JSON?
-            if reader.peek == UInt8(ascii: "{") {
-                reader.position += 1
-                value = reader.object()
-            } else {
-                value = reader.member()
-            }
+            guard let value = reader.value(depth: 0) else { return nil }
             reader.skipSpace()
-            guard let value, reader.peek == 0 else { return nil }
-            return value
+            return reader.peek == 0 ? value : nil
         }
     }
 
@@ -46,9 +46,27 @@ enum PlainJSON {
             }
         }
 
-        /// The members after `{` up to and including `}`, or nil. A repeated key is nil:
-        /// jansson refuses it (the engine parses with `JSON_REJECT_DUPLICATES`).
-        mutating func object() -> JSON? {
+        mutating func value(depth: Int) -> JSON? {
+            switch peek {
+            case UInt8(ascii: "{"):
+                guard depth < PlainJSON.maxDepth else { return nil }
+                position += 1
+                return object(depth: depth + 1)
+            case UInt8(ascii: "["):
+                guard depth < PlainJSON.maxDepth else { return nil }
+                position += 1
+                return array(depth: depth + 1)
+            case UInt8(ascii: "\""): return string().map { .string($0) }
+            case UInt8(ascii: "t"): return word("true", .bool(true))
+            case UInt8(ascii: "f"): return word("false", .bool(false))
+            case UInt8(ascii: "n"): return word("null", .null)
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return number()
+            default: return nil
+            }
+        }
+
+        /// The members after `{` up to and including `}`, or nil.
+        private mutating func object(depth: Int) -> JSON? {
             // Room for a usual form's answers at once, not grown one key at a time.
             var object = JSONObject(reservingCapacity: 8)
             skipSpace()
@@ -58,13 +76,13 @@ enum PlainJSON {
             }
             while true {
                 skipSpace()
-                guard peek == UInt8(ascii: "\""), case .string(let key)? = string(), object.position(of: key) == nil else { return nil }
+                guard peek == UInt8(ascii: "\""), let key = string(), object.position(of: key) == nil else { return nil }
                 skipSpace()
                 guard peek == UInt8(ascii: ":") else { return nil }
                 position += 1
                 skipSpace()
-                guard let value = member() else { return nil }
-                object.appendNew(key, value)
+                guard let member = value(depth: depth) else { return nil }
+                object.appendNew(key, member)
                 skipSpace()
                 switch peek {
                 case UInt8(ascii: ","): position += 1
@@ -76,15 +94,8 @@ enum PlainJSON {
             }
         }
 
-        /// A scalar or a flat array.
-        mutating func member() -> JSON? {
-            guard peek == UInt8(ascii: "[") else { return scalar() }
-            position += 1
-            return array()
-        }
-
         /// The items after `[` up to and including `]`, or nil.
-        mutating func array() -> JSON? {
+        private mutating func array(depth: Int) -> JSON? {
             var items: [JSON] = []
             skipSpace()
             if peek == UInt8(ascii: "]") {
@@ -93,7 +104,7 @@ enum PlainJSON {
             }
             while true {
                 skipSpace()
-                guard let item = scalar() else { return nil }
+                guard let item = value(depth: depth) else { return nil }
                 items.append(item)
                 skipSpace()
                 switch peek {
@@ -103,17 +114,6 @@ enum PlainJSON {
                     return .array(items)
                 default: return nil
                 }
-            }
-        }
-
-        mutating func scalar() -> JSON? {
-            switch peek {
-            case UInt8(ascii: "\""): return string()
-            case UInt8(ascii: "t"): return word("true", .bool(true))
-            case UInt8(ascii: "f"): return word("false", .bool(false))
-            case UInt8(ascii: "n"): return word("null", .null)
-            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return number()
-            default: return nil
             }
         }
 
@@ -133,56 +133,127 @@ enum PlainJSON {
             return value
         }
 
-        /// A number without an exponent: an integer of 1–18 digits (so it cannot overflow), not
-        /// `-0`, or a decimal of at most 32 characters (so it cannot overflow either), read as
-        /// Swift reads a `Double` — correctly rounded, as jansson's `strtod` is, and in no
-        /// locale. Leading zeros, exponents and longer numbers are left to jansson.
+        private mutating func digits() -> Int {
+            let start = position
+            while case UInt8(ascii: "0")...UInt8(ascii: "9") = peek { position += 1 }
+            return position - start
+        }
+
+        /// A number: an integer of 1–18 digits (it cannot overflow), not `-0`; or, with a
+        /// fraction or an exponent, a finite `Double` of at most 32 characters.
         private mutating func number() -> JSON? {
             let start = position
             let negative = peek == UInt8(ascii: "-")
             if negative { position += 1 }
             let first = position
-            var magnitude: Int64 = 0
-            while case UInt8(ascii: "0")...UInt8(ascii: "9") = peek, position - first < 18 {
-                magnitude = magnitude * 10 + Int64(peek - UInt8(ascii: "0"))
+            let whole = digits()
+            guard whole > 0, !(bytes[first] == UInt8(ascii: "0") && whole > 1) else { return nil }
+            var real = false
+            if peek == UInt8(ascii: ".") {
                 position += 1
+                guard digits() > 0 else { return nil }
+                real = true
             }
-            let digits = position - first
-            guard digits > 0, !(bytes[first] == UInt8(ascii: "0") && digits > 1) else { return nil }
-            switch peek {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "e"), UInt8(ascii: "E"):
-                return nil
-            case UInt8(ascii: "."):
+            if peek == UInt8(ascii: "e") || peek == UInt8(ascii: "E") {
                 position += 1
-                let fraction = position
-                while case UInt8(ascii: "0")...UInt8(ascii: "9") = peek, position - start < 32 { position += 1 }
-                guard position > fraction else { return nil }
-                switch peek {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "e"), UInt8(ascii: "E"): return nil
-                default: break
-                }
-                let token = String(decoding: UnsafeBufferPointer(start: bytes + start, count: position - start), as: UTF8.self)
-                guard let value = Double(token), value.isFinite else { return nil }
-                return .double(value)
-            default:
+                if peek == UInt8(ascii: "+") || peek == UInt8(ascii: "-") { position += 1 }
+                guard digits() > 0 else { return nil }
+                real = true
+            }
+            let length = position - start
+            guard real else {
+                guard whole <= 18 else { return nil }
+                var magnitude: Int64 = 0
+                for i in first..<position { magnitude = magnitude * 10 + Int64(bytes[i] - UInt8(ascii: "0")) }
                 guard !(negative && magnitude == 0) else { return nil }
                 return .int(negative ? -magnitude : magnitude)
             }
+            guard length <= 32 else { return nil }
+            let token = String(decoding: UnsafeBufferPointer(start: bytes + start, count: length), as: UTF8.self)
+            guard let value = Double(token), value.isFinite else { return nil }
+            return .double(value)
         }
 
-        /// A string of printable ASCII (0x20–0x7E) without `\`; anything else is left to jansson.
-        mutating func string() -> JSON? {
+        /// The string at the cursor (at its `"`), or nil. Without escapes and in ASCII, its
+        /// bytes are the text; otherwise they are decoded into a buffer and checked as UTF-8.
+        mutating func string() -> String? {
             position += 1
             let start = position
+            var plain = true
             while true {
                 let byte = peek
                 if byte == UInt8(ascii: "\"") { break }
-                guard byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "\\") else { return nil }
-                position += 1
+                if byte < 0x20 { return nil }  // a control character, or the text's end
+                if byte == UInt8(ascii: "\\") || byte >= 0x80 { plain = false }
+                position += byte == UInt8(ascii: "\\") && bytes[position + 1] != 0 ? 2 : 1
             }
-            let text = String(decoding: UnsafeBufferPointer(start: bytes + start, count: position - start), as: UTF8.self)
+            let end = position
             position += 1
-            return .string(text)
+            let raw = UnsafeBufferPointer(start: bytes + start, count: end - start)
+            if plain { return String(decoding: raw, as: UTF8.self) }
+            guard let decoded = PlainJSON.unescape(raw) else { return nil }
+            return decoded.withUnsafeBufferPointer { String(validating: $0, as: UTF8.self) }
         }
+    }
+
+    /// A string's bytes with its escapes decoded; nil for an escape jansson refuses or this
+    /// reader leaves to it (`\u0000`, an unpaired surrogate, an unknown escape).
+    private static func unescape(_ raw: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        var out: [UInt8] = []
+        out.reserveCapacity(raw.count)
+        var i = 0
+        while i < raw.count {
+            let byte = raw[i]
+            guard byte == UInt8(ascii: "\\") else {
+                out.append(byte)
+                i += 1
+                continue
+            }
+            guard i + 1 < raw.count else { return nil }
+            let escaped = raw[i + 1]
+            i += 2
+            switch escaped {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(escaped)
+            case UInt8(ascii: "b"): out.append(0x08)
+            case UInt8(ascii: "f"): out.append(0x0C)
+            case UInt8(ascii: "n"): out.append(0x0A)
+            case UInt8(ascii: "r"): out.append(0x0D)
+            case UInt8(ascii: "t"): out.append(0x09)
+            case UInt8(ascii: "u"):
+                guard var scalar = hex4(raw, at: i) else { return nil }
+                i += 4
+                if (0xD800...0xDBFF).contains(scalar) {
+                    guard i + 6 <= raw.count, raw[i] == UInt8(ascii: "\\"), raw[i + 1] == UInt8(ascii: "u"),
+                          let low = hex4(raw, at: i + 2), (0xDC00...0xDFFF).contains(low) else { return nil }
+                    i += 6
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                } else if (0xDC00...0xDFFF).contains(scalar) || scalar == 0 {
+                    return nil
+                }
+                guard let unicode = Unicode.Scalar(scalar) else { return nil }
+                UTF8.encode(unicode) { out.append($0) }
+            default:
+                return nil
+            }
+        }
+        return out
+    }
+
+    /// Four hexadecimal digits at `i`, or nil.
+    private static func hex4(_ raw: UnsafeBufferPointer<UInt8>, at i: Int) -> UInt32? {
+        guard i + 4 <= raw.count else { return nil }
+        var value: UInt32 = 0
+        for k in i..<(i + 4) {
+            let c = raw[k]
+            let digit: UInt8
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = c - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = c - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = c - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+            value = value << 4 | UInt32(digit)
+        }
+        return value
     }
 }
