@@ -53,7 +53,10 @@ extension Form {
         for position in 0..<changes.count {
             guard let key = changes.keys.indices.contains(position) ? changes.keys[position] : nil,
                   let value = changes.value(at: position) else { continue }
-            guard let item = item(key) else {
+            // Answers usually list a form's items in its order: the item at the same position
+            // is checked first, before a look-up by name.
+            let sameSpot = items.indices.contains(position) && items[position].identifier == key ? items[position] : nil
+            guard let item = sameSpot ?? item(key) else {
                 problems.append(Problem(code: "unknownItem", message: "The form has no item \"\(key)\".", path: .root.key(key), item: key))
                 if fresh { cleared.append(key) }
                 continue
