@@ -102,6 +102,8 @@ enum PlainJSON {
                 position += 1
                 return .array(items)
             }
+            // Room for a usual list of choices at once.
+            items.reserveCapacity(4)
             while true {
                 skipSpace()
                 guard let item = value(depth: depth) else { return nil }
