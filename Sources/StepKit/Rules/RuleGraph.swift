@@ -18,7 +18,13 @@ struct RuleGraph: Sendable {
         var successors: [[Int]] = []
         successors.reserveCapacity(n)
         for i in 0..<n {
-            successors.append(Array(Set(routing.edges(leaving: i).map { $0.target ?? n })).sorted())
+            // Sorted, then each target once (a step has a handful of edges: no set needed).
+            var targets = routing.edges(leaving: i).map { $0.target ?? n }
+            targets.sort()
+            var unique: [Int] = []
+            unique.reserveCapacity(targets.count)
+            for t in targets where unique.last != t { unique.append(t) }
+            successors.append(unique)
         }
         self.successors = successors
         let skippable = (0..<n).map { routing.skippable($0) }
