@@ -93,6 +93,16 @@ struct JSONObject: Equatable, Sendable {
         values.reserveCapacity(capacity)
     }
 
+    /// An object of `keys` (all different: the caller has checked) and their `values`, in order.
+    init(distinctKeys keys: [String], values: [JSON]) {
+        assert(keys.count == values.count && Set(keys).count == keys.count, "init(distinctKeys:values:)")
+        self.keys = keys
+        self.values = values
+        if keys.count > JSONObject.linearLimit {
+            for (i, k) in keys.enumerated() { positions[k] = i }
+        }
+    }
+
     init(_ pairs: KeyValuePairs<String, JSON>) {
         keys.reserveCapacity(pairs.count)
         values.reserveCapacity(pairs.count)

@@ -31,9 +31,24 @@ enum PlainJSON {
     }
 
     /// A cursor over a NUL-terminated text; never reads past the NUL.
+    ///
+    /// A container's members gather on two stacks shared by the whole text and become the
+    /// container's arrays once it closes, at their exact size: a compiled task keeps much of its
+    /// definition (each step's presentation), so room reserved or grown past the size would be
+    /// kept with it, and nothing is grown member by member either.
     private struct Reader {
         let bytes: UnsafePointer<UInt8>
         var position = 0
+        private var keyStack: [String] = []
+        private var valueStack: [JSON] = []
+
+        init(bytes: UnsafePointer<UInt8>) { self.bytes = bytes }
+
+        /// Room for a usual answer's members at once (a text with a container only).
+        private mutating func reserveStacks() {
+            keyStack.reserveCapacity(16)
+            valueStack.reserveCapacity(16)
+        }
 
         var peek: UInt8 { bytes[position] }
 
@@ -51,10 +66,12 @@ enum PlainJSON {
             case UInt8(ascii: "{"):
                 guard depth < PlainJSON.maxDepth else { return nil }
                 position += 1
+                if depth == 0 { reserveStacks() }
                 return object(depth: depth + 1)
             case UInt8(ascii: "["):
                 guard depth < PlainJSON.maxDepth else { return nil }
                 position += 1
+                if depth == 0 { reserveStacks() }
                 return array(depth: depth + 1)
             case UInt8(ascii: "\""): return string().map { .string($0) }
             case UInt8(ascii: "t"): return word("true", .bool(true))
@@ -65,29 +82,41 @@ enum PlainJSON {
             }
         }
 
-        /// The members after `{` up to and including `}`, or nil.
+        /// The members after `{` up to and including `}`, or nil. A repeated key is nil:
+        /// jansson refuses it (the engine parses with `JSON_REJECT_DUPLICATES`).
         private mutating func object(depth: Int) -> JSON? {
-            // Room for a usual form's answers at once, not grown one key at a time.
-            var object = JSONObject(reservingCapacity: 8)
             skipSpace()
             if peek == UInt8(ascii: "}") {
                 position += 1
-                return .object(object)
+                return .object(JSONObject())
             }
+            let keyBase = keyStack.count, valueBase = valueStack.count
+            // Past a few keys, repeats are found by hashing rather than comparing with each.
+            var seen: Set<String> = []
             while true {
                 skipSpace()
-                guard peek == UInt8(ascii: "\""), let key = string(), object.position(of: key) == nil else { return nil }
+                guard peek == UInt8(ascii: "\""), let key = string() else { return nil }
+                if keyStack.count - keyBase < 8 {
+                    if keyStack[keyBase...].contains(key) { return nil }
+                } else {
+                    if seen.isEmpty { seen = Set(keyStack[keyBase...]) }
+                    guard seen.insert(key).inserted else { return nil }
+                }
                 skipSpace()
                 guard peek == UInt8(ascii: ":") else { return nil }
                 position += 1
                 skipSpace()
                 guard let member = value(depth: depth) else { return nil }
-                object.appendNew(key, member)
+                keyStack.append(key)
+                valueStack.append(member)
                 skipSpace()
                 switch peek {
                 case UInt8(ascii: ","): position += 1
                 case UInt8(ascii: "}"):
                     position += 1
+                    let object = JSONObject(distinctKeys: Array(keyStack[keyBase...]), values: Array(valueStack[valueBase...]))
+                    keyStack.removeSubrange(keyBase...)
+                    valueStack.removeSubrange(valueBase...)
                     return .object(object)
                 default: return nil
                 }
@@ -96,23 +125,23 @@ enum PlainJSON {
 
         /// The items after `[` up to and including `]`, or nil.
         private mutating func array(depth: Int) -> JSON? {
-            var items: [JSON] = []
             skipSpace()
             if peek == UInt8(ascii: "]") {
                 position += 1
-                return .array(items)
+                return .array([])
             }
-            // Room for a usual list of choices at once.
-            items.reserveCapacity(4)
+            let base = valueStack.count
             while true {
                 skipSpace()
                 guard let item = value(depth: depth) else { return nil }
-                items.append(item)
+                valueStack.append(item)
                 skipSpace()
                 switch peek {
                 case UInt8(ascii: ","): position += 1
                 case UInt8(ascii: "]"):
                     position += 1
+                    let items = Array(valueStack[base...])
+                    valueStack.removeSubrange(base...)
                     return .array(items)
                 default: return nil
                 }
