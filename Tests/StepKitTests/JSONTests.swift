@@ -136,6 +136,25 @@ import Testing
         }
     }
 
+    /// Within limits, the reader takes a text at each limit exactly and leaves one past any of
+    /// them (for `InputLimits.checkText` to name), reading no further than the size limit.
+    @Test func limitsAreTheCheckersToName() {
+        let limits = InputLimits(maxBytes: 16, maxDepth: 2, maxStringBytes: 4)
+        func read(_ text: String) -> JSON? { text.withCString { PlainJSON.parse($0, within: limits) } }
+        #expect(read(#"[["abcd"]]"#) == .array([.array([.string("abcd")])]))
+        #expect(read(#"[[["a"]]]"#) == nil)                       // 3 deep
+        #expect(read(#""abcde""#) == nil)                          // a 5-byte string
+        #expect(read(#""ab\u00e9""#) == .string("abé") && read(#""abc\u00e9""#) == nil)  // 4 and 5 decoded bytes
+        #expect(read("[1,2,3,4,5,6,77]") == .array((1...6).map { .int(Int64($0)) } + [.int(77)]))  // 16 bytes
+        #expect(read("[1,2,3,4,5,6,777]") == nil)                 // 17
+        #expect(read("[1,2,3,4,5,6,7]  ") == nil)                 // 17, spaces past the limit
+        #expect(read("true            x") == nil)
+        #expect(read("[1,2,3,4,5,6,7] ") != nil)                  // 16
+        for text in [#"[[["a"]]]"#, #""abcde""#, "[1,2,3,4,5,6,777]"] {
+            #expect(throws: StepKitError.self) { try text.withCString { try JSONParser.parse(cString: $0, within: limits, argument: "x") } }
+        }
+    }
+
     /// Decimals of every length the reader takes, from a fixed sequence: the same double as
     /// jansson's `strtod`, to the bit.
     @Test func numbersReadAsJanssonReadsThem() {

@@ -80,9 +80,8 @@ enum Boundary {
         guard let text else {
             throw StepKitError(.invalidArgument, code: "nullArgument", message: "\(argument) is NULL.")
         }
-        try limits.checkText(text, argument: argument)
-        let value = try JSONParser.parse(cString: text)
-        assert(limits.fits(value), "checkText passed \(argument), which passes a limit")
+        let value = try JSONParser.parse(cString: text, within: limits, argument: argument)
+        assert(limits.fits(value), "\(argument) was parsed, and passes a limit")
         return value
     }
 

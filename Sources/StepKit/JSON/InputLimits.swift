@@ -1,7 +1,9 @@
 /// Bounds on what a host (or an attacker posing as one) may hand the library, so no input can
 /// exhaust memory or the stack: the size of the text, the nesting depth, the length of any one
-/// string. Checked before parsing (`checkText`: all three, exactly, in one pass over the text);
-/// debug builds assert on the parsed value that it holds (`fits`).
+/// string. `PlainJSON` reads a text only within them (it leaves a text past any of them, and
+/// reads no further than the size limit); any other text is checked before jansson parses it
+/// (`checkText`: all three, exactly, in one pass over the text), which names the limit passed.
+/// Debug builds assert on the parsed value that it holds (`fits`).
 struct InputLimits: Sendable, Equatable {
     var maxBytes: Int
     var maxDepth: Int

@@ -18,6 +18,16 @@ enum JSONParser {
         return try parseWithJansson(cString: cString)
     }
 
+    /// A host's `text` within `limits`: read by `PlainJSON` when it takes it (it takes nothing
+    /// past a limit), else checked against the limits (`InputLimits.checkText`, whose errors
+    /// name `argument`) and parsed by jansson, so the one pass over the text before parsing is
+    /// made only when jansson, whose parse recurses, is to parse it.
+    static func parse(cString text: UnsafePointer<CChar>, within limits: InputLimits, argument: String) throws(StepKitError) -> JSON {
+        if let plain = PlainJSON.parse(text, within: limits) { return plain }
+        try limits.checkText(text, argument: argument)
+        return try parseWithJansson(cString: text)
+    }
+
     /// The whole parse through jansson, for every text `PlainJSON` does not take.
     static func parseWithJansson(cString: UnsafePointer<CChar>) throws(StepKitError) -> JSON {
         var error = json_error_t()

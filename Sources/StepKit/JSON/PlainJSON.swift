@@ -19,14 +19,20 @@ enum PlainJSON {
     /// bytes of stack a level).
     static let maxDepth = 64
 
-    /// The value of `text`, or nil when this reader leaves the text to jansson.
-    static func parse(_ text: UnsafePointer<CChar>) -> JSON? {
+    /// The value of `text`, or nil when this reader leaves the text to jansson. Within
+    /// `limits`, a text that passes one of them is nil too (so `InputLimits.checkText` can say
+    /// which), and the reader never reads more than `maxBytes` of it (a few bytes past, at most,
+    /// to finish a word); the caller checks a text it leaves against the limits before jansson
+    /// parses it (`JSONParser.parse(cString:within:argument:)`).
+    static func parse(_ text: UnsafePointer<CChar>, within limits: InputLimits? = nil) -> JSON? {
         text.withMemoryRebound(to: UInt8.self, capacity: 1) { bytes in
-            var reader = Reader(bytes: bytes)
+            var reader = Reader(bytes: bytes, limits: limits)
             reader.skipSpace()
             guard let value = reader.value(depth: 0) else { return nil }
             reader.skipSpace()
-            return reader.peek == 0 ? value : nil
+            // The text's own end, read at the cursor itself: `peek` reads an end at `maxBytes`
+            // too, where a longer text goes on.
+            return reader.atEnd ? value : nil
         }
     }
 
@@ -42,7 +48,17 @@ enum PlainJSON {
         private var keyStack: [String] = []
         private var valueStack: [JSON] = []
 
-        init(bytes: UnsafePointer<UInt8>) { self.bytes = bytes }
+        /// The limits: no byte at or past `maxBytes` is looked at (`peek` reads an end there).
+        let maxBytes: Int
+        let maxDepth: Int
+        let maxStringBytes: Int
+
+        init(bytes: UnsafePointer<UInt8>, limits: InputLimits?) {
+            self.bytes = bytes
+            maxBytes = limits?.maxBytes ?? Int.max
+            maxDepth = min(PlainJSON.maxDepth, limits?.maxDepth ?? PlainJSON.maxDepth)
+            maxStringBytes = limits?.maxStringBytes ?? Int.max
+        }
 
         /// Room for a usual answer's members at once (a text with a container only).
         private mutating func reserveStacks() {
@@ -50,7 +66,13 @@ enum PlainJSON {
             valueStack.reserveCapacity(16)
         }
 
-        var peek: UInt8 { bytes[position] }
+        var peek: UInt8 { position < maxBytes ? bytes[position] : 0 }
+
+        /// The byte after the cursor's, as `peek` reads it.
+        private var peekNext: UInt8 { position + 1 < maxBytes ? bytes[position + 1] : 0 }
+
+        /// At the text's terminating NUL (within `maxBytes`, where the cursor always is).
+        var atEnd: Bool { position <= maxBytes && bytes[position] == 0 }
 
         mutating func skipSpace() {
             while true {
@@ -64,12 +86,12 @@ enum PlainJSON {
         mutating func value(depth: Int) -> JSON? {
             switch peek {
             case UInt8(ascii: "{"):
-                guard depth < PlainJSON.maxDepth else { return nil }
+                guard depth < maxDepth else { return nil }
                 position += 1
                 if depth == 0 { reserveStacks() }
                 return object(depth: depth + 1)
             case UInt8(ascii: "["):
-                guard depth < PlainJSON.maxDepth else { return nil }
+                guard depth < maxDepth else { return nil }
                 position += 1
                 if depth == 0 { reserveStacks() }
                 return array(depth: depth + 1)
@@ -216,13 +238,13 @@ enum PlainJSON {
                 if byte == UInt8(ascii: "\"") { break }
                 if byte < 0x20 { return nil }  // a control character, or the text's end
                 if byte == UInt8(ascii: "\\") || byte >= 0x80 { plain = false }
-                position += byte == UInt8(ascii: "\\") && bytes[position + 1] != 0 ? 2 : 1
+                position += byte == UInt8(ascii: "\\") && peekNext != 0 ? 2 : 1
             }
             let end = position
             position += 1
             let raw = UnsafeBufferPointer(start: bytes + start, count: end - start)
-            if plain { return String(decoding: raw, as: UTF8.self) }
-            guard let decoded = PlainJSON.unescape(raw) else { return nil }
+            if plain { return raw.count <= maxStringBytes ? String(decoding: raw, as: UTF8.self) : nil }
+            guard let decoded = PlainJSON.unescape(raw), decoded.count <= maxStringBytes else { return nil }
             return decoded.withUnsafeBufferPointer { String(validating: $0, as: UTF8.self) }
         }
     }
