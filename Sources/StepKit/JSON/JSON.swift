@@ -125,7 +125,12 @@ struct JSONObject: Equatable, Sendable {
 
     /// Where `key` stands among `keys`, for a reader that marks keys by position.
     func position(of key: String) -> Int? {
-        if keys.count <= JSONObject.linearLimit { return keys.firstIndex(of: key) }
+        if keys.count <= JSONObject.linearLimit {
+            // Most keys asked of an object are not in it (a reader asks for every optional
+            // field): comparing lengths first settles most of them without comparing text.
+            let length = key.utf8.count
+            return keys.firstIndex { $0.utf8.count == length && $0 == key }
+        }
         return positions[key]
     }
 
