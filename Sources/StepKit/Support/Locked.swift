@@ -9,10 +9,14 @@ import Glibc
 final class Locked<Value>: @unchecked Sendable {
     // Allocated once and never moved: a pthread mutex must not change address while in use.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var value: Value
+    // The value lives behind a pointer rather than in a stored `var`: the mutex already makes
+    // every access exclusive, and a class's `var` would be checked again at run time on each
+    // one (`swift_beginAccess`, several per call on the registry and the session's lock).
+    private let value: UnsafeMutablePointer<Value>
 
     init(_ value: Value) {
-        self.value = value
+        self.value = UnsafeMutablePointer<Value>.allocate(capacity: 1)
+        self.value.initialize(to: value)
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
@@ -22,12 +26,14 @@ final class Locked<Value>: @unchecked Sendable {
         pthread_mutex_destroy(mutex)
         mutex.deinitialize(count: 1)
         mutex.deallocate()
+        value.deinitialize(count: 1)
+        value.deallocate()
     }
 
     /// Runs `body` with the value, the lock held for exactly the call.
     func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
+        return try body(&value.pointee)
     }
 }
