@@ -193,20 +193,9 @@ private func codes(_ calculations: String, extra: String = "") -> [String: Strin
         let chain = String(repeating: #"{"+": [1, "#, count: 31) + #"{"answer": "a"}"# + String(repeating: "]}", count: 31)
         let shorter = String(repeating: #"{"+": [1, "#, count: 29) + #"{"answer": "a"}"# + String(repeating: "]}", count: 29)
         box.text = #"{"x": \#(chain), "y": {"if": [{">": [{"calc": "x"}, 3]}, {"-": [\#(shorter)]}, 0]}}"#
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        pthread_attr_setstacksize(&attributes, 256 << 10)
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(box).toOpaque()
-        let status = pthread_create(&thread, &attributes, { raw in
-            guard let raw else { return nil }
-            let box = Unmanaged<Box>.fromOpaque(raw).takeRetainedValue()
+        #expect(onThread(stack: 256 << 10) {
             box.result = try? .object(calculations(task(calculations: box.text), ["a": "1"]))
-            return nil
-        }, context)
-        #expect(status == 0)
-        pthread_join(thread, nil)
-        pthread_attr_destroy(&attributes)
+        })
         #expect(box.result == .object(["x": .int(32), "y": .int(-30)]))
     }
 

@@ -236,20 +236,7 @@ import Testing
         let levels = PlainJSON.maxDepth
         box.text = (0..<levels).map { $0 % 2 == 0 ? #"{"k\u00e9y": "# : "[1, " }.joined() + #""\ud83d\ude00 \n""#
             + (0..<levels).reversed().map { $0 % 2 == 0 ? "}" : "]" }.joined()
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        pthread_attr_setstacksize(&attributes, 128 << 10)
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(box).toOpaque()
-        let status = pthread_create(&thread, &attributes, { raw in
-            guard let raw else { return nil }
-            let box = Unmanaged<Box>.fromOpaque(raw).takeRetainedValue()
-            box.read = box.text.withCString { PlainJSON.parse($0) }
-            return nil
-        }, context)
-        #expect(status == 0)
-        pthread_join(thread, nil)
-        pthread_attr_destroy(&attributes)
+        #expect(onThread(stack: 128 << 10) { box.read = box.text.withCString { PlainJSON.parse($0) } })
         #expect(box.read != nil && box.read == jansson(box.text))
     }
 

@@ -1,3 +1,4 @@
+import Glibc
 @testable import StepKit
 
 /// Compiles a task from JSON text, failing the test with the error JSON if it does not compile.
@@ -93,4 +94,31 @@ extension Restoration {
         document["integrity"] = .object(["algorithm": .string(signed.0), "digest": .string(signed.1)])
         return .object(document)
     }
+}
+
+/// Runs `body` on a new thread whose stack is `bytes` long, and waits for it: how the tests hold
+/// the engine's recursive walks to the small stacks hosts are promised will do. False if the
+/// thread could not be started.
+func onThread(stack bytes: Int, _ body: @escaping @Sendable () -> Void) -> Bool {
+    final class Context: @unchecked Sendable {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+    var attributes = pthread_attr_t()
+    pthread_attr_init(&attributes)
+    defer { pthread_attr_destroy(&attributes) }
+    pthread_attr_setstacksize(&attributes, bytes)
+    var thread = pthread_t()
+    let context = Unmanaged.passRetained(Context(body)).toOpaque()
+    let status = pthread_create(&thread, &attributes, { raw in
+        guard let raw else { return nil }
+        Unmanaged<Context>.fromOpaque(raw).takeRetainedValue().body()
+        return nil
+    }, context)
+    guard status == 0 else {
+        Unmanaged<Context>.fromOpaque(context).release()
+        return false
+    }
+    pthread_join(thread, nil)
+    return true
 }
