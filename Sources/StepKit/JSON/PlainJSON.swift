@@ -131,17 +131,29 @@ enum PlainJSON {
                 guard let member = value(depth: depth) else { return nil }
                 keyStack.append(key)
                 valueStack.append(member)
-                skipSpace()
-                switch peek {
-                case UInt8(ascii: ","): position += 1
-                case UInt8(ascii: "}"):
-                    position += 1
+                guard let closed = endOfMember(UInt8(ascii: "}")) else { return nil }
+                if closed {
                     let object = JSONObject(distinctKeys: Array(keyStack[keyBase...]), values: Array(valueStack[valueBase...]))
                     keyStack.removeSubrange(keyBase...)
                     valueStack.removeSubrange(valueBase...)
                     return .object(object)
-                default: return nil
                 }
+            }
+        }
+
+        /// After a member: true at the container's `closing` byte, false after a comma (both
+        /// read), nil at anything else.
+        private mutating func endOfMember(_ closing: UInt8) -> Bool? {
+            skipSpace()
+            switch peek {
+            case UInt8(ascii: ","):
+                position += 1
+                return false
+            case closing:
+                position += 1
+                return true
+            default:
+                return nil
             }
         }
 
@@ -157,15 +169,11 @@ enum PlainJSON {
                 skipSpace()
                 guard let item = value(depth: depth) else { return nil }
                 valueStack.append(item)
-                skipSpace()
-                switch peek {
-                case UInt8(ascii: ","): position += 1
-                case UInt8(ascii: "]"):
-                    position += 1
+                guard let closed = endOfMember(UInt8(ascii: "]")) else { return nil }
+                if closed {
                     let items = Array(valueStack[base...])
                     valueStack.removeSubrange(base...)
                     return .array(items)
-                default: return nil
                 }
             }
         }
