@@ -110,8 +110,10 @@ enum CalendarValue: Sendable, Equatable {
             }
             return v
         }
-        func char(_ i: Int, _ c: Character) -> Bool {
-            i < b.count && c.asciiValue.map { b[i] == $0 } == true
+        // The byte itself, compared with the ASCII character (a `Character` literal here was
+        // turned into its ASCII value on every comparison, most of the parse's cost).
+        func char(_ i: Int, _ c: Unicode.Scalar) -> Bool {
+            i >= 0 && i < b.count && UInt32(b[i]) == c.value
         }
         guard b.count >= 10, let year = digits(0, 4), char(4, "-"), let month = digits(5, 2), char(7, "-"),
               let day = digits(8, 2), (1...12).contains(month), day >= 1,
