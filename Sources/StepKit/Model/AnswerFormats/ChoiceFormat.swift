@@ -72,7 +72,8 @@ struct ChoiceFormat: AnswerFormatRules {
         }
         guard multiple else { return .array(kept) }
 
-        let before = Set((previous?.arrayValue ?? []).compactMap { try? resolve($0, options: options).0 })
+        // A handful of choices: a list, searched, costs less than a set.
+        let before = (previous?.arrayValue ?? []).compactMap { try? resolve($0, options: options).0 }
         let added = chosen.filter { !before.contains($0) }
         let exclusives = chosen.filter { options[$0].exclusive }
         if let newExclusive = added.first(where: { options[$0].exclusive }) {

@@ -76,7 +76,15 @@ private func parseCoding(_ value: JSON, at path: JSONPath, _ diagnostics: Diagno
 
 extension Array where Element == ChoiceOption {
     func index(of value: JSON) -> Int? {
-        firstIndex { $0.value.sameValue(as: value) }
+        // Most values are strings: compared as strings directly, without `sameValue`'s pairing
+        // of the two values (which copies both).
+        if case .string(let text) = value {
+            return firstIndex { option in
+                if case .string(let own) = option.value { return own == text }
+                return false
+            }
+        }
+        return firstIndex { $0.value.sameValue(as: value) }
     }
 
     /// The message for a value that is no choice's value. Answers and conditions compare values,
