@@ -10,7 +10,7 @@ struct ConditionPatterns: Sendable {
         let pattern: Pattern
     }
 
-    private(set) var byStep: [Int: [Entry]] = [:]
+    private(set) var byStep = IndexTable<[Entry]>()
 
     /// Collects the `matches` tests of `predicate` (nesting is bounded by the definition's depth
     /// limit, checked before compiling).
