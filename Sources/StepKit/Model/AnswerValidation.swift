@@ -50,9 +50,8 @@ extension Form {
         var updated = fresh ? changes : previous
         var cleared: [String] = []
         var problems: [Problem] = []
-        for position in 0..<changes.count {
-            guard let key = changes.keys.indices.contains(position) ? changes.keys[position] : nil,
-                  let value = changes.value(at: position) else { continue }
+        for (position, key) in changes.keys.enumerated() {
+            guard let value = changes.value(at: position) else { continue }
             // Answers usually list a form's items in its order: the item at the same position
             // is checked first, before a look-up by name.
             let sameSpot = items.indices.contains(position) && items[position].identifier == key ? items[position] : nil

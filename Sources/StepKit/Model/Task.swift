@@ -58,7 +58,6 @@ final class Task: Sendable {
         return Array(Set(recorders.compactMap(\.permission))).sorted()
     }
 
-
     func step(at index: Int) -> Step? {
         steps.indices.contains(index) ? steps[index] : nil
     }

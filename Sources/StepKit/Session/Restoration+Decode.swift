@@ -20,11 +20,11 @@ extension Restoration {
         }
         // A step's answer is usually saved twice (as the step's answer and as its latest
         // visit's), and validating is a pure function of the answer and the step: each distinct
-        // text is validated once per step (`validated` below), the second copy compared instead.
+        // text is validated once per step (`validatedOnce` below), the second copy compared instead.
         var checked: IndexMap<(saved: JSON, value: JSON)> = [:]
-        func validated(_ answer: JSON, step index: Int, _ step: Step, at path: JSONPath) throws(StepKitError) -> JSON {
+        func validatedOnce(_ answer: JSON, step index: Int, _ step: Step, at path: JSONPath) throws(StepKitError) -> JSON {
             if let done = checked[index], done.saved == answer { return done.value }
-            let value = try Restoration.validated(answer, for: step, at: path)
+            let value = try validated(answer, for: step, at: path)
             checked[index] = (answer, value)
             return value
         }
@@ -34,7 +34,7 @@ extension Restoration {
             guard let index = task.stepIndex[id], let step = task.step(at: index) else {
                 throw refuse("damaged", "The saved answers name a step \"\(id)\" the task does not have.", path)
             }
-            answers[index] = try validated(answer, step: index, step, at: path)
+            answers[index] = try validatedOnce(answer, step: index, step, at: path)
         }
         var laterAnswers: IndexMap<[JSON]> = [:]
         for (id, list) in (d["laterAnswers"]?.objectValue ?? JSONObject()).entries {
@@ -43,7 +43,7 @@ extension Restoration {
                 throw refuse("damaged", "The saved later answers name a step \"\(id)\" the task does not have.", path)
             }
             var kept: [JSON] = []
-            for (i, answer) in items.enumerated() { kept.append(try validated(answer, step: index, step, at: path.index(i))) }
+            for (i, answer) in items.enumerated() { kept.append(try validatedOnce(answer, step: index, step, at: path.index(i))) }
             laterAnswers[index] = kept
         }
         var visits: [Visit] = []
@@ -65,7 +65,7 @@ extension Restoration {
                 guard step.active != nil else { throw refuse("damaged", "A saved active step is not an active step of this task.", path.key("active")) }
                 visit.active = try decodeActive(active, at: path.key("active"))
             }
-            if let answer = v["answer"] { visit.answer = try validated(answer, step: index, step, at: path.key("answer")) }
+            if let answer = v["answer"] { visit.answer = try validatedOnce(answer, step: index, step, at: path.key("answer")) }
             visits.append(visit)
         }
         var asyncRuns: IndexMap<RecorderRun> = [:]
