@@ -180,19 +180,25 @@ struct Routing: Sendable {
             || steps[index].sections.contains { rules.sectionSkips[$0] != nil || rules.sectionVisibility[$0] != nil }
     }
 
-    /// Why navigation entering section `s` passes over it, or nil when it shows the section:
-    /// `"skipRule"` when its skip rule holds, `"visibleWhen"` when its `visibleWhen` does not.
+    /// Why navigation passes over a step or section (the names are those the arrival shows).
+    enum SkipReason: String, Sendable, Equatable {
+        /// Its skip rule holds.
+        case skipRule
+        /// A section's `visibleWhen` does not hold.
+        case visibleWhen
+    }
+
+    /// Why navigation entering section `s` passes over it, or nil when it shows the section.
     /// The one decision the session, the replay of a restore and the projection of progress
     /// share (they all walk through `Navigator`).
-    func skipReason(section s: Int, _ answers: some AnswerLookup) -> String? {
-        if rules.sectionSkips[s]?.evaluate(answers) == true { return "skipRule" }
-        if let visible = rules.sectionVisibility[s], !visible.evaluate(answers) { return "visibleWhen" }
+    func skipReason(section s: Int, _ answers: some AnswerLookup) -> SkipReason? {
+        if rules.sectionSkips[s]?.evaluate(answers) == true { return .skipRule }
+        if let visible = rules.sectionVisibility[s], !visible.evaluate(answers) { return .visibleWhen }
         return nil
     }
 
-    /// Why navigation reaching step `index` passes over it, or nil: `"skipRule"` when its skip
-    /// rule holds.
-    func skipReason(step index: Int, _ answers: some AnswerLookup) -> String? {
-        rules.stepSkips[index]?.evaluate(answers) == true ? "skipRule" : nil
+    /// Whether navigation reaching step `index` passes over it: its skip rule holds.
+    func skipsStep(_ index: Int, _ answers: some AnswerLookup) -> Bool {
+        rules.stepSkips[index]?.evaluate(answers) == true
     }
 }

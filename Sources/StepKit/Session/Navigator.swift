@@ -3,7 +3,8 @@
 /// order; a destination whose skip rule holds is passed over as if it were left, its own rule
 /// applying; the step reached gets its modifier when the modifier's predicate holds.
 ///
-/// Every decision is also written down, so an author can see why the engine went where it went.
+/// Every decision is also written down (`ArrivalNote`), so an author can see why the engine went
+/// where it went.
 struct Navigator {
     let session: Session
     /// Whether to write down each decision (and apply step modifiers); a projection of progress
@@ -12,27 +13,28 @@ struct Navigator {
     var task: Task { session.task }
     var routing: Routing { task.routing }
 
-    private func note(_ notes: inout [JSON], _ entry: @autoclosure () -> JSON) {
-        if explains { notes.append(entry()) }
+    private func note(_ notes: inout [ArrivalNote], _ entry: ArrivalNote) {
+        if explains { notes.append(entry) }
     }
 
     struct Route {
         /// The step reached, or nil when the task ends.
         var step: Int?
         var modified = false
-        var explanation: JSON = .null
+        /// How navigation got there, in order (nothing when it does not explain).
+        var notes: [ArrivalNote] = []
     }
 
     /// Where leaving step `index` leads.
     func route(leaving index: Int) -> Route {
-        var notes: [JSON] = []
+        var notes: [ArrivalNote] = []
         let target = destination(leaving: index, fromSectionDepth: nil, notes: &notes)
-        return arrive(at: target, from: index, explanation: notes)
+        return arrive(at: target, from: index, notes: notes)
     }
 
     /// The step a destination resolves to, after skip rules; `from` is the step left (for
     /// knowing which sections are being entered).
-    func arrive(at candidate: Int?, from: Int?, explanation: [JSON]) -> Route {
+    func arrive(at candidate: Int?, from: Int?, notes explanation: [ArrivalNote]) -> Route {
         var notes = explanation
         var target = candidate
         var previous = from
@@ -41,11 +43,11 @@ struct Navigator {
         var budget = task.steps.count + task.sections.count + 1
         while let step = target, let definition = task.step(at: step) {
             guard budget > 0 else {
-                note(&notes, .object(["note": .string("Skip rules loop without showing a step; the task ends.")]))
-                return Route(step: nil, explanation: .array(notes))
+                note(&notes, .skipLoop)
+                return Route(step: nil, notes: notes)
             }
             budget -= 1
-            var reason: String?
+            var reason: Routing.SkipReason?
             if let skipped = definition.sections.first(where: { s in
                 let section = task.section(at: s)
                 let entering = previous.map { section?.contains(step: $0) != true } ?? true
@@ -53,14 +55,14 @@ struct Navigator {
                 reason = routing.skipReason(section: s, session)
                 return reason != nil
             }), let section = task.section(at: skipped) {
-                note(&notes, .object(["skipped": .string(section.identifier), "by": .string(reason ?? "skipRule")]))
+                note(&notes, .skippedSection(skipped, reason ?? .skipRule))
                 let depth = definition.sections.firstIndex(of: skipped) ?? 0
                 target = destination(leaving: section.lastStep, fromSectionDepth: depth, notes: &notes)
                 previous = section.lastStep
                 continue
             }
-            if let reason = routing.skipReason(step: step, session) {
-                note(&notes, .object(["skipped": .string(definition.identifier), "by": .string(reason)]))
+            if routing.skipsStep(step, session) {
+                note(&notes, .skippedStep(step))
                 target = destination(leaving: step, fromSectionDepth: nil, notes: &notes)
                 previous = step
                 continue
@@ -68,41 +70,41 @@ struct Navigator {
             var route = Route(step: step)
             if explains, let modifier = task.rules.modifiers[step], modifier.when.evaluate(session) {
                 route.modified = true
-                note(&notes, .object(["modified": .string(definition.identifier), "by": .string("stepModifier")]))
+                note(&notes, .modified(step))
             }
-            route.explanation = .array(notes)
+            route.notes = notes
             return route
         }
-        if target == nil { notes.append(.object(["end": .bool(true)])) }
-        return Route(step: nil, explanation: .array(notes))
+        if target == nil { notes.append(.end) }
+        return Route(step: nil, notes: notes)
     }
 
     /// The destination after leaving step `index` (or, with `fromSectionDepth`, after leaving
     /// the section at that depth of the step's sections, whose last step `index` is); which rule
     /// governs is `Routing`'s to say, this evaluates it.
-    func destination(leaving index: Int, fromSectionDepth: Int?, notes: inout [JSON]) -> Int? {
+    func destination(leaving index: Int, fromSectionDepth: Int?, notes: inout [ArrivalNote]) -> Int? {
         guard task.step(at: index) != nil else { return nil }
         guard let governing = routing.governing(leaving: index, fromSectionDepth: fromSectionDepth) else {
             return routing.next(after: index)
         }
-        return apply(governing.rule, owner: routing.identifier(of: governing.owner), after: index, notes: &notes)
+        return apply(governing.rule, owner: governing.owner, after: index, notes: &notes)
     }
 
-    private func apply(_ rule: NavigationRule, owner: String, after index: Int, notes: inout [JSON]) -> Int? {
+    private func apply(_ rule: NavigationRule, owner: Routing.Owner, after index: Int, notes: inout [ArrivalNote]) -> Int? {
         switch rule {
         case .direct(let destination):
-            note(&notes, .object(["rule": .string(owner), "type": .string("direct")]))
+            note(&notes, .rule(owner, .direct))
             return routing.resolve(destination)
         case .predicate(let branches, let fallback):
             for (i, branch) in branches.enumerated() where branch.when.evaluate(session) {
-                note(&notes, .object(["rule": .string(owner), "type": .string("predicate"), "branch": .int(Int64(i))]))
+                note(&notes, .rule(owner, .branch(i)))
                 return routing.resolve(branch.destination)
             }
             if let fallback {
-                note(&notes, .object(["rule": .string(owner), "type": .string("predicate"), "branch": .string("defaultDestination")]))
+                note(&notes, .rule(owner, .defaultDestination))
                 return routing.resolve(fallback)
             }
-            note(&notes, .object(["rule": .string(owner), "type": .string("predicate"), "branch": .string("nextInOrder")]))
+            note(&notes, .rule(owner, .nextInOrder))
             return routing.next(after: index)
         }
     }

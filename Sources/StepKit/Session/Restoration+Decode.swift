@@ -60,7 +60,7 @@ extension Restoration {
             visit.skipped = skipped
             visit.modified = modified
             visit.hiddenItems = hidden
-            visit.arrival = v["arrival"] ?? .null
+            visit.arrival = .saved(v["arrival"] ?? .null)
             if let active = v["active"] {
                 guard step.active != nil else { throw refuse("damaged", "A saved active step is not an active step of this task.", path.key("active")) }
                 visit.active = try decodeActive(active, at: path.key("active"))

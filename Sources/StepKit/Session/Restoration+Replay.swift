@@ -18,7 +18,7 @@ extension Restoration {
         var replay = Session(task: s.task, options: s.options, clock: s.clock, taskRunUUID: s.taskRunUUID, startDate: s.startDate,
                              endDate: nil, finishReason: nil, visits: [], answers: [:], laterAnswers: [:], touched: true,
                              taskSuspended: false, asyncRuns: [:])
-        let start = Navigator(session: replay).arrive(at: s.task.steps.isEmpty ? nil : 0, from: nil, explanation: [])
+        let start = Navigator(session: replay).arrive(at: s.task.steps.isEmpty ? nil : 0, from: nil, notes: [])
         guard let first = visits.first else {
             guard s.finishReason == .completed, start.step == nil else {
                 throw notAllowed("The saved path is empty, but the task shows a first step.", .root.key("path"))
@@ -129,7 +129,7 @@ extension Restoration {
         guard route.modified == visit.modified else {
             return "the step modifier of \"\(saved)\" is saved as \(visit.modified ? "" : "not ")applied, but its rule says otherwise."
         }
-        guard route.explanation.sameValue(as: visit.arrival) else {
+        guard Arrival.notes(route.notes).json(in: task).sameValue(as: visit.arrival.json(in: task)) else {
             return "the arrival saved with \"\(saved)\" is not how navigation reached it."
         }
         return nil

@@ -36,7 +36,7 @@ extension Restoration {
         v["skipped"] = .bool(visit.skipped)
         v["modified"] = .bool(visit.modified)
         v["hiddenItems"] = .array(visit.hiddenItems.map { .string($0) })
-        v["arrival"] = visit.arrival
+        v["arrival"] = visit.arrival.json(in: s.task)
         if let active = visit.active { v["active"] = encode(active, at: s.now) }
         return .object(v)
     }

@@ -118,7 +118,7 @@ struct Session: Sendable {
         path = []
         latestVisit = [:]
         earlierVisit = []
-        let route = Navigator(session: self).arrive(at: task.steps.isEmpty ? nil : 0, from: nil, explanation: [])
+        let route = Navigator(session: self).arrive(at: task.steps.isEmpty ? nil : 0, from: nil, notes: [])
         if let step = route.step {
             arrive(at: step, time: time, route: route)
         } else {
@@ -174,7 +174,7 @@ struct Session: Sendable {
         }
         applyPrefill(step: index)
         let previous = recordsEvents ? currentStep?.identifier : nil
-        pushVisit(Visit(stepIndex: index, startDate: time, modified: route.modified, arrival: route.explanation))
+        pushVisit(Visit(stepIndex: index, startDate: time, modified: route.modified, arrival: .notes(route.notes)))
         stepAppeared(previous: previous, at: time)
         startAsyncActions(at: index, time: time)
         prepareActiveStep(at: time)

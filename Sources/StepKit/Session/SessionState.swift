@@ -41,7 +41,7 @@ extension Session {
                 "canGoForward": .bool(inProgress && problems.isEmpty),
                 "canSkip": .bool(inProgress && (step?.optional ?? false) && (step?.takesAnswers ?? false)),
                 "hasNextStep": .bool(inProgress && route?.step != nil),
-                "arrival": inProgress ? (current?.arrival ?? .null) : .null,
+                "arrival": inProgress ? (current?.arrival.json(in: task) ?? .null) : .null,
             ]),
             "progress": progressJSON(inProgress: inProgress),
             "active": activeJSON(),

@@ -17,8 +17,8 @@ struct Visit: Sendable, Equatable {
     /// For an active step: its timer, prompts and recorders.
     var active: ActiveRun?
     /// How navigation got here: the rule, branch and skip rules involved (for authors debugging
-    /// a task), as JSON.
-    var arrival: JSON = .null
+    /// a task).
+    var arrival: Arrival = .saved(.null)
 }
 
 /// Why a task run ended (ResearchKit's `ORKTaskFinishReason`).
