@@ -83,7 +83,10 @@ struct JSONObject: Equatable, Sendable {
     private var values: [JSON] = []
     /// Empty while the object has at most `linearLimit` keys.
     private var positions: [String: Int] = [:]
-    private static let linearLimit = 8
+    /// Up to this many keys, a key is found by comparing (lengths first) rather than hashing:
+    /// SipHash costs about as much as comparing with a dozen short keys, and a saved visit or a
+    /// step definition has nine to a dozen (the restore profile in `benchmarks/README.md`).
+    static let linearLimit = 32
 
     init() {}
 

@@ -113,12 +113,13 @@ enum PlainJSON {
                 return .object(JSONObject())
             }
             let keyBase = keyStack.count, valueBase = valueStack.count
-            // Past a few keys, repeats are found by hashing rather than comparing with each.
+            // Past `JSONObject.linearLimit` keys, repeats are found by hashing rather than by
+            // comparing with each (the same trade as the object's own look-ups).
             var seen: Set<String> = []
             while true {
                 skipSpace()
                 guard peek == UInt8(ascii: "\""), let key = string() else { return nil }
-                if keyStack.count - keyBase < 8 {
+                if keyStack.count - keyBase < JSONObject.linearLimit {
                     if keyStack[keyBase...].contains(key) { return nil }
                 } else {
                     if seen.isEmpty { seen = Set(keyStack[keyBase...]) }
