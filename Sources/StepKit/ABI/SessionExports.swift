@@ -21,8 +21,8 @@ public func stepkit_session_restore(_ task: OpaquePointer?, _ saved_json: Unsafe
             throw StepKitError(.invalidArgument, code: "nullArgument", message: "saved_json is NULL.")
         }
         let options = try SessionOptions.parse(options_json == nil ? nil : Boundary.json(options_json, argument: "options_json", limits: .document), restoring: true)
-        try InputLimits.document.checkText(saved_json, argument: "saved_json")
-        return try SessionHandle(Restoration.restore(saved_json, task: handle.task, options: options, clock: .system), options: options)
+        return try SessionHandle(Restoration.restore(saved_json, limits: .document, argument: "saved_json", task: handle.task,
+                                                     options: options, clock: .system), options: options)
     }
 }
 

@@ -1,3 +1,5 @@
+import Glibc
+
 /// The autosave file as a journal: restoration data (the snapshot, exactly `saveText`) followed
 /// by one line per call that changed the session since, each the call's change to the document.
 /// A call then costs the encoding and the write of what it changed, not of the whole history;
@@ -82,11 +84,26 @@ extension Restoration {
 
     // MARK: Reading
 
-    /// The document an autosave journal describes, its integrity checked (and removed), or nil
-    /// if `bytes` is not a journal (no newline, or a first line that is not one JSON object:
-    /// restoration data a host wrote out itself, pretty-printed or not).
-    static func journalDocument(_ bytes: UnsafeBufferPointer<UInt8>, key: String?) throws(StepKitError) -> JSONObject? {
-        guard let newline = bytes.firstIndex(of: 0x0A), newline >= 2, bytes[0] == 0x7B, bytes[newline - 1] == 0x7D else { return nil }
+    /// Whether `bytes` is an autosave journal: its first line is one JSON object, followed by a
+    /// newline (restoration data a host wrote out itself, pretty-printed or not, is not).
+    static func isJournal(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        journalSnapshotEnd(bytes) != nil
+    }
+
+    /// Where the snapshot line of a journal ends (its newline), or nil for any other text.
+    private static func journalSnapshotEnd(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        // memchr: the whole text is searched when it is not a journal (a byte-by-byte search was
+        // a percent of a restore).
+        guard let base = bytes.baseAddress, let found = memchr(base, 0x0A, bytes.count) else { return nil }
+        let newline = UnsafeRawPointer(found) - UnsafeRawPointer(base)
+        guard newline >= 2, bytes[0] == 0x7B, bytes[newline - 1] == 0x7D else { return nil }
+        return newline
+    }
+
+    /// The document an autosave journal (`isJournal`) describes, its integrity checked (and
+    /// removed).
+    static func journalDocument(_ bytes: UnsafeBufferPointer<UInt8>, key: String?) throws(StepKitError) -> JSONObject {
+        guard let newline = journalSnapshotEnd(bytes) else { throw refuse("damaged", "The restoration data is not an autosave journal.") }
         let snapshot = String(decoding: bytes[..<newline], as: UTF8.self)
         let signed = snapshot.withCString { pointer in
             Result { () throws(StepKitError) -> (document: JSONObject, digest: String) in try signedDocument(pointer, key: key) }

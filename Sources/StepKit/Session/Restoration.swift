@@ -17,26 +17,37 @@ enum Restoration {
     }
 
     /// Restoration data as `stepkit_session_save` writes it, or an autosave file (a journal:
-    /// `Restoration+Journal.swift`), back to a session.
-    static func restore(_ text: UnsafePointer<CChar>, task: Task, options: SessionOptions, clock: Clock) throws(StepKitError) -> Session {
+    /// `Restoration+Journal.swift`), back to a session. With `limits`, a text past them is
+    /// refused with `InputLimits.checkText`'s error, naming `argument`, before anything else.
+    static func restore(_ text: UnsafePointer<CChar>, limits: InputLimits? = nil, argument: String = "saved_json",
+                        task: Task, options: SessionOptions, clock: Clock) throws(StepKitError) -> Session {
         let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(text).assumingMemoryBound(to: UInt8.self), count: strlen(text))
         let document: JSONObject
-        if let replayed = try journalDocument(bytes, key: options.integrityKey) {
-            document = replayed
+        if isJournal(bytes) {
+            try limits?.checkText(text, argument: argument)
+            document = try journalDocument(bytes, key: options.integrityKey)
         } else {
-            document = try signedDocument(text, key: options.integrityKey).document
+            // The parse reads within the limits itself, and checks the text only when it
+            // cannot (a pass over the whole text saved on every restore that fits).
+            document = try signedDocument(text, key: options.integrityKey, within: limits, argument: argument).document
         }
         return try restore(document, task: task, options: options, clock: clock)
     }
 
     /// The document in `text` with its integrity checked and its integrity member removed, and
-    /// the digest it carried.
-    static func signedDocument(_ text: UnsafePointer<CChar>, key: String?) throws(StepKitError) -> (document: JSONObject, digest: String) {
+    /// the digest it carried. With `limits`, a text past them fails with their error.
+    static func signedDocument(_ text: UnsafePointer<CChar>, key: String?, within limits: InputLimits? = nil,
+                               argument: String = "saved_json") throws(StepKitError) -> (document: JSONObject, digest: String) {
         let parsed: JSON
-        do throws(StepKitError) {
-            parsed = try JSONParser.parse(cString: text)
-        } catch {
-            throw refuse("damaged", "The restoration data is damaged or truncated: " + (error.problems.first?.message ?? "not JSON."))
+        if let plain = PlainJSON.parse(text, within: limits) {
+            parsed = plain
+        } else {
+            try limits?.checkText(text, argument: argument)
+            do throws(StepKitError) {
+                parsed = try JSONParser.parseWithJansson(cString: text)
+            } catch {
+                throw refuse("damaged", "The restoration data is damaged or truncated: " + (error.problems.first?.message ?? "not JSON."))
+            }
         }
         guard case .object(var document) = parsed else { throw refuse("damaged", "The restoration data is not a JSON object.") }
         guard document["format"] == .string(format) else {
