@@ -67,7 +67,7 @@ enum JSON: Equatable, Sendable {
             return zip(a, b).allSatisfy { $0.sameValue(as: $1) }
         case (.object(let a), .object(let b)):
             guard a.count == b.count else { return false }
-            return a.entries.allSatisfy { key, value in b[key].map { value.sameValue(as: $0) } ?? false }
+            return a.sameEntries(as: b) { $0.sameValue(as: $1) }
         default:
             return self == other
         }
@@ -126,6 +126,26 @@ struct JSONObject: Equatable, Sendable {
         for i in keys.indices { body(keys[i], values[i]) }
     }
 
+    /// Whether `other` holds the same keys, in any order, with values that `same` matches.
+    /// Objects made from the same source mostly list their keys in the same order, so each key
+    /// is looked for at its own position first (comparing a saved form answer with the one the
+    /// replay rebuilt looked up each of its keys, and copied every entry out first).
+    func sameEntries(as other: JSONObject, _ same: (JSON, JSON) -> Bool) -> Bool {
+        guard keys.count == other.keys.count else { return false }
+        for i in keys.indices {
+            let theirs: Int
+            if other.keys[i] == keys[i] {
+                theirs = i
+            } else if let j = other.position(of: keys[i]) {
+                theirs = j
+            } else {
+                return false
+            }
+            guard same(values[i], other.values[theirs]) else { return false }
+        }
+        return true
+    }
+
     /// Where `key` stands among `keys`, for a reader that marks keys by position.
     func position(of key: String) -> Int? {
         if keys.count <= JSONObject.linearLimit {
@@ -135,6 +155,12 @@ struct JSONObject: Equatable, Sendable {
             return keys.firstIndex { $0.utf8.count == length && $0 == key }
         }
         return positions[key]
+    }
+
+    /// The value at `position` when the key there is `key`; nil otherwise (the key may still be
+    /// elsewhere). For readers that expect keys in a known order.
+    func value(at position: Int, ifKeyIs key: String) -> JSON? {
+        keys.indices.contains(position) && keys[position] == key ? values[position] : nil
     }
 
     /// The value at a position `position(of:)` gave; nil for any other.
