@@ -94,12 +94,17 @@ extension Session {
             // An optional form left entirely empty may be left, as if skipped.
             if step.optional && given.count == 0 { return [] }
             var problems: [Problem] = []
-            for item in form.items where !hidden.contains(item.identifier) {
-                let value = given[item.identifier]
-                if value == nil && !item.optional {
-                    problems.append(Problem(code: "answerRequired", message: "Answer \"\(piped(item.label))\" to continue.", path: .root.key(item.identifier), item: item.identifier))
+            // By index, the answer's key at the item's own position tried first: an answer lists
+            // the items in the form's order unless the host wrote it otherwise.
+            for i in form.items.indices where hidden.isEmpty || !hidden.contains(form.items[i].identifier) {
+                let identifier = form.items[i].identifier
+                let answered = given.value(at: i, ifKeyIs: identifier) ?? given[identifier]
+                if answered == nil && !form.items[i].optional {
+                    problems.append(Problem(code: "answerRequired", message: "Answer \"\(piped(form.items[i].label))\" to continue.", path: .root.key(identifier), item: identifier))
                 }
-                problems += form.confirmationProblems(given, items: [item.identifier], originalRequired: true)
+                if !form.confirmations.isEmpty {
+                    problems += form.confirmationProblems(given, items: CollectionOfOne(identifier), originalRequired: true)
+                }
             }
             return problems
         }
