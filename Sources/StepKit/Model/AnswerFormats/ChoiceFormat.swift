@@ -59,6 +59,8 @@ struct ChoiceFormat: AnswerFormatRules {
         if items.isEmpty { return nil }
         var chosen: [Int] = []
         var kept: [JSON] = []
+        chosen.reserveCapacity(items.count)
+        kept.reserveCapacity(items.count)
         for item in items {
             let (index, element) = try resolve(item, options: options)
             if chosen.contains(index) {
@@ -70,7 +72,9 @@ struct ChoiceFormat: AnswerFormatRules {
         if !multiple && kept.count > 1 {
             throw AnswerRejection("tooManyChoices", "Choose only one answer.")
         }
-        guard multiple else { return .array(kept) }
+        // The exclusive-choice rule needs the previous selection only when some choice is
+        // exclusive; most lists have none, and skip resolving the previous answer again.
+        guard multiple, options.contains(where: { $0.exclusive }) else { return .array(kept) }
 
         // A handful of choices: a list, searched, costs less than a set.
         let before = (previous?.arrayValue ?? []).compactMap { try? resolve($0, options: options).0 }
