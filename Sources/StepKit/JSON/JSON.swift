@@ -106,10 +106,20 @@ struct JSONObject: Equatable, Sendable {
         }
     }
 
+    /// An object written out in the source (`["step": ..., "date": ...]`), its keys all
+    /// different (checked in debug builds, as `init(distinctKeys:values:)` checks): built in one
+    /// pass, without looking each key up first (the state, the result and the events build
+    /// hundreds of these, and the look-ups were a third of building one).
     init(_ pairs: KeyValuePairs<String, JSON>) {
+        var keys: [String] = []
+        var values: [JSON] = []
         keys.reserveCapacity(pairs.count)
         values.reserveCapacity(pairs.count)
-        for (key, value) in pairs { self[key] = value }
+        for (key, value) in pairs {
+            keys.append(key)
+            values.append(value)
+        }
+        self.init(distinctKeys: keys, values: values)
     }
 
     var count: Int { keys.count }
