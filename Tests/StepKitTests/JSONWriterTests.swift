@@ -43,6 +43,31 @@ import Testing
         }
     }
 
+    /// The arithmetic count of a real's significant digits agrees with the count read from its
+    /// shortest text wherever it answers, and it answers for the usual short decimals.
+    @Test func significantDigitsByArithmeticAgreeWithTheShortestText() {
+        var g = Generator(state: 0x5EED_D161_7500_0001)
+        var answered = 0
+        for i in 0..<200_000 {
+            let d: Double
+            switch i % 4 {
+            case 0: d = Double(g.below(2_000_000_000)) / [1, 10, 100, 1000, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9][g.below(10)]
+            case 1: d = Double(bitPattern: g.next())
+            case 2: d = Double(g.below(1 << 30)) * [1e-12, 1e-9, 1e3, 1e9, 1e14][g.below(5)]
+            default: d = -Double(g.below(100_000)) / 8
+            }
+            guard d.isFinite else { continue }
+            if let fast = JSONWriter.shortDecimalDigits(d) {
+                answered += 1
+                #expect(fast == JSONWriter.describedDigits(d), "\(d)")
+            }
+        }
+        #expect(answered > 100_000)
+        for d in [47.1, 0.1, 0.25, 100.0, 1200.0, 123456789012345.0, 0.00000001, 1.5e-8, 5e-324, 0.0, -0.0, 1e15, 0.30000000000000004] {
+            #expect(JSONWriter.significantDigits(d) == JSONWriter.describedDigits(d), "\(d)")
+        }
+    }
+
     /// A deterministic generator (xorshift), so a failure is reproducible.
     private struct Generator {
         var state: UInt64
