@@ -63,6 +63,17 @@ import Testing
         #expect(a != b)
         #expect(UUIDText.normalized(a) == a)
         #expect(Array(a)[14] == "4")
+        // Version 4 and variant 10 in every one, and every hexadecimal digit turning up in the
+        // random places.
+        var seen = Set<Character>()
+        for _ in 0..<200 {
+            let u = Array(UUIDText.random())
+            #expect(u.count == 36 && UUIDText.normalized(String(u)) == String(u))
+            #expect(u[8] == "-" && u[13] == "-" && u[18] == "-" && u[23] == "-")
+            #expect(u[14] == "4" && "89AB".contains(u[19]), "\(String(u))")
+            seen.formUnion(u.filter { $0 != "-" })
+        }
+        #expect(seen.count == 16)
         #expect(UUIDText.normalized("not-a-uuid") == nil)
         #expect(UUIDText.normalized("0a2b3c4d-1111-4222-8333-444455556666") == "0A2B3C4D-1111-4222-8333-444455556666")
     }
