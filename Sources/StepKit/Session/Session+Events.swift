@@ -12,14 +12,23 @@ extension Session {
         appendEvent(type, fields(), at: time ?? now)
     }
 
-    /// Builds the event and queues it.
+    /// Builds the event and queues it: `type`, `date`, then the fields, whose keys are written
+    /// in the source and never `type` or `date` (checked in debug builds), so nothing is looked up.
     @inline(never)
     mutating func appendEvent(_ type: String, _ fields: KeyValuePairs<String, JSON>, at time: Int64) {
-        var event = JSONObject()
-        event["type"] = .string(type)
-        event["date"] = .string(CivilTime.iso8601(milliseconds: time))
-        for (key, value) in fields { event[key] = value }
-        pendingEvents.append(.object(event))
+        var keys: [String] = []
+        var values: [JSON] = []
+        keys.reserveCapacity(2 + fields.count)
+        values.reserveCapacity(2 + fields.count)
+        keys.append("type")
+        values.append(.string(type))
+        keys.append("date")
+        values.append(.string(CivilTime.iso8601(milliseconds: time)))
+        for (key, value) in fields {
+            keys.append(key)
+            values.append(value)
+        }
+        pendingEvents.append(.object(JSONObject(distinctKeys: keys, values: values)))
     }
 
     /// The events queued since the last call, in order; the queue is emptied.
