@@ -5,13 +5,13 @@
 ///
 /// Every decision is also written down (`ArrivalNote`), so an author can see why the engine went
 /// where it went.
+///
+/// It reads the session it decides for as a borrowed argument rather than holding a copy:
+/// copying a `Session` retains and releases each of its fields, on every move.
 struct Navigator {
-    let session: Session
     /// Whether to write down each decision (and apply step modifiers); a projection of progress
     /// needs neither.
     var explains = true
-    var task: Task { session.task }
-    var routing: Routing { task.routing }
 
     private func note(_ notes: inout [ArrivalNote], _ entry: ArrivalNote) {
         if explains { notes.append(entry) }
@@ -26,15 +26,17 @@ struct Navigator {
     }
 
     /// Where leaving step `index` leads.
-    func route(leaving index: Int) -> Route {
+    func route(leaving index: Int, in session: borrowing Session) -> Route {
         var notes: [ArrivalNote] = []
-        let target = destination(leaving: index, fromSectionDepth: nil, notes: &notes)
-        return arrive(at: target, from: index, notes: notes)
+        let target = destination(leaving: index, fromSectionDepth: nil, notes: &notes, in: session)
+        return arrive(at: target, from: index, notes: notes, in: session)
     }
 
     /// The step a destination resolves to, after skip rules; `from` is the step left (for
     /// knowing which sections are being entered).
-    func arrive(at candidate: Int?, from: Int?, notes explanation: [ArrivalNote]) -> Route {
+    func arrive(at candidate: Int?, from: Int?, notes explanation: [ArrivalNote], in session: borrowing Session) -> Route {
+        let task = session.task
+        let routing = task.routing
         var notes = explanation
         var target = candidate
         var previous = from
@@ -48,22 +50,26 @@ struct Navigator {
             }
             budget -= 1
             var reason: Routing.SkipReason?
-            if let skipped = definition.sections.first(where: { s in
-                let section = task.section(at: s)
-                let entering = previous.map { section?.contains(step: $0) != true } ?? true
-                guard entering else { return false }
+            var skippedSection: Int?
+            for s in definition.sections {
+                let entering = previous.map { task.section(at: s)?.contains(step: $0) != true } ?? true
+                guard entering else { continue }
                 reason = routing.skipReason(section: s, session)
-                return reason != nil
-            }), let section = task.section(at: skipped) {
+                if reason != nil {
+                    skippedSection = s
+                    break
+                }
+            }
+            if let skipped = skippedSection, let section = task.section(at: skipped) {
                 note(&notes, .skippedSection(skipped, reason ?? .skipRule))
                 let depth = definition.sections.firstIndex(of: skipped) ?? 0
-                target = destination(leaving: section.lastStep, fromSectionDepth: depth, notes: &notes)
+                target = destination(leaving: section.lastStep, fromSectionDepth: depth, notes: &notes, in: session)
                 previous = section.lastStep
                 continue
             }
             if routing.skipsStep(step, session) {
                 note(&notes, .skippedStep(step))
-                target = destination(leaving: step, fromSectionDepth: nil, notes: &notes)
+                target = destination(leaving: step, fromSectionDepth: nil, notes: &notes, in: session)
                 previous = step
                 continue
             }
@@ -82,15 +88,18 @@ struct Navigator {
     /// The destination after leaving step `index` (or, with `fromSectionDepth`, after leaving
     /// the section at that depth of the step's sections, whose last step `index` is); which rule
     /// governs is `Routing`'s to say, this evaluates it.
-    func destination(leaving index: Int, fromSectionDepth: Int?, notes: inout [ArrivalNote]) -> Int? {
-        guard task.step(at: index) != nil else { return nil }
+    func destination(leaving index: Int, fromSectionDepth: Int?, notes: inout [ArrivalNote], in session: borrowing Session) -> Int? {
+        let routing = session.task.routing
+        guard session.task.step(at: index) != nil else { return nil }
         guard let governing = routing.governing(leaving: index, fromSectionDepth: fromSectionDepth) else {
             return routing.next(after: index)
         }
-        return apply(governing.rule, owner: governing.owner, after: index, notes: &notes)
+        return apply(governing.rule, owner: governing.owner, after: index, notes: &notes, in: session)
     }
 
-    private func apply(_ rule: NavigationRule, owner: Routing.Owner, after index: Int, notes: inout [ArrivalNote]) -> Int? {
+    private func apply(_ rule: NavigationRule, owner: Routing.Owner, after index: Int, notes: inout [ArrivalNote],
+                       in session: borrowing Session) -> Int? {
+        let routing = session.task.routing
         switch rule {
         case .direct(let destination):
             note(&notes, .rule(owner, .direct))

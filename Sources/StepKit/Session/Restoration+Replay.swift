@@ -18,7 +18,7 @@ extension Restoration {
         var replay = Session(task: s.task, options: s.options, clock: s.clock, taskRunUUID: s.taskRunUUID, startDate: s.startDate,
                              endDate: nil, finishReason: nil, visits: [], answers: [:], laterAnswers: [:], touched: true,
                              taskSuspended: false, asyncRuns: [:])
-        let start = Navigator(session: replay).arrive(at: s.task.steps.isEmpty ? nil : 0, from: nil, notes: [])
+        let start = Navigator().arrive(at: s.task.steps.isEmpty ? nil : 0, from: nil, notes: [], in: replay)
         guard let first = visits.first else {
             guard s.finishReason == .completed, start.step == nil else {
                 throw notAllowed("The saved path is empty, but the task shows a first step.", .root.key("path"))

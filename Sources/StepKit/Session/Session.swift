@@ -118,7 +118,7 @@ struct Session: Sendable {
         path = []
         latestVisit = [:]
         earlierVisit = []
-        let route = Navigator(session: self).arrive(at: task.steps.isEmpty ? nil : 0, from: nil, notes: [])
+        let route = Navigator().arrive(at: task.steps.isEmpty ? nil : 0, from: nil, notes: [], in: self)
         if let step = route.step {
             arrive(at: step, time: time, route: route)
         } else {

@@ -79,10 +79,10 @@ extension Session {
     /// the rest, so reading the state costs the same on a 100-step and a 100,000-step task.
     private func projectedRemaining(from index: Int) -> Int {
         if task.rules.isEmpty { return max(task.steps.count - 1 - index, 0) }
-        let navigator = Navigator(session: self, explains: false)
+        let navigator = Navigator(explains: false)
         var count = 0
         var step = index
-        while let next = navigator.route(leaving: step).step {
+        while let next = navigator.route(leaving: step, in: self).step {
             count += 1
             step = next
             if count >= Session.projectionHorizon {
