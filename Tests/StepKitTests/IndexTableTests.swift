@@ -38,6 +38,44 @@ import Testing
         #expect(map == other)
     }
 
+    /// Random inserts, replacements and removals agree with a dictionary, over keys dense enough
+    /// to collide; a copy taken midway keeps its own contents (copy on write).
+    @Test func agreesWithADictionaryUnderRandomChanges() {
+        var state: UInt64 = 0x1DE7_0000_0000_0001
+        func next() -> Int {
+            state ^= state << 13; state ^= state >> 7; state ^= state << 17
+            return Int(state % 1_000_000)
+        }
+        var map = IndexMap<Int>()
+        var model: [Int: Int] = [:]
+        var snapshot: (map: IndexMap<Int>, model: [Int: Int])?
+        for round in 0..<60_000 {
+            let key = next() % (round < 30_000 ? 64 : 4_096)
+            switch next() % 3 {
+            case 0, 1:
+                let value = next()
+                #expect(map.updateValue(value, forKey: key) == model.updateValue(value, forKey: key))
+            default:
+                let removed = map[key]
+                map[key] = nil
+                #expect(removed == model.removeValue(forKey: key))
+            }
+            if round % 997 == 0 {
+                #expect(map.count == model.count)
+                #expect(model.allSatisfy { map[$0.key] == $0.value })
+                #expect(Dictionary(uniqueKeysWithValues: map.map { ($0.key, $0.value) }) == model)
+            }
+            if round == 20_000 { snapshot = (map, model) }
+        }
+        if let snapshot {
+            #expect(snapshot.map.count == snapshot.model.count)
+            #expect(snapshot.model.allSatisfy { snapshot.map[$0.key] == $0.value })
+            #expect(snapshot.map != map)
+        }
+        for key in Array(model.keys) { map[key] = nil }
+        #expect(map.isEmpty && map.keys.isEmpty && map == IndexMap<Int>())
+    }
+
     /// Step indexes, addresses (multiples of 16) and negative numbers all land in distinct
     /// places and are found again.
     @Test func holdsEveryKey() {
