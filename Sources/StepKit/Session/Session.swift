@@ -187,7 +187,7 @@ struct Session: Sendable {
         }
     }
 
-    mutating func pushVisit(_ visit: Visit) {
+    mutating func pushVisit(_ visit: consuming Visit) {
         earlierVisit.append(latestVisit.updateValue(path.count, forKey: visit.stepIndex) ?? -1)
         path.append(visit)
     }
