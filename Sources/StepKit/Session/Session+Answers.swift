@@ -56,11 +56,16 @@ extension Session {
     func forwardProblems() -> [Problem] {
         let required = requiredProblems()
         guard required.isEmpty, !isFinished, let index = currentIndex else { return required }
-        var failed = (task.rules.stepValidations[index] ?? []).filter { $0.when.evaluate(self) }
-        if !task.rules.taskValidations.isEmpty, routeForward()?.step == nil {
-            failed += task.rules.taskValidations.filter { $0.when.evaluate(self) }
+        // Most steps have no validation: then nothing is copied, filtered or mapped.
+        var problems: [Problem] = []
+        func check(_ validations: [Validation]) {
+            for v in validations where v.when.evaluate(self) {
+                problems.append(Problem(code: Validation.code, message: piped(v.message), path: .root))
+            }
         }
-        return failed.map { Problem(code: Validation.code, message: piped($0.message), path: .root) }
+        if let validations = task.rules.stepValidations[index] { check(validations) }
+        if !task.rules.taskValidations.isEmpty, routeForward()?.step == nil { check(task.rules.taskValidations) }
+        return problems
     }
 
     /// `text` with its `{{placeholders}}` resolved on the session's answers (`Piping`).
