@@ -7,10 +7,50 @@
 ///
 /// Built from the parts of a task rather than the task, since the rule graph is worked out while
 /// the task is being put together.
-struct Routing: Sendable {
+///
+/// A class, immutable: the navigator reads it on every move, from every session of the task at
+/// once. As a struct each read copied it, retaining and releasing the twenty-odd tables it holds,
+/// and those counts live on memory that every thread running the task writes: two threads on one
+/// task ran at 1.3 times one thread's speed (`benchmarks/README.md`).
+final class Routing: Sendable {
     let steps: [Step]
     let sections: [Section]
     let rules: TaskRules
+    /// The sections of step `i`, outermost first, are `sectionList[sectionStart[i]..<sectionStart[i + 1]]`;
+    /// section `s` runs from step `firstStep[s]` to `lastStep[s]`. Plain integers, so a move
+    /// reads them without retaining the shared `Step` and `Section` values they come from.
+    let sectionStart: [Int]
+    let sectionList: [Int]
+    let firstStep: [Int]
+    let lastStep: [Int]
+
+    init(steps: [Step], sections: [Section], rules: TaskRules) {
+        self.steps = steps
+        self.sections = sections
+        self.rules = rules
+        var start = [0]
+        var list: [Int] = []
+        start.reserveCapacity(steps.count + 1)
+        for step in steps {
+            list.append(contentsOf: step.sections)
+            start.append(list.count)
+        }
+        sectionStart = start
+        sectionList = list
+        firstStep = sections.map(\.firstStep)
+        lastStep = sections.map(\.lastStep)
+    }
+
+    /// Where step `index`'s sections are in `sectionList` (empty for an index out of range).
+    func sectionPositions(of index: Int) -> Range<Int> {
+        guard index >= 0, index + 1 < sectionStart.count else { return 0..<0 }
+        return sectionStart[index]..<sectionStart[index + 1]
+    }
+
+    /// Whether section `s` holds step `index`.
+    func section(_ s: Int, contains index: Int) -> Bool {
+        firstStep.indices.contains(s) && index >= firstStep[s] && index <= lastStep[s]
+    }
 
     /// Whose rule it is: a step's or a section's (indexes into `steps`, `sections`).
     enum Owner: Sendable, Equatable {
@@ -60,15 +100,15 @@ struct Routing: Sendable {
     /// step): the step's own rule and the rules of sections nested deeper do not apply.
     func governing(leaving index: Int, fromSectionDepth: Int? = nil) -> Governing? {
         guard steps.indices.contains(index) else { return nil }
-        let step = steps[index]
         if fromSectionDepth == nil, let rule = rules.stepRules[index] {
             return Governing(owner: .step(index), rule: rule)
         }
-        let depth = fromSectionDepth.map { min($0, step.sections.count - 1) } ?? (step.sections.count - 1)
+        let positions = sectionPositions(of: index)
+        let depth = fromSectionDepth.map { min($0, positions.count - 1) } ?? (positions.count - 1)
         guard depth >= 0 else { return nil }
-        for position in stride(from: depth, through: 0, by: -1) {
-            let s = step.sections[position]
-            guard sections.indices.contains(s), sections[s].lastStep == index else { break }
+        for position in stride(from: positions.lowerBound + depth, through: positions.lowerBound, by: -1) {
+            let s = sectionList[position]
+            guard lastStep.indices.contains(s), lastStep[s] == index else { break }
             if let rule = rules.sectionRules[s] { return Governing(owner: .section(s), rule: rule) }
         }
         return nil
@@ -83,7 +123,7 @@ struct Routing: Sendable {
     func resolve(_ destination: Destination) -> Int? {
         switch destination {
         case .step(let s): return s
-        case .section(let s): return sections.indices.contains(s) ? sections[s].firstStep : nil
+        case .section(let s): return firstStep.indices.contains(s) ? firstStep[s] : nil
         case .end: return nil
         }
     }

@@ -35,36 +35,37 @@ struct Navigator {
     /// The step a destination resolves to, after skip rules; `from` is the step left (for
     /// knowing which sections are being entered).
     func arrive(at candidate: Int?, from: Int?, notes explanation: [ArrivalNote], in session: borrowing Session) -> Route {
-        let task = session.task
-        let routing = task.routing
+        let routing = session.task.routing
         var notes = explanation
         var target = candidate
         var previous = from
         // Each pass skips a step or a section; more passes than there are of them means the skip
         // rules send navigation round in a circle: the task ends there rather than spinning.
-        var budget = task.steps.count + task.sections.count + 1
-        while let step = target, let definition = task.step(at: step) {
+        var budget = routing.steps.count + routing.firstStep.count + 1
+        while let step = target, routing.steps.indices.contains(step) {
             guard budget > 0 else {
                 note(&notes, .skipLoop)
                 return Route(step: nil, notes: notes)
             }
             budget -= 1
             var reason: Routing.SkipReason?
-            var skippedSection: Int?
-            for s in definition.sections {
-                let entering = previous.map { task.section(at: s)?.contains(step: $0) != true } ?? true
+            var skipped: (section: Int, depth: Int)?
+            let positions = routing.sectionPositions(of: step)
+            for position in positions {
+                let s = routing.sectionList[position]
+                let entering = previous.map { !routing.section(s, contains: $0) } ?? true
                 guard entering else { continue }
                 reason = routing.skipReason(section: s, session)
                 if reason != nil {
-                    skippedSection = s
+                    skipped = (s, position - positions.lowerBound)
                     break
                 }
             }
-            if let skipped = skippedSection, let section = task.section(at: skipped) {
-                note(&notes, .skippedSection(skipped, reason ?? .skipRule))
-                let depth = definition.sections.firstIndex(of: skipped) ?? 0
-                target = destination(leaving: section.lastStep, fromSectionDepth: depth, notes: &notes, in: session)
-                previous = section.lastStep
+            if let (s, depth) = skipped, routing.lastStep.indices.contains(s) {
+                note(&notes, .skippedSection(s, reason ?? .skipRule))
+                let last = routing.lastStep[s]
+                target = destination(leaving: last, fromSectionDepth: depth, notes: &notes, in: session)
+                previous = last
                 continue
             }
             if routing.skipsStep(step, session) {
@@ -74,7 +75,7 @@ struct Navigator {
                 continue
             }
             var route = Route(step: step)
-            if explains, let modifier = task.rules.modifiers[step], modifier.when.evaluate(session) {
+            if explains, let modifier = routing.rules.modifiers[step], modifier.when.evaluate(session) {
                 route.modified = true
                 note(&notes, .modified(step))
             }
@@ -90,7 +91,7 @@ struct Navigator {
     /// governs is `Routing`'s to say, this evaluates it.
     func destination(leaving index: Int, fromSectionDepth: Int?, notes: inout [ArrivalNote], in session: borrowing Session) -> Int? {
         let routing = session.task.routing
-        guard session.task.step(at: index) != nil else { return nil }
+        guard routing.steps.indices.contains(index) else { return nil }
         guard let governing = routing.governing(leaving: index, fromSectionDepth: fromSectionDepth) else {
             return routing.next(after: index)
         }
