@@ -131,6 +131,12 @@ struct JSONObject: Equatable, Sendable {
         return result
     }
 
+    /// Calls `body` with the keys and the values in order, read in place (nothing is copied out,
+    /// so nothing shared is retained: `JSONWriter`).
+    func withUnsafeEntries<R>(_ body: (UnsafeBufferPointer<String>, UnsafeBufferPointer<JSON>) -> R) -> R {
+        keys.withUnsafeBufferPointer { k in values.withUnsafeBufferPointer { v in body(k, v) } }
+    }
+
     /// Calls `body` with every key and value in order, allocating nothing.
     func forEachEntry(_ body: (String, JSON) -> Void) {
         for i in keys.indices { body(keys[i], values[i]) }

@@ -77,22 +77,27 @@ enum JSONWriter {
             reals.digits = max(reals.digits, significantDigits(d))
         case .string(let s):
             writeString(s, to: &out)
+        // Members are read in place, through buffer pointers, not copied out one by one: a
+        // state holds the task's own values (the step's presentation), shared by every session,
+        // and each copy's retain and release would land on memory all threads write to.
         case .array(let items):
             out.append(UInt8(ascii: "["))
-            for (i, item) in items.enumerated() {
-                if i > 0 { out.append(UInt8(ascii: ",")) }
-                write(item, to: &out, reals: &reals)
+            items.withUnsafeBufferPointer { buffer in
+                for i in buffer.indices {
+                    if i > 0 { out.append(UInt8(ascii: ",")) }
+                    write(buffer[i], to: &out, reals: &reals)
+                }
             }
             out.append(UInt8(ascii: "]"))
         case .object(let object):
             out.append(UInt8(ascii: "{"))
-            var first = true
-            object.forEachEntry { key, item in
-                if !first { out.append(UInt8(ascii: ",")) }
-                first = false
-                writeString(key, to: &out)
-                out.append(UInt8(ascii: ":"))
-                write(item, to: &out, reals: &reals)
+            object.withUnsafeEntries { keys, values in
+                for i in keys.indices {
+                    if i > 0 { out.append(UInt8(ascii: ",")) }
+                    writeString(keys[i], to: &out)
+                    out.append(UInt8(ascii: ":"))
+                    write(values[i], to: &out, reals: &reals)
+                }
             }
             out.append(UInt8(ascii: "}"))
         }
@@ -119,25 +124,31 @@ enum JSONWriter {
 
     private static func writeString(_ s: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        var s = s
-        s.withUTF8 { bytes in
-            var runStart = 0
-            for i in bytes.indices {
-                let escape = escapes[Int(bytes[i])]
-                if escape == 0 { continue }
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
-                runStart = i + 1
-                out.append(UInt8(ascii: "\\"))
-                out.append(escape)
-                if escape == UInt8(ascii: "u") {
-                    out.append(contentsOf: "00".utf8)
-                    out.append(hex[Int(bytes[i] >> 4)])
-                    out.append(hex[Int(bytes[i] & 0x0F)])
-                }
-            }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
+        // A native string's bytes are read where they are; any other is made contiguous first.
+        if s.utf8.withContiguousStorageIfAvailable({ writeEscaped($0, to: &out) }) == nil {
+            var copy = s
+            copy.withUTF8 { writeEscaped($0, to: &out) }
         }
         out.append(UInt8(ascii: "\""))
+    }
+
+    /// `bytes` with `"`, `\\` and control characters escaped.
+    private static func writeEscaped(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        var runStart = 0
+        for i in bytes.indices {
+            let escape = escapes[Int(bytes[i])]
+            if escape == 0 { continue }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
+            runStart = i + 1
+            out.append(UInt8(ascii: "\\"))
+            out.append(escape)
+            if escape == UInt8(ascii: "u") {
+                out.append(contentsOf: "00".utf8)
+                out.append(hex[Int(bytes[i] >> 4)])
+                out.append(hex[Int(bytes[i] & 0x0F)])
+            }
+        }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
     }
 
     /// `%.{precision}g`, then as jansson does: a `.0` when there is neither a point nor an
