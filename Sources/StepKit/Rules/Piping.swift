@@ -16,8 +16,13 @@ enum Piping {
     /// scan of the UTF-8 bytes, since every text of a task goes through it at compile time and
     /// the generic substring search cost a tenth of a compile.
     static func mayPipe(_ text: String) -> Bool {
+        // A native string's bytes are scanned where they lie; any other through its view.
+        text.utf8.withContiguousStorageIfAvailable(hasDoubleBrace) ?? hasDoubleBrace(text.utf8)
+    }
+
+    private static func hasDoubleBrace(_ bytes: some Sequence<UInt8>) -> Bool {
         var previousBrace = false
-        for byte in text.utf8 {
+        for byte in bytes {
             let brace = byte == UInt8(ascii: "{")
             if brace && previousBrace { return true }
             previousBrace = brace
