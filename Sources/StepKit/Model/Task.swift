@@ -29,7 +29,7 @@ final class Task: Sendable {
 
     init(identifier: String, fingerprint: Fingerprint, steps: [Step], stepIndex: [String: Int], sections: [Section],
          sectionIndex: [String: Int], rules: TaskRules, graph: RuleGraph, asyncActions: [AsyncAction] = [],
-         fhir: FHIRLayout? = nil, calculations: Calculations = Calculations()) {
+         fhir: FHIRLayout? = nil, calculations: Calculations = Calculations(), routing: Routing? = nil) {
         self.identifier = identifier
         self.fingerprint = fingerprint
         self.steps = steps
@@ -41,14 +41,16 @@ final class Task: Sendable {
         self.asyncActions = asyncActions
         self.fhir = fhir
         self.calculations = calculations
-        self.routing = Routing(steps: steps, sections: sections, rules: rules)
+        // The compiler hands over the routing it built the rule graph from (`routing` must be
+        // of these steps, sections and rules).
+        self.routing = routing ?? Routing(steps: steps, sections: sections, rules: rules)
     }
 
     /// This task with the FHIR Questionnaire's shape it was imported from.
     func with(fhir layout: FHIRLayout) -> Task {
         Task(identifier: identifier, fingerprint: fingerprint, steps: steps, stepIndex: stepIndex, sections: sections,
              sectionIndex: sectionIndex, rules: rules, graph: graph, asyncActions: asyncActions, fhir: layout,
-             calculations: calculations)
+             calculations: calculations, routing: routing)
     }
 
     /// What the host must ask the participant for before the task's recorders can run

@@ -79,9 +79,10 @@ enum TaskCompiler {
         for bound in rules.answerBounds.values.joined() {
             for e in [bound.minimum, bound.maximum].compactMap({ $0 }) { rules.conditionPatterns.collect(.expression(e)) }
         }
-        let graph = RuleGraph(steps: b.steps, sections: b.sections, rules: rules)
+        let routing = Routing(steps: b.steps, sections: b.sections, rules: rules)
         return Task(identifier: identifier, fingerprint: Fingerprint(definition), steps: b.steps, stepIndex: b.stepIndex, sections: b.sections,
-                    sectionIndex: b.sectionIndex, rules: rules, graph: graph, asyncActions: asyncActions, calculations: calculations)
+                    sectionIndex: b.sectionIndex, rules: rules, graph: RuleGraph(routing), asyncActions: asyncActions,
+                    calculations: calculations, routing: routing)
     }
 
     /// What steps hold that reads other steps or calculations: the calculations a step shows and

@@ -31,6 +31,7 @@ final class Routing: Sendable {
         var start = [0]
         var list: [Int] = []
         start.reserveCapacity(steps.count + 1)
+        list.reserveCapacity(steps.reduce(0) { $0 + $1.sections.count })
         for step in steps {
             list.append(contentsOf: step.sections)
             start.append(list.count)

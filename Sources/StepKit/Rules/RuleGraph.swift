@@ -12,9 +12,8 @@ struct RuleGraph: Sendable {
     /// Per step: the most steps that can still be shown after leaving it (nil: unbounded).
     let mostAfter: [Int?]
 
-    init(steps: [Step], sections: [Section], rules: TaskRules) {
-        let routing = Routing(steps: steps, sections: sections, rules: rules)
-        let n = steps.count
+    init(_ routing: Routing) {
+        let n = routing.steps.count
         var successors: [[Int]] = []
         successors.reserveCapacity(n)
         for i in 0..<n {
