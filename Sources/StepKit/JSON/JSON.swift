@@ -131,6 +131,12 @@ struct JSONObject: Equatable, Sendable {
         return result
     }
 
+    /// Room for `capacity` keys in all, for an object about to grow by a known number of keys.
+    mutating func reserveCapacity(_ capacity: Int) {
+        keys.reserveCapacity(capacity)
+        values.reserveCapacity(capacity)
+    }
+
     /// Calls `body` with the keys and the values in order, read in place (nothing is copied out,
     /// so nothing shared is retained: `JSONWriter`).
     func withUnsafeEntries<R>(_ body: (UnsafeBufferPointer<String>, UnsafeBufferPointer<JSON>) -> R) -> R {

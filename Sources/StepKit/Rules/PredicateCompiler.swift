@@ -56,10 +56,11 @@ struct PredicateCompiler {
         }
         let resolved = selector(selectorValue, at: path.key("result"))
         var tests: [Comparison.Test] = []
-        for (key, operand) in object.entries where key != "result" {
+        object.forEachEntry { key, operand in
+            guard key != "result" else { return }
             guard PredicateCompiler.operators.contains(key) else {
                 diagnostics.error("unknownOperator", "Unknown operator \"\(key)\"; expected one of: " + PredicateCompiler.operators.joined(separator: ", ") + ".", at: path.key(key))
-                continue
+                return
             }
             if let resolved, let test = test(key, operand, resolved.type, choices: resolved.choices, at: path.key(key)) {
                 tests.append(test)

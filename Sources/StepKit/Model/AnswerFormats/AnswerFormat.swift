@@ -154,7 +154,13 @@ final class AnswerFormat: Sendable {
         var presentation = reader.object
         var defaults = rules.defaults
         defaults["showDontKnowButton"] = .bool(allowsDontKnow)
-        for (key, value) in defaults.entries where presentation[key] == nil { presentation[key] = value }
+        // Grown once, to its final size (the defaults the definition left out).
+        var missing = 0
+        defaults.forEachEntry { key, _ in if presentation[key] == nil { missing += 1 } }
+        if missing > 0 {
+            presentation.reserveCapacity(presentation.count + missing)
+            defaults.forEachEntry { key, value in if presentation[key] == nil { presentation.appendNew(key, value) } }
+        }
         return AnswerFormat(type: type, rules: rules, allowsDontKnow: allowsDontKnow, personalData: personalData,
                             presentation: presentation)
     }
