@@ -84,14 +84,10 @@ extension Restoration {
 
     // MARK: Reading
 
-    /// Whether `bytes` is an autosave journal: its first line is one JSON object, followed by a
-    /// newline (restoration data a host wrote out itself, pretty-printed or not, is not).
-    static func isJournal(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        journalSnapshotEnd(bytes) != nil
-    }
-
-    /// Where the snapshot line of a journal ends (its newline), or nil for any other text.
-    private static func journalSnapshotEnd(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+    /// Where the snapshot line of an autosave journal ends (its newline), or nil when `bytes` is
+    /// not a journal: a journal's first line is one JSON object, followed by a newline
+    /// (restoration data a host wrote out itself, pretty-printed or not, is not).
+    static func journalSnapshotEnd(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
         // memchr: the whole text is searched when it is not a journal (a byte-by-byte search was
         // a percent of a restore).
         guard let base = bytes.baseAddress, let found = memchr(base, 0x0A, bytes.count) else { return nil }
@@ -100,10 +96,9 @@ extension Restoration {
         return newline
     }
 
-    /// The document an autosave journal (`isJournal`) describes, its integrity checked (and
-    /// removed).
-    static func journalDocument(_ bytes: UnsafeBufferPointer<UInt8>, key: String?) throws(StepKitError) -> JSONObject {
-        guard let newline = journalSnapshotEnd(bytes) else { throw refuse("damaged", "The restoration data is not an autosave journal.") }
+    /// The document an autosave journal describes, its integrity checked (and removed); its
+    /// snapshot line ends at `newline` (`journalSnapshotEnd`).
+    static func journalDocument(_ bytes: UnsafeBufferPointer<UInt8>, snapshotEnd newline: Int, key: String?) throws(StepKitError) -> JSONObject {
         let snapshot = String(decoding: bytes[..<newline], as: UTF8.self)
         let signed = snapshot.withCString { pointer in
             Result { () throws(StepKitError) -> (document: JSONObject, digest: String) in try signedDocument(pointer, key: key) }

@@ -23,9 +23,9 @@ enum Restoration {
                         task: Task, options: SessionOptions, clock: Clock) throws(StepKitError) -> Session {
         let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(text).assumingMemoryBound(to: UInt8.self), count: strlen(text))
         let document: JSONObject
-        if isJournal(bytes) {
+        if let newline = journalSnapshotEnd(bytes) {
             try limits?.checkText(text, argument: argument)
-            document = try journalDocument(bytes, key: options.integrityKey)
+            document = try journalDocument(bytes, snapshotEnd: newline, key: options.integrityKey)
         } else {
             // The parse reads within the limits itself, and checks the text only when it
             // cannot (a pass over the whole text saved on every restore that fits).
