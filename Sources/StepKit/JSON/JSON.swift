@@ -83,9 +83,10 @@ struct JSONObject: Equatable, Sendable {
     private var values: [JSON] = []
     /// Empty while the object has at most `linearLimit` keys.
     private var positions: [String: Int] = [:]
-    /// Up to this many keys, a key is found by comparing (lengths first) rather than hashing:
-    /// SipHash costs about as much as comparing with a dozen short keys, and a saved visit or a
-    /// step definition has nine to a dozen (the restore profile in `benchmarks/README.md`).
+    /// Up to this many keys, a key is found by comparing (lengths first) rather than hashing: a
+    /// saved visit has nine keys and a form answer often twenty, and building and probing a
+    /// SipHash index for them cost more than comparing (the restore profile in
+    /// `benchmarks/README.md`, fourth round).
     static let linearLimit = 32
 
     init() {}

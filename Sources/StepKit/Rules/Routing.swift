@@ -10,8 +10,7 @@
 ///
 /// A class, immutable: the navigator reads it on every move, from every session of the task at
 /// once. As a struct each read copied it, retaining and releasing the twenty-odd tables it holds,
-/// and those counts live on memory that every thread running the task writes: two threads on one
-/// task ran at 1.3 times one thread's speed (`benchmarks/README.md`).
+/// counts that every thread running the task writes (`benchmarks/README.md`, fourth round).
 final class Routing: Sendable {
     let steps: [Step]
     let sections: [Section]
