@@ -16,12 +16,13 @@ let package = Package(
             pkgConfig: "jansson",
             providers: [.apt(["libjansson-dev"])]
         ),
-        // OpenSSL's libcrypto, through pkg-config (Debian's libssl-dev): SHA-256 and
-        // HMAC-SHA256 for the integrity check of restoration data.
+        // OpenSSL's libcrypto's headers (Debian's libssl-dev, in /usr/include): SHA-256 and
+        // HMAC-SHA256 for the integrity check of restoration data. Not linked: the engine loads
+        // libcrypto when it first needs a digest (Sources/StepKit/Integrity/LibCrypto.swift), so
+        // no pkg-config here, whose flags would link it.
         .systemLibrary(
             name: "CCrypto",
             path: "Sources/CCrypto",
-            pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
         // PCRE2 (8-bit), through pkg-config (Debian's libpcre2-dev): the regular expressions of

@@ -106,7 +106,13 @@ int stepkit_version_number(void);
 #define STEPKIT_ESTATE (-5)
 /* Restoration data is damaged, of an unknown version or from another task. */
 #define STEPKIT_ERESTORE (-6)
-/* Reading or writing a file failed. */
+/* Reading or writing a file failed. Also "libcryptoUnavailable": OpenSSL's libcrypto could not
+ * be loaded. StepKit does not link it; it loads it (dlopen, once per process, from the library's
+ * own directory first, then by its soname libcrypto.so.3) the first time a call needs a SHA-256:
+ * stepkit_session_save(), stepkit_session_restore(), a session with "autosave", and an autosave
+ * path or a recorder file whose name is too long to spell out. Such a call then fails and
+ * changes nothing (a recorder fails instead, as when its file cannot be written). The outcome
+ * of the one attempt is kept: once it failed, later calls fail the same way. */
 #define STEPKIT_EIO (-7)
 /* A bug in StepKit. Please report it with the error JSON. */
 #define STEPKIT_EINTERNAL (-8)
@@ -361,7 +367,8 @@ int stepkit_session_open(stepkit_task *task, const char *options_json,
  * stepkit_session_save(). With "migrate" the saved answers are validated and the run is walked
  * again on the new version, so its path is the engine's own.
  * STEPKIT_EINVAL for NULL arguments or bad options; STEPKIT_EIO for the autosave as in
- * stepkit_session_open(), checked after the data. Thread-safe. */
+ * stepkit_session_open(), checked after the data, and "libcryptoUnavailable" when libcrypto
+ * cannot be loaded (see STEPKIT_EIO). Thread-safe. */
 int stepkit_session_restore(stepkit_task *task, const char *saved_json, const char *options_json,
                             stepkit_session **out_session);
 
@@ -371,7 +378,8 @@ int stepkit_session_restore(stepkit_task *task, const char *saved_json, const ch
  * 10.0 keeps its fingerprint), with the run's path, answers, dates and finish
  * state, and an integrity check (SHA-256, or HMAC-SHA256 with the session's integrityKey) over
  * the rest of the document. Allowed in any state, finished included. Output owned by the caller.
- * Returns STEPKIT_EINVAL on a NULL argument.
+ * Returns STEPKIT_EINVAL on a NULL argument, STEPKIT_EIO "libcryptoUnavailable" when libcrypto
+ * cannot be loaded (see STEPKIT_EIO).
  *
  * What the check gives: without an integrityKey, the SHA-256 detects damage (a truncated file,
  * a flipped byte), not authenticity: anyone who edits the data can compute it again, and

@@ -65,7 +65,7 @@ import Testing
     @Test func restoreIsExactWhenTheClockIsSetAfterTheRestore() throws {
         var (s, clock) = try walking()
         _ = s.takeEvents()  // events are not restoration data
-        let text = Restoration.saveText(s)
+        let text = try Restoration.saveText(s)
         let restoreClock = ManualClock(clock.now + 3_600_000)
         var back = try restore(text, s, clock: restoreClock.clock)
         restoreClock.now += 7
@@ -73,20 +73,20 @@ import Testing
         #expect(back.stateJSON() == s.stateJSON())
         #expect(elapsed(back) == .int(20))
         #expect(back.resultJSON() == s.resultJSON())
-        #expect(Restoration.saveText(back) == text)
+        #expect(try Restoration.saveText(back) == text)
         clock.now += 40_000
         s.tick()
         back.tick()
         #expect(back.takeEvents() == s.takeEvents())
         #expect(back.stepID == "rest")
         #expect(back.stateJSON() == s.stateJSON())
-        #expect(Restoration.saveText(back) == Restoration.saveText(s))
+        #expect(try Restoration.saveText(back) == Restoration.saveText(s))
     }
 
     /// Only the first clock after a restore takes the restore over; a later one carries on.
     @Test func onlyTheFirstClockAfterARestoreTakesItOver() throws {
         let (s, clock) = try walking()
-        let text = Restoration.saveText(s)
+        let text = try Restoration.saveText(s)
         var back = try restore(text, s, clock: ManualClock(0).clock)
         back.setClock(clock.clock)
         clock.now += 5000
@@ -100,7 +100,7 @@ import Testing
     /// Something happening on the restore's clock settles it: a clock set afterwards carries on.
     @Test func aChangeAfterTheRestoreSettlesItsClock() throws {
         let (s, clock) = try walking()
-        let text = Restoration.saveText(s)
+        let text = try Restoration.saveText(s)
         let restoreClock = ManualClock(clock.now + 3_600_000)
         var back = try restore(text, s, clock: restoreClock.clock)
         restoreClock.now += 3000
@@ -113,11 +113,11 @@ import Testing
     /// date and first step stay as saved.
     @Test func aRestoredUntouchedRunKeepsItsStart() throws {
         let (s, _) = try open()
-        let text = Restoration.saveText(s)
+        let text = try Restoration.saveText(s)
         var back = try restore(text, s, clock: ManualClock(0).clock)
         back.setClock(ManualClock(ClockTests.start + 86_400_000).clock)
         #expect(back.startDate == ClockTests.start)
-        #expect(Restoration.saveText(back) == text)
+        #expect(try Restoration.saveText(back) == text)
     }
 
     // MARK: Start date (issue #11, item 11)
@@ -173,7 +173,7 @@ import Testing
         } else {
             #expect(s.stepID == "rest")
         }
-        let text = Restoration.saveText(s)
+        let text = try Restoration.saveText(s)
         var back = try restore(text, s, clock: ManualClock(value).clock)
         back.setClock(clock.clock)
         var state = s.stateJSON().objectValue, restored = back.stateJSON().objectValue
@@ -189,7 +189,7 @@ import Testing
             try? s.activeOperation(.suspend)
             try? s.activeOperation(.resume)
             s.tick()
-            _ = Restoration.saveText(s)
+            _ = try Restoration.saveText(s)
             _ = s.resultJSON()
         }
     }
@@ -234,7 +234,7 @@ import Testing
         var (s, clock) = try walking()
         try s.activeOperation(.suspend)
         s.updateCurrent { $0.active?.elapsedBefore = .max - 5 }
-        let text = Restoration.saveText(s)
+        let text = try Restoration.saveText(s)
         var back = try restore(text, s, clock: clock.clock)
         #expect(back.nextDeadline == nil)
         try back.activeOperation(.resume)
@@ -243,7 +243,7 @@ import Testing
         _ = back.stateJSON()
         back.tick()
         #expect(back.stepID == "rest")
-        _ = Restoration.saveText(back)
+        _ = try Restoration.saveText(back)
     }
 
     /// A step started at INT64_MAX - 10: its deadline saturates instead of wrapping around.

@@ -33,7 +33,7 @@ private func autosaved(_ path: String, _ task: Task, options: SessionOptions = S
     let restored = text.withCString { pointer in
         Result { () throws(StepKitError) -> Session in try Restoration.restore(pointer, task: task, options: options, clock: clock.clock) }
     }
-    return (try? restored.get()).map { Restoration.saveText($0) }
+    return (try? restored.get()).flatMap { try? Restoration.saveText($0) }
 }
 
 /// The autosave transaction, tested on the store itself: no C handle, no exported function.
@@ -49,23 +49,23 @@ private func autosaved(_ path: String, _ task: Task, options: SessionOptions = S
         defer { unlink(path); rmdir(directory) }
         let store = try store(at: path)
         // The first save is written when the store is made.
-        #expect(contents(path) == store.saveText())
-        let first = store.saveText()
+        #expect(try contents(path) == store.saveText())
+        let first = try store.saveText()
         let task = try compile(headache)
-        func saved() { #expect(autosaved(path, task) == store.saveText()) }
+        func saved() throws { #expect(try autosaved(path, task) == store.saveText()) }
         try store.transaction { (s: inout Session) throws(StepKitError) in try s.goForward() }
-        saved()
+        try saved()
         try store.transaction { (s: inout Session) throws(StepKitError) in try s.setAnswer(.array([.string("headache")])) }
-        saved()
+        try saved()
         try store.transaction { (s: inout Session) throws(StepKitError) in try s.goForward() }
-        saved()
+        try saved()
         try store.transaction { (s: inout Session) throws(StepKitError) in try s.setAnswer(.bool(true)) }
-        saved()
+        try saved()
         try store.transaction { (s: inout Session) throws(StepKitError) in try s.goForward() }
-        saved()
+        try saved()
         try store.transaction { (s: inout Session) throws(StepKitError) in try s.goBackward() }
-        saved()
-        #expect(store.saveText() != first)
+        try saved()
+        #expect(try store.saveText() != first)
         #expect(store.read { $0.stepID } == "severity")
     }
 
@@ -76,7 +76,7 @@ private func autosaved(_ path: String, _ task: Task, options: SessionOptions = S
         defer { unlink(path); rmdir(directory); unlink(moved + "/run.json"); rmdir(moved) }
         let store = try store(at: path)
         try store.transaction { (s: inout Session) throws(StepKitError) in try s.goForward() }
-        let before = store.saveText()
+        let before = try store.saveText()
         let state = store.read { $0.stateJSON() }
         let file = contents(path)
         #expect(autosaved(path, try compile(headache)) == before)
@@ -91,7 +91,7 @@ private func autosaved(_ path: String, _ task: Task, options: SessionOptions = S
         }
         #expect(failure?.status == .io)
         #expect(failure?.problems.first?.code == "autosaveFailed")
-        #expect(store.saveText() == before)
+        #expect(try store.saveText() == before)
         #expect(store.read { $0.stateJSON() } == state)
         #expect(contents(moved + "/run.json") == file)
         #expect(access(path, F_OK) != 0)
@@ -99,8 +99,8 @@ private func autosaved(_ path: String, _ task: Task, options: SessionOptions = S
         // Back in place, the same call is kept and saved.
         #expect(rename(moved, directory) == 0)
         try store.transaction { (s: inout Session) throws(StepKitError) in try s.setAnswer(.array([.string("headache")])) }
-        #expect(store.saveText() != before)
-        #expect(autosaved(path, try compile(headache)) == store.saveText())
+        #expect(try store.saveText() != before)
+        #expect(try autosaved(path, compile(headache)) == store.saveText())
     }
 
     @Test func aRejectedCallWritesNothing() throws {
@@ -108,12 +108,12 @@ private func autosaved(_ path: String, _ task: Task, options: SessionOptions = S
         let path = directory + "/run.json"
         defer { unlink(path); rmdir(directory) }
         let store = try store(at: path)
-        let before = store.saveText()
+        let before = try store.saveText()
         // "intro" is an instruction: there is no answer to give.
         #expect(throws: StepKitError.self) {
             try store.transaction { (s: inout Session) throws(StepKitError) in try s.setAnswer(.bool(true)) }
         }
-        #expect(store.saveText() == before)
+        #expect(try store.saveText() == before)
         #expect(contents(path) == before)
     }
 
@@ -130,10 +130,10 @@ private func autosaved(_ path: String, _ task: Task, options: SessionOptions = S
             refusal = error
         }
         #expect(refusal?.problems.first?.code == "autosaveInUse")
-        #expect(contents(path) == first?.saveText())
+        #expect(try contents(path) == first?.saveText())
         first = nil
         let second = try store(at: path)
-        #expect(contents(path) == second.saveText())
+        #expect(try contents(path) == second.saveText())
     }
 
     /// The names in `directory` other than "." and "..".
@@ -180,7 +180,7 @@ private func autosaved(_ path: String, _ task: Task, options: SessionOptions = S
         try store.transaction { (s: inout Session) throws(StepKitError) in try s.record("accel", .object(["t": .int(1)])) }
         let name = try #require(store.read { $0.current?.active?.recorders.first?.files.first?.fileName })
         let kept = try #require(contents(output + "/" + name))
-        let before = store.saveText()
+        let before = try store.saveText()
         let file = contents(path)
 
         // A batch the failed call appended is cut off: the file is byte for byte as before.
@@ -189,13 +189,13 @@ private func autosaved(_ path: String, _ task: Task, options: SessionOptions = S
             try store.transaction { (s: inout Session) throws(StepKitError) in try s.record("accel", .object(["t": .int(2)])) }
         }
         #expect(contents(output + "/" + name) == kept)
-        #expect(store.saveText() == before)
+        #expect(try store.saveText() == before)
         #expect(contents(moved + "/run.json") == file)
         #expect(rename(moved, directory) == 0)
 
         try store.transaction { (s: inout Session) throws(StepKitError) in try s.record("accel", .object(["t": .int(2)])) }
         let items = try json(try #require(contents(output + "/" + name))).objectValue?["items"]?.arrayValue
         #expect(items == [.object(["t": .int(1)]), .object(["t": .int(2)])])
-        #expect(autosaved(path, try compile(walk), options: options, now: clock.now) == store.saveText())
+        #expect(try autosaved(path, compile(walk), options: options, now: clock.now) == store.saveText())
     }
 }

@@ -88,9 +88,8 @@ extension Restoration {
         guard let parsed = try? JSONParser.parse(saveText(s)), case .object(var document) = parsed else { return .null }
         document["integrity"] = nil
         let text = JSONWriter.string(.object(document))
-        let signed: (String, String) = s.options.integrityKey.flatMap { key in
-            Digest.hmacSHA256(text, key: key).map { ("HMAC-SHA256", $0) }
-        } ?? ("SHA-256", Digest.sha256(text))
+        let mac = s.options.integrityKey.flatMap { key in (try? Digest.hmacSHA256(text, key: key)) ?? nil }
+        guard let signed = mac.map({ ("HMAC-SHA256", $0) }) ?? (try? Digest.sha256(text)).map({ ("SHA-256", $0) }) else { return .null }
         document["integrity"] = .object(["algorithm": .string(signed.0), "digest": .string(signed.1)])
         return .object(document)
     }

@@ -80,7 +80,7 @@ private func restore(_ saved: JSON, _ task: Task) throws(StepKitError) -> Sessio
         document["integrity"] = nil
         let text = JSONWriter.string(.object(document)).replacingAll(#"{"inBed":8,"asleep":7}"#, with: JSONWriter.string(forged))
         guard case .object(var changed) = try json(text) else { Issue.record("no document"); return }
-        let (algorithm, digest) = Restoration.sign(JSONWriter.string(.object(changed)), key: nil)
+        let (algorithm, digest) = try Restoration.sign(JSONWriter.string(.object(changed)), key: nil)
         changed["integrity"] = .object(JSONObject(["algorithm": .string(algorithm), "digest": .string(digest)]))
         #expect(text != JSONWriter.string(.object(document)))
         do throws(StepKitError) {

@@ -30,7 +30,7 @@ public func stepkit_session_restore(_ task: OpaquePointer?, _ saved_json: Unsafe
 public func stepkit_session_save(_ session: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     Boundary.outputText(out) { () throws(StepKitError) in
         let handle = try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session")
-        return handle.store.saveText()
+        return try handle.store.saveText()
     }
 }
 

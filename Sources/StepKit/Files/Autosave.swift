@@ -58,8 +58,9 @@ final class Autosave: Sendable {
         guard !name.isEmpty, name != ".", name != ".." else {
             throw notAFile(path, "names a directory")
         }
+        let prefix = try temporaryPrefix(name)
         let held = try lockExisting(path)
-        let autosave = Autosave(path: path, directory: directory, temporaryPrefix: temporaryPrefix(name), held: held)
+        let autosave = Autosave(path: path, directory: directory, temporaryPrefix: prefix, held: held)
         autosave.removeStaleTemporaries()
         return autosave
     }
@@ -239,8 +240,8 @@ final class Autosave: Sendable {
 
     /// `.<name>.stepkit-tmp-`; for a name too long to extend (a name has at most 255 bytes), a
     /// digest of it stands in for it.
-    private static func temporaryPrefix(_ name: String) -> String {
-        "." + (name.utf8.count <= 200 ? name : "~" + Digest.sha256(name)) + ".stepkit-tmp-"
+    private static func temporaryPrefix(_ name: String) throws(StepKitError) -> String {
+        "." + (name.utf8.count <= 200 ? name : "~" + (try Digest.sha256(name))) + ".stepkit-tmp-"
     }
 
     /// Removes the temporary files of this path that a crash left: exactly the names `write`

@@ -14,17 +14,17 @@ enum RecorderFileName {
     private static let limit = 90
 
     /// An active step's recorder file.
-    static func step(run: String, step: String, visit: Int, recorder: String, file: Int) -> String {
-        "\(run)-\(encode(step))-\(visit)-\(encode(recorder))-\(file).json"
+    static func step(run: String, step: String, visit: Int, recorder: String, file: Int) throws(StepKitError) -> String {
+        "\(run)-\(try encode(step))-\(visit)-\(try encode(recorder))-\(file).json"
     }
 
     /// An async action's recorder file.
-    static func async(run: String, recorder: String, file: Int) -> String {
-        "\(run)-async-\(encode(recorder))-\(file).json"
+    static func async(run: String, recorder: String, file: Int) throws(StepKitError) -> String {
+        "\(run)-async-\(try encode(recorder))-\(file).json"
     }
 
     /// `identifier` as it goes into a name (see the type's comment).
-    static func encode(_ identifier: String) -> String {
+    static func encode(_ identifier: String) throws(StepKitError) -> String {
         let hex = Array("0123456789ABCDEF".utf8)
         var bytes: [UInt8] = []
         var boundaries: [Int] = []  // where each encoded input byte starts, to cut between them
@@ -38,7 +38,7 @@ enum RecorderFileName {
         }
         guard bytes.count > limit else { return String(decoding: bytes, as: UTF8.self) }
         let cut = boundaries.last(where: { $0 <= limit - 17 }) ?? 0
-        let digest = String(Digest.sha256(identifier).prefix(16))
+        let digest = String(try Digest.sha256(identifier).prefix(16))
         return String(decoding: bytes[..<cut], as: UTF8.self) + "~" + digest
     }
 

@@ -1,19 +1,20 @@
-import CCrypto
-
-/// SHA-256 and HMAC-SHA256 through OpenSSL's libcrypto (the only code that touches it), as
-/// lower-case hexadecimal text.
+/// SHA-256 and HMAC-SHA256 through OpenSSL's libcrypto (`LibCrypto`, the only code that touches
+/// it), as lower-case hexadecimal text. Each throws `STEPKIT_EIO` "libcryptoUnavailable" when
+/// libcrypto cannot be loaded, before anything was changed.
 enum Digest {
-    static func sha256(_ text: String) -> String {
+    static func sha256(_ text: String) throws(StepKitError) -> String {
+        let crypto = try LibCrypto.shared.get()
         var bytes = Array(text.utf8)
         var digest = [UInt8](repeating: 0, count: 32)
         bytes.withUnsafeMutableBufferPointer { data in
-            _ = SHA256(data.baseAddress, data.count, &digest)
+            _ = crypto.sha256(data.baseAddress, data.count, &digest)
         }
         return hex(digest)
     }
 
     /// HMAC-SHA256 of `text` under `key`; nil if libcrypto refuses (a key too long for an `int`).
-    static func hmacSHA256(_ text: String, key: String) -> String? {
+    static func hmacSHA256(_ text: String, key: String) throws(StepKitError) -> String? {
+        let crypto = try LibCrypto.shared.get()
         let data = Array(text.utf8)
         let keyBytes = Array(key.utf8)
         guard keyBytes.count < Int(Int32.max) else { return nil }
@@ -21,7 +22,7 @@ enum Digest {
         var length: UInt32 = 0
         let ok = keyBytes.withUnsafeBytes { k in
             data.withUnsafeBufferPointer { d in
-                HMAC(EVP_sha256(), k.baseAddress, Int32(keyBytes.count), d.baseAddress, d.count, &digest, &length)
+                crypto.hmac(crypto.evpSHA256(), k.baseAddress, Int32(keyBytes.count), d.baseAddress, d.count, &digest, &length)
             }
         }
         guard ok != nil, length == 32 else { return nil }
@@ -29,10 +30,11 @@ enum Digest {
     }
 
     /// Compares two digests in constant time, so a forger learns nothing from timing.
-    static func equal(_ a: String, _ b: String) -> Bool {
+    static func equal(_ a: String, _ b: String) throws(StepKitError) -> Bool {
+        let crypto = try LibCrypto.shared.get()
         let x = Array(a.utf8), y = Array(b.utf8)
         guard x.count == y.count else { return false }
-        return x.withUnsafeBytes { xb in y.withUnsafeBytes { yb in CRYPTO_memcmp(xb.baseAddress, yb.baseAddress, x.count) == 0 } }
+        return x.withUnsafeBytes { xb in y.withUnsafeBytes { yb in crypto.memcmp(xb.baseAddress, yb.baseAddress, x.count) == 0 } }
     }
 
     private static func hex(_ bytes: [UInt8]) -> String {

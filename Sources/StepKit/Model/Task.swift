@@ -144,17 +144,18 @@ struct TaskRules: Sendable {
 /// as integers, no whitespace), worked out the first time it is needed (a save or a restore), not
 /// at compile time, which stays close to the cost of parsing. The same definition stored another
 /// way (a `jsonb` column reorders keys and writes `10` as `10.0`) has the same fingerprint; any
-/// change of content gives another.
+/// change of content gives another. Taking it fails only when libcrypto cannot be loaded
+/// (`Digest`); then nothing is cached, and the next call tries again.
 final class Fingerprint: Sendable {
     private let definition: JSON
     private let cache = Locked<String?>(nil)
 
     init(_ definition: JSON) { self.definition = definition }
 
-    var value: String {
-        cache.withLock { cached in
+    func value() throws(StepKitError) -> String {
+        try cache.withLock { (cached) throws(StepKitError) -> String in
             if let cached { return cached }
-            let value = Digest.sha256(CanonicalJSON.text(definition))
+            let value = try Digest.sha256(CanonicalJSON.text(definition))
             cached = value
             return value
         }

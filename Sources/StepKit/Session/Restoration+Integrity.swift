@@ -3,15 +3,15 @@ import Glibc
 /// The integrity member of restoration data: SHA-256 (damage detection) or HMAC-SHA256 under the
 /// host's `integrityKey` (authenticity), how it is written and how it is checked.
 extension Restoration {
-    static func sign(_ text: String, key: String?) -> (algorithm: String, digest: String) {
-        if let key, let mac = Digest.hmacSHA256(text, key: key) { return ("HMAC-SHA256", mac) }
-        return ("SHA-256", Digest.sha256(text))
+    static func sign(_ text: String, key: String?) throws(StepKitError) -> (algorithm: String, digest: String) {
+        if let key, let mac = try Digest.hmacSHA256(text, key: key) { return ("HMAC-SHA256", mac) }
+        return ("SHA-256", try Digest.sha256(text))
     }
 
     /// The integrity check on the text as given, when it is in the form `saveText` writes: the
     /// text before the integrity member is what was digested. Nil when the text has another form
     /// (a host re-wrote it), and the document must be written again to be checked.
-    static func quickCheck(_ raw: UnsafePointer<CChar>, key: String?) -> Bool? {
+    static func quickCheck(_ raw: UnsafePointer<CChar>, key: String?) throws(StepKitError) -> Bool? {
         let algorithm = key == nil ? "SHA-256" : "HMAC-SHA256"
         let head = Array((",\"integrity\":{\"algorithm\":\"" + algorithm + "\",\"digest\":\"").utf8)
         let length = strlen(raw)
@@ -24,9 +24,10 @@ extension Restoration {
         let digest = String(decoding: bytes[(start + head.count)..<(length - 3)], as: UTF8.self)
         let signed = String(decoding: bytes[..<start], as: UTF8.self) + "}"
         if let key {
-            return Digest.hmacSHA256(signed, key: key).map { Digest.equal($0, digest) } ?? false
+            guard let expected = try Digest.hmacSHA256(signed, key: key) else { return false }
+            return try Digest.equal(expected, digest)
         }
-        return Digest.equal(Digest.sha256(signed), digest)
+        return try Digest.equal(try Digest.sha256(signed), digest)
     }
 
 
@@ -43,14 +44,14 @@ extension Restoration {
             guard let key else {
                 throw refuse("keyRequired", "The restoration data is signed with a key; restore with the option \"integrityKey\".", .root.key("integrity"))
             }
-            guard let expected = Digest.hmacSHA256(text, key: key), Digest.equal(expected, digest) else {
+            guard let expected = try Digest.hmacSHA256(text, key: key), try Digest.equal(expected, digest) else {
                 throw refuse("integrityCheckFailed", "The restoration data failed its integrity check: it was changed, or the key is wrong.", .root.key("integrity"))
             }
         case "SHA-256":
             if key != nil {
                 throw refuse("integrityCheckFailed", "The restoration data is not signed, but a key was given: it may have been re-written without the key.", .root.key("integrity"))
             }
-            guard Digest.equal(Digest.sha256(text), digest) else {
+            guard try Digest.equal(try Digest.sha256(text), digest) else {
                 throw refuse("integrityCheckFailed", "The restoration data failed its integrity check: it was changed or damaged.", .root.key("integrity"))
             }
         default:

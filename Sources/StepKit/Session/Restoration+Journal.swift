@@ -76,9 +76,9 @@ extension Restoration {
 
     /// The journal line for `change` (newline included) and its digest, the next record's
     /// `previous`. `previous` is the digest of the snapshot or of the record before.
-    static func journalRecord(_ change: JSON, previous: String, key: String?) -> (line: [UInt8], digest: String) {
+    static func journalRecord(_ change: JSON, previous: String, key: String?) throws(StepKitError) -> (line: [UInt8], digest: String) {
         let text = JSONWriter.string(change)
-        let (algorithm, digest) = sign(previous + "\n" + text, key: key)
+        let (algorithm, digest) = try sign(previous + "\n" + text, key: key)
         return (Array(("{\"journal\":\"" + algorithm + "\",\"digest\":\"" + digest + "\",\"change\":" + text + "}\n").utf8), digest)
     }
 
@@ -134,8 +134,8 @@ extension Restoration {
         }
         let digest = String(decoding: bytes[head.count..<(head.count + 64)], as: UTF8.self)
         let text = String(decoding: bytes[changeStart..<(bytes.count - 1)], as: UTF8.self)
-        let (signedAlgorithm, expected) = sign(previous + "\n" + text, key: key)
-        guard signedAlgorithm == algorithm, Digest.equal(expected, digest) else {
+        let (signedAlgorithm, expected) = try sign(previous + "\n" + text, key: key)
+        guard signedAlgorithm == algorithm, try Digest.equal(expected, digest) else {
             throw refuse("integrityCheckFailed", "Record \(line - 1) of the autosave journal failed its integrity check: it was changed, or a record before it was removed, changed or moved, or the key is wrong.")
         }
         do throws(StepKitError) {

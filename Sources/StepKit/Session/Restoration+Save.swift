@@ -6,21 +6,21 @@ extension Restoration {
     /// this is exactly how the document writes itself). The path is dumped visit by visit, and
     /// `visits` keeps each visit's text for the next save (a session's handle keeps one), so
     /// an autosave re-encodes only the visits that changed.
-    static func saveText(_ s: Session, visits: SavedVisitTexts = SavedVisitTexts()) -> String {
-        signedSaveText(s, visits: visits).text
+    static func saveText(_ s: Session, visits: SavedVisitTexts = SavedVisitTexts()) throws(StepKitError) -> String {
+        try signedSaveText(s, visits: visits).text
     }
 
     /// `saveText` and its digest (the head of an autosave journal's chain of records).
-    static func signedSaveText(_ s: Session, visits: SavedVisitTexts = SavedVisitTexts()) -> (text: String, digest: String) {
-        var bytes = Array(JSONWriter.string(.object(contents(s, pathPlaceholder: true))).utf8)
+    static func signedSaveText(_ s: Session, visits: SavedVisitTexts = SavedVisitTexts()) throws(StepKitError) -> (text: String, digest: String) {
+        var bytes = Array(JSONWriter.string(.object(try contents(s, pathPlaceholder: true))).utf8)
         // `,"path":null` first appears where the placeholder is: a `"` inside a string is escaped.
         let marker = Array(",\"path\":null".utf8)
         if let at = bytes.indices.first(where: { bytes[$0...].starts(with: marker) }) {
             bytes.replaceSubrange(at..<(at + marker.count), with: Array((",\"path\":" + visits.pathText(of: s)).utf8))
         } else {
-            bytes = Array(JSONWriter.string(.object(contents(s))).utf8)
+            bytes = Array(JSONWriter.string(.object(try contents(s))).utf8)
         }
-        let (algorithm, digest) = sign(String(decoding: bytes, as: UTF8.self), key: s.options.integrityKey)
+        let (algorithm, digest) = try sign(String(decoding: bytes, as: UTF8.self), key: s.options.integrityKey)
         if bytes.last == 0x7D { bytes.removeLast() }  // the closing brace
         let text = String(decoding: bytes, as: UTF8.self) + ",\"integrity\":{\"algorithm\":\"" + algorithm + "\",\"digest\":\"" + digest + "\"}}"
         return (text, digest)
@@ -43,11 +43,11 @@ extension Restoration {
 
     /// Everything but the integrity member (with `pathPlaceholder`, the path is null, to be
     /// written in its place).
-    static func contents(_ s: Session, pathPlaceholder: Bool = false) -> JSONObject {
+    static func contents(_ s: Session, pathPlaceholder: Bool = false) throws(StepKitError) -> JSONObject {
         var document = JSONObject()
         document["format"] = .string(format)
         document["version"] = .int(version)
-        document["task"] = .object(["identifier": .string(s.task.identifier), "fingerprint": .string(s.task.fingerprint.value)])
+        document["task"] = .object(["identifier": .string(s.task.identifier), "fingerprint": .string(try s.task.fingerprint.value())])
         document["taskRunUUID"] = .string(s.taskRunUUID)
         for key in ["startDate", "endDate", "finishReason", "touched"] { document[key] = member(key, of: s) }
         document["path"] = pathPlaceholder ? .null : .array(s.path.map { encode($0, in: s) })

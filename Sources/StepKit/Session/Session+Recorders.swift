@@ -94,14 +94,16 @@ extension Session {
             var run = runs[index]
             let step = currentStep?.identifier ?? ""
             let visit = path.count
-            let ok = write(items, into: &run, at: time) { n in
-                RecorderFileName.step(run: uuid, step: step, visit: visit, recorder: recorder, file: n)
+            let ok = write(items, into: &run, at: time) { n throws(StepKitError) in
+                try RecorderFileName.step(run: uuid, step: step, visit: visit, recorder: recorder, file: n)
             }
             updateCurrent { $0.active?.recorders[index] = run }
             if !ok { recorderFailed(run, lost: items.count, at: time) }
         } else if let (i, action) = task.asyncActions.enumerated().first(where: { $0.element.recorder.identifier == recorder }),
                   var run = asyncRuns[i], run.status == .running {
-            let ok = write(items, into: &run, at: time) { n in RecorderFileName.async(run: uuid, recorder: recorder, file: n) }
+            let ok = write(items, into: &run, at: time) { n throws(StepKitError) in
+                try RecorderFileName.async(run: uuid, recorder: recorder, file: n)
+            }
             asyncRuns[i] = run
             _ = action
             if !ok { recorderFailed(run, lost: items.count, at: time) }
@@ -111,10 +113,12 @@ extension Session {
         touched = true
     }
 
-    /// Writes a batch, rolling to a new file past the size limit (`name`: the name of file n).
+    /// Writes a batch, rolling to a new file past the size limit (`name`: the name of file n,
+    /// which fails only when a long identifier's digest cannot be taken: `Digest`).
     /// False when writing failed (the recorder is then failed; the samples before this batch
     /// stay in their file, and a file the batch would have started is not listed).
-    private func write(_ items: [JSON], into run: inout RecorderRun, at time: Int64, name: (Int) -> String) -> Bool {
+    private func write(_ items: [JSON], into run: inout RecorderRun, at time: Int64,
+                       name: (Int) throws(StepKitError) -> String) -> Bool {
         guard let directory = options.outputDirectory else {
             run.status = .failed
             run.failure = "No outputDirectory was given in the session options."
@@ -128,7 +132,13 @@ extension Session {
             Recording.settle(run.files[index], in: directory)
         }
         if run.files.last.map({ $0.endDate != nil }) ?? true {
-            run.files.append(RecordedFile(fileName: name(run.files.count), startDate: time))
+            do throws(StepKitError) {
+                run.files.append(RecordedFile(fileName: try name(run.files.count), startDate: time))
+            } catch {
+                run.status = .failed
+                run.failure = error.problems.first?.message
+                return false
+            }
         }
         guard let index = run.files.indices.last else { return false }
         do throws(StepKitError) {

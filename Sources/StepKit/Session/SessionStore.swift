@@ -36,7 +36,7 @@ final class SessionStore: Sendable {
         var journal: Journal?
         if let autosavePath {
             let claimed = try Autosave.claim(autosavePath)
-            let (text, digest) = Restoration.signedSaveText(session, visits: visits)
+            let (text, digest) = try Restoration.signedSaveText(session, visits: visits)
             try claimed.write(text)
             autosave = claimed
             journal = Journal(head: digest, snapshotBytes: text.utf8.count, recordBytes: 0)
@@ -53,8 +53,8 @@ final class SessionStore: Sendable {
     }
 
     /// The restoration data, the same text the autosave writes as its snapshot.
-    func saveText() -> String {
-        read { Restoration.saveText($0, visits: savedVisits) }
+    func saveText() throws(StepKitError) -> String {
+        try session.withLock { (s: inout Session) throws(StepKitError) -> String in try Restoration.saveText(s, visits: savedVisits) }
     }
 
     /// Runs `body` on the session under its lock. The session's operations check everything
@@ -89,7 +89,7 @@ final class SessionStore: Sendable {
         try journal.withLock { (journal: inout Journal?) throws(StepKitError) in
             if let current = journal {
                 if let change = Restoration.change(from: old, to: new) {
-                    var (line, digest) = Restoration.journalRecord(change, previous: current.head, key: new.options.integrityKey)
+                    var (line, digest) = try Restoration.journalRecord(change, previous: current.head, key: new.options.integrityKey)
                     // Right after a snapshot the file ends with its closing brace: the first
                     // record starts a new line.
                     if current.recordBytes == 0 { line.insert(0x0A, at: 0) }
@@ -102,7 +102,7 @@ final class SessionStore: Sendable {
                     return
                 }
             }
-            let (text, digest) = Restoration.signedSaveText(new, visits: savedVisits)
+            let (text, digest) = try Restoration.signedSaveText(new, visits: savedVisits)
             try autosave.write(text)
             journal = Journal(head: digest, snapshotBytes: text.utf8.count, recordBytes: 0)
         }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # check_deb.sh CPACK BUILD_DIR SOURCE_DIR [CC]
 # `cpack -G DEB` makes libstepkit<ABI> (the library with its soname, a shlibs file, the
-# dependencies dpkg-shlibdeps finds: libjansson4 and libssl3 among them) and libstepkit-dev (the
+# dependencies dpkg-shlibdeps finds, libjansson4 among them, and libssl3, whose libcrypto the
+# library loads when it first needs a digest) and libstepkit-dev (the
 # headers, the libstepkit.so link, stepkit.pc and the CMake package). Without a container: the
 # packages' fields and contents are checked, dpkg checks that they would install here
 # (--dry-run, as root), and a C program built against the packages' files, unpacked into a
@@ -36,7 +37,7 @@ for needed in libc6 libjansson4 libssl3 libstdc++6; do
 done
 dev_depends=$(dpkg-deb -f "$dev" Depends)
 grep -qF "libstepkit$abi (= $version-1)" <<<"$dev_depends" || fail "libstepkit-dev: Depends $dev_depends"
-for needed in libjansson-dev libssl-dev; do
+for needed in libjansson-dev libpcre2-dev; do
     grep -qF "$needed" <<<"$dev_depends" || fail "libstepkit-dev does not depend on $needed"
 done
 dpkg-deb --ctrl-tarfile "$runtime" | tar -xO ./shlibs | grep -qF "libstepkit $abi libstepkit$abi" \

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # check_dependencies.sh LIBRARY
-# The library needs only libc, libm, libstdc++, libgcc_s, libjansson, libpcre2-8 (the regular
-# expressions of definitions) and (for the integrity check of restoration data) OpenSSL's
-# libcrypto: nothing from the Swift toolchain. It
-# has no RPATH/RUNPATH, and its SONAME is libstepkit.so.0.
+# The library needs only libc, libm, libstdc++, libgcc_s, libjansson and libpcre2-8 (the regular
+# expressions of definitions): nothing from the Swift toolchain. Not OpenSSL's libcrypto either:
+# the library loads it the first time it needs a digest (Sources/StepKit/Integrity/LibCrypto.swift),
+# so loading StepKit does not load it. It has no RPATH/RUNPATH, and its SONAME is libstepkit.so.0.
 set -euo pipefail
 library=$1
-allowed='^(libc\.so\.6|libm\.so\.6|libstdc\+\+\.so\.6|libgcc_s\.so\.1|libjansson\.so\.4|libpcre2-8\.so\.0|libcrypto\.so\.[0-9.]+|ld-linux[-a-z0-9_.]*\.so\.[0-9]+|linux-vdso\.so\.1)$'
+allowed='^(libc\.so\.6|libm\.so\.6|libstdc\+\+\.so\.6|libgcc_s\.so\.1|libjansson\.so\.4|libpcre2-8\.so\.0|ld-linux[-a-z0-9_.]*\.so\.[0-9]+|linux-vdso\.so\.1)$'
 status=0
 
 soname=$(readelf -d "$library" | sed -nE 's/.*\(SONAME\).*\[(.*)\].*/\1/p')

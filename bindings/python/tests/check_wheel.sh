@@ -2,8 +2,9 @@
 # check_wheel.sh PYTHON BUILD_DIR SOURCE_DIR
 # The Python package as a user gets it: `python -m build --wheel` (scikit-build-core, reusing the
 # CMake build directory BUILD_DIR, whose library is already built: its cache gains
-# scikit-build-core's entries, nothing is rebuilt), `auditwheel repair` (libjansson and
-# libcrypto copied into the wheel, a manylinux platform tag), then the wheel installed into a
+# scikit-build-core's entries, nothing is rebuilt; the "python" component puts libcrypto beside
+# libstepkit.so, which loads it from there on the first digest), `auditwheel repair` (libjansson
+# and libpcre2-8 copied into the wheel, a manylinux platform tag), then the wheel installed into a
 # new virtual environment and used there with a clean environment: no STEPKIT_LIBRARY, no
 # PYTHONPATH, no LD_LIBRARY_PATH, no Swift toolchain on PATH, from outside the repository.
 # A task runs end to end through the API and the command line (the demo task), and the
@@ -40,7 +41,7 @@ case "$name" in
 esac
 "$python" -m auditwheel show "$repaired"
 contents=$("$python" -m zipfile -l "$repaired")
-for lib in stepkit/libstepkit.so stepkit.libs/libjansson stepkit.libs/libcrypto; do
+for lib in stepkit/libstepkit.so stepkit/libcrypto.so stepkit.libs/libjansson stepkit.libs/libpcre2-8; do
     grep -qF "$lib" <<<"$contents" || { echo "the wheel lacks $lib" >&2; echo "$contents" >&2; exit 1; }
 done
 
@@ -89,7 +90,7 @@ case "$site" in
 esac
 echo "--- ldd $site/libstepkit.so"
 ldd "$site/libstepkit.so"
-for lib in libjansson libcrypto; do
+for lib in libjansson libpcre2-8; do
     ldd "$site/libstepkit.so" | grep -E "^\s*$lib[^ ]* => $work/venv/.*/stepkit\.libs/" >/dev/null || {
         echo "$lib does not come from the wheel" >&2
         exit 1
@@ -120,7 +121,16 @@ with task.open() as session:
         print("refused:", error.message)
     session.set_answer(4)
     session.forward()
-    saved = session.save()     # restoration checks its SHA-256 through the bundled libcrypto
+    here = os.path.realpath(os.path.dirname(path))
+    def wheel_libcrypto():
+        """The libcrypto files mapped into this process from the package's own directory."""
+        files = {line.split()[-1] for line in open("/proc/self/maps") if "libcrypto" in line}
+        return {f for f in files if os.path.dirname(os.path.realpath(f)) == here}
+    assert not wheel_libcrypto(), "libcrypto was loaded before a digest was needed"
+    saved = session.save()     # the first digest: libcrypto loaded from beside libstepkit.so
+    loaded = wheel_libcrypto()
+    assert len(loaded) == 1, (loaded, here)
+    print("libcrypto:", ", ".join(loaded))
 with task.restore(saved) as session:
     session.set_answer(True)
     state = session.forward()

@@ -756,7 +756,11 @@ class Session(_Handle):
         compute the digest again, and :meth:`Task.restore` then accepts any run the task allows
         (it refuses, with ``"notAllowed"``, only runs the task does not allow). For data kept by
         clients or anywhere others can write, open the session with an ``integrityKey`` that
-        only the trusted side knows (HMAC-SHA256) and restore with the same key."""
+        only the trusted side knows (HMAC-SHA256) and restore with the same key.
+
+        The first save (or restore) of the process loads OpenSSL's libcrypto (the package's
+        copy, beside the library); where it cannot be loaded, :class:`StepKitIOError` with
+        ``errors[0]["code"] == "libcryptoUnavailable"``, and nothing changes."""
         return self._call_text("stepkit_session_save")
 
     # -- moving --------------------------------------------------------------------------------
