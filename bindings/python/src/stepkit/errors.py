@@ -177,7 +177,8 @@ class RestorationError(StepKitError):
 
 
 class StepKitIOError(StepKitError, OSError):
-    """Reading or writing a file failed (EIO)."""
+    """Reading or writing a file failed (EIO); or ``"libcryptoUnavailable"``: OpenSSL's
+    libcrypto, which the library loads on the first save or restore, could not be loaded."""
 
     STATUS = -7
     CODE = "EIO"
