@@ -34,6 +34,12 @@ struct RecorderRun: Sendable, Equatable {
     var files: [RecordedFile] = []
     var samples = 0
     var failure: String?
+
+    /// The recorder stops for good, for `reason` (the file result's and the event's message).
+    mutating func fail(_ reason: String?) {
+        status = .failed
+        failure = reason
+    }
 }
 
 /// A file of samples, `{"items": [...]}`, kept valid JSON after every batch.

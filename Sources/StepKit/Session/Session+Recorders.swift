@@ -8,12 +8,10 @@ extension Session {
         var run = RecorderRun(identifier: settings.identifier, type: settings.type)
         if let directory = options.outputDirectory {
             if !Recording.canWrite(directory) {
-                run.status = .failed
-                run.failure = "The output directory \(directory) cannot be written."
+                run.fail("The output directory \(directory) cannot be written.")
             }
         } else {
-            run.status = .failed
-            run.failure = "No outputDirectory was given in the session options."
+            run.fail("No outputDirectory was given in the session options.")
         }
         return run
     }
@@ -120,8 +118,7 @@ extension Session {
     private func write(_ items: [JSON], into run: inout RecorderRun, at time: Int64,
                        name: (Int) throws(StepKitError) -> String) -> Bool {
         guard let directory = options.outputDirectory else {
-            run.status = .failed
-            run.failure = "No outputDirectory was given in the session options."
+            run.fail("No outputDirectory was given in the session options.")
             return false
         }
         let texts = items.map { JSONWriter.string($0) }
@@ -135,8 +132,7 @@ extension Session {
             do throws(StepKitError) {
                 run.files.append(RecordedFile(fileName: try name(run.files.count), startDate: time))
             } catch {
-                run.status = .failed
-                run.failure = error.problems.first?.message
+                run.fail(error.problems.first?.message)
                 return false
             }
         }
@@ -146,8 +142,7 @@ extension Session {
             run.samples = run.samples.addingSaturated(items.count)
             return true
         } catch {
-            run.status = .failed
-            run.failure = error.problems.first?.message
+            run.fail(error.problems.first?.message)
             if run.files[index].items == 0 {
                 run.files.remove(at: index)  // never written: no file result for it
             } else {
