@@ -48,13 +48,13 @@ final class SessionStore: Sendable {
     }
 
     /// Runs `body` on the session under its lock, changing nothing else.
-    func read<R: Sendable>(_ body: (borrowing Session) -> R) -> R {
-        session.withLock { body($0) }
+    func read<R: Sendable, E: Error>(_ body: (borrowing Session) throws(E) -> R) throws(E) -> R {
+        try session.withLock { (s: inout Session) throws(E) -> R in try body(s) }
     }
 
     /// The restoration data, the same text the autosave writes as its snapshot.
     func saveText() throws(StepKitError) -> String {
-        try session.withLock { (s: inout Session) throws(StepKitError) -> String in try Restoration.saveText(s, visits: savedVisits) }
+        try read { (s: borrowing Session) throws(StepKitError) -> String in try Restoration.saveText(s, visits: savedVisits) }
     }
 
     /// Runs `body` on the session under its lock. The session's operations check everything
