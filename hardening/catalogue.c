@@ -165,7 +165,7 @@ static double seconds_since(struct timespec *t0) {
     return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
-/* ---- last_error on a thread where nothing failed */
+/* ---- FHIR expressions the import cannot take */
 /* Translates the Questionnaire `q` and checks that it reports an unsupported expression (the
  * import goes on past an expression it cannot take); `what` names the case in the message. */
 static void expect_unsupported_expression(const char *q, const char *what) {
@@ -176,6 +176,7 @@ static void expect_unsupported_expression(const char *q, const char *what) {
     stepkit_string_free(translated);
 }
 
+/* ---- last_error on a thread where nothing failed */
 static void *fresh_thread(void *arg) { (void)arg; return (void *)stepkit_last_error(); }
 
 /* ---- event callbacks */

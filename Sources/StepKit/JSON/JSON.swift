@@ -66,7 +66,6 @@ enum JSON: Equatable, Sendable {
             guard a.count == b.count else { return false }
             return zip(a, b).allSatisfy { $0.sameValue(as: $1) }
         case (.object(let a), .object(let b)):
-            guard a.count == b.count else { return false }
             return a.sameEntries(as: b) { $0.sameValue(as: $1) }
         default:
             return self == other

@@ -145,7 +145,7 @@ struct TaskRules: Sendable {
 /// at compile time, which stays close to the cost of parsing. The same definition stored another
 /// way (a `jsonb` column reorders keys and writes `10` as `10.0`) has the same fingerprint; any
 /// change of content gives another. Taking it fails only when libcrypto cannot be loaded
-/// (`Digest`); then nothing is cached, and the next call tries again.
+/// (`Digest`, whose `LibCrypto` keeps that outcome); a failure is not cached here.
 final class Fingerprint: Sendable {
     private let definition: JSON
     private let cache = Locked<String?>(nil)
