@@ -20,9 +20,10 @@ import Testing
     }
 }
 
-@Suite struct IndexMapTests {
+/// What sessions rely on: a table by index that behaves as a dictionary would.
+@Suite struct IndexTableAsDictionaryTests {
     @Test func behavesAsADictionaryByIndex() {
-        var map: IndexMap<String> = [3: "three"]
+        var map: IndexTable<String> = [3: "three"]
         #expect(map[3] == "three" && map[4] == nil && map.count == 1)
         #expect(map.updateValue("THREE", forKey: 3) == "three")
         #expect(map.updateValue("one", forKey: 1) == nil)
@@ -32,7 +33,7 @@ import Testing
         #expect(map.map { $0.key }.sorted() == [1, 3, 9])
         map[3] = nil
         #expect(map.count == 2 && map[3] == nil)
-        var other = IndexMap<String>()
+        var other = IndexTable<String>()
         other[9] = "nine"
         other[1] = "one"
         #expect(map == other)
@@ -46,9 +47,9 @@ import Testing
             state ^= state << 13; state ^= state >> 7; state ^= state << 17
             return Int(state % 1_000_000)
         }
-        var map = IndexMap<Int>()
+        var map = IndexTable<Int>()
         var model: [Int: Int] = [:]
-        var snapshot: (map: IndexMap<Int>, model: [Int: Int])?
+        var snapshot: (map: IndexTable<Int>, model: [Int: Int])?
         for round in 0..<60_000 {
             let key = next() % (round < 30_000 ? 64 : 4_096)
             switch next() % 3 {
@@ -73,17 +74,22 @@ import Testing
             #expect(snapshot.map != map)
         }
         for key in Array(model.keys) { map[key] = nil }
-        #expect(map.isEmpty && map.keys.isEmpty && map == IndexMap<Int>())
+        #expect(map.isEmpty && map.keys.isEmpty && map == IndexTable<Int>())
     }
 
-    /// Step indexes, addresses (multiples of 16) and negative numbers all land in distinct
-    /// places and are found again.
-    @Test func holdsEveryKey() {
-        var map = IndexMap<Int>()
-        let keys = Array(0..<50_000) + (1..<20_000).map { $0 * 16 + 0x7F00_0000_0000 } + (1..<1_000).map { -$0 }
-        for k in keys { map[k] = k &* 3 }
+    /// Every index up to the highest written is found again; a negative index reads as absent;
+    /// tables grown to different lengths compare by their entries.
+    @Test func holdsEveryIndex() {
+        var map = IndexTable<Int>()
+        let keys = Array(0..<50_000)
+        for k in keys.reversed() { map[k] = k &* 3 }
         #expect(map.count == keys.count)
         #expect(keys.allSatisfy { map[$0] == $0 &* 3 })
-        #expect(map[50_000] == nil)
+        #expect(map[50_000] == nil && map[-1] == nil && map[Int.min] == nil)
+        var grown = IndexTable<Int>()
+        grown[90_000] = 1
+        grown[90_000] = nil
+        grown[1] = 2
+        #expect(grown == [1: 2] && grown.keys == [1] && grown != [1: 3] && grown != [1: 2, 2: 2])
     }
 }

@@ -21,14 +21,14 @@ extension Restoration {
         // A step's answer is usually saved twice (as the step's answer and as its latest
         // visit's), and validating is a pure function of the answer and the step: each distinct
         // text is validated once per step (`validatedOnce` below), the second copy compared instead.
-        var checked: IndexMap<(saved: JSON, value: JSON)> = [:]
+        var checked: IndexTable<(saved: JSON, value: JSON)> = [:]
         func validatedOnce(_ answer: JSON, step index: Int, _ step: Step, at path: JSONPath) throws(StepKitError) -> JSON {
             if let done = checked[index], done.saved == answer { return done.value }
             let value = try validated(answer, for: step, at: path)
             checked[index] = (answer, value)
             return value
         }
-        var answers: IndexMap<JSON> = [:]
+        var answers: IndexTable<JSON> = [:]
         for (id, answer) in savedAnswers.entries {
             let path = JSONPath.root.key("answers").key(id)
             guard let index = task.stepIndex[id], let step = task.step(at: index) else {
@@ -36,7 +36,7 @@ extension Restoration {
             }
             answers[index] = try validatedOnce(answer, step: index, step, at: path)
         }
-        var laterAnswers: IndexMap<[JSON]> = [:]
+        var laterAnswers: IndexTable<[JSON]> = [:]
         for (id, list) in (d["laterAnswers"]?.objectValue ?? JSONObject()).entries {
             let path = JSONPath.root.key("laterAnswers").key(id)
             guard let index = task.stepIndex[id], let step = task.step(at: index), let items = list.arrayValue else {
@@ -68,7 +68,7 @@ extension Restoration {
             if let answer = v["answer"] { visit.answer = try validatedOnce(answer, step: index, step, at: path.key("answer")) }
             visits.append(visit)
         }
-        var asyncRuns: IndexMap<RecorderRun> = [:]
+        var asyncRuns: IndexTable<RecorderRun> = [:]
         for (id, value) in (d["asyncActions"]?.objectValue ?? JSONObject()).entries {
             guard let index = task.asyncActions.firstIndex(where: { $0.recorder.identifier == id }) else {
                 throw refuse("damaged", "The saved async action \"\(id)\" is not in the task.", .root.key("asyncActions").key(id))

@@ -55,7 +55,7 @@ extension Restoration {
 
     /// The entries of a map by step index that differ: `set` those `saved` gives a value, by step
     /// identifier; `remove` the others.
-    private static func entryChange<Value: Equatable>(_ old: IndexMap<Value>, _ new: IndexMap<Value>, in s: Session,
+    private static func entryChange<Value: Equatable>(_ old: IndexTable<Value>, _ new: IndexTable<Value>, in s: Session,
                                                       _ saved: (Value) -> JSON?) -> JSON? {
         var changed: [Int] = []
         for (index, value) in new where old[index] != value { changed.append(index) }

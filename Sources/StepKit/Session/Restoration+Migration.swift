@@ -9,7 +9,7 @@ extension Restoration {
             throw refuse("damaged", "The restoration data is missing the run's identity, dates or answers.")
         }
         var kept: [JSON] = [], dropped: [JSON] = []
-        var answers: IndexMap<JSON> = [:]
+        var answers: IndexTable<JSON> = [:]
         func drop(_ step: String, _ item: String?, _ reason: String) {
             dropped.append(.object(["step": .string(step), "item": .string(item), "reason": .string(reason)]))
         }

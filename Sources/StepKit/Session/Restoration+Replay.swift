@@ -12,7 +12,7 @@
 /// The replay is one session grown visit by visit, so it costs one navigation decision per
 /// visit; it creates nothing the host can see.
 extension Restoration {
-    static func checkAllowed(_ s: Session, savedAnswers: IndexMap<JSON>) throws(StepKitError) {
+    static func checkAllowed(_ s: Session, savedAnswers: IndexTable<JSON>) throws(StepKitError) {
         try checkDates(s)
         let visits = s.path
         var replay = Session(task: s.task, options: s.options, clock: s.clock, taskRunUUID: s.taskRunUUID, startDate: s.startDate,

@@ -18,18 +18,18 @@ struct Session: Sendable {
     /// skipped by its rules); otherwise the last one is the current step.
     private(set) var path: [Visit] = []
     /// Per step: the position in `path` of its latest visit, so predicates find it in O(1).
-    private(set) var latestVisit: IndexMap<Int> = [:]
+    private(set) var latestVisit: IndexTable<Int> = [:]
     /// Per position in `path`: the position of the same step's visit before it (-1: none), which
     /// becomes the step's latest visit again when this one is removed. Kept beside `path` rather
     /// than as a list per step, which cost an allocation on every visit.
     private var earlierVisit: [Int] = []
     /// The latest answer of every step that has one, on the path or not (kept to prefill a
     /// step visited again). A form's answer is an object of its items' answers.
-    var answers: IndexMap<JSON> = [:]
+    var answers: IndexTable<JSON> = [:]
     /// Per step: answers of later visits that going back took off the path, most recent last.
     /// Going back to an earlier visit of a step (a loop) shows that visit's own answer; going
     /// forward to the step again brings the later answer back, so nothing typed is lost.
-    var laterAnswers: IndexMap<[JSON]> = [:]
+    var laterAnswers: IndexTable<[JSON]> = [:]
     /// Whether anything happened yet (an answer, a move, an active-step operation, a sample, a
     /// tick that fired something), which decides whether a new clock may re-read the start time.
     /// Anything happening also settles the clock (`clockAnchor`).
@@ -44,7 +44,7 @@ struct Session: Sendable {
     /// ResearchKit's task-level suspend: no active step runs while it is set.
     var taskSuspended = false
     /// The recorders of async actions, by action index, once started.
-    var asyncRuns: IndexMap<RecorderRun> = [:]
+    var asyncRuns: IndexTable<RecorderRun> = [:]
     /// Events not yet handed to the host; every call's output takes them, in order.
     var pendingEvents: [JSON] = []
     /// Whether events are queued at all: off only during a call whose events nobody will see (no
@@ -69,8 +69,8 @@ struct Session: Sendable {
 
     /// A session rebuilt from restoration data that `Restoration` has already checked.
     init(task: Task, options: SessionOptions, clock: Clock, taskRunUUID: String, startDate: Int64, endDate: Int64?,
-         finishReason: FinishReason?, visits: [Visit], answers: IndexMap<JSON>, laterAnswers: IndexMap<[JSON]>, touched: Bool,
-         taskSuspended: Bool, asyncRuns: IndexMap<RecorderRun>) {
+         finishReason: FinishReason?, visits: [Visit], answers: IndexTable<JSON>, laterAnswers: IndexTable<[JSON]>, touched: Bool,
+         taskSuspended: Bool, asyncRuns: IndexTable<RecorderRun>) {
         self.task = task
         self.taskRunUUID = taskRunUUID
         self.external = options.additionalTaskResults

@@ -1,17 +1,24 @@
-/// Values by step (or section) index, for the task's rules: read on every move, written only
-/// while the task compiles.
+/// Values by step (or section, or action) index: the task's rules, read on every move and
+/// written only while the task compiles, and a session's answers and latest visits, read and
+/// written on every move.
 ///
 /// An array with a slot for every index up to the highest one written, so a read is a bounds
-/// check and a load. A dictionary hashed the index on every read (SipHash, with the process's
-/// seed), a tenth of what a step cost (`benchmarks/README.md`). The task is compiled once and
-/// shared by its sessions, so its size (one slot per step, about 8 bytes) is paid once.
-/// Iterates in index order.
-struct IndexTable<Value: Sendable>: Sendable, Sequence {
+/// check and a load. A dictionary hashed the index on every read and write: with SipHash a
+/// tenth of what a step cost, and still 0.5k instructions a step with a cheaper fixed mix
+/// (`benchmarks/README.md`, sixth round). The slots cost one value's size per step up to the
+/// highest index written (for a session's answers, about 24 bytes a step of the task): a
+/// compiled task holds far more per step than that, and a session that reaches a step has
+/// paid for its presentation already. Iterates in index order.
+struct IndexTable<Value: Sendable>: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     private var slots: [Value?] = []
     /// How many indexes hold a value.
     private(set) var count = 0
 
     init() {}
+
+    init(dictionaryLiteral elements: (Int, Value)...) {
+        for (key, value) in elements { self[key] = value }
+    }
 
     var isEmpty: Bool { count == 0 }
 
@@ -19,21 +26,41 @@ struct IndexTable<Value: Sendable>: Sendable, Sequence {
     subscript(index: Int) -> Value? {
         get { slots.indices.contains(index) ? slots[index] : nil }
         set {
-            assert(index >= 0, "IndexTable indexes are step and section indexes")
-            guard index >= 0 else { return }
-            if index >= slots.count {
-                guard newValue != nil else { return }
-                slots.append(contentsOf: repeatElement(nil, count: index + 1 - slots.count))
-            }
-            let had = slots[index] != nil
+            guard makeSlot(index, for: newValue != nil) else { return }
+            count += (newValue != nil ? 1 : 0) - (slots[index] != nil ? 1 : 0)
             slots[index] = newValue
-            count += (newValue != nil ? 1 : 0) - (had ? 1 : 0)
         }
     }
 
     subscript(index: Int, default value: @autoclosure () -> Value) -> Value {
         get { self[index] ?? value() }
         set { self[index] = newValue }
+    }
+
+    /// Sets `value` at `index` and returns the value it replaces.
+    @discardableResult
+    mutating func updateValue(_ value: Value, forKey index: Int) -> Value? {
+        guard makeSlot(index, for: true) else { return nil }
+        let old = slots[index]
+        if old == nil { count += 1 }
+        slots[index] = value
+        return old
+    }
+
+    /// Whether `index` has a slot, making one when a value is to be written there. Indexes are
+    /// the task's own, never negative; a negative one has no slot (nothing is written).
+    private mutating func makeSlot(_ index: Int, for value: Bool) -> Bool {
+        assert(index >= 0, "IndexTable indexes are step, section and action indexes")
+        if index < slots.count { return index >= 0 }
+        guard value else { return false }
+        if index == slots.count {
+            // A walk through the task: the array's own growth (by doubling).
+            slots.append(nil)
+        } else {
+            if index >= slots.capacity { slots.reserveCapacity(Swift.max(index + 1, 2 * slots.capacity)) }
+            slots.append(contentsOf: repeatElement(nil, count: index + 1 - slots.count))
+        }
+        return true
     }
 
     /// The indexes that hold a value, ascending.
@@ -57,4 +84,13 @@ struct IndexTable<Value: Sendable>: Sendable, Sequence {
     }
 
     func makeIterator() -> Iterator { Iterator(slots: slots) }
+}
+
+/// Equal when the same indexes hold equal values (however far each one's slots have grown).
+extension IndexTable: Equatable where Value: Equatable {
+    static func == (lhs: IndexTable, rhs: IndexTable) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        for (index, value) in lhs where rhs[index] != value { return false }
+        return true
+    }
 }
