@@ -52,9 +52,11 @@ extension Session {
 
     /// Why the current step may not be left going forward ([] when it may): what the step
     /// requires, then (when that is given) the validations that hold: the form's, and the task's
-    /// when going forward would complete the task.
-    func forwardProblems() -> [Problem] {
-        let required = requiredProblems()
+    /// when going forward would complete the task. `hidden`: the current step's
+    /// `hiddenItems`, when the caller has them already (`goForward` needs them again to close
+    /// the visit, and working them out is most of what a form's check costs).
+    func forwardProblems(hidden: [String]? = nil) -> [Problem] {
+        let required = requiredProblems(hidden: hidden)
         guard required.isEmpty, !isFinished, let index = currentIndex else { return required }
         // Most steps have no validation: then nothing is copied, filtered or mapped.
         var problems: [Problem] = []
@@ -82,7 +84,7 @@ extension Session {
     }
 
     /// What the current step requires before it may be left going forward.
-    private func requiredProblems() -> [Problem] {
+    private func requiredProblems(hidden given: [String]?) -> [Problem] {
         guard !isFinished, let step = currentStep, let index = currentIndex else { return [] }
         let answer = answers[index]
         switch step.content {
@@ -94,7 +96,7 @@ extension Session {
             }
             return []
         case .form(let form):
-            let hidden = hiddenItems(step: index)
+            let hidden = given ?? hiddenItems(step: index)
             let given = answer.map { visibleAnswer($0, hiding: hidden) }?.objectValue ?? JSONObject()
             // An optional form left entirely empty may be left, as if skipped.
             if step.optional && given.count == 0 { return [] }

@@ -17,11 +17,14 @@ extension Session {
 
     mutating func goForward() throws(StepKitError) {
         try requireInProgress()
-        let problems = forwardProblems()
+        // Worked out once: what the step requires and the visit it closes read the same items.
+        var hidden: [String] = []
+        if let index = currentIndex { hidden = hiddenItems(step: index) }
+        let problems = forwardProblems(hidden: hidden)
         guard problems.isEmpty else {
             throw stateError("answerRequired", "", problems: problems)
         }
-        leaveCurrent(skipped: false)
+        leaveCurrent(skipped: false, hidden: hidden)
     }
 
     mutating func goBackward() throws(StepKitError) {
@@ -73,10 +76,11 @@ extension Session {
         endRun(reason, at: time)
     }
 
-    /// Ends the current visit and moves where navigation leads, or completes the task.
-    mutating func leaveCurrent(skipped: Bool) {
+    /// Ends the current visit and moves where navigation leads, or completes the task. `hidden`:
+    /// the current step's `hiddenItems`, when the caller has them already.
+    mutating func leaveCurrent(skipped: Bool, hidden: [String]? = nil) {
         let time = now
-        closeCurrent(at: time, skipped: skipped)
+        closeCurrent(at: time, skipped: skipped, hidden: hidden)
         touched = true
         // The route is decided after the visit is closed, so a skipped step reads as unanswered.
         guard let route = routeForward(), let next = route.step else {
@@ -86,11 +90,11 @@ extension Session {
         arrive(at: next, time: time, route: route)
     }
 
-    private mutating func closeCurrent(at time: Int64, skipped: Bool) {
+    private mutating func closeCurrent(at time: Int64, skipped: Bool, hidden given: [String]? = nil) {
         guard let index = currentIndex else { return }
         stopActiveRecorders(at: time)
         stopAsyncActions(leaving: index, time: time)
-        let hidden = hiddenItems(step: index)
+        let hidden = given ?? hiddenItems(step: index)
         let kept = skipped ? nil : answers[index].map { visibleAnswer($0, hiding: hidden) }
         updateCurrent { visit in
             visit.endDate = time
