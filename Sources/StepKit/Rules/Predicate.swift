@@ -106,14 +106,12 @@ struct Comparison: Sendable {
         case .notEquals(let operand):
             return !AnswerValue.equal(value, operand, type)
         case .contains(let operands):
-            let chosen = AnswerValue.choiceValues(value)
-            return operands.allSatisfy { op in chosen.contains { $0.sameValue(as: op) } }
+            return operands.allSatisfy { op in AnswerValue.anyChoice(of: value) { $0.sameValue(as: op) } }
         case .containsAny(let operands):
-            let chosen = AnswerValue.choiceValues(value)
-            return operands.contains { op in chosen.contains { $0.sameValue(as: op) } }
+            return operands.contains { op in AnswerValue.anyChoice(of: value) { $0.sameValue(as: op) } }
         case .matches(let pattern):
             if type == .choice {
-                return AnswerValue.choiceValues(value).contains { $0.stringValue.map(pattern.matches) ?? false }
+                return AnswerValue.anyChoice(of: value) { $0.stringValue.map(pattern.matches) ?? false }
             }
             return value.stringValue.map(pattern.matches) ?? false
         case .minimum(let operand):
@@ -133,7 +131,21 @@ enum AnswerValue {
     /// The values of a choice answer (an "other" choice with text counts as its value).
     static func choiceValues(_ answer: JSON) -> [JSON] {
         guard case .array(let items) = answer else { return [answer] }
-        return items.map { $0.objectValue?["value"] ?? $0 }
+        return items.map(choiceValue)
+    }
+
+    /// Whether one of `choiceValues(answer)` satisfies `test`, read in place: a predicate
+    /// evaluated on every move built the list only to search it.
+    static func anyChoice(of answer: JSON, _ test: (JSON) -> Bool) -> Bool {
+        guard case .array(let items) = answer else { return test(answer) }
+        for item in items where test(choiceValue(item)) { return true }
+        return false
+    }
+
+    /// A choice answer's element as its value ("other" text set aside).
+    private static func choiceValue(_ item: JSON) -> JSON {
+        if case .object(let object) = item, let value = object["value"] { return value }
+        return item
     }
 
     /// The answer as a number on its type's scale: numbers as they are, `HH:mm` as minutes since
