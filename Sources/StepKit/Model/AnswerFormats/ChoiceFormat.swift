@@ -57,6 +57,11 @@ struct ChoiceFormat: AnswerFormatRules {
                 : "Answer with an array holding the one chosen value.")
         }
         if items.isEmpty { return nil }
+        if items.count == 1 {
+            // One choice (every single-choice answer): no duplicates, no exclusive-choice rule
+            // to apply (a lone choice stands either way), so no lists to build.
+            return .array([try resolve(items[0], options: options).1])
+        }
         var chosen: [Int] = []
         var kept: [JSON] = []
         chosen.reserveCapacity(items.count)
