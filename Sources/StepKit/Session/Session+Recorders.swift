@@ -33,7 +33,9 @@ extension Session {
 
     /// Stops the current active step's running recorders, closing their files.
     mutating func stopActiveRecorders(at time: Int64) {
-        guard let recorders = current?.active?.recorders, recorders.contains(where: { $0.status == .running }) else { return }
+        // Read in place: `current` copies the whole visit, and this runs on every move.
+        guard let last = path.indices.last, let recorders = path[last].active?.recorders,
+              recorders.contains(where: { $0.status == .running }) else { return }
         var stopped: [RecorderRun] = []
         for var run in recorders {
             if run.status == .running { stop(&run, at: time) }
@@ -54,6 +56,8 @@ extension Session {
     // MARK: Async actions
 
     mutating func startAsyncActions(at step: Int, time: Int64) {
+        // Most tasks have none; an empty loop still retained and released the list, every move.
+        guard !task.asyncActions.isEmpty else { return }
         for (i, action) in task.asyncActions.enumerated() where action.startStep == step && asyncRuns[i] == nil {
             let run = startRecorder(action.recorder, at: time)
             asyncRuns[i] = run
@@ -64,6 +68,7 @@ extension Session {
 
     /// Stops the async actions that stop after `step` (nil: all of them, the task is ending).
     mutating func stopAsyncActions(leaving step: Int?, time: Int64) {
+        guard !asyncRuns.isEmpty else { return }
         for (i, action) in task.asyncActions.enumerated() {
             guard var run = asyncRuns[i], run.status == .running, step == nil || action.stopStep == step else { continue }
             stop(&run, at: time)
