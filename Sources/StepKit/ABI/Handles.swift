@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 /// What a `stepkit_task *` points to.
 final class TaskHandle: Sendable {
@@ -14,6 +15,9 @@ final class SessionHandle: Sendable {
     /// The bounds on this session's answers and samples (session option "limits").
     let limits: SessionLimits
     private let callback = Locked<EventCallback?>(nil)
+    /// Whether `callback` holds one, readable without its lock: every call asks, and locking
+    /// (and retaining the callback) to find out cost about a hundred instructions a call.
+    private let hasCallback = Atomic<Bool>(false)
 
     /// A handle on a new store for `session` (opened or restored with `options`): with autosave,
     /// the path is claimed and the first save written before the handle exists (`SessionStore`).
@@ -36,7 +40,7 @@ final class SessionHandle: Sendable {
     /// released, so the callback may call back into the library. A call that wants no state, on a
     /// session with no callback, builds no events (they would be dropped unseen).
     func call(wantsState: Bool = true, _ body: (inout Session) throws(StepKitError) -> Void) throws(StepKitError) -> JSON {
-        let heard = wantsState || callback.withLock({ $0 }) != nil
+        let heard = wantsState || hasCallback.load(ordering: .acquiring)
         let (state, events) = try store.transaction { (s: inout Session) throws(StepKitError) -> (JSON, [JSON]) in
             s.recordsEvents = heard
             defer { s.recordsEvents = true }
@@ -56,6 +60,7 @@ final class SessionHandle: Sendable {
         let old = callback.withLock { stored -> EventCallback? in
             let old = stored
             stored = new
+            hasCallback.store(new != nil, ordering: .releasing)
             return old
         }
         _ = old
