@@ -55,7 +55,7 @@ struct AnswerBounds: Sendable {
     /// The problem with `answer` (an item's or a question's value as kept), if it lies outside
     /// the bounds as they evaluate on `lookup`.
     func problem(_ answer: JSON?, on lookup: some AnswerLookup) -> Problem? {
-        guard let answer, answer != AnswerFormat.dontKnow else { return nil }
+        guard let answer, !AnswerFormat.isDontKnow(answer) else { return nil }
         var evaluator = ExpressionEvaluator(lookup)
         let low = minimum.map { evaluator.value($0) } ?? .null
         let high = maximum.map { evaluator.value($0) } ?? .null

@@ -48,7 +48,7 @@ struct ScoreTable: Sendable {
     /// The score of an answer: the sum of its selected choices' scores (the yes or no score of a
     /// boolean); null when unanswered or when nothing selected has a score.
     func score(of answer: JSON?) -> ExpressionValue {
-        guard let answer, answer != AnswerFormat.dontKnow else { return .null }
+        guard let answer, !AnswerFormat.isDontKnow(answer) else { return .null }
         if case .bool(let b) = answer { return (b ? yes : no).map { .number($0) } ?? .null }
         var total = 0.0
         var any = false

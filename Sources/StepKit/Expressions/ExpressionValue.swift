@@ -35,7 +35,7 @@ enum ExpressionValue: Sendable, Equatable {
     /// An answer (with its result type) as a value; nil and "don't know" are null. Choice
     /// answers keep their values (an "other" choice with text counts as its value).
     static func answer(_ value: JSON?, _ type: ResultType?, order: [ChoiceOption]? = nil) -> ExpressionValue {
-        guard let value, !value.isNull, value != AnswerFormat.dontKnow else { return .null }
+        guard let value, !value.isNull, !AnswerFormat.isDontKnow(value) else { return .null }
         guard let type else { return dynamic(value) }
         switch type {
         case .boolean:

@@ -67,7 +67,7 @@ extension Session {
         } else {
             guard let step = node.step, let index = task.stepIndex[step] else { return [] }
             let selector: Selector = node.formItem.map { .item(step: index, item: $0) } ?? .step(index)
-            guard let (found, _) = answer(selector), found != AnswerFormat.dontKnow else { return [] }
+            guard let (found, _) = answer(selector), !AnswerFormat.isDontKnow(found) else { return [] }
             value = found
         }
         if !node.choices.isEmpty || node.otherValue != nil {

@@ -92,12 +92,12 @@ struct Comparison: Sendable {
             return (found != nil) == expected
         case .dontKnow(let expected):
             guard let found else { return false }
-            return (found.value == AnswerFormat.dontKnow) == expected
+            return AnswerFormat.isDontKnow(found.value) == expected
         default:
             break
         }
         // A comparison on an unanswered (or "don't know") question is false.
-        guard let (value, type) = found, value != AnswerFormat.dontKnow else { return false }
+        guard let (value, type) = found, !AnswerFormat.isDontKnow(value) else { return false }
         switch test {
         case .answered, .dontKnow:
             return false

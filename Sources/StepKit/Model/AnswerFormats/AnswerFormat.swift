@@ -93,6 +93,13 @@ final class AnswerFormat: Sendable {
 
     static let dontKnow: JSON = .object(["dontKnow": .bool(true)])
 
+    /// Whether `value` is `dontKnow`, read in place: comparing with the shared value went
+    /// through its lazy initialisation and a whole-value comparison, on every answer read.
+    static func isDontKnow(_ value: JSON?) -> Bool {
+        guard case .object(let object)? = value, object.count == 1, case .bool(true)? = object["dontKnow"] else { return false }
+        return true
+    }
+
     /// Checks `answer` and returns what to keep (`nil`: no answer).
     func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? {
         if answer.isNull { return nil }
@@ -105,7 +112,7 @@ final class AnswerFormat: Sendable {
             }
             return AnswerFormat.dontKnow
         }
-        return try rules.validate(answer, previous: previous == AnswerFormat.dontKnow ? nil : previous)
+        return try rules.validate(answer, previous: AnswerFormat.isDontKnow(previous) ? nil : previous)
     }
 
     /// Every answer format type the compiler knows, and how to read each.
