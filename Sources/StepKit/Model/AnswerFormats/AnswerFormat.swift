@@ -79,10 +79,16 @@ final class AnswerFormat: Sendable {
     /// The format as the host should present it: its definition with every default the engine
     /// applies filled in (`AnswerFormatRules.defaults`, `showDontKnowButton`).
     let presentation: JSONObject
+    /// `rules.validate`, bound once: called through the stored existential, it copied the rules
+    /// out of the class and destroyed the copy again on every answer validated.
+    private let validateRules: @Sendable (JSON, JSON?) throws(AnswerRejection) -> JSON?
 
     init(type: String, rules: any AnswerFormatRules, allowsDontKnow: Bool, personalData: String?, presentation: JSONObject) {
         self.type = type
         self.rules = rules
+        self.validateRules = { (answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? in
+            try rules.validate(answer, previous: previous)
+        }
         self.allowsDontKnow = allowsDontKnow
         self.personalData = personalData
         self.presentation = presentation
@@ -112,7 +118,7 @@ final class AnswerFormat: Sendable {
             }
             return AnswerFormat.dontKnow
         }
-        return try rules.validate(answer, previous: AnswerFormat.isDontKnow(previous) ? nil : previous)
+        return try validateRules(answer, AnswerFormat.isDontKnow(previous) ? nil : previous)
     }
 
     /// Every answer format type the compiler knows, and how to read each.
