@@ -185,6 +185,30 @@ import Testing
         #expect(read > 3000)
     }
 
+    /// The decimals the reader computes itself (at most 15 digits, scaled by at most 10^22, no
+    /// string made): bit for bit what jansson's `strtod` reads, at the edges of that range and
+    /// on random ones inside it.
+    @Test func shortDecimalsReadAsJanssonReadsThem() {
+        for text in ["0.0", "-0.0", "0.1", "47.1", "-112.6", "1e22", "1e-22", "-1E+22", "999999999999999e22",
+                     "999999999999999e-22", "0.000000000000001", "123456789012345e7", "9.99999999999999e-7",
+                     "0.3e1", "5e-1", "1.7976931348623e-5", "8.9884656743115e10", "2.2250738585072e-8"] {
+            #expect(agree(text))
+            #expect(plain(text) != nil, "\(text) is read without jansson")
+        }
+        var state: UInt64 = 0x2545_F491_4F6C_DD1D
+        func next(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        for _ in 0..<20_000 {
+            let whole = next(8), fraction = next(16 - max(whole, 1)) + 1
+            var text = (next(2) == 0 ? "-" : "") + (whole == 0 ? "0" : String(next(9) + 1) + String((1..<whole).map { _ in Character(String(next(10))) }))
+            text += "." + String((0..<fraction).map { _ in Character(String(next(10))) })
+            if next(2) == 0 { text += "e" + String(next(45) - 22) }
+            #expect(agree(text))
+        }
+    }
+
     /// Every text of up to four characters over the characters that matter, and every `{"a":…}`
     /// with up to five inside: whatever the plain reader reads, jansson reads the same.
     @Test func plainReaderAgreesWithJanssonOnEveryShortText() {

@@ -224,15 +224,25 @@ enum PlainJSON {
             let whole = digits()
             guard whole > 0, !(bytes[first] == UInt8(ascii: "0") && whole > 1) else { return nil }
             var real = false
+            var fractionStart = position, fraction = 0
             if peek == UInt8(ascii: ".") {
                 position += 1
-                guard digits() > 0 else { return nil }
+                fractionStart = position
+                fraction = digits()
+                guard fraction > 0 else { return nil }
                 real = true
             }
+            var exponent = 0, exponentFits = true
             if peek == UInt8(ascii: "e") || peek == UInt8(ascii: "E") {
                 position += 1
-                if peek == UInt8(ascii: "+") || peek == UInt8(ascii: "-") { position += 1 }
-                guard digits() > 0 else { return nil }
+                let exponentNegative = peek == UInt8(ascii: "-")
+                if peek == UInt8(ascii: "+") || exponentNegative { position += 1 }
+                let exponentStart = position
+                let count = digits()
+                guard count > 0 else { return nil }
+                exponentFits = count <= 4
+                if exponentFits { exponent = Reader.decimal(bytes, from: exponentStart, count: count) }
+                if exponentNegative { exponent = -exponent }
                 real = true
             }
             let length = position - start
@@ -244,9 +254,35 @@ enum PlainJSON {
                 return .int(negative ? -magnitude : magnitude)
             }
             guard length <= 32 else { return nil }
+            // Clinger's fast path: at most 15 digits and a power of ten up to 10^22 are exact as
+            // `Double`s, and one IEEE multiplication or division rounds correctly, so the result
+            // is the value `Double(text)` reads (correctly rounded), without making a string.
+            let scale = exponent - fraction
+            if exponentFits, whole + fraction <= 15, (-22...22).contains(scale) {
+                let wholeValue = Reader.decimal(bytes, from: first, count: whole)
+                let digitsValue = Double(Reader.decimal(bytes, from: fractionStart, count: fraction, after: wholeValue))
+                let magnitude = scale < 0 ? digitsValue / Reader.power10(-scale) : digitsValue * Reader.power10(scale)
+                return .double(negative ? -magnitude : magnitude)
+            }
             let token = String(decoding: UnsafeBufferPointer(start: bytes + start, count: length), as: UTF8.self)
             guard let value = Double(token), value.isFinite else { return nil }
             return .double(value)
+        }
+
+        /// The value of `count` decimal digits at `from` following the digits of `after` (the
+        /// caller has checked they are digits, at most 18 in all).
+        private static func decimal(_ bytes: UnsafePointer<UInt8>, from: Int, count: Int, after: Int = 0) -> Int {
+            var value = after
+            for i in from..<(from + count) { value = value &* 10 &+ Int(bytes[i] &- UInt8(ascii: "0")) }
+            return value
+        }
+
+        /// 10^`n` for `n` in 0...22, exactly: every power of ten up to 10^22 is a `Double`, so
+        /// no product on the way rounds.
+        private static func power10(_ n: Int) -> Double {
+            var value = 1.0
+            for _ in 0..<n { value *= 10 }
+            return value
         }
 
         /// The string at the cursor (at its `"`), or nil. Without escapes and in ASCII, its
