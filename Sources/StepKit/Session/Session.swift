@@ -106,7 +106,10 @@ struct Session: Sendable {
     /// The session's time: the clock's (or the moment a deadline came due), never earlier than
     /// the latest date the run holds, so a host clock that goes backwards (another clock set
     /// mid-run) cannot date a visit before the one it follows; restore refuses such dates.
-    var now: Int64 { max(timeOverride ?? clock.nowMilliseconds, latestDate) }
+    var now: Int64 {
+        // Inlined for the reason `requireInProgress` is.
+        @inline(__always) get { max(timeOverride ?? clock.nowMilliseconds, latestDate) }
+    }
 
     /// The run's latest date: its start, or its current visit's start or end.
     private var latestDate: Int64 {
@@ -208,10 +211,17 @@ struct Session: Sendable {
         StepKitError(.state, problems: problems.isEmpty ? [Problem(code: code, message: message, path: .root)] : problems)
     }
 
+    /// Throws once the task has finished. Inlined, so a mutating call does not copy the whole
+    /// session to ask (a non-mutating method is handed a copy of `self` from a mutating one);
+    /// the error is made out of line.
+    @inline(__always)
     func requireInProgress() throws(StepKitError) {
-        if let finishReason {
-            throw stateError("finished", "The task has finished (\(finishReason.rawValue)); start a new session to run it again.")
-        }
+        if let finishReason { throw Session.finishedError(finishReason) }
+    }
+
+    @inline(never)
+    private static func finishedError(_ reason: FinishReason) -> StepKitError {
+        StepKitError(.state, problems: [Problem(code: "finished", message: "The task has finished (\(reason.rawValue)); start a new session to run it again.", path: .root)])
     }
 }
 
