@@ -168,7 +168,7 @@ struct PredicateAnalysis {
     }
 
     private func type(of selector: Selector) -> ResultType? {
-        format(of: selector)?.rules.resultType
+        format(of: selector)?.resultType
     }
 
     private func format(of selector: Selector) -> AnswerFormat? {

@@ -207,12 +207,12 @@ struct ExpressionCompiler {
         default:
             guard let format else { return (.answer(resolved.selector, nil, order: nil), .any) }
             let withTime = (format.rules as? DateFormat)?.withTime ?? false
-            guard let type = ExpressionType.of(format.rules.resultType, dateTime: withTime) else {
-                diagnostics.error("wrongType", "A \(format.rules.resultType.rawValue) answer can only be read with \"answered\".", at: path)
+            guard let type = ExpressionType.of(format.resultType, dateTime: withTime) else {
+                diagnostics.error("wrongType", "A \(format.resultType.rawValue) answer can only be read with \"answered\".", at: path)
                 return nil
             }
             let order = (format.rules as? ChoiceFormat)?.options
-            return (.answer(resolved.selector, format.rules.resultType, order: order), type)
+            return (.answer(resolved.selector, format.resultType, order: order), type)
         }
     }
 

@@ -97,7 +97,7 @@ enum StepResult {
     private static func question(_ identifier: String, _ format: AnswerFormat, _ answer: JSON?, _ start: JSON, _ end: JSON) -> JSON {
         var result = JSONObject([
             "identifier": .string(identifier),
-            "type": .string(format.rules.resultType.rawValue),
+            "type": .string(format.resultType.rawValue),
             "answer": answer ?? .null,
             "startDate": start,
             "endDate": end,

@@ -122,7 +122,7 @@ struct PredicateCompiler {
                 diagnostics.error("unknownItem", "\"\(stepID)\" is a question step, not a form; drop \"item\".", at: path.key("item"))
                 return nil
             }
-            return (.step(index), format.rules.resultType, choiceOptions(format), format)
+            return (.step(index), format.resultType, choiceOptions(format), format)
         case .form(let form):
             guard let itemID else {
                 diagnostics.error("missingKey", "\"\(stepID)\" is a form: name one of its items with {\"step\": \"\(stepID)\", \"item\": ...}.", at: path)
@@ -132,7 +132,7 @@ struct PredicateCompiler {
                 diagnostics.error("unknownItem", "The form \"\(stepID)\" has no item \"\(itemID)\".", at: path.key("item"))
                 return nil
             }
-            return (.item(step: index, item: itemID), item.format.rules.resultType, choiceOptions(item.format), item.format)
+            return (.item(step: index, item: itemID), item.format.resultType, choiceOptions(item.format), item.format)
         case .message:
             diagnostics.error("noAnswer", "The step \"\(stepID)\" takes no answer.", at: path)
             return nil

@@ -36,7 +36,7 @@ extension Session {
         if let field = format.personalData, let value = prefill.personalData[field] {
             candidates.append(value)
             // A choice question takes the host's single value as its one choice.
-            if format.rules.resultType == .choice, value.arrayValue == nil { candidates.append(.array([value])) }
+            if format.resultType == .choice, value.arrayValue == nil { candidates.append(.array([value])) }
         }
         for candidate in candidates {
             if let value = try? format.validate(candidate, previous: nil) { return value }

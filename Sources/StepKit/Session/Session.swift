@@ -256,13 +256,13 @@ extension Session: AnswerLookup {
         switch selector {
         case .step(let index):
             guard let value = latestAnswer(step: index), let format = task.step(at: index)?.format() else { return nil }
-            return (value, format.rules.resultType)
+            return (value, format.resultType)
         case .item(let index, let item):
             guard let value = latestAnswer(step: index)?.objectValue?[item],
                   let format = task.step(at: index)?.format(item: item) else { return nil }
             // A hidden item reads as unanswered (closed visits already left hidden items out).
             if currentIndex == index && !isFinished && !isVisible(item, step: index) { return nil }
-            return (value, format.rules.resultType)
+            return (value, format.resultType)
         case .external(let taskID, let step, let item):
             return external.answer(task: taskID, step: step, item: item)
         }
@@ -286,7 +286,7 @@ struct StoredAnswers: AnswerLookup {
         case .item(let index, let item):
             guard let value = pointer.pointee.latestAnswer(step: index)?.objectValue?[item],
                   let format = pointer.pointee.task.step(at: index)?.format(item: item) else { return nil }
-            return (value, format.rules.resultType)
+            return (value, format.resultType)
         default:
             return pointer.pointee.answer(selector)
         }

@@ -79,6 +79,9 @@ final class AnswerFormat: Sendable {
     /// The format as the host should present it: its definition with every default the engine
     /// applies filled in (`AnswerFormatRules.defaults`, `showDontKnowButton`).
     let presentation: JSONObject
+    /// `rules.resultType`, read once: predicates read it on every evaluation, and through the
+    /// existential each read was a witness call.
+    let resultType: ResultType
     /// `rules.validate`, bound once: called through the stored existential, it copied the rules
     /// out of the class and destroyed the copy again on every answer validated.
     private let validateRules: @Sendable (JSON, JSON?) throws(AnswerRejection) -> JSON?
@@ -86,6 +89,7 @@ final class AnswerFormat: Sendable {
     init(type: String, rules: any AnswerFormatRules, allowsDontKnow: Bool, personalData: String?, presentation: JSONObject) {
         self.type = type
         self.rules = rules
+        self.resultType = rules.resultType
         self.validateRules = { (answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? in
             try rules.validate(answer, previous: previous)
         }
