@@ -4,9 +4,9 @@
 ///
 /// An array with a slot for every index up to the highest one written, so a read is a bounds
 /// check and a load. A dictionary hashed the index on every read and write: with SipHash a
-/// tenth of what a step cost, and still 0.5k instructions a step with a cheaper fixed mix
+/// tenth of what a step cost, and still about 0.4k instructions a step with a cheaper fixed mix
 /// (`benchmarks/README.md`, sixth round). The slots cost one value's size per step up to the
-/// highest index written (for a session's answers, about 24 bytes a step of the task): a
+/// highest index written (for a session's answers, 32 bytes a step of the task): a
 /// compiled task holds far more per step than that, and a session that reaches a step has
 /// paid for its presentation already. Iterates in index order.
 struct IndexTable<Value: Sendable>: Sendable, Sequence, ExpressibleByDictionaryLiteral {
