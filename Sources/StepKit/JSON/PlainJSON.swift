@@ -41,8 +41,9 @@ enum PlainJSON {
     /// A container's members gather on two stacks shared by the whole text and become the
     /// container's arrays once it closes, at their exact size: a compiled task keeps much of its
     /// definition (each step's presentation), so room reserved or grown past the size would be
-    /// kept with it, and nothing is grown member by member either. Only the outermost container
-    /// takes a stack's buffer as it is (`pop`).
+    /// kept with it, and nothing is grown member by member either. A container whose members
+    /// start at the bottom of a stack takes the stack's buffer as it is instead (`pop`), as
+    /// `Array(stack[0...])` always did.
     private struct Reader {
         let bytes: UnsafePointer<UInt8>
         var position = 0
@@ -178,10 +179,10 @@ enum PlainJSON {
         }
 
         /// The members on `stack` from `base` on, as an array of exactly their number, and the
-        /// stack cut back to `base`. The outermost container's members are the whole stack, and
-        /// `Array(stack[0...])` is the stack's own buffer, room to spare included: the stack lets
-        /// it go rather than cutting itself back, which copied that buffer (a tenth of parsing a
-        /// short answer).
+        /// stack cut back to `base`. When they are the whole stack (the outermost container, or
+        /// one opened before any enclosing container has a member), `Array(stack[0...])` is the
+        /// stack's own buffer, room to spare included: the stack lets it go rather than cutting
+        /// itself back, which copied that buffer (a tenth of parsing a short answer).
         private static func pop<Element>(_ stack: inout [Element], from base: Int) -> [Element] {
             let items = Array(stack[base...])
             if base == 0 {
