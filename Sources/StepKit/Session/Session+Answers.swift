@@ -84,7 +84,7 @@ extension Session {
     }
 
     /// What the current step requires before it may be left going forward.
-    private func requiredProblems(hidden given: [String]?) -> [Problem] {
+    private func requiredProblems(hidden known: [String]?) -> [Problem] {
         guard !isFinished, let step = currentStep, let index = currentIndex else { return [] }
         let answer = answers[index]
         switch step.content {
@@ -96,7 +96,7 @@ extension Session {
             }
             return []
         case .form(let form):
-            let hidden = given ?? hiddenItems(step: index)
+            let hidden = known ?? hiddenItems(step: index)
             let given = answer.map { visibleAnswer($0, hiding: hidden) }?.objectValue ?? JSONObject()
             // An optional form left entirely empty may be left, as if skipped.
             if step.optional && given.count == 0 { return [] }

@@ -90,11 +90,11 @@ extension Session {
         arrive(at: next, time: time, route: route)
     }
 
-    private mutating func closeCurrent(at time: Int64, skipped: Bool, hidden given: [String]? = nil) {
+    private mutating func closeCurrent(at time: Int64, skipped: Bool, hidden known: [String]? = nil) {
         guard let index = currentIndex else { return }
         stopActiveRecorders(at: time)
         stopAsyncActions(leaving: index, time: time)
-        let hidden = given ?? hiddenItems(step: index)
+        let hidden = known ?? hiddenItems(step: index)
         let kept = skipped ? nil : answers[index].map { visibleAnswer($0, hiding: hidden) }
         updateCurrent { visit in
             visit.endDate = time
