@@ -249,8 +249,7 @@ enum PlainJSON {
             let length = position - start
             guard real else {
                 guard whole <= 18 else { return nil }
-                var magnitude: Int64 = 0
-                for i in first..<position { magnitude = magnitude * 10 + Int64(bytes[i] - UInt8(ascii: "0")) }
+                let magnitude = Int64(Reader.decimal(bytes, from: first, count: whole))
                 guard !(negative && magnitude == 0) else { return nil }
                 return .int(negative ? -magnitude : magnitude)
             }
