@@ -343,3 +343,19 @@ extension Session {
         """) == ["noWayOut", "noWayOut"])
     }
 }
+
+/// A move's notes keep the first inline and the rest in an array: they must still read back in
+/// the order navigation wrote them, however many there are.
+@Suite struct ArrivalNotesTests {
+    @Test func notesReadBackInTheOrderTheyWereWritten() {
+        var notes = ArrivalNotes()
+        #expect(notes.isEmpty && Array(notes).isEmpty)
+        notes.append(.skippedStep(3))
+        #expect(!notes.isEmpty && Array(notes) == [.skippedStep(3)])
+        notes.append(.rule(.step(3), .branch(1)))
+        notes.append(.modified(5))
+        #expect(Array(notes) == [.skippedStep(3), .rule(.step(3), .branch(1)), .modified(5)])
+        #expect(notes == [.skippedStep(3), .rule(.step(3), .branch(1)), .modified(5)])
+        #expect(notes != [.skippedStep(3), .modified(5), .rule(.step(3), .branch(1))])
+    }
+}

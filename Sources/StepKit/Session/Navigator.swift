@@ -13,7 +13,7 @@ struct Navigator {
     /// needs neither.
     var explains = true
 
-    private func note(_ notes: inout [ArrivalNote], _ entry: ArrivalNote) {
+    private func note(_ notes: inout ArrivalNotes, _ entry: ArrivalNote) {
         if explains { notes.append(entry) }
     }
 
@@ -22,19 +22,19 @@ struct Navigator {
         var step: Int?
         var modified = false
         /// How navigation got there, in order (nothing when it does not explain).
-        var notes: [ArrivalNote] = []
+        var notes = ArrivalNotes()
     }
 
     /// Where leaving step `index` leads.
     func route(leaving index: Int, in session: borrowing Session) -> Route {
-        var notes: [ArrivalNote] = []
+        var notes = ArrivalNotes()
         let target = destination(leaving: index, fromSectionDepth: nil, notes: &notes, in: session)
         return arrive(at: target, from: index, notes: notes, in: session)
     }
 
     /// The step a destination resolves to, after skip rules; `from` is the step left (for
     /// knowing which sections are being entered).
-    func arrive(at candidate: Int?, from: Int?, notes explanation: [ArrivalNote], in session: borrowing Session) -> Route {
+    func arrive(at candidate: Int?, from: Int?, notes explanation: ArrivalNotes, in session: borrowing Session) -> Route {
         let routing = session.task.routing
         var notes = explanation
         var target = candidate
@@ -89,7 +89,7 @@ struct Navigator {
     /// The destination after leaving step `index` (or, with `fromSectionDepth`, after leaving
     /// the section at that depth of the step's sections, whose last step `index` is); which rule
     /// governs is `Routing`'s to say, this evaluates it.
-    func destination(leaving index: Int, fromSectionDepth: Int?, notes: inout [ArrivalNote], in session: borrowing Session) -> Int? {
+    func destination(leaving index: Int, fromSectionDepth: Int?, notes: inout ArrivalNotes, in session: borrowing Session) -> Int? {
         let routing = session.task.routing
         guard routing.steps.indices.contains(index) else { return nil }
         guard let governing = routing.governing(leaving: index, fromSectionDepth: fromSectionDepth) else {
@@ -98,7 +98,7 @@ struct Navigator {
         return apply(governing.rule, owner: governing.owner, after: index, notes: &notes, in: session)
     }
 
-    private func apply(_ rule: NavigationRule, owner: Routing.Owner, after index: Int, notes: inout [ArrivalNote],
+    private func apply(_ rule: NavigationRule, owner: Routing.Owner, after index: Int, notes: inout ArrivalNotes,
                        in session: borrowing Session) -> Int? {
         let routing = session.task.routing
         switch rule {
