@@ -290,6 +290,14 @@ enum PlainJSON {
         mutating func string() -> String? {
             position += 1
             let start = position
+            // Printable ASCII without escapes first, which is most strings: the loop below then
+            // starts at the closing quote. `peek` reads 0 at `maxBytes`, which stops this scan,
+            // so the cursor never passes it (and `&+=` cannot overflow).
+            while true {
+                let byte = peek
+                guard byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\\"), byte != UInt8(ascii: "\"") else { break }
+                position &+= 1
+            }
             var plain = true
             while true {
                 let byte = peek
