@@ -77,9 +77,18 @@ struct Comparison: Sendable {
 
     let selector: Selector
     let tests: [Test]
+    /// The answer's result type when the task fixes it (a question's, a form item's), so that a
+    /// move reads the value alone and never looks the step's format up; nil for another task's
+    /// result, whose type comes with it.
+    var type: ResultType? = nil
 
     func evaluate(_ answers: some AnswerLookup) -> Bool {
-        let found = answers.answer(selector)
+        let found: (value: JSON, type: ResultType)?
+        if let type {
+            found = answers.answerValue(selector).map { ($0, type) }
+        } else {
+            found = answers.answer(selector)
+        }
         for test in tests {
             guard Comparison.holds(test, found) else { return false }
         }

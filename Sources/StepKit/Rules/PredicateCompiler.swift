@@ -70,7 +70,7 @@ struct PredicateCompiler {
             diagnostics.error("missingOperator", "A comparison needs at least one operator.", at: path)
         }
         guard let resolved, diagnostics.problems.count == before else { return nil }
-        return .compare(Comparison(selector: resolved.selector, tests: tests))
+        return .compare(Comparison(selector: resolved.selector, tests: tests, type: resolved.type))
     }
 
     /// The selector, and what is known of its answers (nil type and format for other tasks'

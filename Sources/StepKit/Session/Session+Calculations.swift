@@ -7,11 +7,14 @@ extension Session {
 
     var evaluationTime: Int64 { endDate ?? now }
 
-    /// A question step's answer without looking its format up (what `answer` reads, as its
-    /// value); form items and other tasks' results as `answer` gives them.
+    /// A question's or a form item's answer without looking its format up (what `answer`
+    /// reads, as its value); other tasks' results as `answer` gives them.
     func answerValue(_ selector: Selector) -> JSON? {
-        if case .step(let index) = selector { return latestAnswer(step: index) }
-        return answer(selector)?.value
+        switch selector {
+        case .step(let index): return latestAnswer(step: index)
+        case .item(let index, let item): return itemAnswer(step: index, item: item)
+        case .external: return answer(selector)?.value
+        }
     }
 
     /// `{"name": value, ...}` for the named calculations (every one when `indexes` is nil).

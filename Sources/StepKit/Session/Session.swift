@@ -252,16 +252,22 @@ extension Session: AnswerLookup {
         return position == path.count - 1 && !isFinished ? answers[index] : visit.answer
     }
 
+    /// Form item `item`'s answer; a hidden item of the current visit reads as unanswered
+    /// (closed visits already left hidden items out).
+    func itemAnswer(step index: Int, item: String) -> JSON? {
+        guard let value = latestAnswer(step: index)?.objectValue?[item] else { return nil }
+        if currentIndex == index && !isFinished && !isVisible(item, step: index) { return nil }
+        return value
+    }
+
     func answer(_ selector: Selector) -> (value: JSON, type: ResultType)? {
         switch selector {
         case .step(let index):
             guard let value = latestAnswer(step: index), let format = task.step(at: index)?.format() else { return nil }
             return (value, format.resultType)
         case .item(let index, let item):
-            guard let value = latestAnswer(step: index)?.objectValue?[item],
+            guard let value = itemAnswer(step: index, item: item),
                   let format = task.step(at: index)?.format(item: item) else { return nil }
-            // A hidden item reads as unanswered (closed visits already left hidden items out).
-            if currentIndex == index && !isFinished && !isVisible(item, step: index) { return nil }
             return (value, format.resultType)
         case .external(let taskID, let step, let item):
             return external.answer(task: taskID, step: step, item: item)
@@ -284,11 +290,18 @@ struct StoredAnswers: AnswerLookup {
     func answer(_ selector: Selector) -> (value: JSON, type: ResultType)? {
         switch selector {
         case .item(let index, let item):
-            guard let value = pointer.pointee.latestAnswer(step: index)?.objectValue?[item],
+            guard let value = answerValue(selector),
                   let format = pointer.pointee.task.step(at: index)?.format(item: item) else { return nil }
             return (value, format.resultType)
         default:
             return pointer.pointee.answer(selector)
+        }
+    }
+
+    func answerValue(_ selector: Selector) -> JSON? {
+        switch selector {
+        case .item(let index, let item): return pointer.pointee.latestAnswer(step: index)?.objectValue?[item]
+        default: return pointer.pointee.answerValue(selector)
         }
     }
 
