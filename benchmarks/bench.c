@@ -17,6 +17,7 @@
  *   bench profile-save TASK.json TASK.walk            (callgrind: one save + one restore)
  *   bench run       TASK.json TASK.walk BUDGET_S     (a whole run, a reused-task run, result JSON)
  *   bench instr     TASK.json TASK.walk ENTRIES      (callgrind: ENTRIES no-output steps)
+ *   bench instr-entries TASK.json TASK.walk FROM TO  (callgrind: one dump per entry FROM..TO-1)
  *
  * A walk file (benchmarks/gen_task.py) lists the steps a session presents, in order:
  * "identifier<TAB>answer JSON" or "identifier<TAB>-" (go forward without an answer). One step of
@@ -51,6 +52,7 @@
 #define CALLGRIND_START_INSTRUMENTATION
 #define CALLGRIND_STOP_INSTRUMENTATION
 #define CALLGRIND_ZERO_STATS
+#define CALLGRIND_DUMP_STATS_AT(name) ((void)(name))
 #endif
 
 /* ------------------------------------------------------------------------------------------ */
@@ -940,6 +942,34 @@ static int cmd_instr(int argc, char **argv) {
     return 0;
 }
 
+/* instr-entries TASK WALK FROM TO: for callgrind --instr-atstart=no; the walk's entries FROM..TO-1
+ * instrumented one by one, each ended with a dump named "entry INDEX IDENTIFIER" (callgrind zeroes
+ * its counts at each dump), so benchmarks/run.py can say what each kind of step costs. Entries
+ * before FROM are walked outside the instrumentation. */
+static int cmd_instr_entries(int argc, char **argv) {
+    if (argc < 6) return 1;
+    stepkit_task *task = compile_file(argv[2], NULL);
+    walk_t w = load_walk(argv[3]);
+    size_t from = (size_t)atol(argv[4]), to = (size_t)atol(argv[5]);
+    if (to > w.count) to = w.count;
+    if (from > to) from = to;
+    stepkit_session *s = open_session(task);
+    walk_quiet(s, &w, 0, from);
+    char name[512];
+    CALLGRIND_START_INSTRUMENTATION;
+    for (size_t i = from; i < to; i++) {
+        snprintf(name, sizeof name, "entry %zu %s", i, w.ids[i]);
+        CALLGRIND_ZERO_STATS; /* the name's formatting stays out */
+        walk_quiet(s, &w, i, i + 1);
+        CALLGRIND_DUMP_STATS_AT(name);
+    }
+    CALLGRIND_STOP_INSTRUMENTATION;
+    printf("{\"figure\":\"instr-entries\",\"task\":\"%s\",\"entries\":%zu}\n", base_name(argv[2]), to - from);
+    stepkit_session_free(s);
+    stepkit_task_free(task);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     int rc = 1;
@@ -955,6 +985,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[1], "profile-save")) rc = cmd_profile_save(argc, argv);
         else if (!strcmp(argv[1], "run")) rc = cmd_run(argc, argv);
         else if (!strcmp(argv[1], "instr")) rc = cmd_instr(argc, argv);
+        else if (!strcmp(argv[1], "instr-entries")) rc = cmd_instr_entries(argc, argv);
     }
     if (rc == 1) fprintf(stderr, "usage: see the comment at the top of benchmarks/bench.c\n");
     return rc;

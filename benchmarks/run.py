@@ -11,6 +11,7 @@ Everything generated (library copy, drivers, tasks, results.json, table.md) goes
 """
 
 import argparse
+import glob
 import hashlib
 import json
 import os
@@ -135,6 +136,39 @@ def callgrind_instr(bench, task, walk, entries, events=True):
         return steps, total, None
     _, inside = run(".events", [f"--toggle-collect=*{name}*" for name in EVENT_FUNCTIONS])
     return steps, total, inside
+
+
+# Walk entries profiled one by one on the 1,000-step task (`bench instr-entries`): a window past
+# the session's first steps, so each kind of step shows its steady cost.
+ENTRY_WINDOW = (200, 400)
+
+
+def callgrind_entries(bench, task, walk, window):
+    """Runs `bench instr-entries` under callgrind (one dump an entry) and returns
+    {kind: [Ir of each entry]}, the kind being what follows `b<k>_` in the step's identifier
+    (benchmarks/gen_task.py names every step so)."""
+    out = os.path.join(OUT, f"callgrind.entries.{os.path.basename(task)}.out")
+    for old in glob.glob(out + "*"):
+        os.remove(old)
+    cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--callgrind-out-file=" + out,
+           bench, "instr-entries", task, walk, str(window[0]), str(window[1])]
+    log(" ".join(os.path.relpath(c, ROOT) if c.startswith(ROOT) else c for c in cmd))
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"bench: callgrind failed:\n{proc.stderr[-2000:]}")
+    kinds = {}
+    for dump in glob.glob(out + ".*"):
+        name, total = None, None
+        with open(dump, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("desc: Trigger: Client Request: entry "):
+                    name = line.split()[-1]
+                elif line.startswith("totals:"):
+                    total = int(line.split()[1])
+        os.remove(dump)
+        if name is not None and total is not None:
+            kinds.setdefault(name.split("_", 1)[-1], []).append(total)
+    return kinds
 
 
 def generate_tasks():
@@ -275,8 +309,9 @@ def main():
         instr[name] = callgrind_instr(bench, P(name + ".json"), P(name + ".walk"), entries,
                                       events=name == "t1000")
     survey_instr = callgrind_instr(bench, survey[0], survey[1], 0)
+    entries = callgrind_entries(bench, P("t1000.json"), P("t1000.walk"), ENTRY_WINDOW)
     results.append({"figure": "instr", "counts": {k: list(v) for k, v in instr.items()},
-                    "survey": list(survey_instr)})
+                    "survey": list(survey_instr), "entries": entries})
     load1 = os.getloadavg()
 
     # ---------------------------------------------------------------------------------------
@@ -395,6 +430,15 @@ def main():
             notes.append(f"C step on {r['task']}: set_answer {fmt_time(statistics.median(r['setAnswerPerStep']))}"
                          f" + go_forward {fmt_time(statistics.median(r['goForwardPerStep']))} per step "
                          f"(medians; set_answer's time averaged over every step, answered or not).")
+    kinds = ins["entries"]
+    if kinds:
+        count = sum(len(v) for v in kinds.values())
+        total = sum(sum(v) for v in kinds.values())
+        parts = ", ".join(f"{k} {statistics.median(v):,.0f} ({len(v)}, {sum(v) / total:.0%})"
+                          for k, v in sorted(kinds.items(), key=lambda kv: -sum(kv[1])))
+        notes.append(f"no-output walk entries {ENTRY_WINDOW[0]}–{ENTRY_WINDOW[1] - 1} of the 1,000-step task "
+                     f"one by one (callgrind; {total / count:,.0f} Ir an entry): by step, the median Ir "
+                     f"(entries, share of the instructions): {parts}.")
     if mem["heapLeftAfterTaskFree"] > 4096:
         notes.append(f"heap still allocated after every session and the task were freed: "
                      f"{fmt_bytes(mem['heapLeftAfterTaskFree'])} (after sessions only: "
