@@ -58,7 +58,12 @@ extension AnswerLookup {
 }
 
 /// `{"result": SELECTOR, OPERATOR: OPERAND, ...}`: every test must hold (they are ANDed).
-struct Comparison: Sendable {
+///
+/// A class, immutable, for the reason `AnswerFormat` is one: a predicate is read on every move,
+/// and as a struct each evaluation copied the comparison out of its `indirect` case through its
+/// value witnesses (the selector, the tests, the type) and destroyed the copy after, about 0.6k
+/// instructions a form with one `visibleWhen` (`benchmarks/README.md`, seventh round).
+final class Comparison: Sendable {
     enum Test: Sendable {
         case answered(Bool)
         case dontKnow(Bool)
@@ -80,7 +85,13 @@ struct Comparison: Sendable {
     /// The answer's result type when the task fixes it (a question's, a form item's), so that a
     /// move reads the value alone and never looks the step's format up; nil for another task's
     /// result, whose type comes with it.
-    var type: ResultType? = nil
+    let type: ResultType?
+
+    init(selector: Selector, tests: [Test], type: ResultType? = nil) {
+        self.selector = selector
+        self.tests = tests
+        self.type = type
+    }
 
     func evaluate(_ answers: some AnswerLookup) -> Bool {
         let found: (value: JSON, type: ResultType)?
