@@ -18,6 +18,7 @@
  *   bench run       TASK.json TASK.walk BUDGET_S     (a whole run, a reused-task run, result JSON)
  *   bench instr     TASK.json TASK.walk ENTRIES      (callgrind: ENTRIES no-output steps)
  *   bench instr-entries TASK.json TASK.walk FROM TO  (callgrind: one dump per entry FROM..TO-1)
+ *   bench shared    TASK.json TASK.walk WALKS STATE   (DHAT: WALKS walks on one compiled task)
  *
  * A walk file (benchmarks/gen_task.py) lists the steps a session presents, in order:
  * "identifier<TAB>answer JSON" or "identifier<TAB>-" (go forward without an answer). One step of
@@ -970,6 +971,31 @@ static int cmd_instr_entries(int argc, char **argv) {
     return 0;
 }
 
+/* shared TASK WALK WALKS STATE: for valgrind --tool=dhat; compiles the task once and walks it
+ * WALKS times, each on a new session, asking go_forward for the state when STATE is 1 (what the
+ * threads figure does) and for nothing when it is 0. benchmarks/run.py runs it for two values of
+ * WALKS and subtracts: what the extra walks wrote into blocks allocated before them (the compiled
+ * task's, and the process's handle registry) is what every step of every session writes to memory
+ * that all threads running the task share. */
+static int cmd_shared(int argc, char **argv) {
+    if (argc < 6) return 1;
+    stepkit_task *task = compile_file(argv[2], NULL);
+    walk_t w = load_walk(argv[3]);
+    long walks = atol(argv[4]);
+    int state = atoi(argv[5]);
+    for (long k = 0; k < walks; k++) {
+        stepkit_session *s = open_session(task);
+        for (size_t i = 0; i < w.count; i++) {
+            if (state) one_step(s, w.answers[i], 0);
+            else walk_quiet(s, &w, i, i + 1);
+        }
+        stepkit_session_free(s);
+    }
+    printf("{\"figure\":\"shared\",\"task\":\"%s\",\"walks\":%ld,\"steps\":%zu}\n", base_name(argv[2]), walks, w.count);
+    stepkit_task_free(task);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     int rc = 1;
@@ -986,6 +1012,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[1], "run")) rc = cmd_run(argc, argv);
         else if (!strcmp(argv[1], "instr")) rc = cmd_instr(argc, argv);
         else if (!strcmp(argv[1], "instr-entries")) rc = cmd_instr_entries(argc, argv);
+        else if (!strcmp(argv[1], "shared")) rc = cmd_shared(argc, argv);
     }
     if (rc == 1) fprintf(stderr, "usage: see the comment at the top of benchmarks/bench.c\n");
     return rc;

@@ -171,6 +171,37 @@ def callgrind_entries(bench, task, walk, window):
     return kinds
 
 
+def dhat_shared_writes(bench, task, walk, state):
+    """Bytes a step writes into memory that every session of a task shares (the compiled task's
+    objects and the handle registry): `bench shared` under DHAT with 2 and with 4 walks, the
+    writes the two extra walks made into blocks allocated as often in both runs (so before the
+    walks: at compile, or once in the process), divided by their steps. Each such write is a
+    reference count or a lock word that a second core running the same task must take back."""
+    runs = []
+    for walks in (2, 4):
+        out = os.path.join(OUT, f"dhat.shared{state}.{walks}.json")
+        cmd = ["valgrind", "--tool=dhat", "--dhat-out-file=" + out, bench, "shared", task, walk,
+               str(walks), str(state)]
+        log(" ".join(os.path.relpath(c, ROOT) if c.startswith(ROOT) else c for c in cmd))
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if proc.returncode != 0:
+            sys.exit(f"bench: dhat failed:\n{proc.stderr[-2000:]}")
+        steps = json.loads(proc.stdout.strip().splitlines()[-1])["steps"]
+        with open(out, encoding="utf-8") as f:
+            data = json.load(f)
+        sites = {}
+        for pp in data["pps"]:
+            site = tuple(pp["fs"])
+            blocks, writes = sites.get(site, (0, 0))
+            sites[site] = (blocks + pp["tbk"], writes + pp.get("wb", 0))
+        # frame indexes differ between runs: key the sites by their frames' text
+        runs.append(({tuple(data["ftbl"][i] for i in k): v for k, v in sites.items()}, steps))
+    (small, steps), (big, _) = runs
+    extra = sum(big[k][1] - small[k][1] for k in big
+                if k in small and big[k][0] == small[k][0] and big[k][1] > small[k][1])
+    return extra / (2 * steps)
+
+
 def generate_tasks():
     gen = os.path.join(BENCH, "gen_task.py")
     jobs = [(f"t{n}", ["--steps", str(n)]) for n in (10, 100, 1000, 100000)]
@@ -310,8 +341,9 @@ def main():
                                       events=name == "t1000")
     survey_instr = callgrind_instr(bench, survey[0], survey[1], 0)
     entries = callgrind_entries(bench, P("t1000.json"), P("t1000.walk"), ENTRY_WINDOW)
+    shared = [dhat_shared_writes(bench, P("t100.json"), P("t100.walk"), state) for state in (0, 1)]
     results.append({"figure": "instr", "counts": {k: list(v) for k, v in instr.items()},
-                    "survey": list(survey_instr), "entries": entries})
+                    "survey": list(survey_instr), "entries": entries, "sharedWrites": shared})
     load1 = os.getloadavg()
 
     # ---------------------------------------------------------------------------------------
@@ -389,6 +421,10 @@ def main():
     t.add("2 threads / 1 thread, each thread on a task it compiled itself (what sharing one task costs)",
           th["ratioTaskPerThread"], ratio=statistics.median(th["ratioTaskPerThread"]), fmt=lambda x: f"{x:.2f}×",
           floor_text="the same one-thread runs", target="report")
+    no_out, with_state = ins["sharedWrites"]
+    t.add("bytes a step writes into what all sessions of the task share (100-step task; valgrind DHAT: "
+          "reference counts and lock words the second core must take back), with the state as output / none",
+          [with_state], fmt=lambda x: f"{x:,.0f} B", floor_text=f"no output {no_out:,.0f} B", target="report")
     for r in autosaves:
         t.add(f"set_answer with autosave, {r['visits']:,} visits ({fmt_bytes(r['bytes'])} saved; "
               f"without autosave {fmt_time(statistics.median(r['plain']))}, save alone "
