@@ -106,9 +106,11 @@ struct Navigator {
             note(&notes, .rule(owner, .direct))
             return routing.resolve(destination)
         case .predicate(let branches, let fallback):
-            for (i, branch) in branches.enumerated() where branch.when.evaluate(session) {
+            // By index, reading only the predicate and the destination: a branch copied whole
+            // retained its condition's JSON too (written for the task graph, never read here).
+            for i in branches.indices where branches[i].when.evaluate(session) {
                 note(&notes, .rule(owner, .branch(i)))
-                return routing.resolve(branch.destination)
+                return routing.resolve(branches[i].destination)
             }
             if let fallback {
                 note(&notes, .rule(owner, .defaultDestination))
