@@ -1,9 +1,13 @@
 /// A condition on answers, used by navigation rules, skip rules, step modifiers and form item
 /// visibility. Compiled once; evaluated against the answers the session's path shows.
-indirect enum Predicate: Sendable {
+///
+/// Only `not` is boxed (`all` and `any` hold arrays, a comparison is a class): read on every
+/// move by every session of the task, a boxed case was a shared box retained and released at
+/// each evaluation.
+enum Predicate: Sendable {
     case all([Predicate])
     case any([Predicate])
-    case not(Predicate)
+    indirect case not(Predicate)
     case always(Bool)
     case compare(Comparison)
     /// A boolean expression in the expression language (true only when it gives `true`).
@@ -100,8 +104,8 @@ final class Comparison: Sendable {
         } else {
             found = answers.answer(selector)
         }
-        for test in tests {
-            guard Comparison.holds(test, found) else { return false }
+        for i in tests.indices {
+            guard Comparison.holds(tests[i], found) else { return false }
         }
         return true
     }
