@@ -20,39 +20,50 @@ enum Arrival: Sendable, Equatable {
     }
 }
 
-/// The decisions of one move, in order. Most moves make none or one (a step's rule), so the
-/// first is kept inline and only a second allocates: as an array, every move with a rule
-/// allocated one (about 0.2k instructions a step, `benchmarks/README.md`, seventh round).
-struct ArrivalNotes: Sendable, Equatable, Sequence, ExpressibleByArrayLiteral {
-    private var first: ArrivalNote?
-    private var more: [ArrivalNote] = []
+/// The decisions of one move, in order. Most moves make none or one (a step's rule), so one
+/// is kept inline and only a second allocates: as an array, every move with a rule allocated
+/// one (about 0.2k instructions a step, `benchmarks/README.md`, seventh round). An enum rather
+/// than a first note beside an array: a move without notes then copies and destroys a tag.
+enum ArrivalNotes: Sendable, Equatable, Sequence, ExpressibleByArrayLiteral {
+    case none
+    case one(ArrivalNote)
+    case many([ArrivalNote])
 
-    init() {}
+    init() { self = .none }
 
     init(arrayLiteral notes: ArrivalNote...) {
+        self = .none
         for note in notes { append(note) }
     }
 
-    var isEmpty: Bool { first == nil }
+    var isEmpty: Bool { if case .none = self { return true } else { return false } }
 
     mutating func append(_ note: ArrivalNote) {
-        if first == nil { first = note } else { more.append(note) }
-    }
-
-    struct Iterator: IteratorProtocol {
-        fileprivate var first: ArrivalNote?
-        fileprivate var more: IndexingIterator<[ArrivalNote]>
-
-        mutating func next() -> ArrivalNote? {
-            if let note = first {
-                first = nil
-                return note
-            }
-            return more.next()
+        switch self {
+        case .none: self = .one(note)
+        case .one(let first): self = .many([first, note])
+        case .many(var notes):
+            self = .none
+            notes.append(note)
+            self = .many(notes)
         }
     }
 
-    func makeIterator() -> Iterator { Iterator(first: first, more: more.makeIterator()) }
+    struct Iterator: IteratorProtocol {
+        fileprivate let notes: ArrivalNotes
+        fileprivate var position = 0
+
+        mutating func next() -> ArrivalNote? {
+            defer { position += 1 }
+            switch notes {
+            case .none: return nil
+            case .one(let note): return position == 0 ? note : nil
+            case .many(let list): return list.indices.contains(position) ? list[position] : nil
+            }
+        }
+    }
+
+    func makeIterator() -> Iterator { Iterator(notes: self) }
 }
 
 /// One decision navigation made on its way to a step.
