@@ -32,7 +32,10 @@ extension Session {
         task.rules.governedItems[index] != nil
     }
 
-    /// The items of a form that its `visibleWhen` rules hide now, sorted.
+    /// The items of a form that its `visibleWhen` rules hide now, sorted. Inlined, like
+    /// `forwardProblems` and `requiredProblems`: a mutating move calling it out of line copied
+    /// the whole session first (`requireInProgress`).
+    @inline(__always)
     func hiddenItems(step index: Int) -> [String] {
         guard let governed = task.rules.governedItems[index] else { return [] }
         return withStoredAnswers { stored in governed.compactMap { $0.isVisible(stored) ? nil : $0.identifier } }
@@ -55,6 +58,7 @@ extension Session {
     /// when going forward would complete the task. `hidden`: the current step's
     /// `hiddenItems`, when the caller has them already (`goForward` needs them again to close
     /// the visit, and working them out is most of what a form's check costs).
+    @inline(__always)
     func forwardProblems(hidden: [String]? = nil) -> [Problem] {
         let required = requiredProblems(hidden: hidden)
         guard required.isEmpty, !isFinished, let index = currentIndex else { return required }
@@ -84,6 +88,7 @@ extension Session {
     }
 
     /// What the current step requires before it may be left going forward.
+    @inline(__always)
     private func requiredProblems(hidden known: [String]?) -> [Problem] {
         guard !isFinished, let step = currentStep, let index = currentIndex else { return [] }
         let answer = answers[index]

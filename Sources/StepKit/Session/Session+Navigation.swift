@@ -1,9 +1,19 @@
 /// Moving through the task: forward, back, skip, finish.
 extension Session {
     /// Where going forward from the current step would lead now (nil: the task would end).
+    /// Inlined, for the reason `requireInProgress` is.
+    @inline(__always)
     func routeForward() -> Navigator.Route? {
         guard let index = currentIndex else { return nil }
         return Navigator().route(leaving: index, in: self)
+    }
+
+    /// `routeForward` for a mutating caller, the session read in place: handing `self` to the
+    /// navigator from a mutating method copied the whole session first (232 bytes, every move).
+    @inline(__always)
+    mutating func routeLeavingCurrent() -> Navigator.Route? {
+        guard let index = currentIndex else { return nil }
+        return withUnsafeMutablePointer(to: &self) { Navigator().route(leaving: index, in: $0.pointee) }
     }
 
     /// Ends the run: every recorder stops, the host hears why.
@@ -83,7 +93,7 @@ extension Session {
         closeCurrent(at: time, skipped: skipped, hidden: hidden)
         touched = true
         // The route is decided after the visit is closed, so a skipped step reads as unanswered.
-        guard let route = routeForward(), let next = route.step else {
+        guard let route = routeLeavingCurrent(), let next = route.step else {
             endRun(.completed, at: time)
             return
         }
