@@ -43,11 +43,14 @@ extension Session {
 
     /// A form's answer with hidden items left out (they stay in `answers` to prefill).
     func visibleAnswer(_ answer: JSON, step index: Int) -> JSON {
-        visibleAnswer(answer, hiding: hiddenItems(step: index))
+        Session.visibleAnswer(answer, hiding: hiddenItems(step: index))
     }
 
     /// A form's answer without the items `hidden` names (`hiddenItems`, worked out once a call).
-    func visibleAnswer(_ answer: JSON, hiding hidden: [String]) -> JSON {
+    /// Inlined: closing a visit calls it on every move, most often with nothing hidden (then it
+    /// hands the answer back), and out of line that cost as much as the rest of closing.
+    @inline(__always)
+    static func visibleAnswer(_ answer: JSON, hiding hidden: [String]) -> JSON {
         guard !hidden.isEmpty, case .object(var object) = answer else { return answer }
         for key in hidden { object[key] = nil }
         return .object(object)
@@ -102,7 +105,7 @@ extension Session {
             return []
         case .form(let form):
             let hidden = known ?? hiddenItems(step: index)
-            let given = answer.map { visibleAnswer($0, hiding: hidden) }?.objectValue ?? JSONObject()
+            let given = answer.map { Session.visibleAnswer($0, hiding: hidden) }?.objectValue ?? JSONObject()
             // An optional form left entirely empty may be left, as if skipped.
             if step.optional && given.count == 0 { return [] }
             var problems: [Problem] = []

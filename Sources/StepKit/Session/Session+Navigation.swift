@@ -105,7 +105,7 @@ extension Session {
         stopActiveRecorders(at: time)
         stopAsyncActions(leaving: index, time: time)
         let hidden = known ?? hiddenItems(step: index)
-        let kept = skipped ? nil : answers[index].map { visibleAnswer($0, hiding: hidden) }
+        let kept = skipped ? nil : answers[index].map { Session.visibleAnswer($0, hiding: hidden) }
         updateCurrent { visit in
             visit.endDate = time
             visit.skipped = skipped
