@@ -13,8 +13,12 @@ extension Session {
         // Every `matches` condition reading this answer matches it now, once, within its bound.
         let problems = task.rules.conditionPatterns.problems(step: index, value: checked.value)
         guard problems.isEmpty else { throw StepKitError(.answer, problems: problems) }
-        let outOfRange = boundProblems(step: index, value: checked.value, changed: answer)
-        guard outOfRange.isEmpty else { throw StepKitError(.answer, problems: outOfRange) }
+        // Looked up here, in the mutating call, not by a non-mutating helper: calling one copies
+        // the whole session first (`requireInProgress`), and nearly every step has no bounds.
+        if let bounds = task.rules.answerBounds[index] {
+            let outOfRange = boundProblems(bounds, step: index, value: checked.value, changed: answer)
+            guard outOfRange.isEmpty else { throw StepKitError(.answer, problems: outOfRange) }
+        }
         answers[index] = checked.value
         touched = true
         emit("resultDidChange", ["step": .string(step.identifier)])

@@ -31,18 +31,9 @@ extension Session {
 
 /// Answer bounds written as expressions (`AnswerBounds`).
 extension Session {
-    /// The bounds a new answer of step `index` breaks, evaluated on the answers as they will be
-    /// with it; for a form, the items `changed` sets.
-    ///
-    /// The check for a step without bounds (nearly every one) is inlined, for the reason
-    /// `requireInProgress` is.
-    @inline(__always)
-    func boundProblems(step index: Int, value: JSON?, changed: JSON) -> [Problem] {
-        guard let bounds = task.rules.answerBounds[index] else { return [] }
-        return boundProblems(bounds, step: index, value: value, changed: changed)
-    }
-
-    private func boundProblems(_ bounds: [AnswerBounds], step index: Int, value: JSON?, changed: JSON) -> [Problem] {
+    /// The bounds a new answer of step `index` breaks (`bounds`: the step's), evaluated on the
+    /// answers as they will be with it; for a form, the items `changed` sets.
+    func boundProblems(_ bounds: [AnswerBounds], step index: Int, value: JSON?, changed: JSON) -> [Problem] {
         var trial = self
         trial.answers[index] = value
         var problems: [Problem] = []
