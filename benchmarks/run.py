@@ -105,6 +105,17 @@ def build_empty_library():
     return os.path.join(EMPTY_SCRATCH, "release", "libempty.so")
 
 
+def run_valgrind(cmd):
+    """Runs a driver under valgrind (`cmd` starts with `valgrind --tool=...`) and returns the
+    driver's last output line, a JSON object; on failure, stops with valgrind's own report."""
+    log(" ".join(os.path.relpath(c, ROOT) if c.startswith(ROOT) else c for c in cmd))
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if proc.returncode != 0:
+        tool = cmd[1].split("=", 1)[-1]
+        sys.exit(f"bench: {tool} failed:\n{proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 # Instruction counts (callgrind): walk entries instrumented per task, after the first.
 INSTR_ENTRIES = {"t10": 0, "t1000": 201, "t100000": 201}
 # Functions whose inclusive cost is event building (mangled Swift names, as callgrind reports
@@ -120,11 +131,7 @@ def callgrind_instr(bench, task, walk, entries, events=True):
         out = os.path.join(OUT, f"callgrind.instr{tag}.{os.path.basename(task)}.out")
         cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--callgrind-out-file=" + out,
                *extra, bench, "instr", task, walk, str(entries)]
-        log(" ".join(os.path.relpath(c, ROOT) if c.startswith(ROOT) else c for c in cmd))
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        if proc.returncode != 0:
-            sys.exit(f"bench: callgrind failed:\n{proc.stderr[-2000:]}")
-        steps = json.loads(proc.stdout.strip().splitlines()[-1])["steps"]
+        steps = run_valgrind(cmd)["steps"]
         total = 0
         with open(out, encoding="utf-8", errors="replace") as f:
             for line in f:
@@ -152,10 +159,7 @@ def callgrind_entries(bench, task, walk, window):
         os.remove(old)
     cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--callgrind-out-file=" + out,
            bench, "instr-entries", task, walk, str(window[0]), str(window[1])]
-    log(" ".join(os.path.relpath(c, ROOT) if c.startswith(ROOT) else c for c in cmd))
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if proc.returncode != 0:
-        sys.exit(f"bench: callgrind failed:\n{proc.stderr[-2000:]}")
+    run_valgrind(cmd)
     kinds = {}
     for dump in glob.glob(out + ".*"):
         name, total = None, None
@@ -182,11 +186,7 @@ def dhat_shared_writes(bench, task, walk, state):
         out = os.path.join(OUT, f"dhat.shared{state}.{walks}.json")
         cmd = ["valgrind", "--tool=dhat", "--dhat-out-file=" + out, bench, "shared", task, walk,
                str(walks), str(state)]
-        log(" ".join(os.path.relpath(c, ROOT) if c.startswith(ROOT) else c for c in cmd))
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        if proc.returncode != 0:
-            sys.exit(f"bench: dhat failed:\n{proc.stderr[-2000:]}")
-        steps = json.loads(proc.stdout.strip().splitlines()[-1])["steps"]
+        steps = run_valgrind(cmd)["steps"]
         with open(out, encoding="utf-8") as f:
             data = json.load(f)
         sites = {}
