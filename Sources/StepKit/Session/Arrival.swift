@@ -43,7 +43,7 @@ enum ArrivalNotes: Sendable, Equatable, Sequence, ExpressibleByArrayLiteral {
         case .none: self = .one(note)
         case .one(let first): self = .many([first, note])
         case .many(var notes):
-            self = .none
+            self = .none  // lets go of the array, so appending does not copy it
             notes.append(note)
             self = .many(notes)
         }
