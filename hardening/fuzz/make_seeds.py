@@ -7,6 +7,7 @@ OUTDIR/restore/  restoration data saved at every step of those walks (see fuzz_r
                  and in "re-sign" mode, plus the same data against the changed headache task
 OUTDIR/forged/   edit programs for fuzz_forged.c: a saved run of its pool, a mode (keyed or not)
                  and one or two semantic edits (one of each kind on a spread of runs)
+OUTDIR/fhir/     the example Questionnaires (examples/fhir/*.json without the answers files)
 OUTDIR/clock/    operation sequences (see fuzz_clock.c) over every example task: walks on a
                  monotone clock with a save/restore check at every step, and walks whose clock
                  jumps to INT64_MIN / INT64_MAX / far back, suspends at INT64_MAX and resumes at -2e12
@@ -38,6 +39,7 @@ def answer_op(text: str) -> bytes:
 def main() -> None:
     out = Path(sys.argv[1])
     clock_seeds(out / "clock")
+    fhir_seeds(out / "fhir")
     for sub in ("compile", "answers", "restore", "forged"):
         (out / sub).mkdir(parents=True, exist_ok=True)
     for index, name in enumerate(TASKS):
@@ -100,6 +102,14 @@ def main() -> None:
             edit = bytes([op, base // 7 + op, (base * 3 + op) & 0xFF])
             (out / "forged" / f"run-{base:03d}-op{op:02d}").write_bytes(bytes([base, op & 1]) + edit)
         (out / "forged" / f"run-{base:03d}-two").write_bytes(bytes([base, 0, 7, 0, 4, 9, 1, 1]))
+
+
+def fhir_seeds(out: Path) -> None:
+    """fuzz_fhir.c inputs (no library needed): each example Questionnaire as it is."""
+    out.mkdir(parents=True, exist_ok=True)
+    for path in sorted((REPO / "examples" / "fhir").glob("*.json")):
+        if not path.name.endswith(".answers.json"):
+            shutil.copyfile(path, out / path.name)
 
 
 def clock_seeds(out: Path) -> None:
