@@ -26,6 +26,9 @@ from fastapi.testclient import TestClient  # noqa: E402
 from stepkit_web.app import create_app  # noqa: E402
 
 KEY = "test-integrity-key"
+API_KEY = "test-api-key"
+AUTH = {"authorization": f"Bearer {API_KEY}"}
+BASE = "http://testserver"
 START = "2026-01-01T09:00:00Z"
 
 # Every example task a browser can run (short-walk has recorders: refused, tested apart).
@@ -66,12 +69,13 @@ def db_url(tmp_path):
 
 @pytest.fixture
 def app(db_url, clock):
-    return create_app(db_url, KEY, clock=clock)
+    return create_app(db_url, KEY, api_key=API_KEY, base_url=BASE, clock=clock)
 
 
 @pytest.fixture
 def client(app):
-    with TestClient(app, base_url="http://testserver") as c:
+    """A client of the host API (it sends the key) that also posts participant pages."""
+    with TestClient(app, base_url=BASE, headers=AUTH) as c:
         yield c
 
 

@@ -35,6 +35,8 @@ from stepkit_web.walk import page_fields  # noqa: E402
 TASK = ROOT / "examples" / "tasks" / "daily-checkin.json"
 ANSWERS = json.loads((ROOT / "examples" / "tasks" / "daily-checkin.answers.json").read_text())
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
+API_KEY = os.urandom(16).hex()
+AUTH = {"authorization": f"Bearer {API_KEY}"}
 
 
 def free_port() -> int:
@@ -125,7 +127,8 @@ class AppInstance:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.workers = workers
-        env = dict(os.environ, STEPKIT_WEB_INTEGRITY_KEY=key, PYTHONUNBUFFERED="1")
+        env = dict(os.environ, STEPKIT_WEB_INTEGRITY_KEY=key, STEPKIT_WEB_API_KEY=API_KEY,
+                   PYTHONUNBUFFERED="1")
         self.log = open(workdir / f"app-{self.port}.log", "w")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "stepkit_web", "serve", "--db", db_url, "--host", "127.0.0.1",
@@ -338,7 +341,7 @@ async def killer(instances: List[AppInstance], stop_at: float, log: List[str]) -
 def check_results(base: str, sessions: Dict[str, str], stats: Stats) -> int:
     """Answers lost: acknowledged answers missing from (or different in) the final result."""
     lost = 0
-    with httpx.Client(timeout=60) as client:
+    with httpx.Client(timeout=60, headers=AUTH) as client:
         results = {sid: client.get(f"{base}/api/sessions/{sid}/result").json() for sid in sessions}
     for sid, step in stats.acknowledged:
         expected = ANSWERS.get(step)
@@ -388,7 +391,8 @@ def run(db: str, participants: int, seconds: float, instances_n: int, workers: i
             base = proxy.url
         else:
             base = apps[0].url
-        r = httpx.post(base + "/api/tasks", content=TASK.read_bytes(), timeout=60)
+        r = httpx.post(base + "/api/tasks", content=TASK.read_bytes(), timeout=60,
+                       headers={**AUTH, "content-type": "application/json"})
         assert r.status_code == 201, r.text
         stats = Stats()
         sessions: Dict[str, str] = {}
@@ -397,7 +401,7 @@ def run(db: str, participants: int, seconds: float, instances_n: int, workers: i
         async def main() -> float:
             limits = httpx.Limits(max_connections=participants * 2 + 10,
                                   max_keepalive_connections=participants * 2)
-            async with httpx.AsyncClient(limits=limits, timeout=120) as client:
+            async with httpx.AsyncClient(limits=limits, timeout=120, headers=AUTH) as client:
                 start = time.monotonic()
                 deadline = start + seconds
                 jobs = [participant(client, base, stats, deadline, sessions, double)

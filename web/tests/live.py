@@ -18,8 +18,8 @@ def free_port() -> int:
 
 
 class LiveServer:
-    def __init__(self, app) -> None:
-        self.port = free_port()
+    def __init__(self, app, port=None) -> None:
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
         self.server = uvicorn.Server(config)

@@ -55,11 +55,12 @@ def test_invite_link_starts_a_new_session_each_time(client):
 
 def test_api_key_when_configured(db_url):
     app = create_app(db_url, KEY, api_key="s3cret")
+    json_type = {"content-type": "application/json"}
     with TestClient(app) as c:
-        r = c.post("/api/tasks", content=example("daily-checkin"))
-        assert r.status_code == 401
+        r = c.post("/api/tasks", content=example("daily-checkin"), headers=json_type)
+        assert r.status_code == 401 and r.json()["code"] == "EAUTH"
         r = c.post("/api/tasks", content=example("daily-checkin"),
-                   headers={"authorization": "Bearer s3cret"})
+                   headers={"authorization": "Bearer s3cret", **json_type})
         assert r.status_code == 201
 
 
@@ -112,7 +113,8 @@ def test_a_wait_step_offers_next_and_no_timer(client):
     task = {"identifier": "wait", "steps": [
         {"type": "wait", "identifier": "w1", "title": "Please wait"},
         {"type": "completion", "identifier": "done", "title": "All done"}]}
-    assert client.post("/api/tasks", content=json.dumps(task)).status_code == 201
+    assert client.post("/api/tasks", content=json.dumps(task),
+                       headers={"content-type": "application/json"}).status_code == 201
     r = client.post("/api/tasks/wait/sessions").json()
     sid, path = r["session"], r["resumeUrl"].replace("http://testserver", "")
     page = client.get(path).text

@@ -11,13 +11,16 @@ import shutil
 import httpx
 import pytest
 
-from conftest import KEY, WEB_TASKS, answers, example, reference_result
+from conftest import API_KEY, AUTH, KEY, WEB_TASKS, answers, example, reference_result
 from keyboard import fill, press_button
-from live import LiveServer
+from live import LiveServer, free_port
 from stepkit_web.app import create_app
 from stepkit_web.walk import page_fields, strip_volatile
 
 CHROMIUM = os.environ.get("STEPKIT_WEB_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+# The host's side: the API key, JSON bodies.
+api = httpx.Client(headers={**AUTH, "content-type": "application/json"}, timeout=60)
+
 WCAG = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]},
         "resultTypes": ["violations"]}
 
@@ -28,10 +31,12 @@ def server(tmp_path_factory):
 
     clock = stepkit.ManualClock.from_iso("2026-01-01T09:00:00Z")
     db = tmp_path_factory.mktemp("browser") / "runs.db"
-    app = create_app(f"sqlite:///{db}", KEY, clock=clock)
-    with LiveServer(app) as live:
+    port = free_port()
+    app = create_app(f"sqlite:///{db}", KEY, api_key=API_KEY, clock=clock,
+                     base_url=f"http://127.0.0.1:{port}")
+    with LiveServer(app, port) as live:
         for name in WEB_TASKS:
-            r = httpx.post(live.url + "/api/tasks", content=example(name))
+            r = api.post(live.url + "/api/tasks", content=example(name))
             assert r.status_code == 201, r.text
         yield live
 
@@ -55,13 +60,13 @@ def axe():
 
 def new_session(server, name):
     identifier = json.loads(example(name))["identifier"]
-    r = httpx.post(f"{server.url}/api/tasks/{identifier}/sessions")
+    r = api.post(f"{server.url}/api/tasks/{identifier}/sessions")
     assert r.status_code == 201
     return r.json()["session"], r.json()["resumeUrl"]
 
 
 def api_state(server, sid):
-    return httpx.get(f"{server.url}/api/sessions/{sid}").json()
+    return api.get(f"{server.url}/api/sessions/{sid}").json()
 
 
 def check_axe(axe, page, where):
@@ -79,7 +84,7 @@ def walk(server, page, sid, url, name, axe=None):
             assert "Thank you" in page.content()
             if axe:
                 check_axe(axe, page, f"{name}: finished")
-            return httpx.get(f"{server.url}/api/sessions/{sid}/result").json()
+            return api.get(f"{server.url}/api/sessions/{sid}/result").json()
         state = info["state"]
         step = state["step"]
         where = f"{name}: {step['identifier']}"
@@ -189,8 +194,8 @@ def test_timed_and_wait_steps_pass_axe(server, browser, axe):
         {"type": "active", "identifier": "hold", "title": "Hold still", "stepDuration": 10},
         {"type": "wait", "identifier": "wait", "title": "Please wait"},
         {"type": "completion", "identifier": "done", "title": "Thank you"}]}
-    assert httpx.post(server.url + "/api/tasks", content=json.dumps(task)).status_code == 201
-    r = httpx.post(server.url + "/api/tasks/timed-browser/sessions").json()
+    assert api.post(server.url + "/api/tasks", content=json.dumps(task)).status_code == 201
+    r = api.post(server.url + "/api/tasks/timed-browser/sessions").json()
     page = browser.new_page()
     page.goto(r["resumeUrl"])
     assert page.query_selector('button[value="tick"]') is not None  # the countdown runs

@@ -118,5 +118,5 @@ def test_resume_in_another_browser_reopens_the_exact_step(app, client):
         page = other.get(path)
         assert page.status_code == 200 and "Emergency contact" in page.text
         assert page.headers["cache-control"] == "no-store"
-        assert page.headers["referrer-policy"] == "no-referrer"
+        assert page.headers["referrer-policy"] == "same-origin"
         assert f'name="_version" value="{info["version"]}"' in page.text

@@ -5,7 +5,7 @@ page. (scripts/load runs the long version and prints the README's figures.)"""
 
 import httpx
 
-from harness import run
+from harness import AUTH, run
 
 
 def test_postgres_two_instances_double_submits_and_kill_9_lose_nothing():
@@ -16,7 +16,8 @@ def test_postgres_two_instances_double_submits_and_kill_9_lose_nothing():
         pg.stop()
         r = httpx.get(base + path, timeout=60)
         seen["page"] = (r.status_code, r.text)
-        seen["api"] = httpx.get(f"{base}/api/sessions/{sid}", timeout=60).status_code
+        seen["api"] = httpx.get(f"{base}/api/sessions/{sid}", timeout=60,
+                                headers=AUTH).status_code
 
     report = run("postgres", participants=12, seconds=15, instances_n=2, workers=2, kill=True,
                  after=database_down)

@@ -3,27 +3,27 @@ host's JSON API. Build one with :func:`create_app`."""
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 import sqlalchemy as sa
 import stepkit
-from stepkit.clock import system_time_ms
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.concurrency import run_in_threadpool
 
 from . import fhir
-from .db import Store, make_engine
-from .limits import BodyLimit, MAX_BODY
+from .api import build_router
+from .db import Store, Timeouts, make_engine
+from .limits import BodyLimit, MAX_BODY, PrivatePages
 from .migrate import upgrade
-from .timing import ServerTiming
-from .limits import PrivatePages
+from .ratelimit import Rate, TokenBuckets
+from .security import FORM_TYPES, ApiKey, SameOrigin, SecurityHeaders, media_type
 from .service import Damaged, NotFound, Refused, Service, Stale
+from .timing import ServerTiming
 from .widgets import Fields, parse_answer, widget
 
 log = logging.getLogger("stepkit_web")
@@ -35,21 +35,45 @@ NOTICES = {
 }
 
 
+DEFAULT_BASE_URL = "http://127.0.0.1:8000"
+# Session creation through one invite link, and by one client address (per worker).
+INVITE_RATE = Rate(burst=60, per_ms=1000)
+CLIENT_RATE = Rate(burst=10, per_ms=6000)
+
+
 def create_app(db_url: str, integrity_key: str, *, api_key: Optional[str] = None,
-               clock: Optional[Callable[[], int]] = None, migrate: bool = True) -> FastAPI:
-    engine = make_engine(db_url)
+               open_api: bool = False, base_url: str = DEFAULT_BASE_URL,
+               clock: Optional[Callable[[], int]] = None, time_source: Optional[str] = None,
+               migrate: bool = True, timeouts: Timeouts = Timeouts(), pool_size: int = 10,
+               max_overflow: int = 5, task_cache_size: int = 32,
+               invite_rate: Rate = INVITE_RATE, client_rate: Rate = CLIENT_RATE,
+               rate_clock: Optional[Callable[[], int]] = None,
+               body_timeout: float = 30.0) -> FastAPI:
+    """The service. ``api_key``: the host API's key (without one the API refuses every call,
+    unless ``open_api`` opens it to anyone: loopback only, see cli.py). ``base_url``: where
+    participants reach the service; every link is built from it. ``clock``/``time_source``:
+    see :class:`stepkit_web.service.Service`. ``rate_clock``: the token buckets' clock (ms)."""
+    engine = make_engine(db_url, pool_size=pool_size, timeouts=timeouts,
+                         max_overflow=max_overflow)
     if migrate:
         upgrade(engine)
-    service = Service(Store(engine), integrity_key, clock)
+    service = Service(Store(engine), integrity_key, clock, time_source=time_source,
+                      task_cache_size=task_cache_size)
     templates = Jinja2Templates(directory=str(_HERE / "templates"))
     app = FastAPI(title="StepKit web", version="0.1.0", docs_url=None, redoc_url=None,
                   description="Register StepKit tasks, create sessions and invite links, read "
-                              "states and results. Participant pages are under /r/ and /i/.")
+                              "states and results. Participant pages are under /r/ and /i/. "
+                              "Every call needs `Authorization: Bearer KEY`.")
     app.state.service = service
+    app.state.base_url = base_url
+    invite_buckets = TokenBuckets(invite_rate, rate_clock)
+    client_buckets = TokenBuckets(client_rate, rate_clock)
+    same_origin = SameOrigin(base_url)
     app.mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static")
-    app.add_middleware(BodyLimit, limit=MAX_BODY)
+    app.add_middleware(BodyLimit, limit=MAX_BODY, read_timeout=body_timeout)
     app.add_middleware(ServerTiming)
     app.add_middleware(PrivatePages)
+    app.add_middleware(SecurityHeaders)
 
     def is_api(request: Request) -> bool:
         return request.url.path.startswith("/api/")
@@ -74,10 +98,16 @@ def create_app(db_url: str, integrity_key: str, *, api_key: Optional[str] = None
 
     @app.exception_handler(Refused)
     async def _refused(request: Request, exc: Refused) -> Response:
+        headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after else None
+        if exc.status == 401:
+            headers = {"WWW-Authenticate": "Bearer"}
         if is_api(request):
-            return JSONResponse(exc.error, status_code=exc.status)
-        return page(request, exc.status, "This request could not be handled",
-                    str(exc.error.get("message", "")))
+            return JSONResponse(exc.error, status_code=exc.status, headers=headers)
+        response = page(request, exc.status, "This request could not be handled",
+                        str(exc.error.get("message", "")))
+        if headers:
+            response.headers.update(headers)
+        return response
 
     @app.exception_handler(fhir.ImporterUnavailable)
     async def _no_fhir(request: Request, exc: fhir.ImporterUnavailable) -> Response:
@@ -93,8 +123,27 @@ def create_app(db_url: str, integrity_key: str, *, api_key: Optional[str] = None
                     "Nothing was changed or deleted. The study team has been told; please "
                     "contact them.")
 
+    @app.exception_handler(sa.exc.DataError)
+    async def _bad_value(request: Request, exc: sa.exc.DataError) -> Response:
+        # A value the database refuses (PostgreSQL: a NUL in text): the request's fault.
+        log.warning("the database refused a value: %s", exc.orig)
+        if is_api(request):
+            return JSONResponse({"code": "EINVAL", "message": "A value in the request is not "
+                                 "valid."}, status_code=400)
+        return page(request, 400, "This request could not be handled",
+                    "A value in the request is not valid.")
+
+    @app.exception_handler(RecursionError)
+    async def _too_deep(request: Request, exc: RecursionError) -> Response:
+        if is_api(request):
+            return JSONResponse({"code": "EPARSE", "message": "The request is nested too "
+                                 "deeply."}, status_code=400)
+        return page(request, 400, "This request could not be handled",
+                    "The request is nested too deeply.")
+
+    @app.exception_handler(sa.exc.TimeoutError)  # no free connection in the pool in time
     @app.exception_handler(sa.exc.DBAPIError)
-    async def _db_down(request: Request, exc: sa.exc.DBAPIError) -> Response:
+    async def _db_down(request: Request, exc: Exception) -> Response:
         log.error("database error: %s", exc.__class__.__name__, exc_info=exc)
         if is_api(request):
             return JSONResponse({"code": "EUNAVAILABLE",
@@ -181,7 +230,7 @@ def create_app(db_url: str, integrity_key: str, *, api_key: Optional[str] = None
             a = state["active"]
             deadline_ms = ""
             if state.get("nextDeadline"):
-                now = service.clock() if service.clock else system_time_ms()
+                now = service.now()
                 deadline_ms = max(0, stepkit.parse_iso8601_ms(state["nextDeadline"]) - now)
             remaining = a.get("remaining")
             active = {"status": a.get("status"), "duration": a.get("duration"),
@@ -218,7 +267,15 @@ def create_app(db_url: str, integrity_key: str, *, api_key: Optional[str] = None
         return render_step(request, token, row.version, state, errors, None,
                            NOTICES.get(notice))
 
-    @app.post("/r/{token}", include_in_schema=False)
+    def form_post(request: Request) -> None:
+        """A participant's POST: a form from one of this service's own pages."""
+        same_origin(request)
+        mtype = media_type(request)
+        if mtype and mtype not in FORM_TYPES:
+            raise Refused(415, {"code": "EMEDIATYPE", "message": "The page sent something "
+                                "that is not a form: nothing was saved."})
+
+    @app.post("/r/{token}", include_in_schema=False, dependencies=[Depends(form_post)])
     async def submit_page(request: Request, token: str) -> Response:
         form = await request.form()
         fields = Fields(list(form.multi_items()))
@@ -271,111 +328,22 @@ def create_app(db_url: str, integrity_key: str, *, api_key: Optional[str] = None
                     form_action=f"/i/{token}", form_button="Start",
                     task_name=task_row.identifier)
 
-    @app.post("/i/{token}", include_in_schema=False)
-    def invite_start(token: str) -> Response:
+    @app.post("/i/{token}", include_in_schema=False, dependencies=[Depends(form_post)])
+    def invite_start(request: Request, token: str) -> Response:
+        service.invite_task(token)  # an unknown link is a 404, and takes no token
+        client = request.client.host if request.client else "unknown"
+        for buckets, key, who in ((invite_buckets, token, "this link"),
+                                  (client_buckets, client, "your address")):
+            wait = buckets.take(key)
+            if wait is not None:
+                raise Refused(429, {"code": "ERATE", "message": f"Too many sessions were "
+                                    f"started from {who} just now. Please try again in a "
+                                    f"minute."}, retry_after=max(1, int(wait + 0.999)))
         created = service.accept_invite(token)
         return RedirectResponse(created["resumePath"], status_code=303)
 
     # -- the host's API -------------------------------------------------------------------------
 
-    def check_key(request: Request) -> None:
-        if api_key is not None:
-            if request.headers.get("authorization") != f"Bearer {api_key}":
-                raise Refused(401, {"code": "EAUTH", "message": "A valid API key is required."})
-
-    def absolute(request: Request, path: str) -> str:
-        return str(request.base_url).rstrip("/") + path
-
-    @app.post("/api/tasks", status_code=201, summary="Register a task (a new version if the "
-              "identifier exists)", openapi_extra={"requestBody": {"required": True, "content": {
-                  "application/json": {"schema": {"type": "object"}},
-                  "application/fhir+json": {"schema": {"type": "object"}}}}})
-    async def register_task(request: Request) -> Response:
-        check_key(request)
-        raw = await request.body()
-        try:
-            body = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise Refused(400, {"code": "EPARSE", "message": "The body is not UTF-8."})
-        ctype = request.headers.get("content-type", "application/json")
-        result = await run_in_threadpool(service.register, body, ctype)
-        return JSONResponse(result, status_code=201)
-
-    @app.get("/api/tasks/{identifier}", summary="A task's versions")
-    def get_task(request: Request, identifier: str) -> Dict[str, Any]:
-        check_key(request)
-        versions = service.store.task_versions(identifier)
-        if not versions:
-            raise NotFound(f"no task {identifier!r}")
-        return {"identifier": identifier, "versions": versions}
-
-    async def json_object(request: Request) -> Dict[str, Any]:
-        raw = await request.body()
-        if not raw.strip():
-            return {}
-        try:
-            value = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as e:
-            raise Refused(400, {"code": "EPARSE", "message": f"The body is not JSON: {e}"})
-        if not isinstance(value, dict):
-            raise Refused(400, {"code": "EINVAL", "message": "The body must be a JSON object."})
-        return value
-
-    @app.post("/api/tasks/{identifier}/sessions", status_code=201,
-              summary="Create a session; the reply holds its participant link")
-    async def create_session(request: Request, identifier: str) -> Response:
-        check_key(request)
-        body = await json_object(request)
-        options = body.get("options") or {}
-        if not isinstance(options, dict):
-            raise Refused(400, {"code": "EINVAL", "message": "options must be an object."})
-        created = await run_in_threadpool(service.create_session, identifier, options)
-        return JSONResponse({"session": created["session"],
-                             "resumeUrl": absolute(request, created["resumePath"])},
-                            status_code=201)
-
-    @app.post("/api/tasks/{identifier}/invites", status_code=201,
-              summary="Create an invite link: each opening starts a new session")
-    def create_invite(request: Request, identifier: str) -> Response:
-        check_key(request)
-        created = service.create_invite(identifier)
-        return JSONResponse({"inviteUrl": absolute(request, created["invitePath"])},
-                            status_code=201)
-
-    @app.get("/api/sessions/{session_id}", summary="A session's state")
-    def get_session(request: Request, session_id: str) -> Dict[str, Any]:
-        check_key(request)
-        row = service.session_row(session_id)
-        body: Dict[str, Any] = {"session": row.id, "task": row.task_identifier,
-                                "taskVersion": row.task_version, "version": row.version,
-                                "status": row.status, "finishReason": row.finish_reason}
-        if row.status != "finished":
-            body["state"] = service.state_of(row)
-        return body
-
-    @app.get("/api/sessions/{session_id}/result", summary="The session's task result")
-    def get_result(request: Request, session_id: str) -> Dict[str, Any]:
-        check_key(request)
-        return service.result_of(service.session_row(session_id))
-
-    @app.get("/api/sessions/{session_id}/questionnaire-response",
-             summary="The FHIR QuestionnaireResponse (imported FHIR tasks only)")
-    def get_response(request: Request, session_id: str) -> Dict[str, Any]:
-        check_key(request)
-        return service.questionnaire_response(service.session_row(session_id))
-
-    @app.post("/api/sessions/{session_id}/resume-links", status_code=201,
-              summary="A new participant link for the session")
-    def new_link(request: Request, session_id: str) -> Response:
-        check_key(request)
-        created = service.new_resume_link(session_id)
-        return JSONResponse({"resumeUrl": absolute(request, created["resumePath"])},
-                            status_code=201)
-
-    @app.delete("/api/sessions/{session_id}/resume-links",
-                summary="Revoke every participant link of the session")
-    def revoke_links(request: Request, session_id: str) -> Dict[str, Any]:
-        check_key(request)
-        return {"revoked": service.revoke(session_id)}
+    app.include_router(build_router([ApiKey(api_key, open_api), same_origin]))
 
     return app

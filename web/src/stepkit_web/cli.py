@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import secrets
@@ -10,9 +11,16 @@ import sys
 from pathlib import Path
 from typing import List, Optional
 
+from .server import DEFAULTS, serve as serve_http
+
 ENV_DB = "STEPKIT_WEB_DB"
 ENV_KEY = "STEPKIT_WEB_INTEGRITY_KEY"
 ENV_API_KEY = "STEPKIT_WEB_API_KEY"
+ENV_OPEN_API = "STEPKIT_WEB_OPEN_API"
+ENV_BASE_URL = "STEPKIT_WEB_BASE_URL"
+ENV_SETTINGS = "STEPKIT_WEB_SETTINGS"  # the rest, as JSON, from `serve` to its workers
+
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
 
 def integrity_key(db_url: str, key_file: Optional[str]) -> str:
@@ -33,11 +41,50 @@ def integrity_key(db_url: str, key_file: Optional[str]) -> str:
     return path.read_text().strip()
 
 
-def app_from_env():  # the factory uvicorn's workers import
-    from .app import create_app
+def _secret_file(path: Path) -> str:
+    """The secret in ``path``, created once (mode 0600) when missing."""
+    if not path.exists():
+        fd = os.open(str(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(secrets.token_urlsafe(32))
+    return path.read_text().strip()
 
+
+def api_key(db_url: str, key_file: Optional[str], open_api: bool) -> Optional[str]:
+    """The host API's key: $STEPKIT_WEB_API_KEY, else the file given, else (for SQLite)
+    ``DB.api-key`` next to the database, created once with mode 0600 and named on the
+    terminal (the key itself is not printed). None only with --open-api."""
+    if os.environ.get(ENV_API_KEY):
+        return os.environ[ENV_API_KEY]
+    if key_file:
+        return _secret_file(Path(key_file))
+    if open_api:
+        return None
+    if db_url.startswith("sqlite:///") and db_url != "sqlite:///:memory:":
+        path = Path(db_url[len("sqlite:///"):] + ".api-key")
+        created = not path.exists()
+        key = _secret_file(path)
+        print(f"API key: {'created in' if created else 'read from'} {path.resolve()} "
+              f"(send it as Authorization: Bearer KEY)", flush=True)
+        return key
+    raise SystemExit(f"stepkit_web: give --api-key-file or set {ENV_API_KEY} (the host API "
+                     "is closed without a key; --open-api opens it on loopback only)")
+
+
+def app_from_env():  # the factory uvicorn's workers import
+    import json
+
+    from .app import create_app
+    from .db import Timeouts
+
+    settings = json.loads(os.environ.get(ENV_SETTINGS) or "{}")
     return create_app(os.environ[ENV_DB], os.environ[ENV_KEY],
-                      api_key=os.environ.get(ENV_API_KEY) or None, migrate=False)
+                      api_key=os.environ.get(ENV_API_KEY) or None,
+                      open_api=os.environ.get(ENV_OPEN_API) == "1",
+                      base_url=os.environ.get(ENV_BASE_URL) or "http://127.0.0.1:8000",
+                      timeouts=Timeouts(**settings.get("timeouts", {})),
+                      task_cache_size=settings.get("task_cache_size", 32),
+                      body_timeout=settings.get("body_timeout", 30.0), migrate=False)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -50,6 +97,30 @@ def main(argv: Optional[List[str]] = None) -> int:
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--workers", type=int, default=1)
     serve.add_argument("--integrity-key-file")
+    serve.add_argument("--api-key-file", help="the host API's key (created when missing); "
+                       f"default ${ENV_API_KEY}, else DB.api-key next to a SQLite database")
+    serve.add_argument("--open-api", action="store_true",
+                       default=os.environ.get(ENV_OPEN_API) == "1",
+                       help="serve the host API WITHOUT a key (loopback only; logged)")
+    serve.add_argument("--base-url", default=os.environ.get(ENV_BASE_URL),
+                       help="where participants reach the service (default http://HOST:PORT): "
+                            "every link is built from it, never from the Host header")
+    serve.add_argument("--db-connect-timeout", type=float, default=5.0)
+    serve.add_argument("--db-statement-timeout", type=float, default=10.0)
+    serve.add_argument("--db-pool-timeout", type=float, default=5.0)
+    serve.add_argument("--db-busy-timeout", type=float, default=30.0,
+                       help="SQLite: seconds to wait for another writer")
+    serve.add_argument("--task-cache", type=int, default=32,
+                       help="compiled task versions kept in memory per worker")
+    serve.add_argument("--header-timeout", type=float, default=DEFAULTS["header_timeout"],
+                       help="seconds a client has to send a request's head")
+    serve.add_argument("--body-timeout", type=float, default=DEFAULTS["body_timeout"],
+                       help="seconds a client has to send a request's body")
+    serve.add_argument("--keep-alive", type=int, default=DEFAULTS["keep_alive"])
+    serve.add_argument("--max-head", type=int, default=DEFAULTS["max_head"],
+                       help="bytes of request line and headers")
+    serve.add_argument("--connections", type=int, default=DEFAULTS["connections"],
+                       help="connections served at once (per worker)")
     serve.add_argument("--task", action="append", default=[],
                        help="register this task file at start and print an invite link")
     mig = sub.add_parser("migrate", help="bring the database to the newest schema")
@@ -58,18 +129,32 @@ def main(argv: Optional[List[str]] = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("alembic").setLevel(logging.WARNING)
 
-    from .db import make_engine
+    from .db import Timeouts, make_engine
     from .migrate import upgrade
 
-    engine = make_engine(args.db)
+    engine = make_engine(args.db, timeouts=Timeouts(busy=getattr(args, "db_busy_timeout", 30.0)))
     upgrade(engine)
     if args.command == "migrate":
         print("database is at the newest schema")
         return 0
 
+    if args.open_api and args.host not in LOOPBACK:
+        raise SystemExit("stepkit_web: --open-api serves the host API to anyone: it is only "
+                         f"allowed on loopback ({', '.join(LOOPBACK)}), not on {args.host}")
     key = integrity_key(args.db, args.integrity_key_file)
+    the_api_key = api_key(args.db, args.api_key_file, args.open_api)
+    host_part = f"[{args.host}]" if ":" in args.host else args.host
+    base_url = (args.base_url or f"http://{host_part}:{args.port}").rstrip("/")
     os.environ[ENV_DB] = args.db
     os.environ[ENV_KEY] = key
+    os.environ[ENV_BASE_URL] = base_url
+    if the_api_key:
+        os.environ[ENV_API_KEY] = the_api_key
+    os.environ[ENV_OPEN_API] = "1" if the_api_key is None else "0"
+    os.environ[ENV_SETTINGS] = json.dumps({
+        "timeouts": {"connect": args.db_connect_timeout, "statement": args.db_statement_timeout,
+                     "pool": args.db_pool_timeout, "busy": args.db_busy_timeout},
+        "task_cache_size": args.task_cache, "body_timeout": args.body_timeout})
     if args.task:
         from .db import Store
         from .service import Refused, Service
@@ -84,11 +169,10 @@ def main(argv: Optional[List[str]] = None) -> int:
                 return 2
             invite = service.create_invite(reg["identifier"])
             print(f"{reg['identifier']} v{reg['version']}: "
-                  f"http://{args.host}:{args.port}{invite['invitePath']}", flush=True)
+                  f"{base_url}{invite['invitePath']}", flush=True)
     engine.dispose()
 
-    import uvicorn
-
-    uvicorn.run("stepkit_web.cli:app_from_env", factory=True, host=args.host, port=args.port,
-                workers=args.workers, log_level="warning", proxy_headers=True)
+    serve_http(args.host, args.port, args.workers, header_timeout=args.header_timeout,
+               keep_alive=args.keep_alive, max_head=args.max_head,
+               connections=args.connections)
     return 0

@@ -10,7 +10,11 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import logging
+import os
 import secrets
+import socket
+import threading
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional
@@ -73,6 +77,29 @@ tokens = sa.Table(
 )
 
 
+session_history = sa.Table(
+    "session_history",
+    metadata,
+    # Append-only: a session's row as it was before something replaced it (a migration onto a
+    # new task version), with what the replacement kept and dropped. Never updated or deleted.
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("session_id", sa.String(64), nullable=False),
+    sa.Column("task_identifier", sa.String(200), nullable=False),
+    sa.Column("task_version", sa.Integer, nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("saved", sa.Text, nullable=False),
+    sa.Column("saved_at", sa.BigInteger, nullable=False),
+    sa.Column("status", sa.String(20), nullable=False),
+    # "migrated"
+    sa.Column("reason", sa.String(20), nullable=False),
+    sa.Column("to_task_version", sa.Integer, nullable=True),
+    # The engine's restore report as JSON: {"kept": [...], "dropped": [{step, item, reason}]}
+    sa.Column("report", sa.Text, nullable=True),
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.Index("ix_session_history_session", "session_id"),
+)
+
+
 def now_iso() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
 
@@ -86,10 +113,89 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def make_engine(url: str, pool_size: int = 10) -> Engine:
-    """An engine for ``url``: SQLite with WAL and a busy timeout, or PostgreSQL."""
+@dataclass(frozen=True)
+class Timeouts:
+    """How long a request waits for the database before it gets the 503 page (seconds).
+
+    ``connect``: opening a connection (PostgreSQL). ``statement``: one statement or commit;
+    PostgreSQL cancels it itself (``statement_timeout``), and a watchdog cuts the connection
+    one second later if the server does not answer at all (a frozen server never cancels
+    anything). ``pool``: waiting for a free connection of the pool. ``busy``: SQLite waiting
+    for another writer's lock."""
+    connect: float = 5.0
+    statement: float = 10.0
+    pool: float = 5.0
+    busy: float = 30.0
+
+
+class Watchdog:
+    """Cuts a PostgreSQL connection whose statement or commit has run past its deadline.
+
+    A frozen server (SIGSTOP, a hung host whose kernel still acknowledges packets) neither
+    answers nor cancels, and TCP keepalives are answered by its kernel, so only the client can
+    give up: shutting the socket down makes psycopg's wait return with an error, which
+    SQLAlchemy reports as a disconnect (the pool is then refreshed)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._armed: Dict[int, Any] = {}
+        self._cond = threading.Condition()
+        self._thread: Optional[threading.Thread] = None
+
+    def arm(self, dbapi_conn: Any) -> None:
+        with self._cond:
+            self._armed[id(dbapi_conn)] = (time.monotonic() + self.seconds, dbapi_conn)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="stepkit-db-watchdog",
+                                                daemon=True)
+                self._thread.start()
+            self._cond.notify()
+
+    def disarm(self, dbapi_conn: Any) -> None:
+        with self._cond:
+            self._armed.pop(id(dbapi_conn), None)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                now = time.monotonic()
+                expired = [c for d, c in self._armed.values() if d <= now]
+                for c in expired:
+                    self._armed.pop(id(c), None)
+                if not expired:
+                    nxt = min((d for d, _ in self._armed.values()), default=None)
+                    self._cond.wait(None if nxt is None else max(0.01, nxt - now))
+                    continue
+            for c in expired:
+                _cut(c)
+
+
+def _cut(dbapi_conn: Any) -> None:
+    try:
+        fd = dbapi_conn.fileno()
+    except Exception:  # already closed
+        return
+    log.error("the database did not answer in time: cutting the connection")
+    try:
+        sock = socket.socket(fileno=os.dup(fd))
+    except OSError:
+        return
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    finally:
+        sock.close()
+
+
+def make_engine(url: str, pool_size: int = 10, timeouts: Timeouts = Timeouts(),
+                max_overflow: int = 5) -> Engine:
+    """An engine for ``url``: SQLite (WAL, synchronous=FULL, a busy timeout) or PostgreSQL
+    (connect, statement and pool timeouts)."""
     if url.startswith("sqlite"):
-        engine = sa.create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+        engine = sa.create_engine(url, connect_args={"timeout": timeouts.busy,
+                                                     "check_same_thread": False})
+        busy_ms = int(timeouts.busy * 1000)
 
         @sa.event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
@@ -97,8 +203,10 @@ def make_engine(url: str, pool_size: int = 10) -> Engine:
             dbapi_conn.isolation_level = None
             cur = dbapi_conn.cursor()
             cur.execute("PRAGMA journal_mode=WAL")
-            cur.execute("PRAGMA synchronous=NORMAL")
-            cur.execute("PRAGMA busy_timeout=30000")
+            # FULL: the WAL is fsync'ed at every commit, so a 303 ("saved") means on disk
+            # even across a power cut (NORMAL syncs only at checkpoints).
+            cur.execute("PRAGMA synchronous=FULL")
+            cur.execute(f"PRAGMA busy_timeout={busy_ms}")
             cur.execute("PRAGMA foreign_keys=ON")
             cur.close()
 
@@ -114,7 +222,50 @@ def make_engine(url: str, pool_size: int = 10) -> Engine:
         return engine
     # No pre-ping (a round trip per checkout): a connection the server dropped fails its
     # request with a 503 once, and SQLAlchemy then discards the whole pool.
-    return sa.create_engine(url, pool_size=pool_size, max_overflow=5)
+    statement_ms = max(1, int(timeouts.statement * 1000))
+    engine = sa.create_engine(
+        url, pool_size=pool_size, max_overflow=max_overflow, pool_timeout=timeouts.pool,
+        connect_args={"connect_timeout": max(1, int(round(timeouts.connect))),
+                      "options": f"-c statement_timeout={statement_ms}"})
+    watchdog = Watchdog(timeouts.statement + 1.0)
+
+    def dbapi_of(conn: Any) -> Any:
+        # An invalidated connection (cut, or the server gone) has nothing left to watch, and
+        # asking for its DBAPI connection would try to reconnect.
+        if conn.invalidated or conn.closed:
+            return None
+        return conn.connection.dbapi_connection
+
+    def arm(conn: Any, *_args: Any) -> None:
+        dbapi_conn = dbapi_of(conn)
+        if dbapi_conn is not None:
+            watchdog.arm(dbapi_conn)
+
+    def disarm(conn: Any, *_args: Any) -> None:
+        dbapi_conn = dbapi_of(conn)
+        if dbapi_conn is not None:
+            watchdog.disarm(dbapi_conn)
+
+    sa.event.listen(engine, "before_cursor_execute", arm)
+    sa.event.listen(engine, "after_cursor_execute", disarm)
+    sa.event.listen(engine, "commit", arm)
+    sa.event.listen(engine, "rollback", arm)
+
+    @sa.event.listens_for(engine, "handle_error")
+    def _disarm_on_error(ctx: Any) -> None:
+        if ctx.connection is not None:
+            disarm(ctx.connection)
+
+    @sa.event.listens_for(engine.pool, "reset")
+    def _arm_reset(dbapi_conn: Any, _record: Any, _state: Any) -> None:
+        watchdog.arm(dbapi_conn)  # the rollback on return to the pool
+
+    @sa.event.listens_for(engine.pool, "checkin")
+    def _disarm_checkin(dbapi_conn: Any, _record: Any) -> None:
+        if dbapi_conn is not None:
+            watchdog.disarm(dbapi_conn)
+
+    return engine
 
 
 @dataclass
@@ -269,18 +420,47 @@ class Store:
         return [r.id for r in rows]
 
     def update_session(self, row: SessionRow, *, saved: str, saved_at: int, task_version: int,
-                       status: str,
-                       finish_reason: Optional[str], result: Optional[str]) -> bool:
+                       status: str, finish_reason: Optional[str], result: Optional[str],
+                       report: Optional[str] = None) -> bool:
         """Writes the session if nobody else has since ``row`` was read: ``UPDATE ... WHERE
-        version = :v``. Returns False (and writes nothing) when the version has moved on."""
+        version = :v``. Returns False (and writes nothing) when the version has moved on.
+
+        A write that moves the session onto another task version (a migration) keeps the row
+        as it was in ``session_history``, with ``report`` (what was kept and dropped), in the
+        same transaction: the migration either keeps its copy or does not happen."""
         with self._write() as conn:
             res = conn.execute(
                 sessions.update()
                 .where(sessions.c.id == row.id, sessions.c.version == row.version)
-                .values(saved=saved, saved_at=saved_at, version=row.version + 1, task_version=task_version,
-                        status=status, finish_reason=finish_reason, result=result,
-                        updated_at=now_iso()))
-        return res.rowcount == 1
+                .values(saved=saved, saved_at=saved_at, version=row.version + 1,
+                        task_version=task_version, status=status,
+                        finish_reason=finish_reason, result=result, updated_at=now_iso()))
+            if res.rowcount != 1:
+                return False
+            if task_version != row.task_version:
+                conn.execute(session_history.insert().values(
+                    session_id=row.id, task_identifier=row.task_identifier,
+                    task_version=row.task_version, version=row.version, saved=row.saved,
+                    saved_at=row.saved_at, status=row.status, reason="migrated",
+                    to_task_version=task_version, report=report, created_at=now_iso()))
+        return True
+
+    def history(self, session_id: str) -> List[Dict[str, Any]]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                sa.select(session_history).where(session_history.c.session_id == session_id)
+                .order_by(session_history.c.id)
+            ).all()
+        return [dict(r._mapping) for r in rows]
+
+    def now_ms(self) -> int:
+        """The database server's clock, in ms since the epoch (one clock for every instance)."""
+        if self.engine.dialect.name == "postgresql":
+            query = "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"
+        else:  # SQLite runs in this process: its clock is this machine's
+            query = "SELECT CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
+        with self.engine.connect() as conn:
+            return int(conn.execute(sa.text(query)).scalar_one())
 
     def ping(self) -> None:
         with self.engine.connect() as conn:

@@ -4,6 +4,8 @@ upload)."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any
 
 MAX_BODY = 64 * 1024
@@ -14,9 +16,21 @@ _PAGE = (b"<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title
 
 
 class BodyLimit:
-    def __init__(self, app: Any, limit: int = MAX_BODY) -> None:
+    """Also bounds the time a client takes to send the body (``read_timeout`` seconds in
+    all): a body trickled byte by byte gets a 408 and the connection is closed."""
+
+    def __init__(self, app: Any, limit: int = MAX_BODY, read_timeout: float = 30.0) -> None:
         self.app = app
         self.limit = limit
+        self.read_timeout = read_timeout
+
+    async def _too_slow(self, scope: Any, send: Any) -> None:
+        body = b'{"code": "ETIMEOUT", "message": "The body took too long to arrive."}'
+        await send({"type": "http.response.start", "status": 408,
+                    "headers": [(b"content-type", b"application/json"),
+                                (b"content-length", str(len(body)).encode()),
+                                (b"connection", b"close")]})
+        await send({"type": "http.response.body", "body": body})
 
     async def _reject(self, scope: Any, send: Any) -> None:
         api = scope.get("path", "").startswith("/api/")
@@ -46,8 +60,14 @@ class BodyLimit:
         chunks = []
         size = 0
         more = True
+        deadline = time.monotonic() + self.read_timeout
         while more:
-            message = await receive()
+            try:
+                message = await asyncio.wait_for(receive(),
+                                                 max(0.0, deadline - time.monotonic()))
+            except asyncio.TimeoutError:
+                await self._too_slow(scope, send)
+                return
             if message["type"] == "http.disconnect":
                 return
             chunk = message.get("body", b"")
@@ -72,10 +92,10 @@ class BodyLimit:
 
 class PrivatePages:
     """Participant pages hold answers and carry the token in their address: never cached (the
-    browser's Back then shows the current step, not a stored copy that could be sent again),
-    never sent as a referrer."""
+    browser's Back then shows the current step, not a stored copy that could be sent again).
+    They are never sent as a referrer to another site (SecurityHeaders' Referrer-Policy)."""
 
-    HEADERS = [(b"cache-control", b"no-store"), (b"referrer-policy", b"no-referrer")]
+    HEADERS = [(b"cache-control", b"no-store")]
 
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -89,7 +109,7 @@ class PrivatePages:
             if message["type"] == "http.response.start":
                 message = dict(message)
                 headers = [(k, v) for k, v in message.get("headers", [])
-                           if k.lower() not in (b"cache-control", b"referrer-policy")]
+                           if k.lower() != b"cache-control"]
                 message["headers"] = headers + self.HEADERS
             await send(message)
 

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 _HERE = Path(__file__).resolve().parent
 
 
-def upgrade(engine: Engine) -> None:
+def upgrade(engine: Engine, revision: str = "head") -> None:
     config = Config()
     config.set_main_option("script_location", str(_HERE / "migrations"))
     with engine.begin() as conn:
@@ -21,4 +21,4 @@ def upgrade(engine: Engine) -> None:
             # Several instances may start at once: one migrates, the others wait for it.
             conn.execute(sa.text("SELECT pg_advisory_xact_lock(727274)"))
         config.attributes["connection"] = conn
-        command.upgrade(config, "head")
+        command.upgrade(config, revision)

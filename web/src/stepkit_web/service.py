@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
+import time
+import unicodedata
 import uuid
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
@@ -36,10 +40,12 @@ class NotFound(Exception):
 class Refused(Exception):
     """A request the service refuses, with the error JSON to show (``{"code", "message"}``)."""
 
-    def __init__(self, status: int, error: Dict[str, Any]) -> None:
+    def __init__(self, status: int, error: Dict[str, Any],
+                 retry_after: Optional[int] = None) -> None:
         super().__init__(error.get("message", ""))
         self.status = status
         self.error = error
+        self.retry_after = retry_after
 
 
 class Stale(Exception):
@@ -80,9 +86,10 @@ def recorder_steps(definition: Mapping[str, Any]) -> List[str]:
 
 class ResumeClock:
     """The clock a restored session runs on: it reads the time of the save while the clock is
-    being set, then the real clock. The engine re-bases a running timer when its clock changes
-    ("keeps the time it has run and goes on on the new clock"), so a timed step counts the time
-    between two requests, as it would in one long-lived session."""
+    being set, then the request's clock. The engine re-bases a running timer when its clock
+    changes ("keeps the time it has run and goes on on the new clock"), so a timed step counts
+    the time between two requests, as it would in one long-lived session. It never reads
+    earlier than the save: a session's time does not move backwards."""
 
     def __init__(self, base: Callable[[], int], saved_at: int) -> None:
         self.base = base
@@ -90,7 +97,40 @@ class ResumeClock:
         self.live = False
 
     def __call__(self) -> int:
-        return self.base() if self.live else self.saved_at
+        return max(self.base(), self.saved_at) if self.live else self.saved_at
+
+
+class RequestClock:
+    """The database's clock, read once when a request starts and carried on by this machine's
+    monotonic clock: every instance then dates sessions on one clock (the database server's),
+    whatever its own wall clock says, at the cost of one query per request."""
+
+    def __init__(self, read: Callable[[], int]) -> None:
+        self._base = read()
+        self._start = time.monotonic_ns()
+
+    def __call__(self) -> int:
+        return self._base + (time.monotonic_ns() - self._start) // 1_000_000
+
+
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def token_ok(token: Any) -> bool:
+    """Tokens are ``secrets.token_urlsafe`` text: anything else names nothing."""
+    return isinstance(token, str) and _TOKEN.fullmatch(token) is not None
+
+
+def identifier_problem(identifier: str) -> Optional[str]:
+    """Why a task identifier cannot be served (it is a path segment of the API), or None."""
+    if len(identifier) > 200:
+        return "The task identifier is longer than 200 characters."
+    if "/" in identifier or identifier in (".", ".."):
+        return ("The task identifier cannot contain '/' or be '.' or '..': it is a segment of "
+                "the API's paths (/api/tasks/{identifier}).")
+    if any(unicodedata.category(c) in ("Cc", "Cs") for c in identifier):
+        return "The task identifier cannot contain control characters."
+    return None
 
 
 @dataclass
@@ -103,15 +143,37 @@ class Outcome:
 
 class Service:
     def __init__(self, store: Store, integrity_key: str,
-                 clock: Optional[Callable[[], int]] = None) -> None:
+                 clock: Optional[Callable[[], int]] = None, *,
+                 time_source: Optional[str] = None, task_cache_size: int = 32) -> None:
+        """``clock``: this instance's clock (ms; the system clock by default). ``time_source``:
+        "database" (the default without an injected clock: sessions are dated on the
+        database server's clock) or "instance" (on ``clock``; the default when one is
+        injected, as the tests do). ``task_cache_size``: compiled task versions kept (LRU)."""
         if not integrity_key:
             raise ValueError("an integrity key is required")
+        if time_source is None:
+            time_source = "instance" if clock is not None else "database"
+        if time_source not in ("instance", "database"):
+            raise ValueError(f"time_source must be 'instance' or 'database', not {time_source!r}")
+        if task_cache_size < 1:
+            raise ValueError("task_cache_size must be at least 1")
         self.store = store
         self._key = integrity_key
         self.clock = clock
-        self.now: Callable[[], int] = clock or system_time_ms
-        self._tasks: Dict[Tuple[str, int], Tuple[str, stepkit.Task]] = {}
+        self.time_source = time_source
+        self._instance_now: Callable[[], int] = clock or system_time_ms
+        self._tasks: "OrderedDict[Tuple[str, int], Tuple[str, stepkit.Task]]" = OrderedDict()
         self._tasks_lock = threading.Lock()
+        self.task_cache_size = task_cache_size
+
+    def request_clock(self) -> Callable[[], int]:
+        """The clock for one request's work on a session (see ``time_source``)."""
+        if self.time_source == "database":
+            return RequestClock(self.store.now_ms)
+        return self._instance_now
+
+    def now(self) -> int:
+        return self.request_clock()()
 
     # -- tasks --------------------------------------------------------------------------------
 
@@ -124,10 +186,13 @@ class Service:
             task = timed(stepkit.Task.from_json, body)
         except stepkit.StepKitError as error:
             raise Refused(400, error.error)
-        if len(task.identifier) > 200:
-            raise Refused(400, {"code": "EINVAL", "path": "identifier",
-                                "message": "The task identifier is longer than 200 characters."})
-        definition = json.loads(body)
+        problem = identifier_problem(task.identifier)
+        if problem:
+            raise Refused(400, {"code": "EINVAL", "path": "identifier", "message": problem})
+        try:
+            definition = json.loads(body)
+        except (ValueError, RecursionError):
+            raise Refused(400, {"code": "EPARSE", "message": "The body is not JSON."})
         with_recorders = recorder_steps(definition)
         if with_recorders:
             raise Refused(422, {
@@ -147,11 +212,20 @@ class Service:
         with self._tasks_lock:
             cached = self._tasks.get(key)
             if cached is not None and cached[0] == row.fingerprint:
+                self._tasks.move_to_end(key)
                 return cached[1]
         task = timed(stepkit.Task.from_json, row.definition)
         with self._tasks_lock:
             self._tasks[key] = (row.fingerprint, task)
+            self._tasks.move_to_end(key)
+            while len(self._tasks) > self.task_cache_size:
+                # Sessions hold their own reference: an evicted task stays alive while used.
+                self._tasks.popitem(last=False)
         return task
+
+    def cached_tasks(self) -> List[Tuple[str, int]]:
+        with self._tasks_lock:
+            return list(self._tasks)
 
     def _task_row(self, identifier: str, version: Optional[int] = None) -> TaskRow:
         row = (self.store.latest_task(identifier) if version is None
@@ -181,10 +255,11 @@ class Service:
             session = TimedSession(timed(task.open, self._options(extra)))
         except stepkit.StepKitError as error:
             raise Refused(400, error.error)
+        now = self.request_clock()
         with session:
-            session.set_clock(self.now)
+            session.set_clock(now)
             saved = session.save()
-            saved_at = self.now()
+            saved_at = now()
         session_id = uuid.uuid4().hex
         token = new_token()
         self.store.add_session(session_id, row, saved, saved_at, token_hash(token))
@@ -197,12 +272,16 @@ class Service:
         return {"token": token, "invitePath": f"/i/{token}"}
 
     def accept_invite(self, token: str) -> Dict[str, Any]:
+        if not token_ok(token):
+            raise NotFound("unknown invite")
         tok = self.store.token(token_hash(token))
         if tok is None or tok["revoked"] or tok["kind"] != "invite":
             raise NotFound("unknown invite")
         return self.create_session(tok["task_identifier"])
 
     def invite_task(self, token: str) -> TaskRow:
+        if not token_ok(token):
+            raise NotFound("unknown invite")
         tok = self.store.token(token_hash(token))
         if tok is None or tok["revoked"] or tok["kind"] != "invite":
             raise NotFound("unknown invite")
@@ -221,7 +300,7 @@ class Service:
         return self.store.revoke_tokens(session_id)
 
     def session_for_token(self, token: str) -> SessionRow:
-        if not isinstance(token, str) or len(token) > 200:
+        if not token_ok(token):
             raise NotFound("unknown token")
         row = self.store.session_by_resume_token(token_hash(token))
         if row is None:
@@ -246,9 +325,12 @@ class Service:
         except stepkit.RestorationError as error:
             log.error("restoration data of session %s failed its check: %s", row.id, error.error)
             raise Damaged(row.id, error)
-        clock = ResumeClock(self.now, row.saved_at)
+        clock = ResumeClock(self.request_clock(), row.saved_at)
         session.set_clock(clock)
         clock.live = True
+        session.clock = clock
+        # What the migration kept and dropped, read now: the next action clears it.
+        session.migration_report = session.restore_report if migrate else None
         return session, latest
 
     def write(self, row: SessionRow, session: stepkit.Session, task_row: TaskRow) -> bool:
@@ -256,11 +338,13 @@ class Service:
         state = session.state
         finished = state["status"] == "finished"
         result = json.dumps(session.result) if finished else None
-        saved_at = self.now()
+        saved_at = session.clock()
+        report = session.migration_report if task_row.version != row.task_version else None
         return self.store.update_session(
             row, saved=session.save(), saved_at=saved_at, task_version=task_row.version,
             status="finished" if finished else "open",
-            finish_reason=state.get("finishReason"), result=result)
+            finish_reason=state.get("finishReason"), result=result,
+            report=json.dumps(report) if report else None)
 
     def migrate_open_sessions(self, task_row: TaskRow) -> int:
         """Brings every open session of older versions onto ``task_row`` (restore with
@@ -278,6 +362,33 @@ class Service:
                 if self.write(row, session, latest):
                     count += 1
         return count
+
+    def history(self, session_id: str) -> List[Dict[str, Any]]:
+        """The session's earlier rows, oldest first, each with its result as it was (dates and
+        answers on its own task version) and what the change kept and dropped."""
+        self.session_row(session_id)
+        out = []
+        for h in self.store.history(session_id):
+            entry: Dict[str, Any] = {
+                "taskVersion": h["task_version"], "version": h["version"],
+                "reason": h["reason"], "toTaskVersion": h["to_task_version"],
+                "recordedAt": h["created_at"],
+                "report": json.loads(h["report"]) if h["report"] else None}
+            task_row = self.store.task(h["task_identifier"], h["task_version"])
+            try:
+                if task_row is None:
+                    raise NotFound("task version gone")
+                with TimedSession(self.task(task_row).restore(
+                        h["saved"], self._options())) as old:
+                    saved_at = h["saved_at"]
+                    old.set_clock(lambda: saved_at)  # the result as of the save, exactly
+                    entry["result"] = old.result
+            except (stepkit.StepKitError, NotFound) as error:
+                entry["result"] = None
+                entry["error"] = str(error)
+            entry["saved"] = h["saved"]
+            out.append(entry)
+        return out
 
     def state_of(self, row: SessionRow) -> Dict[str, Any]:
         session, _ = self.restore(row)

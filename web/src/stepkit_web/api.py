@@ -1,0 +1,252 @@
+"""The host's JSON API (``/api``): register tasks, create sessions and invite links, read states,
+results and history. Every route needs the API key (:class:`stepkit_web.security.ApiKey`) and
+refuses state changes from other sites; the responses are described in the OpenAPI document
+by the models below, errors included."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Dict, List, Optional
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, ConfigDict
+from starlette.concurrency import run_in_threadpool
+
+from .security import JSON_TYPES, require_media
+from .service import NotFound, Refused, Service, identifier_problem
+
+
+class Error(BaseModel):
+    """Every error: a code (``EAUTH``, ``ENOTFOUND``, ``EINVAL``...), a message, and sometimes
+    the path of the offending value and the engine's details."""
+    model_config = ConfigDict(extra="allow")
+    code: str
+    message: str
+
+
+class TaskRegistered(BaseModel):
+    identifier: str
+    version: int
+    fingerprint: str
+    source: str
+    migratedSessions: int
+
+
+class TaskVersion(BaseModel):
+    version: int
+    fingerprint: str
+    source: str
+    created_at: str
+
+
+class TaskVersions(BaseModel):
+    identifier: str
+    versions: List[TaskVersion]
+
+
+class SessionCreated(BaseModel):
+    session: str
+    resumeUrl: str
+
+
+class InviteCreated(BaseModel):
+    inviteUrl: str
+
+
+class ResumeLink(BaseModel):
+    resumeUrl: str
+
+
+class Revoked(BaseModel):
+    revoked: int
+
+
+class SessionInfo(BaseModel):
+    session: str
+    task: str
+    taskVersion: int
+    version: int
+    status: str
+    finishReason: Optional[str] = None
+    state: Optional[Dict[str, Any]] = None
+
+
+class HistoryEntry(BaseModel):
+    """A session row as it was before a change replaced it (a migration onto a new task
+    version): its result then (dates and answers on its own version), what the change kept
+    and dropped (the engine's restore report), and the restoration data itself."""
+    taskVersion: int
+    version: int
+    reason: str
+    toTaskVersion: Optional[int] = None
+    recordedAt: str
+    report: Optional[Dict[str, Any]] = None
+    result: Optional[Dict[str, Any]] = None
+    error: Optional[str] = None
+    saved: str
+
+
+class History(BaseModel):
+    session: str
+    history: List[HistoryEntry]
+
+
+def _errors(*codes: int) -> Dict[int, Dict[str, Any]]:
+    return {c: {"model": Error} for c in codes}
+
+
+# Every API route can answer these.
+COMMON = _errors(401, 403, 503)
+
+_SESSION_ID = re.compile(r"[0-9a-f]{32}")
+
+
+def session_id_ok(session_id: str) -> str:
+    """Session ids are 32 hex digits; anything else names no session (and never reaches the
+    database: PostgreSQL refuses a NUL in a text parameter)."""
+    if not _SESSION_ID.fullmatch(session_id):
+        raise NotFound("no such session")
+    return session_id
+
+
+def identifier_ok(identifier: str) -> str:
+    if identifier_problem(identifier):
+        raise NotFound(f"no task {identifier!r}")
+    return identifier
+
+
+def service_of(request: Request) -> Service:
+    return request.app.state.service
+
+
+def absolute(request: Request, path: str) -> str:
+    """A link for a participant, from the configured base URL (never the Host header)."""
+    return request.app.state.base_url.rstrip("/") + path
+
+
+async def json_object(request: Request) -> Dict[str, Any]:
+    raw = await request.body()
+    require_media(request, ("application/json",), raw)
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise Refused(400, {"code": "EPARSE", "message": f"The body is not JSON: {e}"})
+    except RecursionError:
+        raise Refused(400, {"code": "EPARSE", "message": "The body is nested too deeply."})
+    if not isinstance(value, dict):
+        raise Refused(400, {"code": "EINVAL", "message": "The body must be a JSON object."})
+    return value
+
+
+def build_router(guards: List[Any]) -> APIRouter:
+    router = APIRouter(prefix="/api", dependencies=[Depends(g) for g in guards],
+                       responses=COMMON)
+
+    @router.post("/tasks", status_code=201, response_model=TaskRegistered,
+                 responses=_errors(400, 413, 415, 422),
+                 summary="Register a task (a new version if the identifier exists)",
+                 openapi_extra={"requestBody": {"required": True, "content": {
+                     "application/json": {"schema": {"type": "object"}},
+                     "application/fhir+json": {"schema": {"type": "object"}}}}})
+    async def register_task(request: Request) -> Response:
+        raw = await request.body()
+        if not raw:
+            raise Refused(400, {"code": "EPARSE", "message": "The body is empty."})
+        require_media(request, JSON_TYPES, raw)
+        try:
+            body = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise Refused(400, {"code": "EPARSE", "message": "The body is not UTF-8."})
+        result = await run_in_threadpool(service_of(request).register, body,
+                                          request.headers.get("content-type", ""))
+        return JSONResponse(result, status_code=201)
+
+    @router.get("/tasks/{identifier}", response_model=TaskVersions, responses=_errors(404),
+                summary="A task's versions")
+    def get_task(request: Request, identifier: str) -> Dict[str, Any]:
+        identifier_ok(identifier)
+        versions = service_of(request).store.task_versions(identifier)
+        if not versions:
+            raise NotFound(f"no task {identifier!r}")
+        return {"identifier": identifier, "versions": versions}
+
+    @router.post("/tasks/{identifier}/sessions", status_code=201, response_model=SessionCreated,
+                 responses=_errors(400, 404, 413, 415),
+                 summary="Create a session; the reply holds its participant link",
+                 openapi_extra={"requestBody": {"required": False, "content": {
+                     "application/json": {"schema": {"type": "object", "properties": {
+                         "options": {"type": "object"}}}}}}})
+    async def create_session(request: Request, identifier: str) -> Response:
+        identifier_ok(identifier)
+        body = await json_object(request)
+        options = body.get("options") or {}
+        if not isinstance(options, dict):
+            raise Refused(400, {"code": "EINVAL", "message": "options must be an object."})
+        created = await run_in_threadpool(service_of(request).create_session, identifier,
+                                          options)
+        return JSONResponse({"session": created["session"],
+                             "resumeUrl": absolute(request, created["resumePath"])},
+                            status_code=201)
+
+    @router.post("/tasks/{identifier}/invites", status_code=201, response_model=InviteCreated,
+                 responses=_errors(404, 413, 415),
+                 summary="Create an invite link: each opening starts a new session")
+    async def create_invite(request: Request, identifier: str) -> Response:
+        identifier_ok(identifier)
+        require_media(request, ("application/json",), await request.body())
+        created = await run_in_threadpool(service_of(request).create_invite, identifier)
+        return JSONResponse({"inviteUrl": absolute(request, created["invitePath"])},
+                            status_code=201)
+
+    @router.get("/sessions/{session_id}", response_model=SessionInfo,
+                responses=_errors(404, 409), summary="A session's state")
+    def get_session(request: Request, session_id: str) -> Dict[str, Any]:
+        service = service_of(request)
+        row = service.session_row(session_id_ok(session_id))
+        body: Dict[str, Any] = {"session": row.id, "task": row.task_identifier,
+                                "taskVersion": row.task_version, "version": row.version,
+                                "status": row.status, "finishReason": row.finish_reason}
+        if row.status != "finished":
+            body["state"] = service.state_of(row)
+        return body
+
+    @router.get("/sessions/{session_id}/result", response_model=Dict[str, Any],
+                responses=_errors(404, 409), summary="The session's task result")
+    def get_result(request: Request, session_id: str) -> Dict[str, Any]:
+        service = service_of(request)
+        return service.result_of(service.session_row(session_id_ok(session_id)))
+
+    @router.get("/sessions/{session_id}/history", response_model=History,
+                responses=_errors(404),
+                summary="The session's earlier rows (before each migration), oldest first")
+    def get_history(request: Request, session_id: str) -> Dict[str, Any]:
+        session_id_ok(session_id)
+        return {"session": session_id, "history": service_of(request).history(session_id)}
+
+    @router.get("/sessions/{session_id}/questionnaire-response", response_model=Dict[str, Any],
+                responses=_errors(404, 409, 415),
+                summary="The FHIR QuestionnaireResponse (imported FHIR tasks only)")
+    def get_response(request: Request, session_id: str) -> Dict[str, Any]:
+        service = service_of(request)
+        return service.questionnaire_response(service.session_row(session_id_ok(session_id)))
+
+    @router.post("/sessions/{session_id}/resume-links", status_code=201,
+                 response_model=ResumeLink, responses=_errors(404, 413, 415),
+                 summary="A new participant link for the session")
+    async def new_link(request: Request, session_id: str) -> Response:
+        session_id_ok(session_id)
+        require_media(request, ("application/json",), await request.body())
+        created = await run_in_threadpool(service_of(request).new_resume_link, session_id)
+        return JSONResponse({"resumeUrl": absolute(request, created["resumePath"])},
+                            status_code=201)
+
+    @router.delete("/sessions/{session_id}/resume-links", response_model=Revoked,
+                   responses=_errors(404), summary="Revoke every participant link of the session")
+    def revoke_links(request: Request, session_id: str) -> Dict[str, Any]:
+        return {"revoked": service_of(request).revoke(session_id_ok(session_id))}
+
+    return router

@@ -1,0 +1,190 @@
+"""The database's promises (issue 26, items 3, 4 and 6): an acknowledged answer is on disk on
+SQLite (WAL with synchronous=FULL on every connection); a locked SQLite, a frozen PostgreSQL
+and an exhausted pool give the 503 page or JSON within the configured timeouts, never a hang
+or a bare 500, and the service recovers when the database does; a NUL in a path on
+PostgreSQL is a 404, not "database not available"."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+import sqlalchemy as sa
+
+from conftest import API_KEY, AUTH, BASE, KEY, example
+from harness import Postgres, children
+from live import LiveServer, free_port
+from stepkit_web.app import create_app
+from stepkit_web.db import Timeouts, make_engine
+
+JSON = {**AUTH, "content-type": "application/json"}
+SAVED_PAGE = "answers up to the last page you completed are saved"
+
+
+def test_every_sqlite_connection_is_wal_and_synchronous_full(tmp_path):
+    engine = make_engine(f"sqlite:///{tmp_path / 'runs.db'}")
+    conns = [engine.connect() for _ in range(4)]  # four pooled connections at once
+    try:
+        for c in conns:
+            assert c.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+            assert c.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
+            assert c.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30000
+    finally:
+        for c in conns:
+            c.close()
+        engine.dispose()
+
+
+def test_the_apps_writes_run_with_synchronous_full(app, client):
+    """The connection that writes a participant's answer, as the app uses it."""
+    from conftest import new_session
+
+    seen = []
+    engine = app.state.service.store.engine
+
+    @sa.event.listens_for(engine, "commit")
+    def _spy(conn):
+        seen.append(conn.exec_driver_sql("PRAGMA synchronous").scalar())
+
+    session_id, path = new_session(client, "daily-checkin")
+    r = client.post(path, content=b"_version=1&_step=mood&answer=4&action=next",
+                    headers={"content-type": "application/x-www-form-urlencoded"},
+                    follow_redirects=False)
+    assert r.status_code == 303
+    assert seen and set(seen) == {2}
+
+
+def test_a_locked_sqlite_is_a_503_after_the_busy_timeout(tmp_path, clock):
+    db = tmp_path / "runs.db"
+    app = create_app(f"sqlite:///{db}", KEY, api_key=API_KEY, clock=clock, base_url=BASE,
+                     timeouts=Timeouts(busy=0.2))
+    from fastapi.testclient import TestClient
+
+    with TestClient(app, headers=AUTH) as c:
+        assert c.post("/api/tasks", content=example("daily-checkin"),
+                      headers={"content-type": "application/json"}).status_code == 201
+        created = c.post("/api/tasks/daily-checkin/sessions").json()
+        path = created["resumeUrl"].replace(BASE, "")
+        other = sqlite3.connect(str(db), isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")  # another writer holds the lock
+        try:
+            start = time.monotonic()
+            r = c.post(path, content=b"_version=1&_step=mood&answer=4&action=next",
+                       headers={"content-type": "application/x-www-form-urlencoded"},
+                       follow_redirects=False)
+            assert r.status_code == 503 and SAVED_PAGE in r.text
+            assert time.monotonic() - start < 10
+            r = c.post("/api/tasks/daily-checkin/sessions")
+            assert r.status_code == 503 and r.json()["code"] == "EUNAVAILABLE"
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+        r = c.post(path, content=b"_version=1&_step=mood&answer=4&action=next",
+                   headers={"content-type": "application/x-www-form-urlencoded"},
+                   follow_redirects=False)
+        assert r.status_code == 303  # nothing was half-written: version 1 still current
+
+
+# -- PostgreSQL ---------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def pg():
+    cluster = Postgres().start()
+    yield cluster
+    cluster.cleanup()
+
+
+def pg_pids(cluster: Postgres):
+    postmaster = int((cluster.dir / "data" / "postmaster.pid").read_text().split()[0])
+    return [postmaster] + children(postmaster)
+
+
+def freeze(cluster: Postgres, sig: int) -> None:
+    for pid in pg_pids(cluster):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+def test_a_frozen_postgres_gives_503_within_the_timeouts_and_recovers(pg):
+    port = free_port()
+    app = create_app(pg.url, KEY, api_key=API_KEY, base_url=f"http://127.0.0.1:{port}",
+                     timeouts=Timeouts(connect=1, statement=1, pool=1), pool_size=1,
+                     max_overflow=0)
+    with LiveServer(app, port) as live:
+        r = httpx.post(live.url + "/api/tasks", content=example("daily-checkin"), headers=JSON)
+        assert r.status_code == 201, r.text
+        created = httpx.post(live.url + "/api/tasks/daily-checkin/sessions", headers=JSON).json()
+        page_url = created["resumeUrl"]
+        sid = created["session"]
+        freeze(pg, signal.SIGSTOP)
+        try:
+            def timed_get(url, headers=None):
+                start = time.monotonic()
+                resp = httpx.get(url, headers=headers, timeout=60)
+                return resp, time.monotonic() - start
+
+            # Three at once on a pool of one: one waits on the frozen server (statement
+            # timeout, then the watchdog cuts it), the others wait for the pool.
+            with ThreadPoolExecutor(3) as ex:
+                jobs = [ex.submit(timed_get, page_url),
+                        ex.submit(timed_get, f"{live.url}/api/sessions/{sid}", AUTH),
+                        ex.submit(timed_get, page_url)]
+                results = [j.result() for j in jobs]
+            for resp, seconds in results:
+                assert resp.status_code == 503, (resp.status_code, resp.text[:300])
+                assert seconds < 15, seconds
+            assert SAVED_PAGE in results[0][0].text
+            assert results[1][0].json()["code"] == "EUNAVAILABLE"
+            assert results[1][0].headers["retry-after"]
+            # A new connection to the frozen server: the connect timeout.
+            resp, seconds = timed_get(page_url)
+            assert resp.status_code == 503 and seconds < 15
+        finally:
+            freeze(pg, signal.SIGCONT)
+        deadline = time.monotonic() + 60
+        while True:  # recovers: the pool's cut connections are replaced
+            r = httpx.get(page_url, timeout=30)
+            if r.status_code == 200 or time.monotonic() > deadline:
+                break
+        assert r.status_code == 200
+
+
+def test_a_nul_in_a_path_on_postgres_is_a_404(pg):
+    from fastapi.testclient import TestClient
+
+    app = create_app(pg.url, KEY, api_key=API_KEY, base_url="http://testserver")
+    with TestClient(app, headers=AUTH) as c:
+        for url in ("/api/tasks/a%00b", "/api/sessions/a%00b", "/api/sessions/a%00b/result",
+                    "/r/a%00b", "/i/a%00b", "/api/sessions/%00/history"):
+            r = c.get(url)
+            assert r.status_code == 404, (url, r.status_code, r.text[:200])
+        for url in ("/api/tasks/a%00b/sessions", "/api/tasks/a%00b/invites",
+                    "/api/sessions/a%00b/resume-links"):
+            r = c.post(url)
+            assert r.status_code == 404, (url, r.status_code, r.text[:200])
+        assert c.post("/r/a%00b", content=b"action=next",
+                      headers={"content-type": "application/x-www-form-urlencoded"}
+                      ).status_code == 404
+
+
+def test_the_database_clock_is_the_servers(pg):
+    """PostgreSQL's clock_timestamp(), in ms (the time source every instance shares)."""
+    from stepkit_web.db import Store
+
+    engine = make_engine(pg.url)
+    try:
+        before = time.time_ns() // 1_000_000
+        db_now = Store(engine).now_ms()
+        after = time.time_ns() // 1_000_000
+        assert before - 1000 <= db_now <= after + 1000  # the same machine's clock
+    finally:
+        engine.dispose()
