@@ -237,7 +237,8 @@ def build_graph(definition: Dict[str, Any], info: Optional[Dict[str, Any]] = Non
         with Task.from_json(definition) as task:
             info = task.info if info is None else info
             rules = task.graph() if rules is None else rules
-    durations = {s.get("identifier"): s.get("stepDuration") for s in info.get("steps") or [] if isinstance(s, dict)}
+    durations: Dict[str, Any] = {s["identifier"]: s.get("stepDuration") for s in info.get("steps") or []
+                                 if isinstance(s, dict) and isinstance(s.get("identifier"), str)}
     steps: List[StepNode] = []
     sections: List[SectionNode] = []
     _flatten(definition.get("steps") or [], [], steps, sections, durations)
