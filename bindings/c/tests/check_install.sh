@@ -49,3 +49,20 @@ echo "--- $cc -std=c99 install_smoke.c $flags"
 LD_LIBRARY_PATH="$libdir" "$prefix/install_smoke"
 # It really used the installed copy.
 LD_LIBRARY_PATH="$libdir" ldd "$prefix/install_smoke" | grep -F "$libdir/libstepkit.so.0"
+
+# The installed library is stripped, the build tree's keeps its symbols; README.md quotes both
+# sizes ("stripped (X MB instead of Y MB)", MB = 10^6 bytes): each stays within 10 % of the files.
+installed_size=$(stat -c %s "$(readlink -f "$libdir/libstepkit.so.0")")
+build_size=$(stat -c %s "$(readlink -f "$build/libstepkit.so")")
+quote=$(grep -oE 'stripped \([0-9.]+ MB instead of [0-9.]+ MB\)' "$source/README.md" || true)
+[ -n "$quote" ] || { echo "README.md quotes no sizes of the stripped library" >&2; exit 1; }
+echo "--- README.md: $quote; installed $installed_size bytes, build tree $build_size bytes"
+awk -v quote="$quote" -v installed="$installed_size" -v built="$build_size" 'BEGIN {
+    split(quote, w, /[( ]/); q_installed = w[3] * 1e6; q_built = w[7] * 1e6
+    status = 0
+    if (installed > built * 0.95) { print "the installed library is not stripped"; status = 1 }
+    if (installed < q_installed * 0.9 || installed > q_installed * 1.1) {
+        printf "README.md says %.1f MB installed, the file has %.1f MB\n", q_installed / 1e6, installed / 1e6; status = 1 }
+    if (built < q_built * 0.9 || built > q_built * 1.1) {
+        printf "README.md says %.1f MB in the build tree, the file has %.1f MB\n", q_built / 1e6, built / 1e6; status = 1 }
+    exit status }' >&2

@@ -4,7 +4,7 @@
 # STEPKIT_VERSION / STEPKIT_VERSION_NUMBER / STEPKIT_ABI_VERSION, stepkit_version() and
 # stepkit_version_number() of the built library (which the Swift code takes from the header, not
 # from literals of its own), its soname and file name, stepkit.pc and StepKitConfigVersion.cmake
-# as installed, the Debian packages' version, and the Python package (its build metadata comes
+# as installed, the Debian packages' version and changelog, and the Python package (its build metadata comes
 # from VERSION; its __version__ from a source checkout, and the library it loads).
 set -euo pipefail
 cmake=$1
@@ -62,6 +62,8 @@ config_version=$(find "$work/prefix" -name StepKitConfigVersion.cmake -print -qu
 same "StepKitConfigVersion.cmake" "$(sed -nE 's/^set\(PACKAGE_VERSION "(.*)"\)$/\1/p' "$config_version")" "$version"
 same "CPack (Debian packages)" \
     "$(sed -nE 's/^set\(CPACK_PACKAGE_VERSION "(.*)"\)$/\1/p' "$build/CPackConfig.cmake")" "$version"
+same "Debian changelog (cmake/debian/changelog)" \
+    "$(sed -nE '1s/^stepkit \(([^)]*)-[0-9]+\) .*/\1/p' "$source/cmake/debian/changelog")" "$version"
 same "Debian runtime package" \
     "$(sed -nE 's/^set\(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME "(.*)"\)$/\1/p' "$build/CPackConfig.cmake")" "libstepkit$abi"
 

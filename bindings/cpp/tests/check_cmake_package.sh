@@ -40,7 +40,7 @@ for wanted in 0.2 1.0; do
     mkdir -p "$work/refuse-$wanted"
     cat >"$work/refuse-$wanted/CMakeLists.txt" <<CMAKE
 cmake_minimum_required(VERSION 3.16)
-project(Refuse LANGUAGES NONE)
+project(Refuse LANGUAGES C)   # a language: find_package then searches lib/<multiarch>/
 find_package(StepKit $wanted REQUIRED)
 CMAKE
     if "$cmake" -S "$work/refuse-$wanted" -B "$work/refuse-$wanted/build" \
