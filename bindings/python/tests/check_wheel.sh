@@ -45,6 +45,22 @@ for lib in stepkit/libstepkit.so stepkit/libcrypto.so stepkit.libs/libjansson st
     grep -qF "$lib" <<<"$contents" || { echo "the wheel lacks $lib" >&2; echo "$contents" >&2; exit 1; }
 done
 
+# The licence: Apache-2.0 in the metadata, the repository's LICENSE and NOTICE in the wheel.
+"$python" - "$repaired" "$source" <<'PY'
+import sys, zipfile
+wheel, source = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(wheel) as z:
+    names = z.namelist()
+    metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
+    fields = [line for line in z.read(metadata).decode().splitlines() if line.startswith("License")]
+    assert "License-Expression: Apache-2.0" in fields, fields
+    for name in ("LICENSE", "NOTICE"):
+        packed = next((n for n in names if n.endswith(".dist-info/licenses/" + name)), None)
+        assert packed is not None, f"the wheel lacks .dist-info/licenses/{name}"
+        assert z.read(packed) == open(f"{source}/{name}", "rb").read(), f"{name} differs from the repository's"
+print("licence:", ", ".join(fields))
+PY
+
 # The sdist (not compiled here: that is a full Swift build) carries the native project, so that
 # `python -m build` and `pip install stepkit-*.tar.gz` can build the library from it.
 echo "--- python -m build --sdist"
@@ -53,7 +69,7 @@ echo "--- python -m build --sdist"
 sdist_files=$(tar -tzf "$work/sdist/stepkit-$version.tar.gz")
 for file in native/VERSION native/CMakeLists.txt native/cmake/stepkit.map native/include/stepkit.h \
             native/Sources/CStepKit/module.modulemap native/Sources/StepKit/ABI/LibraryExports.swift \
-            src/stepkit/_ffi.py pyproject.toml; do
+            src/stepkit/_ffi.py pyproject.toml LICENSE NOTICE; do
     grep -qxF "stepkit-$version/$file" <<<"$sdist_files" || { echo "the sdist lacks $file" >&2; exit 1; }
 done
 swift_in_sdist=$(grep -c "^stepkit-$version/native/Sources/StepKit/.*\.swift$" <<<"$sdist_files")
