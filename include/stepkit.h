@@ -482,7 +482,9 @@ int stepkit_session_skip(stepkit_session *session, char **out);
 
 /* Finishes the task with `reason`: "completed" (allowed only where going forward would complete
  * it: where navigation leads to the end, with the step's answers valid), "saved", "discarded",
- * "failed" or "earlyTermination". Every recorder stops. STEPKIT_EINVAL for another reason,
+ * "failed" or "earlyTermination". Every recorder stops, and an active step still running stops
+ * with the run, whatever the reason: its time is what it ran until the finish, and restoration
+ * data saved later says the same. STEPKIT_EINVAL for another reason,
  * STEPKIT_ESTATE when already finished or when "completed" is not allowed. On success stores the
  * new state in *out. */
 int stepkit_session_finish(stepkit_session *session, const char *reason, char **out);

@@ -16,13 +16,30 @@ extension Session {
         return withUnsafeMutablePointer(to: &self) { Navigator().route(leaving: index, in: $0.pointee) }
     }
 
-    /// Ends the run: every recorder stops, the host hears why.
+    /// Ends the run: every recorder stops, an active step's timer stops, the host hears why.
     mutating func endRun(_ reason: FinishReason, at time: Int64) {
         stopActiveRecorders(at: time)
         stopAsyncActions(leaving: nil, time: time)
+        stopActiveTimer(at: time)
         endDate = time
         finishReason = reason
         emit("taskFinished", ["reason": .string(reason.rawValue)], at: time)
+    }
+
+    /// Whatever the reason the run ends for, an active step still running when it ends stops
+    /// running then, as its recorders do. Only `completed` used to leave no timer running (it is
+    /// reached by going forward, which needs the step finished); a run that ended `failed`,
+    /// `discarded`, `saved` or `earlyTermination` on a running step kept its timer going, so
+    /// every later save counted the time since as the step's (issue 26, item 12).
+    private mutating func stopActiveTimer(at time: Int64) {
+        updateCurrent { visit in
+            guard var run = visit.active, run.status == .running else { return }
+            run.elapsedBefore = run.elapsed(at: time)
+            run.runningSince = nil
+            run.status = .finished
+            run.finishDate = time
+            visit.active = run
+        }
     }
 
     mutating func goForward() throws(StepKitError) {

@@ -184,10 +184,20 @@ struct Session: Sendable {
         prepareActiveStep(at: time)
     }
 
-    /// Restarts every running active step's timer at `time`, keeping the time each has run.
+    /// Restarts every running active step's timer at `time`, keeping the time each has run. In
+    /// a finished run none may run: data saved before every way of finishing stopped the timer
+    /// (issue 26, item 12) keeps the time it was saved with, and the step is finished when the
+    /// run was.
     mutating func anchorRunningSteps(at time: Int64) {
         for i in path.indices where path[i].active?.status == .running {
-            path[i].active?.runningSince = time
+            if isFinished, var run = path[i].active {
+                run.runningSince = nil
+                run.status = .finished
+                run.finishDate = run.finishDate ?? endDate
+                path[i].active = run
+            } else {
+                path[i].active?.runningSince = time
+            }
         }
     }
 
