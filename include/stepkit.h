@@ -93,8 +93,9 @@ int stepkit_version_number(void);
 /* An argument is invalid: a NULL pointer, an unknown finish reason, bad session options. */
 #define STEPKIT_EINVAL (-1)
 /* A JSON argument is not valid JSON: malformed text, invalid UTF-8, duplicate object keys,
- * a \u0000 escape in a string, numbers out of range (1e400), NaN or Infinity, or trailing text
- * after the document. (Nesting deeper than a "maxDepth" limit, and strings longer than
+ * a \u0000 escape in a string, numbers out of range (1e400, or 1e-400: not zero, yet too
+ * small for a double, so it would read as 0), NaN or Infinity, or trailing text after the
+ * document. (Nesting deeper than a "maxDepth" limit, and strings longer than
  * "maxStringBytes", are refused before parsing with STEPKIT_EINVAL "tooDeep", "stringTooLong".) */
 #define STEPKIT_EPARSE (-2)
 /* A task definition is valid JSON but not a valid task; "errors" lists every problem. */
@@ -165,7 +166,9 @@ int stepkit_task_compile_with_options(const char *task_json, const char *options
  * condition that cannot hold) is listed in the import report (stepkit_task_translate_fhir()).
  *
  * `options_json` may be NULL or {"strict": false, "limits": {...}} (the limits of
- * stepkit_task_compile_with_options(), applied to the Questionnaire's text). With "strict": true
+ * stepkit_task_compile_with_options(), applied to the Questionnaire's text, except that
+ * "maxDepth" is 128 unless given: 32 levels of items take 65 levels of JSON, and their content
+ * more, so every Questionnaire within the 32-level limit below reads). With "strict": true
  * any report entry is an error: STEPKIT_EDEFINITION with one problem per entry.
  *
  * On success returns STEPKIT_OK and stores a new handle in *out_task (release it with

@@ -308,8 +308,11 @@ struct ExpressionCompiler {
              .yearsBetween, .addDays, .addMonths, .addYears: range = 2...2
         }
         guard range.contains(count) else {
+            // The noun agrees with the number it follows: "at least 1 argument", "1 to 3 arguments".
+            let last = range.upperBound == Int.max || range.lowerBound == range.upperBound ? range.lowerBound : range.upperBound
+            let noun = last == 1 ? "argument" : "arguments"
             let wanted = range.upperBound == Int.max ? "at least \(range.lowerBound)" : (range.lowerBound == range.upperBound ? "\(range.lowerBound)" : "\(range.lowerBound) to \(range.upperBound)")
-            diagnostics.error("wrongArity", "\"\(op.rawValue)\" takes \(wanted) argument\(range.lowerBound == 1 && range.upperBound == 1 ? "" : "s"), found \(count).", at: path)
+            diagnostics.error("wrongArity", "\"\(op.rawValue)\" takes \(wanted) \(noun), found \(count).", at: path)
             return false
         }
         return true

@@ -199,7 +199,7 @@ struct FHIRAnswerFormat {
             if minLength != nil { reportIgnored(item, FHIRExtension.minLength, "minLength is not checked where a regex is given.") }
         } else if let minLength, minLength >= 1, minLength <= 10_000, minLength == minLength.rounded() {
             f["validationRegularExpression"] = .string("^[\\s\\S]{\(Int(minLength)),}$")
-            f["invalidMessage"] = .string("Enter at least \(Int(minLength)) characters.")
+            f["invalidMessage"] = .string("Enter at least \(NumberText.count(Int(minLength), "character")).")
         }
         if let start = initial(item, item.type == "url" ? "Uri" : "String") { f["defaultTextAnswer"] = start }
         return .object(f)

@@ -3,7 +3,7 @@
 struct FHIRImportOptions: Sendable {
     /// Any report entry is a definition error.
     var strict = false
-    var compile = CompileOptions()
+    var compile = CompileOptions.questionnaire
 
     static func parse(_ value: JSON?) throws(StepKitError) -> FHIRImportOptions {
         var options = FHIRImportOptions()
@@ -18,7 +18,16 @@ struct FHIRImportOptions: Sendable {
             options.strict = b
             object["strict"] = nil
         }
-        options.compile = try CompileOptions.parse(.object(object))
+        options.compile = try CompileOptions.parse(.object(object), defaults: .questionnaire)
+        return options
+    }
+}
+
+extension CompileOptions {
+    /// A Questionnaire's defaults: a task definition's, nested deeper (`InputLimits.questionnaire`).
+    static var questionnaire: CompileOptions {
+        var options = CompileOptions()
+        options.input = .questionnaire
         return options
     }
 }

@@ -13,6 +13,15 @@ struct InputLimits: Sendable, Equatable {
     /// 30 MiB), 64 levels, 1 MiB strings. Compiling costs about 13 to 25 times the text at its
     /// peak (docs/reliability.md, section 8), so the default keeps a compile under about 450 MiB.
     static let definition = InputLimits(maxBytes: 32 << 20, maxDepth: 64, maxStringBytes: 1 << 20)
+    /// FHIR Questionnaires: as definitions, but 128 levels. The importer's own limit is 32
+    /// levels of items (`FHIRItem.maxDepth`, docs/fhir.md), and each level of items is two of
+    /// JSON (an `item` array and an object): 32 levels take 65 under the resource, and an item's
+    /// own content (an answerOption's valueCoding's extension …) more. At 64 the text's depth
+    /// limit refused a Questionnaire of 31 levels before the importer's check could (issue 26);
+    /// at 128 every Questionnaire of 32 levels reads, and one nested deeper meets that check,
+    /// which names the item, unless it is nested so deep (about 60 levels) that this limit
+    /// refuses the text first.
+    static let questionnaire = InputLimits(maxBytes: 32 << 20, maxDepth: 128, maxStringBytes: 1 << 20)
     /// Answers: 1 MiB, 32 levels, 1 MiB strings.
     static let answer = InputLimits(maxBytes: 1 << 20, maxDepth: 32, maxStringBytes: 1 << 20)
     /// One batch of recorder samples: 16 MiB.
@@ -30,7 +39,8 @@ struct InputLimits: Sendable, Equatable {
     /// string is. So nothing recursive (jansson's parser, the conversion, the walks after it)
     /// ever sees more nesting than `maxDepth`, and a 100 MB string is refused after reading
     /// `maxStringBytes` of it, not after parsing it. Brackets are counted outside strings only;
-    /// anything else wrong with the text is left to the parser.
+    /// a number that is not zero but would read as 0 is refused (`VanishingNumber`: jansson
+    /// would take it as 0); anything else wrong with the text is left to the parser.
     func checkText(_ text: UnsafePointer<CChar>, argument: String) throws(StepKitError) {
         let limit = maxBytes
         try text.withMemoryRebound(to: UInt8.self, capacity: 1) { (bytes: UnsafePointer<UInt8>) throws(StepKitError) in
@@ -83,10 +93,17 @@ struct InputLimits: Sendable, Equatable {
                     depth += 1
                     if depth > maxDepth {
                         throw StepKitError(.invalidArgument, code: "tooDeep",
-                                           message: "\(argument) nests deeper than the limit of \(maxDepth) levels.")
+                                           message: "\(argument) nests deeper than the limit of \(NumberText.count(maxDepth, "level")).")
                     }
                 case UInt8(ascii: "]"), UInt8(ascii: "}"):
                     depth -= 1
+                case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"):
+                    // A number's fraction or exponent (the e of `true` and `false` follows a
+                    // letter): one that would read as 0 although it is not is refused here,
+                    // since jansson reads it as 0 (`VanishingNumber`).
+                    if n >= 2, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[n - 2]) {
+                        try VanishingNumber.check(bytes, at: n - 1)
+                    }
                 default:
                     break
                 }

@@ -9,8 +9,8 @@
 /// deep, `true`, `false`, `null`, numbers (an integer of at most 18 digits; a decimal or
 /// exponent form of at most 32 characters, read as Swift reads a `Double` — correctly rounded,
 /// as jansson's `strtod` is, and in no locale), and strings of valid UTF-8 with JSON's escapes.
-/// It leaves to jansson: `-0` and longer integers, numbers that overflow, `\u0000` and unpaired
-/// surrogates, control characters, invalid UTF-8, anything malformed. What it accepts, jansson
+/// It leaves to jansson: `-0` and longer integers, numbers that overflow or would read as 0,
+/// `\u0000` and unpaired surrogates, control characters, invalid UTF-8, anything malformed. What it accepts, jansson
 /// accepts with the same value (`PlainJSONTests` compare the two on every short text over the
 /// characters that matter, on random decimals, and on every document the test suites hold), so
 /// which reader ran is never visible.
@@ -266,6 +266,9 @@ enum PlainJSON {
             }
             let token = String(decoding: UnsafeBufferPointer(start: bytes + start, count: length), as: UTF8.self)
             guard let value = Double(token), value.isFinite else { return nil }
+            // A number that reads as 0 though its digits are not all zero (`1e-400`) is left to
+            // jansson's path, whose check refuses it (`VanishingNumber`).
+            if value == 0, VanishingNumber.vanishes(bytes, from: start, to: position) { return nil }
             return .double(value)
         }
 

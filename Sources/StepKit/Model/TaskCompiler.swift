@@ -531,14 +531,17 @@ struct CompileOptions: Sendable {
     var input = InputLimits.definition
     var maxSteps = defaultMaxSteps
 
-    static func parse(_ value: JSON?) throws(StepKitError) -> CompileOptions {
+    /// `defaults`: the input limits that apply unless `limits` overrides them (a FHIR
+    /// Questionnaire nests deeper than a task definition: `InputLimits.questionnaire`).
+    static func parse(_ value: JSON?, defaults: InputLimits = .definition) throws(StepKitError) -> CompileOptions {
         var options = CompileOptions()
+        options.input = defaults
         guard let value, !value.isNull else { return options }
         let d = Diagnostics()
         if let r = FieldReader(value, at: .root, d, what: "compile options") {
             if let limits = r.value("limits") {
                 let l = FieldReader(limits, at: .root.key("limits"), d, what: "limits")
-                options.input = InputLimits.definition.overridden(by: l, bytesKey: "maxDefinitionBytes", depthKey: "maxDepth", stringKey: "maxStringBytes")
+                options.input = defaults.overridden(by: l, bytesKey: "maxDefinitionBytes", depthKey: "maxDepth", stringKey: "maxStringBytes")
                 if let v = l?.integer("maxSteps", in: 1...100_000_000) { options.maxSteps = v }
                 l?.finish()
             }

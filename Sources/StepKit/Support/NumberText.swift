@@ -5,6 +5,13 @@ enum NumberText {
         return String(value)
     }
 
+    /// `1 character`, `2 characters`: a count with its noun in the number English gives it, so a
+    /// limit of one never reads "Enter at most 1 characters." (issue 26). `plural` is for the
+    /// nouns that do not just add an s.
+    static func count(_ n: Int, _ noun: String, plural: String? = nil) -> String {
+        "\(n) " + (n == 1 ? noun : plural ?? noun + "s")
+    }
+
     /// True when `value` has no more than `digits` digits after the decimal point (allowing for
     /// binary rounding: 0.1 has one).
     static func hasAtMost(fractionDigits digits: Int, _ value: Double) -> Bool {

@@ -55,7 +55,7 @@ struct DateFormat: AnswerFormatRules {
         if withTime && minuteInterval > 1, case .dateTime(let ms) = value {
             let minuteOfHour = ((ms % 3_600_000) + 3_600_000) % 3_600_000 / 60_000
             if minuteOfHour % Int64(minuteInterval) != 0 || ms % 60_000 != 0 {
-                throw AnswerRejection("notOnStep", "Choose a time in steps of \(minuteInterval) minutes.")
+                throw AnswerRejection("notOnStep", "Choose a time in steps of \(NumberText.count(minuteInterval, "minute")).")
             }
         }
         return answer
@@ -100,7 +100,7 @@ struct TimeOfDayFormat: AnswerFormatRules {
             throw AnswerRejection("invalidTime", "Enter a time as HH:mm, from 00:00 to 23:59.")
         }
         guard minutes % minuteInterval == 0 else {
-            throw AnswerRejection("notOnStep", "Choose a time in steps of \(minuteInterval) minutes.")
+            throw AnswerRejection("notOnStep", "Choose a time in steps of \(NumberText.count(minuteInterval, "minute")).")
         }
         return answer
     }

@@ -31,7 +31,7 @@ struct NumericFormat: AnswerFormatRules {
     func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? {
         let value = try range.check(answer)
         if let fractionDigits, !NumberText.hasAtMost(fractionDigits: fractionDigits, value) {
-            throw AnswerRejection("tooPrecise", String(range.instruction.dropLast()) + ", with at most \(fractionDigits) decimal places.")
+            throw AnswerRejection("tooPrecise", String(range.instruction.dropLast()) + ", with at most \(NumberText.count(fractionDigits, "decimal place")).")
         }
         return range.wholeNumbers ? .int(Int64(value)) : answer
     }

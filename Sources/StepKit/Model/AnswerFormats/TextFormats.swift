@@ -155,7 +155,7 @@ enum TextLength {
         guard maximumLength > 0 else { return }
         let (maxBytes, overflow) = maximumLength.multipliedReportingOverflow(by: bytesPerCharacter)
         if (!overflow && text.utf8.count > maxBytes) || text.count > maximumLength {
-            throw AnswerRejection("tooLong", "Enter at most \(maximumLength) characters.")
+            throw AnswerRejection("tooLong", "Enter at most \(NumberText.count(maximumLength, "character")).")
         }
     }
 }
