@@ -187,13 +187,16 @@ struct FHIRChoiceReader {
                 result[i].value = .string(system + "|" + s)
             }
         }
-        var seen: [JSON] = []
+        // A set of the values so far: a list of them, searched for each value, made importing a
+        // long answer list quadratic (50,000 answerOptions took 95 s, issue 26).
+        var seen = Set<ScalarKey>(minimumCapacity: result.count)
         for c in result {
-            if seen.contains(where: { $0.sameValue(as: c.value) }) {
+            // Every value is a string or an integer (`choice` makes nothing else).
+            guard let key = ScalarKey(c.value) else { continue }
+            if !seen.insert(key).inserted {
                 diagnostics.error("duplicateAnswer", "The item offers the answer \(JSONWriter.string(c.value)) twice.", at: path)
                 return nil
             }
-            seen.append(c.value)
         }
         return result.isEmpty ? nil : result
     }

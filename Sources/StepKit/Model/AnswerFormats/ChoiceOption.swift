@@ -18,6 +18,9 @@ struct ChoiceOption: Sendable, Equatable {
     static func parseList(_ items: [JSON], at path: JSONPath, _ diagnostics: Diagnostics,
                           images: Bool = false, scores: Bool = false) -> [ChoiceOption] {
         var options: [ChoiceOption] = []
+        options.reserveCapacity(items.count)
+        // The values so far, to find a repeat in one probe rather than a pass over the list.
+        var seen = Set<ScalarKey>(minimumCapacity: items.count)
         for (i, item) in items.enumerated() {
             let itemPath = path.index(i)
             guard let r = FieldReader(item, at: itemPath, diagnostics, what: "a choice") else { continue }
@@ -43,13 +46,11 @@ struct ChoiceOption: Sendable, Equatable {
             }
             r.finish()
             guard let value else { continue }
-            switch value {
-            case .string, .int, .double: break
-            default:
+            guard let key = ScalarKey(value) else {
                 diagnostics.error("wrongType", "A choice's \"value\" must be a string or a number, found \(value.typeName).", at: itemPath.key("value"))
                 continue
             }
-            if options.contains(where: { $0.value.sameValue(as: value) }) {
+            if !seen.insert(key).inserted {
                 diagnostics.error("duplicateValue", "Another choice already has the value \(JSONWriter.string(value)).", at: itemPath.key("value"))
                 continue
             }
