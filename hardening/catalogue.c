@@ -979,6 +979,132 @@ static int run_catalogue(void) {
         free(q);
     }
 
+    {
+        /* Numbers that are not zero but would read as 0 (issue 26, item 13): refused as invalid
+         * JSON, as 1e400 is, never taken as 0; the session keeps no answer. Zeros written with
+         * an exponent, and the smallest numbers a double holds, are read. */
+        static const char *decimal_task =
+            "{\"identifier\": \"d\", \"steps\": [{\"type\": \"question\", \"identifier\": \"x\", \"title\": \"x\","
+            " \"answerFormat\": {\"type\": \"numeric\", \"style\": \"decimal\"}}]}";
+        stepkit_task *dt = compile(decimal_task);
+        stepkit_session *ds = open_session(dt);
+        static const char *vanishing[] = {"1e-400", "-1e-400", "2e-324", "[1e-400]"};
+        for (size_t i = 0; i < sizeof vanishing / sizeof *vanishing; i++)
+            EXPECT_FAIL(ds, STEPKIT_EPARSE, "invalidJSON", stepkit_session_set_answer(ds, vanishing[i], fresh_out()));
+        char *long_zero = repeat("0.", '0', 400, "1");
+        EXPECT_FAIL(ds, STEPKIT_EPARSE, "invalidJSON", stepkit_session_set_answer(ds, long_zero, fresh_out())); OUT_IS_NULL();
+        free(long_zero);
+        EXPECT_FAIL(ds, STEPKIT_EPARSE, "invalidJSON", stepkit_session_set_answer(ds, "1e400", fresh_out())); OUT_IS_NULL();
+        EXPECT_OK(stepkit_session_set_answer(ds, "0e-400", NULL));
+        EXPECT_OK(stepkit_session_set_answer(ds, "4.9e-324", NULL));
+        stepkit_task *bad = NULL;
+        EXPECT_FAIL(NULL, STEPKIT_EPARSE, "invalidJSON", stepkit_task_compile(
+            "{\"identifier\": \"d\", \"steps\": [{\"type\": \"question\", \"identifier\": \"x\", \"title\": \"x\","
+            " \"answerFormat\": {\"type\": \"numeric\", \"style\": \"decimal\", \"minimum\": 1e-400}}]}", &bad));
+        CHECK(bad == NULL, "a refused compile stored a task");
+        stepkit_session_free(ds);
+        stepkit_task_free(dt);
+    }
+
+    {
+        /* FHIR items nested 32 levels deep import (docs/fhir.md); at 33 the importer's own check
+         * refuses them ("tooDeep", EDEFINITION), not the text's depth limit first (issue 26,
+         * item 13). Each item carries an answer option with a coded extension, four JSON levels
+         * of its own. */
+        for (int levels = 32; levels <= 33; levels++) {
+            char *q = malloc(4096 + (size_t)levels * 128);
+            char *p = q + sprintf(q, "{\"resourceType\": \"Questionnaire\", \"item\": [");
+            for (int k = 1; k < levels; k++) p += sprintf(p, "{\"linkId\": \"g%d\", \"type\": \"group\", \"item\": [", k);
+            p += sprintf(p, "{\"linkId\": \"q\", \"type\": \"choice\", \"answerOption\": [{\"valueCoding\": {\"code\": \"a\", "
+                            "\"extension\": [{\"url\": \"http://hl7.org/fhir/StructureDefinition/ordinalValue\", \"valueDecimal\": 1}]}}]}");
+            for (int k = 1; k < levels; k++) p += sprintf(p, "]}");
+            strcpy(p, "]}");
+            stepkit_task *ft = NULL;
+            if (levels == 32) {
+                EXPECT_OK(stepkit_task_compile_fhir(q, NULL, &ft));
+            } else {
+                EXPECT_FAIL(NULL, STEPKIT_EDEFINITION, "tooDeep", stepkit_task_compile_fhir(q, NULL, &ft));
+            }
+            stepkit_task_free(ft);
+            free(q);
+        }
+    }
+
+    {
+        /* A run finished "failed" (or discarded, saved, earlyTermination) while an active step
+         * runs: the step's timer stops with the run, so a save an hour later says what a save
+         * at the end said (issue 26, item 12). */
+        static const char *reasons[] = {"failed", "discarded", "saved", "earlyTermination"};
+        for (size_t i = 0; i < sizeof reasons / sizeof *reasons; i++) {
+            stepkit_task *at = compile(SMALL_TASK);
+            stepkit_session *as = open_session(at);
+            /* intro, likes, age, color (skipped), about, then the walk */
+            EXPECT_OK(stepkit_session_go_forward(as, NULL));
+            EXPECT_OK(stepkit_session_set_answer(as, "true", NULL));
+            EXPECT_OK(stepkit_session_go_forward(as, NULL));
+            EXPECT_OK(stepkit_session_set_answer(as, "42", NULL));
+            EXPECT_OK(stepkit_session_go_forward(as, NULL));
+            EXPECT_OK(stepkit_session_skip(as, NULL));
+            EXPECT_OK(stepkit_session_set_answer(as, "{\"name\": \"Ann\"}", NULL));
+            EXPECT_OK(stepkit_session_go_forward(as, NULL));
+            EXPECT_OK(stepkit_session_active(as, "start", NULL));
+            now_ms += 4000;
+            EXPECT_OK(stepkit_session_finish(as, reasons[i], NULL));
+            char *first = NULL, *later = NULL;
+            EXPECT_OK(stepkit_session_save(as, &first));
+            now_ms += 3600 * 1000;
+            EXPECT_OK(stepkit_session_save(as, &later));
+            json_t *a = first ? json_loads(first, 0, NULL) : NULL, *b = later ? json_loads(later, 0, NULL) : NULL;
+            json_t *pa = a ? json_object_get(a, "path") : NULL, *pb = b ? json_object_get(b, "path") : NULL;
+            json_t *ra = json_object_get(json_array_get(pa, json_array_size(pa) - 1), "active");
+            json_t *rb = json_object_get(json_array_get(pb, json_array_size(pb) - 1), "active");
+            CHECK(ra && json_integer_value(json_object_get(ra, "elapsed")) == 4000,
+                  "finished %s: the walk's saved time is not the 4 s it ran: %s", reasons[i], first ? first : "(null)");
+            CHECK(ra && rb && json_equal(ra, rb), "finished %s: a later save changed the walk's timer", reasons[i]);
+            json_decref(a);
+            json_decref(b);
+            stepkit_string_free(first);
+            stepkit_string_free(later);
+            stepkit_session_free(as);
+            stepkit_task_free(at);
+        }
+    }
+
+    if (!getenv("STEPKIT_CATALOGUE_SKIP_HUGE")) {
+        /* 80,000 choices (3.1 MB), the last repeating the first, and 50,000 FHIR answer options:
+         * the duplicate is named where it is, and the lists compile in time linear in their
+         * length (issue 26, item 10: they took 36 s and 95 s; the instruction count check is
+         * bindings/c/tests/check_choice_scaling.sh, which times nothing). */
+        size_t n = 80000;
+        char *t = malloc(n * 64 + 1024);
+        char *p = t + sprintf(t, "{\"identifier\": \"long\", \"steps\": [{\"type\": \"question\", \"identifier\": \"q\","
+                                  " \"answerFormat\": {\"type\": \"textChoice\", \"style\": \"singleChoice\", \"textChoices\": [");
+        for (size_t i = 0; i < n; i++) p += sprintf(p, "%s{\"text\": \"Choice %zu\", \"value\": \"v%zu\"}", i ? "," : "", i, i);
+        char *end = p;
+        strcpy(p, "]}}]}");
+        stepkit_task *lt = NULL;
+        EXPECT_OK(stepkit_task_compile(t, &lt));
+        stepkit_task_free(lt);
+        lt = NULL;
+        strcpy(end, ",{\"text\": \"Again\", \"value\": \"v0\"}]}}]}");
+        EXPECT_FAIL(NULL, STEPKIT_EDEFINITION, "duplicateValue", stepkit_task_compile(t, &lt));
+        const char *e = stepkit_last_error();
+        CHECK(e && strstr(e, "\"steps[0].answerFormat.textChoices[80000].value\"") && strstr(e, "Another choice already has the value \\\"v0\\\"."),
+              "the repeated value is not named at its index: %.300s", e ? e : "(null)");
+        free(t);
+
+        size_t m = 50000;
+        char *q = malloc(m * 96 + 1024);
+        p = q + sprintf(q, "{\"resourceType\": \"Questionnaire\", \"item\": [{\"linkId\": \"q\", \"type\": \"choice\", \"answerOption\": [");
+        for (size_t i = 0; i < m; i++)
+            p += sprintf(p, "%s{\"valueCoding\": {\"system\": \"http://example.org\", \"code\": \"c%zu\", \"display\": \"Answer %zu\"}}", i ? "," : "", i, i);
+        strcpy(p, "]}]}");
+        stepkit_task *ft = NULL;
+        EXPECT_OK(stepkit_task_compile_fhir(q, NULL, &ft));
+        stepkit_task_free(ft);
+        free(q);
+    }
+
     stepkit_string_free(saved);
     stepkit_session_free(s);
     stepkit_task_free(task);

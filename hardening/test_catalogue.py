@@ -440,3 +440,75 @@ def test_maximum_length_bounds_bytes():
     e = expect(session, stepkit.AnswerError, session.set_answer, "e" + "\u0301" * 400_000)
     assert "tooLong" in codes(e)
     session.set_answer("é")
+    # One character allowed: the message says so in the singular (issue 26, item 13).
+    e = expect(session, stepkit.AnswerError, session.set_answer, "ab")
+    assert e.error["message"] == "Enter at most 1 character."
+
+
+# ------------------------------------------------------------------ issue 26: the engine's last soft spots
+
+DECIMAL_TASK = {"identifier": "d", "steps": [
+    {"type": "question", "identifier": "x", "title": "x", "answerFormat": {"type": "numeric", "style": "decimal"}}]}
+
+
+@pytest.mark.parametrize("text", [b"1e-400", b"-1e-400", b"2e-324", b"[1e-400]", b"0." + b"0" * 400 + b"1"],
+                         ids=["1e-400", "-1e-400", "2e-324", "in an array", "400 zeros"])
+def test_a_number_that_would_read_as_zero_is_refused(text):
+    # Not zero, but a double reads it as 0: refused as 1e400 is, never taken as 0 (item 13).
+    with stepkit.Task.from_json(DECIMAL_TASK) as t, t.open({"taskRunUUID": UUID}) as s:
+        e = expect(s, stepkit.ParseError, s.set_answer_json, text)
+        assert "invalidJSON" in codes(e)
+        assert "too close to 0" in e.error["message"]
+    with pytest.raises(stepkit.ParseError):
+        stepkit.Task.from_json(b'{"identifier": "d", "steps": [{"type": "question", "identifier": "x", "title": "x",'
+                               b' "answerFormat": {"type": "numeric", "style": "decimal", "minimum": ' + text + b'}}]}')
+
+
+def test_zeros_and_the_smallest_doubles_are_read():
+    with stepkit.Task.from_json(DECIMAL_TASK) as t, t.open({"taskRunUUID": UUID}) as s:
+        for text in (b"0e-400", b"-0.0", b"4.9e-324", b"1e-300"):
+            s.set_answer_json(text)
+
+
+def fhir_nested(levels):
+    """A Questionnaire whose question sits `levels` deep, with an answer option carrying a coded
+    extension (four JSON levels of its own)."""
+    item = {"linkId": "q", "type": "choice", "answerOption": [{"valueCoding": {"code": "a", "extension": [
+        {"url": "http://hl7.org/fhir/StructureDefinition/ordinalValue", "valueDecimal": 1}]}}]}
+    for k in range(levels - 1, 0, -1):
+        item = {"linkId": f"g{k}", "type": "group", "item": [item]}
+    return {"resourceType": "Questionnaire", "item": [item]}
+
+
+def test_fhir_nesting_limit_is_the_documented_32_levels():
+    # docs/fhir.md: items nested more than 32 deep are refused ("tooDeep"); 32 import (item 13).
+    stepkit.Task.from_fhir(fhir_nested(32)).close()
+    with pytest.raises(stepkit.DefinitionError) as info:
+        stepkit.Task.from_fhir(fhir_nested(33))
+    assert "tooDeep" in codes(info.value)
+    assert info.value.error["errors"][0]["path"] == ".".join(["item[0]"] * 32) + ".item"
+
+
+@pytest.mark.parametrize("reason", ["failed", "discarded", "saved", "earlyTermination"])
+def test_a_run_finished_on_a_running_step_keeps_its_timer(task, reason):
+    # The timer stops with the run: a save an hour later says what a save at the end said (item 12).
+    with task.open({"taskRunUUID": UUID}) as s:
+        clock = stepkit.ManualClock(START_MS)
+        s.set_clock(clock)
+        s.forward()
+        s.set_answer(True)
+        s.forward()
+        s.set_answer(42)
+        s.forward()
+        s.skip()
+        s.set_answer({"name": "Ann"})
+        s.forward()
+        assert s.state["step"]["identifier"] == "walk"
+        s.active("start")
+        clock.advance_seconds(4)
+        s.finish(reason)
+        first = json.loads(s.save())
+        clock.advance_seconds(3600)
+        later = json.loads(s.save())
+        assert first["path"][-1]["active"]["elapsed"] == 4000
+        assert later["path"][-1]["active"] == first["path"][-1]["active"]
