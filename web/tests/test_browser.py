@@ -202,3 +202,64 @@ def test_timed_and_wait_steps_pass_axe(server, browser, axe):
     assert page.query_selector("form[data-deadline-ms]") is not None
     check_axe(axe, page, "countdown")
     page.close()
+
+
+ATTACK = """<!doctype html><html lang="en"><head><title>attack</title></head><body>
+<form id="f" method="post" action="{target}{path}">
+<input name="_version" value="{version}"><input name="_step" value="mood">
+<input name="answer" value="1"><input name="action" value="next"></form>
+<script>
+fetch("{target}/api/tasks", {{method: "POST", mode: "no-cors",
+  headers: {{"content-type": "text/plain"}}, body: {task}}})
+  .catch(function () {{}})
+  .finally(function () {{ document.title = "sent"; document.getElementById("f").submit(); }});
+</script></body></html>"""
+
+
+def test_another_origin_cannot_change_tasks_or_answers(server, browser):
+    """CSRF from a real browser: a page on another origin (localhost, another port) posts a
+    new task version as text/plain (no preflight) and a participant's page as a form. Both
+    are refused; the task keeps its version and the session its answers."""
+    import http.server
+    import threading
+
+    from live import free_port
+
+    sid, url = new_session(server, "daily-checkin")
+    info = api_state(server, sid)
+    before_versions = api.get(f"{server.url}/api/tasks/daily-checkin").json()["versions"]
+    changed = json.loads(example("daily-checkin"))
+    changed["steps"] = changed["steps"][:1]
+    page_html = ATTACK.format(target=server.url, path=url.replace(server.url, ""),
+                              version=info["version"], task=json.dumps(json.dumps(changed)))
+
+    class Attacker(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = page_html.encode()
+            self.send_response(200)
+            self.send_header("content-type", "text/html; charset=utf-8")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    port = free_port()
+    evil = http.server.ThreadingHTTPServer(("127.0.0.1", port), Attacker)
+    thread = threading.Thread(target=evil.serve_forever, daemon=True)
+    thread.start()
+    try:
+        for origin in (f"http://localhost:{port}", f"http://127.0.0.1:{port}"):
+            ctx = browser.new_context()
+            page = ctx.new_page()
+            with page.expect_navigation(url=url, timeout=30_000):
+                page.goto(origin + "/")
+            assert "another web site" in page.content()  # the 403 page
+            ctx.close()
+    finally:
+        evil.shutdown()
+    after = api_state(server, sid)
+    assert after["version"] == info["version"]
+    assert after["state"]["step"]["identifier"] == "mood" and after["state"].get("answer") is None
+    assert api.get(f"{server.url}/api/tasks/daily-checkin").json()["versions"] == before_versions

@@ -20,7 +20,8 @@ import logging
 from typing import Any, Iterable, Optional
 from urllib.parse import urlsplit
 
-from fastapi import Request
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from .service import Refused
 
@@ -53,6 +54,11 @@ def origin_of(url: str) -> Optional[str]:
     return f"{scheme}://{host}:{port}"
 
 
+# Declares the scheme in the OpenAPI description; the check itself is ApiKey's.
+_bearer = HTTPBearer(auto_error=False, scheme_name="apiKey",
+                     description="The API key: `Authorization: Bearer KEY`.")
+
+
 class ApiKey:
     """The dependency that guards the host API (``Depends(ApiKey(...))`` on its router)."""
 
@@ -64,16 +70,16 @@ class ApiKey:
                         "tasks and read every answer (open_api / --open-api); use it on "
                         "loopback only")
 
-    def __call__(self, request: Request) -> None:
+    def __call__(self, credentials: Optional[HTTPAuthorizationCredentials] = Depends(_bearer)
+                 ) -> None:
         if self.open_api:
             return
         if self._key is None:
             raise Refused(401, {"code": "EAUTH", "message": "The API is closed: the server "
                                 "has no API key configured."})
-        header = request.headers.get("authorization", "")
-        scheme, _, given = header.partition(" ")
+        given = credentials.credentials if credentials is not None else ""
         # compare_digest takes the same time whatever the first differing byte is.
-        if scheme.lower() != "bearer" or not hmac.compare_digest(
+        if credentials is None or not hmac.compare_digest(
                 given.strip().encode("utf-8", "surrogateescape"), self._key):
             raise Refused(401, {"code": "EAUTH", "message": "A valid API key is required "
                                 "(Authorization: Bearer KEY)."})
