@@ -3,6 +3,8 @@
 
 OUTDIR/compile/  the example tasks (examples/tasks/*.json without the answers files)
 OUTDIR/answers/  operation sequences (see fuzz_answers.c) that walk each example with its answers
+                 from the start, and short ones from each of the harness's starting points (the
+                 walk's steps: an answer, state, forward, back, tick, result)
 OUTDIR/restore/  restoration data saved at every step of those walks (see fuzz_restore.c), as is
                  and in "re-sign" mode, plus the same data against the changed headache task
 OUTDIR/forged/   edit programs for fuzz_forged.c: a saved run of its pool, a mode (keyed or not)
@@ -52,14 +54,16 @@ def main() -> None:
         journal = Path(journal_dir) / "autosave.json"
         # The autosave file (a snapshot and a journal of every call's change) is a seed too.
         session = task.open({"taskRunUUID": RUN_UUID, "continueOnRecorderFailure": True, "autosave": str(journal)})
-        ops = bytearray([index])
+        ops = bytearray([index, 0])  # byte 1 = 0: the session opened afresh
         saves = [session.save()]
+        walk_answers = []  # the answer op for each step of the walk (b"" when it has none)
         for _ in range(60):
             state = session.state
             if state["status"] != "inProgress":
                 break
             step = state["step"]
             ident = step["identifier"]
+            walk_answers.append(answer_op(json.dumps(answers[ident])) if ident in answers else b"")
             if ident in answers:
                 ops += answer_op(json.dumps(answers[ident]))
                 try:
@@ -72,7 +76,7 @@ def main() -> None:
                     session.active("start")
                 except Exception:
                     pass
-            ops += bytes([8, 10, 1])  # state, save/restore check, forward
+            ops += bytes([1])  # forward
             try:
                 session.forward()
             except stepkit.StepKitError:
@@ -81,10 +85,16 @@ def main() -> None:
                 except stepkit.StepKitError:
                     break
             saves.append(session.save())
-        ops += bytes([2, 2, 9, 4, 0])  # back, back, result, finish completed
+        ops += bytes([8, 10, 2, 2, 9, 4, 0])  # state, save/restore check, back, back, result, finish completed
         (out / "answers" / f"{name}.ops").write_bytes(bytes(ops))
         # a second, simpler sequence: forward/back/skip only
-        (out / "answers" / f"{name}-nav.ops").write_bytes(bytes([index, 1, 1, 3, 2, 1, 6, 9, 4, 1]))
+        (out / "answers" / f"{name}-nav.ops").write_bytes(bytes([index, 0, 1, 1, 3, 2, 1, 6, 9, 4, 1]))
+        # from each starting point k (the harness's walk is this one, on a manual clock: the
+        # answers line up with its steps as far as the two walks agree)
+        for k in range(1, len(walk_answers) + 1):
+            here = walk_answers[k] if k < len(walk_answers) else b""
+            (out / "answers" / f"{name}-from-{k:02d}.ops").write_bytes(
+                bytes([index, k]) + here + bytes([8, 1, 2, 6, 9, 1]))
         for k, saved in enumerate(saves):
             data = saved.encode("utf-8")
             (out / "restore" / f"{name}-{k:02d}").write_bytes(bytes([0, index]) + data)
