@@ -46,6 +46,21 @@ import Testing
         }
     }
 
+    @Test func eachRunOfNumberCharactersIsCheckedOnce() throws {
+        // Not JSON, refused by the parser; the check before it looks at the run once, not at
+        // every dot (which made this 200,000-dot text quadratic: 10^10 steps).
+        let text = "[" + String(repeating: "1.", count: 200_000) + "1]"
+        let result = text.withCString { p in
+            Result { () throws(StepKitError) -> JSON in try JSONParser.parse(cString: p, within: .definition, argument: "task_json") }
+        }
+        #expect(throws: StepKitError.self) { try result.get() }
+        let vanishing = "[" + String(repeating: "1.", count: 200_000) + "1e-400]"
+        let refused = vanishing.withCString { p in
+            Result { () throws(StepKitError) -> JSON in try JSONParser.parse(cString: p, within: .definition, argument: "task_json") }
+        }
+        #expect(throws: StepKitError.self) { try refused.get() }
+    }
+
     @Test(arguments: ["0e-400", "-0.0", "0.0e5", "4.9e-324", "1e-300", "2.5e-308", "0.5", "1e5", "[true, false, 1.5]", "\"1e-400\""])
     func zerosAndSmallNumbersThatFitAreRead(_ text: String) throws {
         let value = try text.withCString { p in

@@ -48,6 +48,8 @@ struct InputLimits: Sendable, Equatable {
             var depth = 0
             var inString = false
             var stringBytes = 0
+            // Where the last number checked for vanishing ends: each is checked once.
+            var checkedNumbers = 0
             while true {
                 let byte = bytes[n]
                 if byte == 0 { return }
@@ -101,8 +103,8 @@ struct InputLimits: Sendable, Equatable {
                     // A number's fraction or exponent (the e of `true` and `false` follows a
                     // letter): one that would read as 0 although it is not is refused here,
                     // since jansson reads it as 0 (`VanishingNumber`).
-                    if n >= 2, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[n - 2]) {
-                        try VanishingNumber.check(bytes, at: n - 1)
+                    if n - 1 >= checkedNumbers, n >= 2, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[n - 2]) {
+                        checkedNumbers = try VanishingNumber.check(bytes, at: n - 1)
                     }
                 default:
                     break

@@ -14,13 +14,16 @@ enum VanishingNumber {
     static let vanishesBelow = -330
 
     /// Refuses the number around `at` (an index inside it) in `bytes` when its digits are not all
-    /// zero but its value reads as 0.
-    static func check(_ bytes: UnsafePointer<UInt8>, at: Int) throws(StepKitError) {
+    /// zero but its value reads as 0; returns where the number ends, so the caller checks each
+    /// run of number characters once (`1.1.1.1…`, not JSON, would otherwise be scanned again at
+    /// every dot: quadratic).
+    @discardableResult
+    static func check(_ bytes: UnsafePointer<UInt8>, at: Int) throws(StepKitError) -> Int {
         var start = at
         while start > 0, isNumberByte(bytes[start - 1]) { start -= 1 }
         var end = at
         while isNumberByte(bytes[end]) { end += 1 }
-        guard vanishes(bytes, from: start, to: end) else { return }
+        guard vanishes(bytes, from: start, to: end) else { return end }
         let shown = String(decoding: UnsafeBufferPointer(start: bytes + start, count: min(end - start, 40)), as: UTF8.self)
         throw StepKitError(.parse, code: "invalidJSON",
                            message: "Invalid JSON: the number \(shown)\(end - start > 40 ? "…" : "") is too close to 0 to be read: it is not 0, but would read as 0.")
