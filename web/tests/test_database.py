@@ -25,6 +25,7 @@ from stepkit_web.app import create_app
 from stepkit_web.db import Timeouts, make_engine
 
 JSON = {**AUTH, "content-type": "application/json"}
+FORM = {"content-type": "application/x-www-form-urlencoded"}
 SAVED_PAGE = "answers up to the last page you completed are saved"
 
 
@@ -188,3 +189,58 @@ def test_the_database_clock_is_the_servers(pg):
         assert before - 1000 <= db_now <= after + 1000  # the same machine's clock
     finally:
         engine.dispose()
+
+
+def test_strace_shows_the_wal_synced_before_the_303(tmp_path):
+    """The system calls of a real `serve`: between reading a participant's POST and writing
+    its 303, the process fdatasyncs (or fsyncs) the SQLite WAL."""
+    import re
+    import shutil
+    import subprocess
+    import sys
+
+    from harness import wait_ready
+
+    strace = shutil.which("strace")
+    assert strace, "strace is missing: web/scripts/test installs it"
+    port = free_port()
+    env = dict(os.environ, STEPKIT_WEB_INTEGRITY_KEY=KEY, STEPKIT_WEB_API_KEY=API_KEY,
+               PYTHONPATH=os.pathsep.join(sys.path))
+    trace = tmp_path / "trace.txt"
+    proc = subprocess.Popen(
+        [strace, "-f", "-y", "-s", "48", "-o", str(trace),
+         "-e", "trace=fsync,fdatasync,read,recvfrom,write,sendto",
+         sys.executable, "-m", "stepkit_web", "serve", "--db", f"sqlite:///{tmp_path / 'r.db'}",
+         "--host", "127.0.0.1", "--port", str(port)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(url + "/healthz", 120, proc)
+        assert httpx.post(url + "/api/tasks", content=example("daily-checkin"),
+                          headers=JSON, timeout=60).status_code == 201
+        created = httpx.post(url + "/api/tasks/daily-checkin/sessions", headers=JSON,
+                             timeout=60).json()
+        for version in (1, 2, 3, 4):  # four answers saved, each acknowledged by a 303
+            r = httpx.post(created["resumeUrl"], headers=FORM, timeout=60,
+                           content=f"_version={version}&_step=mood&answer={version}"
+                                   "&action=save".encode())
+            assert r.status_code == 303 and r.headers["location"].startswith("/r/")
+    finally:
+        for pid in children(proc.pid):  # the server: strace ends with it
+            os.kill(pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    lines = trace.read_text(errors="replace").splitlines()
+    got = [i for i, line in enumerate(lines) if re.search(r'(read|recvfrom)\(.*"POST /r/', line)]
+    acked = [i for i, line in enumerate(lines)
+             if re.search(r'(write|sendto)\(.*"HTTP/1.1 303 See Other', line)]
+    assert len(got) == 4 and len(acked) == 4, (got, acked)
+    for start, end in zip(got, acked):
+        # (synchronous=NORMAL syncs the WAL only at checkpoints and when it starts over: at
+        # most the first of these answers would have one.)
+        synced = [line for line in lines[start:end]
+                  if re.search(r"f(data)?sync\(\d+<[^>]*-wal>\) = 0", line)]
+        assert synced, f"no fsync of the WAL between the POST and its 303 (line {start})"
