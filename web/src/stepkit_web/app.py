@@ -1,5 +1,6 @@
-"""The FastAPI application: participant pages (server-rendered, Post/Redirect/Get) and the
-host's JSON API. Build one with :func:`create_app`."""
+"""The FastAPI application: participant pages (server-rendered, Post/Redirect/Get, here) and
+the host's JSON API (api.py, behind the API key), with the security headers, body limits and
+same-origin rule of security.py and limits.py. Build one with :func:`create_app`."""
 
 from __future__ import annotations
 
