@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import ctypes
+import dis
 import json
 import os
+import queue
 import threading
+import weakref
+from collections import deque
 from contextlib import contextmanager
 from ctypes import c_void_p
-from typing import Any, Callable, Dict, Iterator, List, Mapping, NoReturn, Optional, Sequence, TypeVar, Union
+from typing import Any, Callable, Deque, Dict, Iterator, List, Mapping, NoReturn, Optional, Sequence, Set, TypeVar, Union
 
 from . import _ffi
 from .clock import _as_ms, system_time_ms
@@ -550,43 +554,60 @@ class _Clock:
 class _Events:
     """Adapts a Python event callback to ``stepkit_event_fn``.
 
-    The library calls the trampoline on the calling thread while the Python session lock is
-    still held (inside the library call), so the trampoline only copies the event text; the
-    session hands the copies to the Python callback once the call has returned and the lock
-    is released (:meth:`deliver`)."""
+    The function the library calls is ``SimpleQueue.put`` of :attr:`inbox`, written in C, with
+    the event text already copied into bytes by ctypes (``EVENT_FN`` declares it ``c_char_p``):
+    no Python code runs inside the library call. A Python trampoline would start with a
+    bytecode at which a pending signal handler runs (Ctrl-C's KeyboardInterrupt): ctypes prints
+    and swallows an exception raised there, and the event and the exception were both lost.
+    The session moves what arrived into its queue of undelivered events (:meth:`Session._take`)
+    and hands them to :attr:`fn` once the library call has returned (:meth:`Session._deliver`)."""
 
-    __slots__ = ("fn", "pending", "cfunc")
+    __slots__ = ("fn", "inbox", "cfunc")
 
     def __init__(self, fn: EventCallback) -> None:
         self.fn = fn
-        self.pending: List[bytes] = []
-        self.cfunc = _ffi.EVENT_FN(self._trampoline)
+        self.inbox: "queue.SimpleQueue[Optional[bytes]]" = queue.SimpleQueue()
+        # put(item, block): called with (event bytes, user_data None); never blocks.
+        self.cfunc = _ffi.EVENT_FN(self.inbox.put)
 
-    def _trampoline(self, event_json: Optional[int], _user_data: Optional[int]) -> None:
-        # Never let an exception reach ctypes (it would print it and carry on).
-        try:
-            if event_json:
-                self.pending.append(ctypes.string_at(event_json))  # a copy: the text is borrowed
-        except BaseException:  # noqa: B902 - nothing can be raised into C
-            pass
 
-    def deliver(self, session: "Session", events: List[bytes]) -> Optional[BaseException]:
-        """Calls the callback with each event, in order; returns the first exception it raised
-        (the other events are still delivered). Stops if the callback is replaced meanwhile."""
-        first: Optional[BaseException] = None
-        for raw in events:
-            if session._events is not self:
+_NO_EVENT = object()  # never put in an inbox: iter(inbox.get_nowait, _NO_EVENT) ends on Empty
+
+
+def _entry_offset(code: Any) -> int:
+    """The offset of the instruction at which a function's frame begins executing: where
+    CPython 3.11+ runs pending signal handlers on entry (RESUME); 0 before 3.11."""
+    offset = _ENTRY_OFFSETS.get(code)
+    if offset is None:
+        offset = 0
+        for instruction in dis.get_instructions(code):
+            if instruction.opname == "RESUME":
+                offset = instruction.offset
                 break
-            try:
-                try:
-                    event = json.loads(raw.decode("utf-8"))
-                except (UnicodeDecodeError, ValueError) as exc:
-                    raise InternalError(f"an event is not valid JSON: {exc}") from None
-                self.fn(event)
-            except BaseException as exc:  # noqa: B902 - re-raised after the delivery
-                if first is None:
-                    first = exc
-        return first
+        _ENTRY_OFFSETS[code] = offset
+    return offset
+
+
+_ENTRY_OFFSETS: "weakref.WeakKeyDictionary[Any, int]" = weakref.WeakKeyDictionary()
+
+
+def _raised_on_entry(exc: BaseException) -> bool:
+    """Whether ``exc``, caught by :meth:`Session._deliver` around the callback's call, was raised
+    as the callback's first Python frame began, before any of its code ran: by a signal
+    handler (Ctrl-C) that the interpreter runs at a function's entry. Then the callback did
+    not see the event. A callback written in C (no Python frame) has always seen it."""
+    tb = exc.__traceback__  # this frame (the delivery)
+    callee = tb.tb_next if tb is not None else None
+    if callee is None:
+        return False
+    return callee.tb_lasti <= _entry_offset(callee.tb_frame.f_code)
+
+
+def _decode_event(raw: bytes) -> Any:
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise InternalError(f"an event is not valid JSON: {exc}") from None
 
 
 def _samples_bytes(samples: Any) -> bytes:
@@ -612,7 +633,7 @@ class Session(_Handle):
     one call at a time (calls are serialized).
     """
 
-    __slots__ = ("_task", "_owner", "_clock", "_events")
+    __slots__ = ("_task", "_owner", "_clock", "_events", "_undelivered", "_delivering")
 
     _NOUN = "session"
     _FREE = "stepkit_session_free"
@@ -621,6 +642,8 @@ class Session(_Handle):
     _owner: Optional[int]  # the thread inside a library call on this session
     _clock: Optional["_Clock"]
     _events: Optional["_Events"]
+    _undelivered: Deque[Optional[bytes]]  # events the library handed over, not yet given to the callback
+    _delivering: Set[int]  # the threads running a delivery (a call from the callback adds none)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("use stepkit.Task.open() to open a session")
@@ -633,6 +656,8 @@ class Session(_Handle):
         self._owner = None
         self._clock = None
         self._events = None
+        self._undelivered = deque()
+        self._delivering = set()
         return self
 
     # -- handle management ------------------------------------------------------------------
@@ -651,6 +676,7 @@ class Session(_Handle):
     def _released(self) -> None:
         self._clock = None  # only after the library stopped using it
         self._events = None
+        self._undelivered.clear()
 
     def _call(self, name: str, *args: Any) -> Dict[str, Any]:
         """Runs ``name(session, *args, &out)`` under the session's lock and returns its JSON
@@ -682,9 +708,7 @@ class Session(_Handle):
 
     def _call_text(self, name: str, *args: Any) -> str:
         """Runs ``name(session, *args, &out)`` under the session's lock and returns its output
-        JSON text unchanged."""
-        sink: Optional[_Events] = None
-        events: List[bytes] = []
+        JSON text unchanged. The call's events are then given to the event callback."""
         try:
             with self._owning() as handle:
                 clock = self._clock
@@ -696,15 +720,88 @@ class Session(_Handle):
                     if clock is not None:
                         clock_error, clock.error = clock.error, None
                     if sink is not None:
-                        events, sink.pending = sink.pending, []
+                        self._take(sink)
                 if clock_error is not None:
                     raise clock_error
         finally:
             # Outside the lock: the callback may call back into this session.
-            callback_error = sink.deliver(self, events) if sink is not None and events else None
+            callback_error = self._deliver()
         if callback_error is not None:
             raise callback_error
         return text
+
+    def _take(self, sink: _Events) -> None:
+        """Moves the events the library put in ``sink``'s inbox to the end of the queue of
+        undelivered events, in one C-level call: an exception raised by a signal handler can
+        only come before or after it, so no event is dropped on the way."""
+        try:
+            self._undelivered.extend(iter(sink.inbox.get_nowait, _NO_EVENT))
+        except queue.Empty:
+            pass  # the inbox is empty: everything was moved
+
+    def _deliver(self) -> Optional[BaseException]:
+        """Gives the queued events to the callback, oldest first, each exactly once; returns the
+        first Exception the callback raised (the others are still delivered). A KeyboardInterrupt
+        or other BaseException, from the callback or from a signal handler, propagates at once:
+        the events after it stay queued for the next call or :meth:`deliver_events`.
+
+        An event counts as delivered once it is taken off the queue, and nothing between that
+        and the callback's call runs a bytecode at which a signal handler runs (``del`` and
+        attribute loads do not; calls do): so an exception raised by a signal handler either
+        leaves the event queued or is raised inside the callback. Raised as the callback's
+        frame begins, before its first line (:func:`_raised_on_entry`), it puts the event back:
+        the callback never saw it. A call made from the callback only queues its events (after
+        the ones still queued), and the delivery under way hands them out, so the stack does
+        not grow with the events."""
+        undelivered = self._undelivered
+        if not undelivered:
+            return None
+        me = threading.get_ident()
+        if me in self._delivering:
+            return None  # called from the callback: the delivery under way goes on with them
+        first: Optional[BaseException] = None
+        try:
+            self._delivering.add(me)
+            while undelivered:
+                sink = self._events
+                if sink is None:
+                    undelivered.clear()  # the callback was removed: nobody to hear them
+                    break
+                raw = undelivered[0]
+                event = _decode_event(raw) if raw is not None else None
+                # len() is a call, after which a signal that came during the decoding has its
+                # handler run: its exception leaves the event queued instead of being raised at
+                # the callback's first line, before the callback could do anything with it.
+                if len(undelivered) == 0 or undelivered[0] is not raw:
+                    continue  # another thread's delivery took it meanwhile
+                del undelivered[0]
+                if event is None:
+                    continue
+                fn = sink.fn
+                try:
+                    fn(event)
+                except Exception as exc:  # noqa: B902 - re-raised once the rest is delivered
+                    if first is None:
+                        first = exc
+                except BaseException as exc:  # noqa: B902 - KeyboardInterrupt & co: stop here
+                    # Back first, taken again once it is known the callback had it: a second
+                    # signal meanwhile leaves it queued (delivered twice at worst, never lost).
+                    undelivered.appendleft(raw)
+                    if not _raised_on_entry(exc) and undelivered and undelivered[0] is raw:
+                        del undelivered[0]
+                    raise
+        finally:
+            self._delivering.discard(me)
+        return first
+
+    def deliver_events(self) -> None:
+        """Delivers the events still queued because the callback (or a signal handler, e.g.
+        Ctrl-C's KeyboardInterrupt) raised a KeyboardInterrupt or another BaseException during an
+        earlier delivery; the next call on the session delivers them first too. Raises what the
+        callback raises, as a call would. Does nothing without queued events or callback."""
+        error = self._deliver()
+        if error is not None:
+            raise error
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -911,17 +1008,25 @@ class Session(_Handle):
         ``"events"`` of the state each call returns. Replacing the callback releases the old
         one.
 
-        Delivery: the callback runs on the thread that made the call that produced the events,
-        after the library call has returned and the session's lock is released, before the
-        method returns. So the callback may call back into this session (e.g. ``record`` or
-        ``tick``); the events of such a nested call are delivered, in order, before the
-        remaining events of the outer call (as the C library does). Another thread may use the
-        session between the call and the delivery.
+        Delivery: the library hands each event to the binding, which queues it (no Python code
+        runs inside the library call); once the call has returned and the session's lock is
+        released, before the method returns, the callback gets the queued events on that
+        thread, oldest first, each exactly once. So the callback may call back into this
+        session (e.g. ``record`` or ``tick``): such a call queues its events after the ones
+        still queued and returns, and the delivery under way hands them out next. Another thread
+        may use the session between the call and the delivery (its delivery then shares the
+        queue: each event still goes to the callback once).
 
-        An exception raised by the callback does not reach C: the remaining events of the call
-        are still delivered, then the first exception is raised by the session method that
-        produced the events (whose change to the session has happened: read :attr:`state`).
-        A callback replaced or removed during a delivery receives no further events."""
+        An Exception raised by the callback does not reach C: the remaining events are still
+        delivered, then the first exception is raised by the session method that produced the
+        events (whose change to the session has happened: read :attr:`state`). A
+        KeyboardInterrupt (Ctrl-C, also when its signal arrives during the library call or the
+        delivery) or another BaseException stops the delivery and is raised by that method at
+        once, after the call: the events not yet delivered stay queued, and the next call on
+        the session, or :meth:`deliver_events`, delivers them first. An event counts as
+        delivered once the callback has been called with it, even if it then raised. A callback
+        replaced during a delivery gets no further events (the new one gets the rest); removing
+        the callback drops the queued events (they are also in the returned states' "events")."""
         if callback is not None and not callable(callback):
             raise TypeError(f"an event callback must be callable or None, not {type(callback).__name__}")
         sink = _Events(callback) if callback is not None else None

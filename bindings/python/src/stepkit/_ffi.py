@@ -41,8 +41,9 @@ SUPPORTED_ABI = 0  # STEPKIT_ABI_VERSION: the library's major version must match
 #: typedef int64_t (*stepkit_clock_fn)(void *user_data);
 CLOCK_FN = ctypes.CFUNCTYPE(c_int64, c_void_p)
 #: typedef void (*stepkit_event_fn)(const char *event_json, void *user_data);
-#: (``event_json`` is borrowed for the call: declared c_void_p so ctypes does not copy or own it.)
-EVENT_FN = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)
+#: (``event_json`` is borrowed for the call: declared c_char_p so ctypes copies it into bytes
+#: before calling the Python side, which can then be a C function such as SimpleQueue.put.)
+EVENT_FN = ctypes.CFUNCTYPE(None, c_char_p, c_void_p)
 #: typedef void (*stepkit_free_fn)(void *user_data);
 FREE_FN = ctypes.CFUNCTYPE(None, c_void_p)
 
