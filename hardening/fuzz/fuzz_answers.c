@@ -27,8 +27,8 @@
  * the end of the input; so a refused call that changed anything, or a call whose effect depends
  * on whether its state or events were asked for, shows as a difference. This replaced reading
  * the whole state after every refused call (most fuzzed calls are refused) and from the
- * callback on every event: the harness built 44 whole states per input, now about 8
- * (docs/reliability.md, "Speed of the answers target"). */
+ * callback on every event: the harness read about 40 whole states per input, now about 20
+ * (docs/reliability.md, section 1, issue 26). */
 #include "fuzz_common.h"
 
 static stepkit_task *tasks[FUZZ_TASK_COUNT];
