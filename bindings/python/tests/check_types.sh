@@ -9,6 +9,13 @@ source=$(cd "$2" && pwd)
 package=$source/bindings/python
 
 cd "$package"
+# mypy 1.11 or later: older ones (Debian 12's python3-mypy is 1.0) read ctypes' stubs differently.
+"$python" -c 'import sys, mypy.version as v
+sys.exit(tuple(int(p) for p in v.__version__.split("+")[0].split(".")[:2]) < (1, 11))' || {
+    echo "mypy $("$python" -m mypy --version) is older than 1.11, which this check needs:" \
+         "$python -m pip install --upgrade mypy (bash scripts/test installs it)" >&2
+    exit 1
+}
 echo "--- mypy --strict src/stepkit tests/typed_user.py ($("$python" -m mypy --version))"
 MYPYPATH="$package/src" "$python" -m mypy --strict --config-file pyproject.toml --no-incremental \
     --cache-dir /dev/null src/stepkit tests/typed_user.py

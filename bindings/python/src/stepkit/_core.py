@@ -202,7 +202,7 @@ def _c_string(value: str, what: str) -> bytes:
 
 def version() -> str:
     """The version of the loaded library, e.g. ``"0.1.0"``."""
-    raw = _ffi.lib().stepkit_version()
+    raw: Optional[bytes] = _ffi.lib().stepkit_version()
     return raw.decode("utf-8", "replace") if raw else ""
 
 
@@ -768,7 +768,14 @@ class Session(_Handle):
                     undelivered.clear()  # the callback was removed: nobody to hear them
                     break
                 raw = undelivered[0]
-                event = _decode_event(raw) if raw is not None else None
+                try:
+                    event = _decode_event(raw) if raw is not None else None
+                except InternalError as exc:  # not JSON (a library bug): dropped, reported
+                    if undelivered and undelivered[0] is raw:
+                        del undelivered[0]
+                    if first is None:
+                        first = exc
+                    continue
                 # len() is a call, after which a signal that came during the decoding has its
                 # handler run: its exception leaves the event queued instead of being raised at
                 # the callback's first line, before the callback could do anything with it.
