@@ -346,3 +346,20 @@ def test_no_python_code_runs_while_the_library_hands_over_events(
     traced, traced_returned, entered = run(trace=True)
     assert entered == []  # nothing in Python ran inside the library call...
     assert traced == plain == traced_returned  # ...so nothing could be lost there
+
+
+def test_an_event_that_is_not_json_is_reported_once_and_does_not_block_the_rest(task: stepkit.Task) -> None:
+    """A library bug handing over a text that is not JSON: the call raises InternalError once,
+    the other events are delivered, and the next call is not blocked by the bad one."""
+    session, clock = _open(task)
+    with session:
+        received: List[Dict[str, Any]] = []
+        session.on_event(received.append)
+        sink = session._events
+        assert sink is not None
+        sink.inbox.put(b"{not json", None)  # as if the library had handed it over first
+        with pytest.raises(stepkit.InternalError, match="not valid JSON"):
+            session.forward()
+        assert [e["type"] for e in received] == ["stepWillAppear", "stepDidChange"] * 2
+        assert [e["type"] for e in session.back()["events"]] == [e["type"] for e in received[-2:]]
+        assert len(received) == 6
