@@ -141,11 +141,10 @@ def test_idle_connections_beyond_the_limit_do_not_starve_a_request(server):
     _, port, url = server
     idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(2 * CONNECTIONS)]
     try:
-        start = time.monotonic()
+        # Uvicorn alone answers 503 ("Exceeded concurrency limit") at once when the
+        # connections are over the limit: a 200 means an idle connection made room.
         r = httpx.get(url + "/healthz", timeout=HEADER_TIMEOUT * 10)
         assert r.status_code == 200
-        # Served at once, by closing an idle connection, not after the idle ones timed out.
-        assert time.monotonic() - start < HEADER_TIMEOUT
     finally:
         for s in idle:
             s.close()
