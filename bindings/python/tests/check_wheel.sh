@@ -60,6 +60,15 @@ with zipfile.ZipFile(wheel) as z:
         assert z.read(packed) == open(f"{source}/{name}", "rb").read(), f"{name} differs from the repository's"
 print("licence:", ", ".join(fields))
 PY
+# ... and the licences of the other projects' libraries it carries (CMakeLists.txt: their Debian
+# copyright files, where dpkg knows them).
+if command -v dpkg-query >/dev/null 2>&1; then
+    for lib in libcrypto libjansson libpcre2-8; do
+        grep -qE "^stepkit/licenses/$lib\.copyright " <<<"$contents" \
+            || { echo "the wheel lacks stepkit/licenses/$lib.copyright" >&2; exit 1; }
+    done
+    echo "licences of the bundled libraries: stepkit/licenses/{libcrypto,libjansson,libpcre2-8}.copyright"
+fi
 
 # The sdist (not compiled here: that is a full Swift build) carries the native project, so that
 # `python -m build` and `pip install stepkit-*.tar.gz` can build the library from it.
