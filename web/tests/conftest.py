@@ -32,7 +32,8 @@ BASE = "http://testserver"
 START = "2026-01-01T09:00:00Z"
 
 # Every example task a browser can run (short-walk has recorders: refused, tested apart).
-WEB_TASKS = ["daily-checkin", "headache", "health-survey", "intake", "medications"]
+WEB_TASKS = ["daily-checkin", "headache", "health-survey", "intake", "medications",
+             "mood-screener", "drinking-screener", "worry-screener"]
 
 
 def example(name: str) -> str:
@@ -41,6 +42,13 @@ def example(name: str) -> str:
 
 def answers(name: str) -> dict:
     return json.loads((EXAMPLES / f"{name}.answers.json").read_text(encoding="utf-8"))
+
+
+def closing_title(name: str) -> str:
+    """The title of the task's last step when it is a completion step (the page a finished
+    run shows), else the service's own "Thank you"."""
+    last = json.loads(example(name))["steps"][-1]
+    return last.get("title") or "Thank you" if last.get("type") == "completion" else "Thank you"
 
 
 _reference_cache: dict = {}

@@ -120,4 +120,7 @@ def test_a_wait_step_offers_next_and_no_timer(client):
     page = client.get(path).text
     assert 'value="next"' in page and 'value="tick"' not in page and "In progress." in page
     post_form(client, path, [("_version", "1"), ("_step", "w1"), ("action", "next")])
-    assert client.get(f"/api/sessions/{sid}").json()["state"]["step"]["identifier"] == "done"
+    # The last step is a completion step: reaching it finishes the run, and the one page the
+    # participant sees after is that step, with its own title.
+    assert client.get(f"/api/sessions/{sid}").json()["status"] == "finished"
+    assert "<h1>All done</h1>" in client.get(path).text

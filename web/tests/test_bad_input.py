@@ -196,10 +196,16 @@ def test_recorder_tasks_are_refused_naming_the_step(client):
     assert "'walking'" in r.json()["message"] and r.json()["path"] == "walking"
 
 
-def test_fhir_without_the_importer_is_415(client):
-    r = client.post("/api/tasks", content=b'{"resourceType": "Questionnaire"}',
+def test_a_bad_questionnaire_is_refused_and_changes_nothing(client):
+    """A Questionnaire the importer refuses: 400 with the engine's error (its FHIR path), no
+    task stored; a StepKit task has no QuestionnaireResponse (404)."""
+    bad = {"resourceType": "Questionnaire", "id": "broken", "status": "draft",
+           "item": [{"linkId": "a", "type": "no-such-type", "text": "A"}]}
+    r = client.post("/api/tasks", content=json.dumps(bad).encode(),
                     headers={"content-type": "application/fhir+json"})
-    assert r.status_code == 415 and "FHIR" in r.json()["message"]
+    assert r.status_code == 400, r.text
+    assert r.json()["code"] and r.json()["message"]
+    assert client.get("/api/tasks/broken").status_code == 404
     session_id, _ = new_session(client, "daily-checkin")
     r = client.get(f"/api/sessions/{session_id}/questionnaire-response")
     assert r.status_code == 404
@@ -232,6 +238,8 @@ def test_garbage_posts_are_never_a_500(client):
             assert r.status_code in (303, 400, 413, 422), (step["identifier"], w, r.status_code, r.text[:300])
         # move on with the skip button or the answers file
         info = client.get(f"/api/sessions/{session_id}").json()
+        if info["status"] == "finished":  # reaching the completion step finishes the run
+            break
         fields = page_fields(info["state"], answers("health-survey"))
         action = "skip" if fields is None else "next"
         post_form(client, path, [("_version", str(info["version"])),

@@ -11,7 +11,8 @@ import shutil
 import httpx
 import pytest
 
-from conftest import API_KEY, AUTH, KEY, WEB_TASKS, answers, example, reference_result
+from conftest import (API_KEY, AUTH, KEY, WEB_TASKS, answers, closing_title, example,
+                      reference_result)
 from keyboard import fill, press_button
 from live import LiveServer, free_port
 from stepkit_web.app import create_app
@@ -76,12 +77,31 @@ def check_axe(axe, page, where):
                                     for v in violations])
 
 
-def walk(server, page, sid, url, name, axe=None):
+def no_horizontal_scroll(page, where):
+    """The page fits its viewport's width (a 375 px phone): nothing to scroll sideways."""
+    widths = page.evaluate("[document.documentElement.scrollWidth, "
+                           "document.documentElement.clientWidth]")
+    assert widths[0] <= widths[1], (where, widths)
+
+
+def walk(server, page, sid, url, name, axe=None, given=None, seen=None):
+    """Walks the session in the browser with the answers file (``given``: other answers);
+    ``seen`` collects the calculations each page shows ({name: text})."""
+    example_task = given is None
+    given = answers(name) if given is None else given
+    phone = page.viewport_size and page.viewport_size["width"] <= 375
     page.goto(url)
     for _ in range(100):
+        if phone:
+            no_horizontal_scroll(page, f"{name}: {page.url}")
+        if seen is not None:
+            for calc in page.query_selector_all(".calculation"):
+                seen[calc.get_attribute("data-calculation")] = calc.query_selector(
+                    "dd").inner_text()
         info = api_state(server, sid)
         if info["status"] == "finished":
-            assert "Thank you" in page.content()
+            assert page.locator("h1").inner_text() == (
+                closing_title(name) if example_task else "Thank you")
             if axe:
                 check_axe(axe, page, f"{name}: finished")
             return api.get(f"{server.url}/api/sessions/{sid}/result").json()
@@ -90,7 +110,7 @@ def walk(server, page, sid, url, name, axe=None):
         where = f"{name}: {step['identifier']}"
         if axe:
             check_axe(axe, page, where)
-        fields = page_fields(state, answers(name))
+        fields = page_fields(state, given)
         required = step["type"] in ("question", "form") and fields is not None
         if axe and required and state["problems"]:
             # The error state: Next with nothing filled in shows the engine's problems.
@@ -107,7 +127,7 @@ def walk(server, page, sid, url, name, axe=None):
         if after["status"] != "finished" and after["state"]["step"]["identifier"] == step["identifier"]:
             # A form whose items appeared with the answers (visibleWhen): fill the new ones.
             state = after["state"]
-            more = page_fields(state, answers(name)) or []
+            more = page_fields(state, given) or []
             new = [p for p in more if p not in fields]
             fill(page, new)
             press_button(page, "next")
@@ -123,6 +143,60 @@ def test_keyboard_walk_equals_cli_and_passes_axe(server, browser, axe, name, vie
     sid, url = new_session(server, name)
     result = walk(server, page, sid, url, name, axe if viewport[0] == 375 else None)
     assert strip_volatile(result) == strip_volatile(reference_result(name, tmp_path))
+    context.close()
+
+
+# The screeners' totals and bands by their published scoring rules, for the example answers:
+# mood (PHQ-9: 0-3 per item; 0-4 minimal, 5-9 mild, 10-14 moderate): 1+2+3+2+0+1+2+0+0 = 11;
+# drinking (AUDIT: Q1 "two or three times a week" 3, Q2 "three or four" 1, Q3 "monthly" 2,
+# Q4 and Q7 "less than monthly" 1 each, Q10 "yes, not in the past year" 2, the rest 0; zone II
+# is 8-15): 10; worry (GAD-7: 0-3 per item; 10-14 moderate): 2+1+2+3+0+1+1 = 10.
+SCORES = {"mood-screener": {"moodTotal": "11", "moodBand": "moderate"},
+          "drinking-screener": {"drinkTotal": "10", "drinkZone": "zone2"},
+          "worry-screener": {"worryTotal": "10", "worryBand": "moderate"}}
+
+
+@pytest.mark.parametrize("name", sorted(SCORES))
+def test_screeners_show_their_scores(server, browser, name):
+    context = browser.new_context(viewport={"width": 375, "height": 667}, locale="en-US")
+    page = context.new_page()
+    sid, url = new_session(server, name)
+    seen = {}
+    walk(server, page, sid, url, name, seen=seen)
+    assert seen == SCORES[name]
+    context.close()
+
+
+def test_fhir_questionnaire_in_the_browser(server, browser, axe):
+    """A Questionnaire registered as FHIR runs in Chromium; its QuestionnaireResponse is
+    exported alone and in the task's Bundle."""
+    from conftest import ROOT
+
+    fhir_dir = ROOT / "examples" / "fhir"
+    q = (fhir_dir / "vitals.json").read_text()
+    r = api.post(server.url + "/api/tasks", content=q,
+                 headers={"content-type": "application/fhir+json"})
+    assert r.status_code == 201 and r.json()["source"] == "fhir", r.text
+    context = browser.new_context(viewport={"width": 375, "height": 667}, locale="en-US")
+    page = context.new_page()
+    r = api.post(f"{server.url}/api/tasks/vitals/sessions").json()
+    given = json.loads((fhir_dir / "vitals.answers.json").read_text())
+    walk(server, page, r["session"], r["resumeUrl"], "vitals", axe, given=given)
+    qr = api.get(f"{server.url}/api/sessions/{r['session']}/questionnaire-response").json()
+    assert qr["resourceType"] == "QuestionnaireResponse" and qr["status"] == "completed"
+    found = {}
+
+    def collect(items):
+        for item in items:
+            found[item["linkId"]] = item.get("answer")
+            collect(item.get("item") or [])
+    collect(qr["item"])
+    assert found["pain"] == [{"valueInteger": 3}]
+    assert found["clinic-id"] == [{"valueString": "AB-123"}]
+    assert [a["valueCoding"]["code"] for a in found["sport"]] == ["run", "swim"]
+    bundle = api.get(f"{server.url}/api/tasks/vitals/questionnaire-responses").json()
+    assert bundle["resourceType"] == "Bundle"
+    assert qr in [e["resource"] for e in bundle["entry"]]
     context.close()
 
 

@@ -3,7 +3,7 @@ JavaScript posts them) gives the terminal presenter's result."""
 
 import pytest
 
-from conftest import WEB_TASKS, answers, new_session, reference_result
+from conftest import WEB_TASKS, answers, closing_title, new_session, reference_result
 from stepkit_web.walk import strip_volatile, walk_http
 
 
@@ -16,4 +16,4 @@ def test_walk_equals_cli(client, name, tmp_path):
     assert info["status"] == "finished" and info["finishReason"] == "completed"
     # A finished session keeps its result, and its page says so.
     page = client.get(path)
-    assert page.status_code == 200 and "Thank you" in page.text
+    assert page.status_code == 200 and f"<h1>{closing_title(name)}</h1>" in page.text

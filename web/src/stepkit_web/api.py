@@ -14,6 +14,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict
 from starlette.concurrency import run_in_threadpool
 
+from .fhir import FHIR_JSON
 from .security import JSON_TYPES, require_media
 from .service import NotFound, Refused, Service, identifier_problem
 
@@ -31,6 +32,7 @@ class TaskRegistered(BaseModel):
     version: int
     fingerprint: str
     source: str
+    status: str
     migratedSessions: int
 
 
@@ -39,6 +41,7 @@ class TaskVersion(BaseModel):
     fingerprint: str
     source: str
     created_at: str
+    status: str
 
 
 class TaskVersions(BaseModel):
@@ -228,11 +231,20 @@ def build_router(guards: List[Any]) -> APIRouter:
         return {"session": session_id, "history": service_of(request).history(session_id)}
 
     @router.get("/sessions/{session_id}/questionnaire-response", response_model=Dict[str, Any],
-                responses=_errors(404, 409, 415),
+                responses=_errors(404, 409),
                 summary="The FHIR QuestionnaireResponse (imported FHIR tasks only)")
-    def get_response(request: Request, session_id: str) -> Dict[str, Any]:
+    def get_response(request: Request, session_id: str) -> Response:
         service = service_of(request)
-        return service.questionnaire_response(service.session_row(session_id_ok(session_id)))
+        return JSONResponse(service.questionnaire_response(
+            service.session_row(session_id_ok(session_id))), media_type=FHIR_JSON)
+
+    @router.get("/tasks/{identifier}/questionnaire-responses", response_model=Dict[str, Any],
+                responses=_errors(404),
+                summary="Every session's FHIR QuestionnaireResponse, as a Bundle (FHIR tasks)")
+    def get_responses(request: Request, identifier: str) -> Response:
+        identifier_ok(identifier)
+        body = service_of(request).response_bundle(identifier)
+        return JSONResponse(body, media_type=FHIR_JSON)
 
     @router.post("/sessions/{session_id}/resume-links", status_code=201,
                  response_model=ResumeLink, responses=_errors(404, 413, 415),

@@ -4,7 +4,9 @@ same-origin rule of security.py and limits.py. Build one with :func:`create_app`
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
@@ -16,7 +18,6 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.concurrency import run_in_threadpool
 
-from . import fhir
 from .api import build_router
 from .db import Store, Timeouts, make_engine
 from .limits import BodyLimit, MAX_BODY, PrivatePages
@@ -40,6 +41,28 @@ DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 # Session creation through one invite link, and by one client address (per worker).
 INVITE_RATE = Rate(burst=60, per_ms=1000)
 CLIENT_RATE = Rate(burst=10, per_ms=6000)
+
+
+def calculation_label(name: str) -> str:
+    """A calculation's name as words ("moodTotal" → "Mood total"): the task format gives a
+    calculation no text of its own."""
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|_+", " ", name).split()
+    text = " ".join(w if w.isupper() else w.lower() for w in words)
+    return text[:1].upper() + text[1:]
+
+
+def calculation_text(value: Any) -> str:
+    """A calculation's value as the engine's piping writes it: numbers shortest, booleans
+    Yes/No, null as "not available"."""
+    if value is None:
+        return "not available"
+    if isinstance(value, bool):
+        return "Yes" if value else "No"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, list):
+        return ", ".join(calculation_text(v) for v in value)
+    return str(value)
 
 
 def create_app(db_url: str, integrity_key: str, *, api_key: Optional[str] = None,
@@ -109,10 +132,6 @@ def create_app(db_url: str, integrity_key: str, *, api_key: Optional[str] = None
         if headers:
             response.headers.update(headers)
         return response
-
-    @app.exception_handler(fhir.ImporterUnavailable)
-    async def _no_fhir(request: Request, exc: fhir.ImporterUnavailable) -> Response:
-        return JSONResponse({"code": "EUNSUPPORTED", "message": str(exc)}, status_code=415)
 
     @app.exception_handler(Damaged)
     async def _damaged(request: Request, exc: Damaged) -> Response:
@@ -238,6 +257,10 @@ def create_app(db_url: str, integrity_key: str, *, api_key: Optional[str] = None
                       "remaining": int(remaining + 0.999) if isinstance(remaining, (int, float)) else "",
                       "deadline_ms": deadline_ms}
         heading = step.get("title") or step.get("question") or step.get("identifier")
+        # Scores and other calculations the step asks to show, as the state gives them.
+        calculations = [{"name": name, "label": calculation_label(name),
+                         "value": calculation_text(value)}
+                        for name, value in (step.get("calculations") or {}).items()]
         has_visibility = kind == "form" and any(
             isinstance(it, dict) and it.get("visibleWhen") for it in step.get("formItems") or [])
         ctx = {
@@ -246,15 +269,18 @@ def create_app(db_url: str, integrity_key: str, *, api_key: Optional[str] = None
             "blocks": blocks, "errors": summary, "notice": notice, "progress": progress_text,
             "nav": nav, "version": row_version, "action_url": f"/r/{token}",
             "next_label": "Next" if nav.get("hasNextStep", True) else "Done",
-            "active": active, "can_update": has_visibility,
+            "active": active, "can_update": has_visibility, "calculations": calculations,
         }
         return templates.TemplateResponse(request, "step.html", ctx, status_code=status)
 
     def finished_page(request: Request, row: Any) -> Response:
         reason = row.finish_reason
         if reason == "completed":
-            return page(request, 200, "Thank you", "Your answers have been saved. You may close "
-                        "this page.", task_name=row.task_identifier)
+            closing = json.loads(row.closing) if row.closing else {}
+            texts = [closing[k] for k in ("text", "detailText") if closing.get(k)]
+            return page(request, 200, closing.get("title") or "Thank you", *texts,
+                        "Your answers have been saved. You may close this page.",
+                        task_name=row.task_identifier)
         return page(request, 200, "This session has ended",
                     "Your answers up to the end are saved.", task_name=row.task_identifier)
 

@@ -16,7 +16,7 @@ import socket
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Dict, Iterator, List, Optional
 
 import sqlalchemy as sa
@@ -39,6 +39,9 @@ tasks = sa.Table(
     sa.Column("source", sa.String(20), nullable=False),
     sa.Column("source_document", sa.Text, nullable=True),
     sa.Column("created_at", sa.String(40), nullable=False),
+    # "published" (sessions run on the newest published version) or "draft" (stored, not
+    # served until a staff member publishes it).
+    sa.Column("status", sa.String(20), nullable=False, server_default="published"),
     sa.UniqueConstraint("identifier", "version", name="uq_tasks_identifier_version"),
 )
 
@@ -59,7 +62,17 @@ sessions = sa.Table(
     sa.Column("result", sa.Text, nullable=True),
     sa.Column("created_at", sa.String(40), nullable=False),
     sa.Column("updated_at", sa.String(40), nullable=False),
+    # The participant identifier of a personal invite (None for open links and API sessions).
+    sa.Column("participant", sa.String(200), nullable=True),
+    # The step the session is on (the study page lists it without restoring every session).
+    sa.Column("step", sa.String(200), nullable=True),
+    sa.Column("finished_at", sa.String(40), nullable=True),
+    # A finished session of a FHIR task: its QuestionnaireResponse (JSON), kept with the result.
+    sa.Column("response", sa.Text, nullable=True),
+    # The completion step as the participant saw it when the run finished (JSON: title, text).
+    sa.Column("closing", sa.Text, nullable=True),
     sa.Index("ix_sessions_task", "task_identifier", "status"),
+    sa.Index("ix_sessions_participant", "task_identifier", "participant"),
 )
 
 tokens = sa.Table(
@@ -67,13 +80,47 @@ tokens = sa.Table(
     metadata,
     # SHA-256 of the token: the token itself is only ever in the participant's link.
     sa.Column("hash", sa.String(64), primary_key=True),
-    # "resume" (names a session) or "invite" (names a task: opening it creates a session)
+    # "resume" (names a session), "invite" (an open link: names a task, each browser that
+    # opens it starts a session) or "personal" (names a task and a participant: the first
+    # opening creates the one session, session_id, and every later opening resumes it).
     sa.Column("kind", sa.String(10), nullable=False),
     sa.Column("session_id", sa.String(64), nullable=True),
     sa.Column("task_identifier", sa.String(200), nullable=True),
     sa.Column("revoked", sa.Boolean, nullable=False, default=False),
     sa.Column("created_at", sa.String(40), nullable=False),
+    sa.Column("participant", sa.String(200), nullable=True),
+    sa.Column("expires_at", sa.String(40), nullable=True),  # ISO 8601 UTC; None: never
     sa.Index("ix_tokens_session", "session_id"),
+    sa.Index("ix_tokens_task", "task_identifier", "kind"),
+)
+
+studies = sa.Table(
+    "studies",
+    metadata,
+    # What the participant pages say about a task's study (the task format has no title).
+    sa.Column("task_identifier", sa.String(200), primary_key=True),
+    sa.Column("title", sa.Text, nullable=True),
+    sa.Column("description", sa.Text, nullable=True),
+    sa.Column("duration", sa.Text, nullable=True),
+    sa.Column("contact", sa.Text, nullable=True),
+    sa.Column("updated_at", sa.String(40), nullable=False),
+)
+
+staff = sa.Table(
+    "staff",
+    metadata,
+    sa.Column("username", sa.String(100), primary_key=True),
+    sa.Column("password_hash", sa.Text, nullable=False),  # argon2id (argon2-cffi)
+    sa.Column("created_at", sa.String(40), nullable=False),
+)
+
+staff_sessions = sa.Table(
+    "staff_sessions",
+    metadata,
+    sa.Column("hash", sa.String(64), primary_key=True),  # SHA-256 of the cookie's token
+    sa.Column("username", sa.String(100), nullable=False),
+    sa.Column("csrf", sa.String(64), nullable=False),  # the token every staff form carries
+    sa.Column("expires_at", sa.BigInteger, nullable=False),  # ms since the epoch
 )
 
 
@@ -279,6 +326,11 @@ class SessionRow:
     status: str
     finish_reason: Optional[str]
     result: Optional[str]
+    participant: Optional[str] = None
+    step: Optional[str] = None
+    response: Optional[str] = None
+    closing: Optional[str] = None
+    token_expires_at: Optional[str] = None  # of the link the row was found by
 
 
 @dataclass
@@ -289,6 +341,7 @@ class TaskRow:
     fingerprint: str
     source: str
     source_document: Optional[str]
+    status: str = "published"
 
 
 class Store:
@@ -308,9 +361,10 @@ class Store:
     # -- tasks --------------------------------------------------------------------------------
 
     def add_task(self, identifier: str, definition: str, fingerprint: str, source: str,
-                 source_document: Optional[str]) -> TaskRow:
-        """Stores a new version of a task (1 for a new identifier). The same definition as the
-        latest version is not stored again: its version is returned."""
+                 source_document: Optional[str], status: str = "published") -> TaskRow:
+        """Stores a new version of a task (1 for a new identifier), published or as a draft.
+        The same definition as the latest version is not stored again: its version is
+        returned (a draft of it published when ``status`` is "published")."""
         for _attempt in range(5):
             try:
                 with self._write() as conn:
@@ -319,26 +373,50 @@ class Store:
                         .order_by(tasks.c.version.desc()).limit(1)
                     ).first()
                     if latest is not None and latest.fingerprint == fingerprint \
-                            and latest.definition == definition:
+                            and latest.definition == definition \
+                            and latest.source_document == source_document:
+                        if status == "published" and latest.status != "published":
+                            conn.execute(tasks.update().where(tasks.c.id == latest.id)
+                                         .values(status="published"))
+                            return replace(_task_row(latest), status="published")
                         return _task_row(latest)
                     version = 1 if latest is None else latest.version + 1
                     conn.execute(tasks.insert().values(
                         identifier=identifier, version=version, definition=definition,
                         fingerprint=fingerprint, source=source,
-                        source_document=source_document, created_at=now_iso()))
+                        source_document=source_document, created_at=now_iso(),
+                        status=status))
                     return TaskRow(identifier, version, definition, fingerprint, source,
-                                   source_document)
+                                   source_document, status)
             except sa.exc.IntegrityError:
                 continue  # another instance stored a version at the same moment: read again
         raise RuntimeError("could not store the task version")
 
     def latest_task(self, identifier: str) -> Optional[TaskRow]:
+        """The newest published version: the one sessions run on."""
         with self.engine.connect() as conn:
             row = conn.execute(
-                sa.select(tasks).where(tasks.c.identifier == identifier)
+                sa.select(tasks).where(tasks.c.identifier == identifier,
+                                       tasks.c.status == "published")
                 .order_by(tasks.c.version.desc()).limit(1)
             ).first()
         return None if row is None else _task_row(row)
+
+    def publish(self, identifier: str, version: int) -> Optional[TaskRow]:
+        """Marks a draft published; None if there is no such version."""
+        with self._write() as conn:
+            conn.execute(tasks.update().where(tasks.c.identifier == identifier,
+                                              tasks.c.version == version)
+                         .values(status="published"))
+            row = conn.execute(sa.select(tasks).where(
+                tasks.c.identifier == identifier, tasks.c.version == version)).first()
+        return None if row is None else _task_row(row)
+
+    def task_identifiers(self) -> List[str]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(sa.select(tasks.c.identifier).distinct()
+                                .order_by(tasks.c.identifier)).all()
+        return [r.identifier for r in rows]
 
     def task(self, identifier: str, version: int) -> Optional[TaskRow]:
         with self.engine.connect() as conn:
@@ -352,7 +430,7 @@ class Store:
         with self.engine.connect() as conn:
             rows = conn.execute(
                 sa.select(tasks.c.version, tasks.c.fingerprint, tasks.c.source,
-                          tasks.c.created_at)
+                          tasks.c.created_at, tasks.c.status)
                 .where(tasks.c.identifier == identifier).order_by(tasks.c.version)
             ).all()
         return [dict(r._mapping) for r in rows]
@@ -360,22 +438,71 @@ class Store:
     # -- sessions and tokens ------------------------------------------------------------------
 
     def add_session(self, session_id: str, task: TaskRow, saved: str, saved_at: int,
-                    resume_hash: str) -> None:
+                    resume_hash: Optional[str], step: Optional[str] = None,
+                    personal_hash: Optional[str] = None,
+                    participant: Optional[str] = None) -> Optional[str]:
+        """Stores a new session with its resume token; with ``personal_hash``, binds the
+        personal invite to it instead (its own link then resumes it). Returns the session id,
+        or for a personal invite already bound (two clicks at once) the one bound first."""
         now = now_iso()
         with self._write() as conn:
+            if personal_hash is not None:
+                res = conn.execute(tokens.update().where(
+                    tokens.c.hash == personal_hash, tokens.c.session_id.is_(None))
+                    .values(session_id=session_id))
+                if res.rowcount != 1:
+                    bound = conn.execute(sa.select(tokens.c.session_id).where(
+                        tokens.c.hash == personal_hash)).scalar()
+                    return bound
             conn.execute(sessions.insert().values(
                 id=session_id, task_identifier=task.identifier, task_version=task.version,
-                saved=saved, saved_at=saved_at, version=1, status="open", finish_reason=None, result=None,
-                created_at=now, updated_at=now))
-            conn.execute(tokens.insert().values(
-                hash=resume_hash, kind="resume", session_id=session_id, task_identifier=None,
-                revoked=False, created_at=now))
+                saved=saved, saved_at=saved_at, version=1, status="open", finish_reason=None,
+                result=None, created_at=now, updated_at=now, participant=participant,
+                step=step))
+            if resume_hash is not None:
+                conn.execute(tokens.insert().values(
+                    hash=resume_hash, kind="resume", session_id=session_id,
+                    task_identifier=None, revoked=False, created_at=now))
+        return session_id
 
     def add_invite(self, task_identifier: str, invite_hash: str) -> None:
         with self._write() as conn:
             conn.execute(tokens.insert().values(
                 hash=invite_hash, kind="invite", session_id=None,
                 task_identifier=task_identifier, revoked=False, created_at=now_iso()))
+
+    def add_personal_invites(self, task_identifier: str, invites: List[tuple],
+                             expires_at: Optional[str]) -> None:
+        """``invites``: (token hash, participant id) pairs, stored in one transaction."""
+        now = now_iso()
+        with self._write() as conn:
+            for hash_, participant in invites:
+                conn.execute(tokens.insert().values(
+                    hash=hash_, kind="personal", session_id=None,
+                    task_identifier=task_identifier, revoked=False, created_at=now,
+                    participant=participant, expires_at=expires_at))
+
+    def invites(self, task_identifier: str) -> List[Dict[str, Any]]:
+        """Personal invites and open links of a task, newest first, with their session's
+        status."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                sa.select(tokens.c.hash, tokens.c.kind, tokens.c.participant,
+                          tokens.c.revoked, tokens.c.created_at, tokens.c.expires_at,
+                          tokens.c.session_id, sessions.c.status)
+                .select_from(tokens.outerjoin(sessions, sessions.c.id == tokens.c.session_id))
+                .where(tokens.c.task_identifier == task_identifier,
+                       tokens.c.kind.in_(("invite", "personal")))
+                .order_by(tokens.c.created_at.desc(), tokens.c.participant)
+            ).all()
+        return [dict(r._mapping) for r in rows]
+
+    def revoke_token(self, task_identifier: str, hash_: str) -> int:
+        with self._write() as conn:
+            res = conn.execute(tokens.update().where(
+                tokens.c.hash == hash_, tokens.c.task_identifier == task_identifier)
+                .values(revoked=True))
+        return res.rowcount
 
     def add_resume_token(self, session_id: str, resume_hash: str) -> None:
         with self._write() as conn:
@@ -392,11 +519,12 @@ class Store:
         """The session a live resume token names (one query: this runs on every page)."""
         with self.engine.connect() as conn:
             row = conn.execute(
-                sa.select(sessions).join(tokens, tokens.c.session_id == sessions.c.id)
-                .where(tokens.c.hash == hash_, tokens.c.kind == "resume",
+                sa.select(sessions, tokens.c.expires_at.label("token_expires_at"))
+                .join(tokens, tokens.c.session_id == sessions.c.id)
+                .where(tokens.c.hash == hash_, tokens.c.kind.in_(("resume", "personal")),
                        tokens.c.revoked == sa.false())
             ).first()
-        return None if row is None else _session_row(row)
+        return None if row is None else _session_row(row, row.token_expires_at)
 
     def revoke_tokens(self, session_id: str) -> int:
         with self._write() as conn:
@@ -421,20 +549,27 @@ class Store:
 
     def update_session(self, row: SessionRow, *, saved: str, saved_at: int, task_version: int,
                        status: str, finish_reason: Optional[str], result: Optional[str],
-                       report: Optional[str] = None) -> bool:
+                       report: Optional[str] = None, step: Optional[str] = None,
+                       response: Optional[str] = None, closing: Optional[str] = None) -> bool:
         """Writes the session if nobody else has since ``row`` was read: ``UPDATE ... WHERE
         version = :v``. Returns False (and writes nothing) when the version has moved on.
 
         A write that moves the session onto another task version (a migration) keeps the row
         as it was in ``session_history``, with ``report`` (what was kept and dropped), in the
         same transaction: the migration either keeps its copy or does not happen."""
+        now = now_iso()
+        finished_at = now if status == "finished" and row.status != "finished" else None
+        values: Dict[str, Any] = dict(
+            saved=saved, saved_at=saved_at, version=row.version + 1, task_version=task_version,
+            status=status, finish_reason=finish_reason, result=result, updated_at=now,
+            step=step, response=response, closing=closing)
+        if finished_at:
+            values["finished_at"] = finished_at
         with self._write() as conn:
             res = conn.execute(
                 sessions.update()
                 .where(sessions.c.id == row.id, sessions.c.version == row.version)
-                .values(saved=saved, saved_at=saved_at, version=row.version + 1,
-                        task_version=task_version, status=status,
-                        finish_reason=finish_reason, result=result, updated_at=now_iso()))
+                .values(**values))
             if res.rowcount != 1:
                 return False
             if task_version != row.task_version:
@@ -444,6 +579,91 @@ class Store:
                     saved_at=row.saved_at, status=row.status, reason="migrated",
                     to_task_version=task_version, report=report, created_at=now_iso()))
         return True
+
+    def list_sessions(self, task_identifier: str, status: Optional[str] = None,
+                      participant: Optional[str] = None,
+                      with_data: bool = False) -> List[Dict[str, Any]]:
+        """A task's sessions, oldest first, for the study page and the exports (``with_data``:
+        with the restoration data, result and QuestionnaireResponse)."""
+        cols = [sessions.c.id, sessions.c.participant, sessions.c.status,
+                sessions.c.finish_reason, sessions.c.step, sessions.c.task_version,
+                sessions.c.created_at, sessions.c.updated_at, sessions.c.finished_at]
+        if with_data:
+            cols += [sessions.c.saved, sessions.c.saved_at, sessions.c.version,
+                     sessions.c.result, sessions.c.response, sessions.c.task_identifier,
+                     sessions.c.closing]
+        query = sa.select(*cols).where(sessions.c.task_identifier == task_identifier)
+        if status:
+            query = query.where(sessions.c.status == status)
+        if participant:
+            query = query.where(sessions.c.participant == participant)
+        with self.engine.connect() as conn:
+            rows = conn.execute(query.order_by(sessions.c.created_at, sessions.c.id)).all()
+        return [dict(r._mapping) for r in rows]
+
+    def delete_participant(self, task_identifier: str, participant: str) -> int:
+        """Deletes a participant's sessions of a task, their history and links (the invite
+        too). Returns the number of sessions deleted."""
+        with self._write() as conn:
+            ids = [r.id for r in conn.execute(sa.select(sessions.c.id).where(
+                sessions.c.task_identifier == task_identifier,
+                sessions.c.participant == participant)).all()]
+            if ids:
+                conn.execute(session_history.delete().where(
+                    session_history.c.session_id.in_(ids)))
+                conn.execute(tokens.delete().where(tokens.c.session_id.in_(ids)))
+                conn.execute(sessions.delete().where(sessions.c.id.in_(ids)))
+            conn.execute(tokens.delete().where(tokens.c.task_identifier == task_identifier,
+                                               tokens.c.participant == participant))
+        return len(ids)
+
+    def study(self, task_identifier: str) -> Dict[str, Any]:
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(studies).where(
+                studies.c.task_identifier == task_identifier)).first()
+        return {} if row is None else dict(row._mapping)
+
+    def set_study(self, task_identifier: str, **fields: Optional[str]) -> None:
+        with self._write() as conn:
+            done = conn.execute(studies.update().where(
+                studies.c.task_identifier == task_identifier)
+                .values(updated_at=now_iso(), **fields)).rowcount
+            if not done:
+                conn.execute(studies.insert().values(task_identifier=task_identifier,
+                                                     updated_at=now_iso(), **fields))
+
+    # -- staff ------------------------------------------------------------------------------
+
+    def add_staff(self, username: str, password_hash: str) -> bool:
+        """False when the name is taken (its password is then replaced)."""
+        with self._write() as conn:
+            done = conn.execute(staff.update().where(staff.c.username == username)
+                                .values(password_hash=password_hash)).rowcount
+            if not done:
+                conn.execute(staff.insert().values(username=username,
+                                                   password_hash=password_hash,
+                                                   created_at=now_iso()))
+        return not done
+
+    def staff_hash(self, username: str) -> Optional[str]:
+        with self.engine.connect() as conn:
+            return conn.execute(sa.select(staff.c.password_hash).where(
+                staff.c.username == username)).scalar()
+
+    def add_staff_session(self, hash_: str, username: str, csrf: str, expires_at: int) -> None:
+        with self._write() as conn:
+            conn.execute(staff_sessions.insert().values(hash=hash_, username=username,
+                                                        csrf=csrf, expires_at=expires_at))
+
+    def staff_session(self, hash_: str) -> Optional[Dict[str, Any]]:
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(staff_sessions).where(
+                staff_sessions.c.hash == hash_)).first()
+        return None if row is None else dict(row._mapping)
+
+    def end_staff_session(self, hash_: str) -> None:
+        with self._write() as conn:
+            conn.execute(staff_sessions.delete().where(staff_sessions.c.hash == hash_))
 
     def history(self, session_id: str) -> List[Dict[str, Any]]:
         with self.engine.connect() as conn:
@@ -469,10 +689,10 @@ class Store:
 
 def _task_row(row: Any) -> TaskRow:
     return TaskRow(row.identifier, row.version, row.definition, row.fingerprint, row.source,
-                   row.source_document)
+                   row.source_document, row.status)
 
 
-def _session_row(row: Any) -> SessionRow:
+def _session_row(row: Any, expires_at: Optional[str] = None) -> SessionRow:
     return SessionRow(row.id, row.task_identifier, row.task_version, row.saved, row.saved_at,
-                      row.version,
-                      row.status, row.finish_reason, row.result)
+                      row.version, row.status, row.finish_reason, row.result,
+                      row.participant, row.step, row.response, row.closing, expires_at)

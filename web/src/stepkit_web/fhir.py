@@ -1,32 +1,23 @@
-"""The seam for FHIR Questionnaires. The importer is another issue; until it lands, registering
-a Questionnaire (Content-Type application/fhir+json) is refused with 415 and says so.
-
-When it lands: ``import_questionnaire`` returns the StepKit task JSON for a Questionnaire, and
-``questionnaire_response`` builds the QuestionnaireResponse from a task result; the service
-stores the Questionnaire next to the task (tasks.source = "fhir") and serves the response at
-``GET /api/sessions/{id}/questionnaire-response``."""
+"""FHIR in the service: a Questionnaire registered with ``Content-Type: application/fhir+json``
+is imported by the engine (``stepkit.Task.from_fhir``; the service keeps the Questionnaire and
+its translation), runs like any task, and each finished session keeps its
+QuestionnaireResponse (``Session.result_as("fhir")``) next to its result. This module only
+wraps responses in a Bundle for the bulk export."""
 
 from __future__ import annotations
 
-from typing import Any, Dict
+import uuid
+from typing import Any, Dict, Iterable
+
+FHIR_JSON = "application/fhir+json"
 
 
-class ImporterUnavailable(Exception):
-    """The FHIR importer is not part of this build."""
-
-
-def _importer() -> Any:
-    try:
-        from stepkit import fhir as importer  # type: ignore[attr-defined]
-    except ImportError:
-        raise ImporterUnavailable(
-            "FHIR Questionnaire import is not available in this build of StepKit.") from None
-    return importer
-
-
-def import_questionnaire(text: str) -> str:
-    return _importer().import_questionnaire(text)
-
-
-def questionnaire_response(questionnaire: str, result: Dict[str, Any]) -> Dict[str, Any]:
-    return _importer().questionnaire_response(questionnaire, result)
+def bundle(responses: Iterable[Dict[str, Any]], timestamp: str) -> Dict[str, Any]:
+    """A FHIR R4 Bundle of type ``collection`` holding QuestionnaireResponses."""
+    return {
+        "resourceType": "Bundle",
+        "id": uuid.uuid4().hex,
+        "type": "collection",
+        "timestamp": timestamp,
+        "entry": [{"fullUrl": f"urn:uuid:{uuid.uuid4()}", "resource": r} for r in responses],
+    }

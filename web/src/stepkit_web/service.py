@@ -21,8 +21,8 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 import stepkit
 from stepkit.clock import system_time_ms
 
-from . import fhir
 from .timing import TimedSession, timed
+from . import fhir
 from .db import SessionRow, Store, TaskRow, new_token, token_hash
 
 log = logging.getLogger("stepkit_web")
@@ -177,22 +177,28 @@ class Service:
 
     # -- tasks --------------------------------------------------------------------------------
 
-    def register(self, body: str, content_type: str) -> Dict[str, Any]:
+    def register(self, body: str, content_type: str,
+                 status: str = "published") -> Dict[str, Any]:
+        """Stores a task version: a StepKit definition, or a FHIR Questionnaire
+        (``application/fhir+json``: imported by the engine, kept with its translation).
+        Published, sessions move onto it; a draft waits for :meth:`publish`."""
         source, source_document = "stepkit", None
-        if "fhir" in content_type:
-            body, source_document = fhir.import_questionnaire(body), body
-            source = "fhir"
         try:
-            task = timed(stepkit.Task.from_json, body)
+            if "fhir" in content_type:
+                task = timed(stepkit.Task.from_fhir, body)
+                source, source_document = "fhir", body
+                definition = stepkit.Task.translate_fhir(body)["task"]
+                body = json.dumps(definition, ensure_ascii=False)
+            else:
+                task = timed(stepkit.Task.from_json, body)
+                definition = json.loads(body)
         except stepkit.StepKitError as error:
             raise Refused(400, error.error)
+        except (ValueError, RecursionError):
+            raise Refused(400, {"code": "EPARSE", "message": "The body is not JSON."})
         problem = identifier_problem(task.identifier)
         if problem:
             raise Refused(400, {"code": "EINVAL", "path": "identifier", "message": problem})
-        try:
-            definition = json.loads(body)
-        except (ValueError, RecursionError):
-            raise Refused(400, {"code": "EPARSE", "message": "The body is not JSON."})
         with_recorders = recorder_steps(definition)
         if with_recorders:
             raise Refused(422, {
@@ -201,11 +207,26 @@ class Service:
                            + ", ".join(repr(s) for s in with_recorders) + ".",
                 "path": with_recorders[0]})
         fingerprint = _fingerprint_of(task)
-        row = self.store.add_task(task.identifier, body, fingerprint, source, source_document)
-        migrated = self.migrate_open_sessions(row)
+        row = self.store.add_task(task.identifier, body, fingerprint, source, source_document,
+                                  status)
+        migrated = self.migrate_open_sessions(row) if row.status == "published" else 0
         return {"identifier": row.identifier, "version": row.version,
-                "fingerprint": row.fingerprint, "source": row.source,
+                "fingerprint": row.fingerprint, "source": row.source, "status": row.status,
                 "migratedSessions": migrated}
+
+    def publish(self, identifier: str, version: int) -> Dict[str, Any]:
+        """Publishes a drafted version: new sessions start on it and open ones move onto it
+        (each keeps its old row in the history). An older version than the newest published
+        one cannot be published: that would move sessions backwards."""
+        current = self.store.latest_task(identifier)
+        if current is not None and current.version > version:
+            raise Refused(409, {"code": "ESTATE", "message": f"Version {current.version} is "
+                                f"published, newer than {version}: nothing was changed."})
+        row = self.store.publish(identifier, version)
+        if row is None:
+            raise NotFound(f"no version {version} of {identifier!r}")
+        return {"identifier": identifier, "version": version,
+                "migratedSessions": self.migrate_open_sessions(row)}
 
     def task(self, row: TaskRow) -> stepkit.Task:
         key = (row.identifier, row.version)
@@ -214,7 +235,10 @@ class Service:
             if cached is not None and cached[0] == row.fingerprint:
                 self._tasks.move_to_end(key)
                 return cached[1]
-        task = timed(stepkit.Task.from_json, row.definition)
+        if row.source == "fhir":  # compiled from the Questionnaire: its results export as FHIR
+            task = timed(stepkit.Task.from_fhir, row.source_document or "")
+        else:
+            task = timed(stepkit.Task.from_json, row.definition)
         with self._tasks_lock:
             self._tasks[key] = (row.fingerprint, task)
             self._tasks.move_to_end(key)
@@ -242,7 +266,11 @@ class Service:
         return options
 
     def create_session(self, identifier: str,
-                       host_options: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+                       host_options: Optional[Mapping[str, Any]] = None, *,
+                       personal_hash: Optional[str] = None,
+                       participant: Optional[str] = None) -> Dict[str, Any]:
+        """A new session on the task's published version, with its own resume link; or, with
+        ``personal_hash``, bound to that personal invite (whose link then resumes it)."""
         row = self._task_row(identifier)
         extra = {}
         for key, value in (host_options or {}).items():
@@ -260,10 +288,14 @@ class Service:
             session.set_clock(now)
             saved = session.save()
             saved_at = now()
+            step = (session.state.get("step") or {}).get("identifier")
         session_id = uuid.uuid4().hex
-        token = new_token()
-        self.store.add_session(session_id, row, saved, saved_at, token_hash(token))
-        return {"session": session_id, "token": token, "resumePath": f"/r/{token}"}
+        token = None if personal_hash else new_token()
+        stored = self.store.add_session(session_id, row, saved, saved_at,
+                                        token and token_hash(token), step=step,
+                                        personal_hash=personal_hash, participant=participant)
+        return {"session": stored, "token": token,
+                "resumePath": f"/r/{token}" if token else None}
 
     def create_invite(self, identifier: str) -> Dict[str, Any]:
         self._task_row(identifier)
@@ -271,21 +303,44 @@ class Service:
         self.store.add_invite(identifier, token_hash(token))
         return {"token": token, "invitePath": f"/i/{token}"}
 
-    def accept_invite(self, token: str) -> Dict[str, Any]:
+    def create_personal_invites(self, identifier: str, participants: List[str],
+                                expires_at: Optional[str]) -> List[Tuple[str, str]]:
+        """One personal link per participant id: (participant, token), in one transaction.
+        A link starts the participant's one session and resumes it until it is finished or
+        the link is revoked or expires (``expires_at``, ISO 8601 UTC)."""
+        self._task_row(identifier)
+        made = [(p, new_token()) for p in participants]
+        self.store.add_personal_invites(identifier, [(token_hash(t), p) for p, t in made],
+                                        expires_at)
+        return made
+
+    def link(self, token: str) -> Dict[str, Any]:
+        """The live invite (open or personal) a token names: NotFound when unknown, revoked
+        or expired."""
         if not token_ok(token):
             raise NotFound("unknown invite")
         tok = self.store.token(token_hash(token))
-        if tok is None or tok["revoked"] or tok["kind"] != "invite":
+        if tok is None or tok["revoked"] or tok["kind"] not in ("invite", "personal") \
+                or self._expired(tok.get("expires_at")):
             raise NotFound("unknown invite")
+        return tok
+
+    def _expired(self, expires_at: Optional[str]) -> bool:
+        return bool(expires_at) and stepkit.parse_iso8601_ms(expires_at) <= self.now()
+
+    def accept_invite(self, token: str) -> Dict[str, Any]:
+        """Opens an invite: an open link starts a new session; a personal one starts its
+        participant's session, or names the one it started before."""
+        tok = self.link(token)
+        if tok["kind"] == "personal":
+            if tok["session_id"] is None:
+                self.create_session(tok["task_identifier"], personal_hash=tok["hash"],
+                                    participant=tok["participant"])
+            return {"resumePath": f"/r/{token}"}
         return self.create_session(tok["task_identifier"])
 
     def invite_task(self, token: str) -> TaskRow:
-        if not token_ok(token):
-            raise NotFound("unknown invite")
-        tok = self.store.token(token_hash(token))
-        if tok is None or tok["revoked"] or tok["kind"] != "invite":
-            raise NotFound("unknown invite")
-        return self._task_row(tok["task_identifier"])
+        return self._task_row(self.link(token)["task_identifier"])
 
     def new_resume_link(self, session_id: str) -> Dict[str, Any]:
         if self.store.session(session_id) is None:
@@ -303,7 +358,7 @@ class Service:
         if not token_ok(token):
             raise NotFound("unknown token")
         row = self.store.session_by_resume_token(token_hash(token))
-        if row is None:
+        if row is None or (row.status == "open" and self._expired(row.token_expires_at)):
             raise NotFound("unknown token")
         return row
 
@@ -338,13 +393,19 @@ class Service:
         state = session.state
         finished = state["status"] == "finished"
         result = json.dumps(session.result) if finished else None
+        response = None
+        if finished and task_row.source == "fhir":
+            response = json.dumps(session.result_as("fhir"))
         saved_at = session.clock()
         report = session.migration_report if task_row.version != row.task_version else None
+        step = None if finished else (state.get("step") or {}).get("identifier")
+        closing = getattr(session, "closing", None)
         return self.store.update_session(
             row, saved=session.save(), saved_at=saved_at, task_version=task_row.version,
             status="finished" if finished else "open",
             finish_reason=state.get("finishReason"), result=result,
-            report=json.dumps(report) if report else None)
+            report=json.dumps(report) if report else None, step=step, response=response,
+            closing=json.dumps(closing) if closing else None)
 
     def migrate_open_sessions(self, task_row: TaskRow) -> int:
         """Brings every open session of older versions onto ``task_row`` (restore with
@@ -403,10 +464,26 @@ class Service:
             return session.result
 
     def questionnaire_response(self, row: SessionRow) -> Dict[str, Any]:
+        """The session's FHIR QuestionnaireResponse: stored with the result when the session
+        finished, else built now (status in-progress)."""
+        if row.response is not None:
+            return json.loads(row.response)
         task_row = self._task_row(row.task_identifier, row.task_version)
         if task_row.source != "fhir":
             raise NotFound("not an imported FHIR Questionnaire")
-        return fhir.questionnaire_response(task_row.source_document or "", self.result_of(row))
+        session, _ = self.restore(row)
+        with session:
+            return session.result_as("fhir")
+
+    def response_bundle(self, identifier: str) -> Dict[str, Any]:
+        """Every session's QuestionnaireResponse (finished ones as stored) in a Bundle."""
+        row = self._task_row(identifier)
+        if row.source != "fhir":
+            raise NotFound("not an imported FHIR Questionnaire")
+        responses = []
+        for data in self.store.list_sessions(identifier, with_data=True):
+            responses.append(self.questionnaire_response(session_row_of(data)))
+        return fhir.bundle(responses, iso_ms(self.now()))
 
     # -- the participant's actions ------------------------------------------------------------
 
@@ -433,7 +510,8 @@ class Service:
                         state = session.set_answer(answer)
                     except stepkit.StepKitError as error:
                         if action in ("next", "save"):
-                            return Outcome(state, self._answer_errors(session, answer, error),
+                            # One call reports every item's problem.
+                            return Outcome(state, list(error.errors or [error.error]),
                                            refused=True)
                         # Back and Skip still leave: a refused draft is not kept.
             try:
@@ -453,25 +531,41 @@ class Service:
                     raise Refused(400, {"code": "EINVAL", "message": "Unknown action."})
             except stepkit.StepKitError as error:
                 errors = list(error.errors or [error.error])
+            if not errors:
+                self._finish_on_completion(session)
             if not self.write(row, session, task_row):
                 raise Stale()
             return Outcome(session.state, errors)
 
-    def _answer_errors(self, session: stepkit.Session, answer: Any,
-                       error: stepkit.StepKitError) -> List[Dict[str, Any]]:
-        """Every item's error for a refused form answer (the engine stops at the first): each
-        item is tried alone on this throw-away session, which is never saved."""
-        errors = list(error.errors or [error.error])
-        if isinstance(answer, dict) and len(answer) > 1:
-            found = []
-            for key, value in answer.items():
-                try:
-                    session.set_answer({key: value})
-                except stepkit.StepKitError as item_error:
-                    found.extend(item_error.errors or [item_error.error])
-            if found:
-                errors = found
-        return errors
+    @staticmethod
+    def _finish_on_completion(session: Any) -> None:
+        """Reaching the task's last step when it is a completion step finishes the run at
+        once: the participant sees that page once, as the finished page, and closing it
+        leaves nothing unfinished. Its texts are kept to show it again."""
+        state = session.state
+        step = state.get("step") or {}
+        nav = state.get("navigation") or {}
+        if state.get("status") == "finished" or step.get("type") != "completion" \
+                or nav.get("hasNextStep") or not nav.get("canGoForward"):
+            return
+        session.closing = {k: step[k] for k in ("title", "text", "detailText")
+                           if isinstance(step.get(k), str)}
+        session.forward()
+
+
+def iso_ms(ms: int) -> str:
+    """ms since the epoch as ISO 8601 UTC with milliseconds."""
+    import datetime as _dt
+    return (_dt.datetime.fromtimestamp(ms / 1000, _dt.timezone.utc)
+            .isoformat(timespec="milliseconds").replace("+00:00", "Z"))
+
+
+def session_row_of(data: Mapping[str, Any]) -> SessionRow:
+    """A SessionRow from a ``Store.list_sessions(..., with_data=True)`` entry."""
+    return SessionRow(data["id"], data["task_identifier"], data["task_version"], data["saved"],
+                      data["saved_at"], data["version"], data["status"], data["finish_reason"],
+                      data["result"], data["participant"], data["step"], data["response"],
+                      data["closing"])
 
 
 def _fingerprint_of(task: stepkit.Task) -> str:
