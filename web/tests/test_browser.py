@@ -13,7 +13,7 @@ import pytest
 
 from conftest import (API_KEY, AUTH, KEY, WEB_TASKS, answers, closing_title, example,
                       reference_result)
-from keyboard import fill, press_button
+from keyboard import fill, press_button, tab_to
 from live import LiveServer, free_port
 from stepkit_web.app import create_app
 from stepkit_web.walk import page_fields, strip_volatile
@@ -337,3 +337,54 @@ def test_another_origin_cannot_change_tasks_or_answers(server, browser):
     assert after["version"] == info["version"]
     assert after["state"]["step"]["identifier"] == "mood" and after["state"].get("answer") is None
     assert api.get(f"{server.url}/api/tasks/daily-checkin").json()["versions"] == before_versions
+
+
+def press_named(page, name):
+    """Tabs to the button with this exact text and presses Enter; waits for the next page."""
+    button = page.get_by_role("button", name=name, exact=True).element_handle()
+    tab_to(page, button)
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+
+
+def test_personal_invite_and_open_link_resume_in_chromium(server, browser, axe):
+    """A personal invite resumes from its own link in any browser; an open link resumes in
+    the browser that started it (its cookie) and starts over only when asked."""
+    r = api.post(f"{server.url}/api/tasks/daily-checkin/invites",
+                 content=json.dumps({"participants": ["P-browser"]}))
+    link = r.json()["invites"][0]["inviteUrl"]
+    first = browser.new_context(locale="en-US")
+    page = first.new_page()
+    page.goto(link)
+    check_axe(axe, page, "personal invite: start page")
+    press_named(page, "Start")
+    fill(page, [("answer", "4")])
+    press_button(page, "next")
+    second_step = page.locator("h1").inner_text()
+    assert page.locator("#resume-url").input_value().startswith(server.url + "/r/")
+    check_axe(axe, page, "step with the address to keep")
+    first.close()
+    other = browser.new_context(locale="en-US")  # another device: nothing but the link
+    page = other.new_page()
+    page.goto(link)
+    assert page.locator("h1").inner_text() == second_step
+    other.close()
+
+    r = api.post(f"{server.url}/api/tasks/daily-checkin/invites")
+    open_link = r.json()["inviteUrl"]
+    ctx = browser.new_context(locale="en-US")
+    page = ctx.new_page()
+    page.goto(open_link)
+    press_named(page, "Start")
+    fill(page, [("answer", "3")])
+    press_button(page, "next")
+    assert page.locator("h1").inner_text() == second_step
+    page.goto(open_link)  # the same browser, later: offered to continue
+    check_axe(axe, page, "open link: welcome back")
+    page.get_by_role("link", name="Continue where you left off").click()
+    page.wait_for_load_state()
+    assert page.locator("h1").inner_text() == second_step
+    page.goto(open_link)
+    press_named(page, "Start over")
+    assert page.locator("h1").inner_text() != second_step  # a new session, on its first step
+    ctx.close()

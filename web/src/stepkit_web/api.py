@@ -11,12 +11,15 @@ from typing import Any, Dict, List, Optional
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from .fhir import FHIR_JSON
 from .security import JSON_TYPES, require_media
-from .service import NotFound, Refused, Service, identifier_problem
+import stepkit
+
+from .common import absolute, service_of
+from .service import NotFound, Refused, identifier_problem, iso_ms
 
 
 class Error(BaseModel):
@@ -55,7 +58,18 @@ class SessionCreated(BaseModel):
 
 
 class InviteCreated(BaseModel):
-    inviteUrl: str
+    """An open link (``inviteUrl``), or with ``participants`` one personal link each."""
+    inviteUrl: Optional[str] = None
+    invites: Optional[List[Dict[str, str]]] = None
+
+
+class InviteRequest(BaseModel):
+    """No body: one open link (each browser that opens it starts a session). With
+    ``participants``: a personal link per participant id (it starts that participant's one
+    session and resumes it), expiring at ``expiresAt`` (ISO 8601) if given."""
+    model_config = ConfigDict(extra="forbid")
+    participants: Optional[List[str]] = None
+    expiresAt: Optional[str] = None
 
 
 class ResumeLink(BaseModel):
@@ -120,13 +134,24 @@ def identifier_ok(identifier: str) -> str:
     return identifier
 
 
-def service_of(request: Request) -> Service:
-    return request.app.state.service
+def participant_ok(participant: Any) -> str:
+    """A participant id: 1 to 200 printable characters, kept as given (trimmed)."""
+    text = str(participant).strip()
+    if not text or len(text) > 200 or any(ord(c) < 32 or ord(c) == 127 for c in text):
+        raise Refused(400, {"code": "EINVAL", "path": "participants", "message":
+                            "A participant id must be 1 to 200 printable characters."})
+    return text
 
 
-def absolute(request: Request, path: str) -> str:
-    """A link for a participant, from the configured base URL (never the Host header)."""
-    return request.app.state.base_url.rstrip("/") + path
+def expiry_ok(expires: Optional[str]) -> Optional[str]:
+    """An expiry date-time as ISO 8601 UTC with milliseconds, or None."""
+    if expires is None or expires == "":
+        return None
+    try:
+        return iso_ms(stepkit.parse_iso8601_ms(expires))
+    except (ValueError, TypeError, stepkit.StepKitError):
+        raise Refused(400, {"code": "EINVAL", "path": "expiresAt",
+                            "message": "expiresAt must be an ISO 8601 date-time."})
 
 
 async def json_object(request: Request) -> Dict[str, Any]:
@@ -196,14 +221,29 @@ def build_router(guards: List[Any]) -> APIRouter:
                             status_code=201)
 
     @router.post("/tasks/{identifier}/invites", status_code=201, response_model=InviteCreated,
-                 responses=_errors(404, 413, 415),
-                 summary="Create an invite link: each opening starts a new session")
+                 responses=_errors(400, 404, 413, 415),
+                 summary="Create an open link, or personal links for participant ids",
+                 openapi_extra={"requestBody": {"required": False, "content": {
+                     "application/json": {"schema": InviteRequest.model_json_schema()}}}})
     async def create_invite(request: Request, identifier: str) -> Response:
         identifier_ok(identifier)
-        require_media(request, ("application/json",), await request.body())
-        created = await run_in_threadpool(service_of(request).create_invite, identifier)
-        return JSONResponse({"inviteUrl": absolute(request, created["invitePath"])},
-                            status_code=201)
+        body = await json_object(request)
+        try:
+            wanted = InviteRequest.model_validate(body)
+        except ValidationError as e:
+            raise Refused(400, {"code": "EINVAL", "message": "The body is not an invite "
+                                "request: " + "; ".join(err["msg"] for err in e.errors())})
+        service = service_of(request)
+        if wanted.participants is None:
+            created = await run_in_threadpool(service.create_invite, identifier)
+            return JSONResponse({"inviteUrl": absolute(request, created["invitePath"])},
+                                status_code=201)
+        participants = [participant_ok(p) for p in wanted.participants]
+        expires = expiry_ok(wanted.expiresAt)
+        made = await run_in_threadpool(service.create_personal_invites, identifier,
+                                       participants, expires)
+        return JSONResponse({"invites": [{"participant": p, "inviteUrl": absolute(
+            request, f"/i/{t}")} for p, t in made]}, status_code=201)
 
     @router.get("/sessions/{session_id}", response_model=SessionInfo,
                 responses=_errors(404, 409), summary="A session's state")

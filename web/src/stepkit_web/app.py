@@ -4,65 +4,34 @@ same-origin rule of security.py and limits.py. Build one with :func:`create_app`
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, Optional
 
 import sqlalchemy as sa
 import stepkit
-from fastapi import Depends, FastAPI, Request
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
-from fastapi.templating import Jinja2Templates
-from starlette.concurrency import run_in_threadpool
 
+from . import pages
 from .api import build_router
+from .common import page
 from .db import Store, Timeouts, make_engine
 from .limits import BodyLimit, MAX_BODY, PrivatePages
 from .migrate import upgrade
 from .ratelimit import Rate, TokenBuckets
-from .security import FORM_TYPES, ApiKey, SameOrigin, SecurityHeaders, media_type
-from .service import Damaged, NotFound, Refused, Service, Stale
+from .security import ApiKey, SameOrigin, SecurityHeaders
+from .service import Damaged, NotFound, Refused, Service
 from .timing import ServerTiming
-from .widgets import Fields, parse_answer, widget
 
 log = logging.getLogger("stepkit_web")
 _HERE = Path(__file__).resolve().parent
-
-NOTICES = {
-    "stale": "This page had changed since you opened it (another tab, a second click or the "
-             "browser's Back button). Here is where you are now; your saved answers are kept.",
-}
-
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 # Session creation through one invite link, and by one client address (per worker).
 INVITE_RATE = Rate(burst=60, per_ms=1000)
 CLIENT_RATE = Rate(burst=10, per_ms=6000)
-
-
-def calculation_label(name: str) -> str:
-    """A calculation's name as words ("moodTotal" → "Mood total"): the task format gives a
-    calculation no text of its own."""
-    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|_+", " ", name).split()
-    text = " ".join(w if w.isupper() else w.lower() for w in words)
-    return text[:1].upper() + text[1:]
-
-
-def calculation_text(value: Any) -> str:
-    """A calculation's value as the engine's piping writes it: numbers shortest, booleans
-    Yes/No, null as "not available"."""
-    if value is None:
-        return "not available"
-    if isinstance(value, bool):
-        return "Yes" if value else "No"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, list):
-        return ", ".join(calculation_text(v) for v in value)
-    return str(value)
 
 
 def create_app(db_url: str, integrity_key: str, *, api_key: Optional[str] = None,
@@ -83,16 +52,15 @@ def create_app(db_url: str, integrity_key: str, *, api_key: Optional[str] = None
         upgrade(engine)
     service = Service(Store(engine), integrity_key, clock, time_source=time_source,
                       task_cache_size=task_cache_size)
-    templates = Jinja2Templates(directory=str(_HERE / "templates"))
     app = FastAPI(title="StepKit web", version="0.1.0", docs_url=None, redoc_url=None,
                   description="Register StepKit tasks, create sessions and invite links, read "
                               "states and results. Participant pages are under /r/ and /i/. "
                               "Every call needs `Authorization: Bearer KEY`.")
     app.state.service = service
     app.state.base_url = base_url
-    invite_buckets = TokenBuckets(invite_rate, rate_clock)
-    client_buckets = TokenBuckets(client_rate, rate_clock)
-    same_origin = SameOrigin(base_url)
+    app.state.invite_buckets = TokenBuckets(invite_rate, rate_clock)
+    app.state.client_buckets = TokenBuckets(client_rate, rate_clock)
+    same_origin = app.state.same_origin = SameOrigin(base_url)
     app.mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static")
     app.add_middleware(BodyLimit, limit=MAX_BODY, read_timeout=body_timeout)
     app.add_middleware(ServerTiming)
@@ -101,14 +69,6 @@ def create_app(db_url: str, integrity_key: str, *, api_key: Optional[str] = None
 
     def is_api(request: Request) -> bool:
         return request.url.path.startswith("/api/")
-
-    def page(request: Request, status: int, heading: str, *paragraphs: str,
-             form_action: Optional[str] = None, form_button: str = "",
-             task_name: str = "") -> HTMLResponse:
-        return templates.TemplateResponse(request, "message.html", {
-            "page_title": heading, "heading": heading, "paragraphs": paragraphs,
-            "form_action": form_action, "form_button": form_button, "task_name": task_name,
-        }, status_code=status)
 
     # -- errors: every failure has its page or JSON, none is a 500 -----------------------------
 
@@ -195,179 +155,7 @@ def create_app(db_url: str, integrity_key: str, *, api_key: Optional[str] = None
 
     # -- participant pages ----------------------------------------------------------------------
 
-    def render_step(request: Request, token: str, row_version: int, state: Dict[str, Any],
-                    errors: List[Dict[str, Any]], submitted: Optional[Fields],
-                    notice: Optional[str], status: int = 200) -> Response:
-        step = state.get("step") or {}
-        nav = state.get("navigation") or {}
-        by_item: Dict[str, str] = {}
-        for e in errors:
-            path = str(e.get("path") or "")
-            if path and path not in by_item:
-                by_item[path] = str(e.get("message", ""))
-        blocks: List[Dict[str, Any]] = []
-        answer = state.get("answer")
-        kind = step.get("type")
-        targets: Dict[str, str] = {}
-        if kind == "question":
-            label = step.get("question") or step.get("title") or step.get("identifier")
-            msg = next((str(e.get("message")) for e in errors), None)
-            w = widget(step.get("answerFormat") or {}, answer, "answer", "q", label=label,
-                       detail=None, optional=bool(step.get("optional")),
-                       placeholder=step.get("placeholder"), error=msg, submitted=submitted)
-            blocks.append(w)
-            targets[""] = "q"
-        elif kind == "form":
-            visible = state.get("visibleItems")
-            visible = set(visible) if isinstance(visible, list) else None
-            values = answer if isinstance(answer, dict) else {}
-            for i, item in enumerate(step.get("formItems") or []):
-                if "sectionTitle" in item and "identifier" not in item:
-                    blocks.append({"section": item["sectionTitle"]})
-                    continue
-                ident = item.get("identifier")
-                if visible is not None and ident not in visible:
-                    continue
-                wid = f"q{i}"
-                targets[str(ident)] = wid
-                blocks.append(widget(item.get("answerFormat") or {}, values.get(ident),
-                                     f"item:{ident}", wid, label=item.get("text") or ident,
-                                     detail=item.get("detailText"),
-                                     optional=bool(item.get("optional")),
-                                     placeholder=item.get("placeholder"),
-                                     error=by_item.get(str(ident)), submitted=submitted))
-        summary = []
-        for e in errors:
-            path = str(e.get("path") or "")
-            target = targets.get(path) or (targets.get("") if kind == "question" else None)
-            summary.append({"message": e.get("message", ""), "target": target})
-        progress = state.get("progress") or {}
-        progress_text = None
-        if progress.get("current") and progress.get("total") and kind not in ("completion",):
-            progress_text = f"Step {progress['current']} of about {progress['total']}"
-        active = None
-        if state.get("active"):
-            a = state["active"]
-            deadline_ms = ""
-            if state.get("nextDeadline"):
-                now = service.now()
-                deadline_ms = max(0, stepkit.parse_iso8601_ms(state["nextDeadline"]) - now)
-            remaining = a.get("remaining")
-            active = {"status": a.get("status"), "duration": a.get("duration"),
-                      "remaining": int(remaining + 0.999) if isinstance(remaining, (int, float)) else "",
-                      "deadline_ms": deadline_ms}
-        heading = step.get("title") or step.get("question") or step.get("identifier")
-        # Scores and other calculations the step asks to show, as the state gives them.
-        calculations = [{"name": name, "label": calculation_label(name),
-                         "value": calculation_text(value)}
-                        for name, value in (step.get("calculations") or {}).items()]
-        has_visibility = kind == "form" and any(
-            isinstance(it, dict) and it.get("visibleWhen") for it in step.get("formItems") or [])
-        ctx = {
-            "page_title": (("Error: " if errors else "") + f"{heading} – {state.get('taskIdentifier')}"),
-            "task_name": state.get("taskIdentifier"), "heading": heading, "step": step,
-            "blocks": blocks, "errors": summary, "notice": notice, "progress": progress_text,
-            "nav": nav, "version": row_version, "action_url": f"/r/{token}",
-            "next_label": "Next" if nav.get("hasNextStep", True) else "Done",
-            "active": active, "can_update": has_visibility, "calculations": calculations,
-        }
-        return templates.TemplateResponse(request, "step.html", ctx, status_code=status)
-
-    def finished_page(request: Request, row: Any) -> Response:
-        reason = row.finish_reason
-        if reason == "completed":
-            closing = json.loads(row.closing) if row.closing else {}
-            texts = [closing[k] for k in ("text", "detailText") if closing.get(k)]
-            return page(request, 200, closing.get("title") or "Thank you", *texts,
-                        "Your answers have been saved. You may close this page.",
-                        task_name=row.task_identifier)
-        return page(request, 200, "This session has ended",
-                    "Your answers up to the end are saved.", task_name=row.task_identifier)
-
-    @app.get("/r/{token}", response_class=HTMLResponse, include_in_schema=False)
-    def resume_page(request: Request, token: str, notice: str = "", error: str = "") -> Response:
-        row = service.session_for_token(token)
-        if row.status == "finished":
-            return finished_page(request, row)
-        state = service.state_of(row)
-        errors = list(state.get("problems") or []) if error == "1" else []
-        return render_step(request, token, row.version, state, errors, None,
-                           NOTICES.get(notice))
-
-    def form_post(request: Request) -> None:
-        """A participant's POST: a form from one of this service's own pages."""
-        same_origin(request)
-        mtype = media_type(request)
-        if mtype and mtype not in FORM_TYPES:
-            raise Refused(415, {"code": "EMEDIATYPE", "message": "The page sent something "
-                                "that is not a form: nothing was saved."})
-
-    @app.post("/r/{token}", include_in_schema=False, dependencies=[Depends(form_post)])
-    async def submit_page(request: Request, token: str) -> Response:
-        form = await request.form()
-        fields = Fields(list(form.multi_items()))
-        return await run_in_threadpool(_submit, request, token, fields)
-
-    def _submit(request: Request, token: str, fields: Fields) -> Response:
-        row = service.session_for_token(token)
-        action = fields.get("action")
-        if action not in ("next", "back", "skip", "save", "start", "tick"):
-            raise Refused(400, {"code": "EINVAL", "message": "The form was incomplete or "
-                                "changed: nothing was saved. Go back to the page and try again."})
-
-        def answer_of(state: Dict[str, Any]) -> Any:
-            step = state.get("step") or {}
-            if step.get("type") == "question":
-                return parse_answer(step.get("answerFormat") or {}, fields, "answer"), True
-            if step.get("type") == "form":
-                visible = state.get("visibleItems")
-                answer = {}
-                for item in step.get("formItems") or []:
-                    ident = item.get("identifier")
-                    if ident is None or (isinstance(visible, list) and ident not in visible):
-                        continue
-                    answer[ident] = parse_answer(item.get("answerFormat") or {}, fields,
-                                                 f"item:{ident}")
-                return answer, bool(answer)
-            return None, False
-
-        try:
-            outcome = service.act(row, fields.get("_version"), fields.get("_step"), action,
-                                  answer_of)
-        except Stale:
-            return RedirectResponse(f"/r/{token}?notice=stale", status_code=303)
-        if outcome.refused:
-            return render_step(request, token, row.version, outcome.state, outcome.errors,
-                               fields, None, status=422)
-        if outcome.errors:
-            return RedirectResponse(f"/r/{token}?error=1", status_code=303)
-        return RedirectResponse(f"/r/{token}", status_code=303)
-
-    @app.get("/i/{token}", response_class=HTMLResponse, include_in_schema=False)
-    def invite_page(request: Request, token: str) -> Response:
-        task_row = service.invite_task(token)
-        task = service.task(task_row)
-        first = (task.info.get("steps") or [{}])[0]
-        return page(request, 200, first.get("title") or task_row.identifier,
-                    "You have been invited to answer a questionnaire.",
-                    "Your answers are saved at every step. The page you reach after starting "
-                    "has its own address: keep it to continue later, on any device.",
-                    form_action=f"/i/{token}", form_button="Start",
-                    task_name=task_row.identifier)
-
-    @app.post("/i/{token}", include_in_schema=False, dependencies=[Depends(form_post)])
-    def invite_start(request: Request, token: str) -> Response:
-        service.invite_task(token)  # an unknown link is a 404, and takes no token
-        client = request.client.host if request.client else "unknown"
-        for buckets, key, who in ((invite_buckets, token, "this link"),
-                                  (client_buckets, client, "your address")):
-            wait = buckets.take(key)
-            if wait is not None:
-                raise Refused(429, {"code": "ERATE", "message": f"Too many sessions were "
-                                    f"started from {who} just now. Please try again in a "
-                                    f"minute."}, retry_after=max(1, int(wait + 0.999)))
-        created = service.accept_invite(token)
-        return RedirectResponse(created["resumePath"], status_code=303)
+    app.include_router(pages.router)
 
     # -- the host's API -------------------------------------------------------------------------
 

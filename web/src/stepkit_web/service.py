@@ -165,6 +165,7 @@ class Service:
         self._tasks: "OrderedDict[Tuple[str, int], Tuple[str, stepkit.Task]]" = OrderedDict()
         self._tasks_lock = threading.Lock()
         self.task_cache_size = task_cache_size
+        self._studies: Dict[str, Tuple[float, Dict[str, Optional[str]]]] = {}
 
     def request_clock(self) -> Callable[[], int]:
         """The clock for one request's work on a session (see ``time_source``)."""
@@ -246,6 +247,33 @@ class Service:
                 # Sessions hold their own reference: an evicted task stays alive while used.
                 self._tasks.popitem(last=False)
         return task
+
+    def study(self, identifier: str) -> Dict[str, Optional[str]]:
+        """What participant pages say about a task's study: the study settings a staff member
+        entered (title, description, duration, contact), the title falling back to the first
+        step's title of the published version, never to the identifier. Kept for a few
+        seconds per instance (read on every page)."""
+        now = time.monotonic()
+        with self._tasks_lock:
+            cached = self._studies.get(identifier)
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        settings = self.store.study(identifier)
+        info: Dict[str, Optional[str]] = {k: settings.get(k) or None for k in
+                                          ("title", "description", "duration", "contact")}
+        if not info["title"]:
+            row = self.store.latest_task(identifier)
+            info["title"] = (_first_title(row.definition) if row else None) or "Study"
+        with self._tasks_lock:
+            self._studies[identifier] = (now + STUDY_TTL, info)
+            while len(self._studies) > 256:
+                self._studies.pop(next(iter(self._studies)))
+        return info
+
+    def set_study(self, identifier: str, **fields: Optional[str]) -> None:
+        self.store.set_study(identifier, **fields)
+        with self._tasks_lock:
+            self._studies.pop(identifier, None)
 
     def cached_tasks(self) -> List[Tuple[str, int]]:
         with self._tasks_lock:
@@ -551,6 +579,24 @@ class Service:
         session.closing = {k: step[k] for k in ("title", "text", "detailText")
                            if isinstance(step.get(k), str)}
         session.forward()
+
+
+STUDY_TTL = 5.0  # seconds a study's settings are kept per instance
+
+
+def _first_title(definition: str) -> Optional[str]:
+    """The first step's title in a task definition (inside sections too)."""
+    try:
+        steps = json.loads(definition).get("steps")
+    except (ValueError, AttributeError, RecursionError):
+        return None
+    for _ in range(64):
+        if not isinstance(steps, list) or not steps or not isinstance(steps[0], dict):
+            return None
+        if isinstance(steps[0].get("title"), str) and steps[0]["title"]:
+            return steps[0]["title"]
+        steps = steps[0].get("steps")
+    return None
 
 
 def iso_ms(ms: int) -> str:

@@ -315,6 +315,7 @@ def widget(fmt: Mapping[str, Any], answer: Any, name: str, ident: str, *, label:
                     value, offset = m.group(1), m.group(4)
             w["value"] = sub(name, value)
             w["offset"] = sub(name + ".offset", offset)
+            w["answered"] = bool(value) or submitted is not None
             w["offset_id"] = ident + "-offset"
             attrs = {"type": "datetime-local"}
             if fmt.get("minuteInterval"):

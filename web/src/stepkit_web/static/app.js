@@ -4,6 +4,39 @@
   // Focus the error summary (autofocus does it too, where the browser honours it).
   var summary = document.querySelector(".error-summary");
   if (summary) { summary.focus(); }
+  // The address to keep: a Copy button (the field itself works without the script).
+  var copy = document.querySelector("button[data-copy]");
+  if (copy && navigator.clipboard) {
+    copy.hidden = false;
+    copy.addEventListener("click", function () {
+      var field = document.getElementById(copy.getAttribute("data-copy"));
+      var status = document.getElementById("copy-status");
+      navigator.clipboard.writeText(field.value).then(function () {
+        if (status) { status.textContent = "The address is copied."; }
+      }, function () {
+        field.select();
+        if (status) { status.textContent = "Select the address and copy it."; }
+      });
+    });
+  }
+  // Date and time answers in the participant's own zone: the offset field is filled in with
+  // this device's UTC offset at the chosen date (the server falls back to UTC without it).
+  function offsetAt(value) {
+    var d = value ? new Date(value) : new Date();
+    if (isNaN(d.getTime())) { d = new Date(); }
+    var minutes = -d.getTimezoneOffset();
+    var sign = minutes < 0 ? "-" : "+";
+    minutes = Math.abs(minutes);
+    var pad = function (n) { return (n < 10 ? "0" : "") + n; };
+    return sign + pad(Math.floor(minutes / 60)) + ":" + pad(minutes % 60);
+  }
+  Array.prototype.forEach.call(document.querySelectorAll("input[data-offset-for]"), function (off) {
+    var value = document.getElementById(off.getAttribute("data-offset-for"));
+    if (off.getAttribute("data-answered") === "1") { return; }
+    var update = function () { off.value = offsetAt(value && value.value); };
+    update();
+    if (value) { value.addEventListener("change", update); }
+  });
   // A timed step: press Continue when the engine's next deadline comes.
   var form = document.querySelector("form[data-deadline-ms]");
   var tick = document.querySelector("button[data-tick]");

@@ -1,0 +1,288 @@
+"""The participant pages (server-rendered, Post/Redirect/Get): ``/i/<token>`` (an open link or
+a personal invite) and ``/r/<token>`` (a session). Every decision about the task comes from
+the engine's state; this module only draws it and turns posted fields into answers."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Dict, List, Optional
+
+import stepkit
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from .common import absolute, page, secure_cookies, service_of, templates
+from .security import FORM_TYPES, media_type
+from .service import NotFound, Refused, Stale
+from .widgets import Fields, parse_answer, widget
+
+NOTICES = {
+    "stale": "This page had changed since you opened it (another tab, a second click or the "
+             "browser's Back button). Here is where you are now; your saved answers are kept.",
+    "early": "The time for this step is not up yet: the page moves on by itself when it is.",
+}
+
+# An open link remembers the browser's session for this long (a cookie per link).
+OPEN_LINK_COOKIE_DAYS = 90
+
+
+def calculation_label(name: str) -> str:
+    """A calculation's name as words ("moodTotal" → "Mood total"): the task format gives a
+    calculation no text of its own."""
+    import re
+
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|_+", " ", name).split()
+    text = " ".join(w if w.isupper() else w.lower() for w in words)
+    return text[:1].upper() + text[1:]
+
+
+def calculation_text(value: Any) -> str:
+    """A calculation's value as the engine's piping writes it: numbers shortest, booleans
+    Yes/No, null as "not available"."""
+    if value is None:
+        return "not available"
+    if isinstance(value, bool):
+        return "Yes" if value else "No"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, list):
+        return ", ".join(calculation_text(v) for v in value)
+    return str(value)
+
+
+def form_post(request: Request) -> None:
+    """A participant's POST: a form from one of this service's own pages."""
+    request.app.state.same_origin(request)
+    mtype = media_type(request)
+    if mtype and mtype not in FORM_TYPES:
+        raise Refused(415, {"code": "EMEDIATYPE", "message": "The page sent something "
+                            "that is not a form: nothing was saved."})
+
+
+def link_cookie(token: str) -> str:
+    """The cookie an open link keeps its browser's session in (one per link)."""
+    return "stepkit-link-" + hashlib.sha256(token.encode()).hexdigest()[:16]
+
+
+router = APIRouter(include_in_schema=False)
+
+
+def render_step(request: Request, token: str, row: Any, state: Dict[str, Any],
+                errors: List[Dict[str, Any]], submitted: Optional[Fields],
+                notice: Optional[str], status: int = 200) -> Response:
+    service = service_of(request)
+    step = state.get("step") or {}
+    nav = state.get("navigation") or {}
+    by_item: Dict[str, str] = {}
+    for e in errors:
+        path = str(e.get("path") or "")
+        if path and path not in by_item:
+            by_item[path] = str(e.get("message", ""))
+    blocks: List[Dict[str, Any]] = []
+    answer = state.get("answer")
+    kind = step.get("type")
+    targets: Dict[str, str] = {}
+    if kind == "question":
+        label = step.get("question") or step.get("title") or ""
+        msg = next((str(e.get("message")) for e in errors), None)
+        w = widget(step.get("answerFormat") or {}, answer, "answer", "q", label=label,
+                   detail=None, optional=bool(step.get("optional")),
+                   placeholder=step.get("placeholder"), error=msg, submitted=submitted)
+        blocks.append(w)
+        targets[""] = "q"
+    elif kind == "form":
+        visible = state.get("visibleItems")
+        visible = set(visible) if isinstance(visible, list) else None
+        values = answer if isinstance(answer, dict) else {}
+        for i, item in enumerate(step.get("formItems") or []):
+            if "sectionTitle" in item and "identifier" not in item:
+                blocks.append({"section": item["sectionTitle"]})
+                continue
+            ident = item.get("identifier")
+            if visible is not None and ident not in visible:
+                continue
+            wid = f"q{i}"
+            targets[str(ident)] = wid
+            blocks.append(widget(item.get("answerFormat") or {}, values.get(ident),
+                                 f"item:{ident}", wid, label=item.get("text") or "",
+                                 detail=item.get("detailText"),
+                                 optional=bool(item.get("optional")),
+                                 placeholder=item.get("placeholder"),
+                                 error=by_item.get(str(ident)), submitted=submitted))
+    summary = []
+    for e in errors:
+        path = str(e.get("path") or "")
+        target = targets.get(path) or (targets.get("") if kind == "question" else None)
+        summary.append({"message": e.get("message", ""), "target": target})
+    progress = state.get("progress") or {}
+    progress_text = None
+    if progress.get("current") and progress.get("total") and kind not in ("completion",):
+        progress_text = f"Step {progress['current']} of about {progress['total']}"
+    active = None
+    if state.get("active"):
+        a = state["active"]
+        deadline_ms = ""
+        if state.get("nextDeadline"):
+            deadline_ms = max(0, stepkit.parse_iso8601_ms(state["nextDeadline"]) - service.now())
+        remaining = a.get("remaining")
+        active = {"status": a.get("status"), "duration": a.get("duration"),
+                  "remaining": int(remaining + 0.999) if isinstance(remaining, (int, float)) else "",
+                  "deadline_ms": deadline_ms, "kind": kind}
+    study = service.study(row.task_identifier)
+    heading = step.get("title") or step.get("question") or study["title"]
+    calculations = [{"name": name, "label": calculation_label(name),
+                     "value": calculation_text(value)}
+                    for name, value in (step.get("calculations") or {}).items()]
+    has_visibility = kind == "form" and any(
+        isinstance(it, dict) and it.get("visibleWhen") for it in step.get("formItems") or [])
+    ctx = {
+        "page_title": (("Error: " if errors else "") + f"{heading} – {study['title']}"),
+        "task_name": study["title"], "heading": heading, "step": step,
+        "blocks": blocks, "errors": summary, "notice": notice, "progress": progress_text,
+        "nav": nav, "version": row.version, "action_url": f"/r/{token}",
+        "next_label": "Next" if nav.get("hasNextStep", True) else "Done",
+        "active": active, "can_update": has_visibility, "calculations": calculations,
+        "resume_url": absolute(request, f"/r/{token}"),
+    }
+    return templates.TemplateResponse(request, "step.html", ctx, status_code=status)
+
+
+def finished_page(request: Request, row: Any) -> Response:
+    title = service_of(request).study(row.task_identifier)["title"]
+    if row.finish_reason == "completed":
+        closing = json.loads(row.closing) if row.closing else {}
+        texts = [closing[k] for k in ("text", "detailText") if closing.get(k)]
+        return page(request, 200, closing.get("title") or "Thank you", *texts,
+                    "Your answers have been saved. You may close this page.", task_name=title)
+    return page(request, 200, "This session has ended",
+                "Your answers up to the end are saved.", task_name=title)
+
+
+@router.get("/r/{token}", response_class=HTMLResponse)
+def resume_page(request: Request, token: str, notice: str = "", error: str = "") -> Response:
+    service = service_of(request)
+    row = service.session_for_token(token)
+    if row.status == "finished":
+        return finished_page(request, row)
+    state = service.state_of(row)
+    errors = list(state.get("problems") or []) if error == "1" else []
+    return render_step(request, token, row, state, errors, None, NOTICES.get(notice))
+
+
+@router.post("/r/{token}", dependencies=[Depends(form_post)])
+async def submit_page(request: Request, token: str) -> Response:
+    form = await request.form()
+    fields = Fields(list(form.multi_items()))
+    return await run_in_threadpool(_submit, request, token, fields)
+
+
+def _submit(request: Request, token: str, fields: Fields) -> Response:
+    service = service_of(request)
+    row = service.session_for_token(token)
+    action = fields.get("action")
+    if action not in ("next", "back", "skip", "save", "start", "tick"):
+        raise Refused(400, {"code": "EINVAL", "message": "The form was incomplete or "
+                            "changed: nothing was saved. Go back to the page and try again."})
+
+    def answer_of(state: Dict[str, Any]) -> Any:
+        step = state.get("step") or {}
+        if step.get("type") == "question":
+            return parse_answer(step.get("answerFormat") or {}, fields, "answer"), True
+        if step.get("type") == "form":
+            visible = state.get("visibleItems")
+            answer = {}
+            for item in step.get("formItems") or []:
+                ident = item.get("identifier")
+                if ident is None or (isinstance(visible, list) and ident not in visible):
+                    continue
+                answer[ident] = parse_answer(item.get("answerFormat") or {}, fields,
+                                             f"item:{ident}")
+            return answer, bool(answer)
+        return None, False
+
+    try:
+        outcome = service.act(row, fields.get("_version"), fields.get("_step"), action,
+                              answer_of)
+    except Stale:
+        return RedirectResponse(f"/r/{token}?notice=stale", status_code=303)
+    if outcome.refused:
+        return render_step(request, token, row, outcome.state, outcome.errors, fields, None,
+                           status=422)
+    if outcome.errors:
+        return RedirectResponse(f"/r/{token}?error=1", status_code=303)
+    running = (outcome.state.get("active") or {}).get("status") == "running"
+    if action == "tick" and running and outcome.state.get("step", {}).get("identifier") \
+            == fields.get("_step"):
+        return RedirectResponse(f"/r/{token}?notice=early", status_code=303)
+    return RedirectResponse(f"/r/{token}", status_code=303)
+
+
+def _open_session(request: Request, token: str, task_identifier: str) -> Optional[str]:
+    """The resume token of the session this browser started from this open link, if it is
+    still open."""
+    kept = request.cookies.get(link_cookie(token))
+    if not kept:
+        return None
+    try:
+        row = service_of(request).session_for_token(kept)
+    except NotFound:
+        return None
+    if row.task_identifier != task_identifier or row.status != "open":
+        return None
+    return kept
+
+
+@router.get("/i/{token}", response_class=HTMLResponse)
+def invite_page(request: Request, token: str) -> Response:
+    service = service_of(request)
+    link = service.link(token)
+    if link["kind"] == "personal" and link["session_id"] is not None:
+        # A personal invite names one session: the same link resumes it, finished or not.
+        return RedirectResponse(f"/r/{token}", status_code=303)
+    study = service.study(link["task_identifier"])
+    service.invite_task(token)  # the task must have a published version
+    returning = None
+    if link["kind"] == "invite":
+        kept = _open_session(request, token, link["task_identifier"])
+        if kept:
+            returning = f"/r/{kept}"
+    return templates.TemplateResponse(request, "start.html", {
+        "page_title": study["title"], "task_name": study["title"], "study": study,
+        "form_action": f"/i/{token}", "returning": returning,
+        "personal": link["kind"] == "personal"})
+
+
+@router.post("/i/{token}", dependencies=[Depends(form_post)])
+async def invite_start(request: Request, token: str) -> Response:
+    form = await request.form()
+    fresh = form.get("fresh") == "1"
+    return await run_in_threadpool(_invite_start, request, token, fresh)
+
+
+def _invite_start(request: Request, token: str, fresh: bool) -> Response:
+    service = service_of(request)
+    link = service.link(token)  # an unknown link is a 404, and takes no token
+    if link["kind"] == "personal":
+        created = service.accept_invite(token)  # one session per invite, however many clicks
+        return RedirectResponse(created["resumePath"], status_code=303)
+    if not fresh:
+        kept = _open_session(request, token, link["task_identifier"])
+        if kept:  # this browser's session from this link: no second one without asking
+            return RedirectResponse(f"/r/{kept}", status_code=303)
+    client = request.client.host if request.client else "unknown"
+    state = request.app.state
+    for buckets, key, who in ((state.invite_buckets, token, "this link"),
+                              (state.client_buckets, client, "your address")):
+        wait = buckets.take(key)
+        if wait is not None:
+            raise Refused(429, {"code": "ERATE", "message": f"Too many sessions were "
+                                f"started from {who} just now. Please try again in a "
+                                f"minute."}, retry_after=max(1, int(wait + 0.999)))
+    created = service.accept_invite(token)
+    response = RedirectResponse(created["resumePath"], status_code=303)
+    response.set_cookie(link_cookie(token), created["token"],
+                        max_age=OPEN_LINK_COOKIE_DAYS * 86400, path="/i/", httponly=True,
+                        samesite="lax", secure=secure_cookies(request))
+    return response
