@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from pathlib import Path
 
 import httpx
 import pytest
@@ -18,6 +19,7 @@ from live import LiveServer, free_port
 from stepkit_web.app import create_app
 from stepkit_web.walk import page_fields, strip_volatile
 
+ROOT_DIR = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("STEPKIT_WEB_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 # The host's side: the API key, JSON bodies.
 api = httpx.Client(headers={**AUTH, "content-type": "application/json"}, timeout=60)
@@ -36,9 +38,14 @@ def server(tmp_path_factory):
     app = create_app(f"sqlite:///{db}", KEY, api_key=API_KEY, clock=clock,
                      base_url=f"http://127.0.0.1:{port}")
     with LiveServer(app, port) as live:
+        live.db_url = f"sqlite:///{db}"
         for name in WEB_TASKS:
             r = api.post(live.url + "/api/tasks", content=example(name))
             assert r.status_code == 201, r.text
+        r = api.post(live.url + "/api/tasks",
+                     content=(ROOT_DIR / "examples" / "fhir" / "vitals.json").read_text(),
+                     headers={"content-type": "application/fhir+json"})
+        assert r.status_code == 201, r.text
         yield live
 
 
@@ -387,4 +394,136 @@ def test_personal_invite_and_open_link_resume_in_chromium(server, browser, axe):
     page.goto(open_link)
     press_named(page, "Start over")
     assert page.locator("h1").inner_text() != second_step  # a new session, on its first step
+    ctx.close()
+
+
+def test_staff_side_in_chromium(server, browser, axe, tmp_path):
+    """A staff member signs in, lists sessions, exports CSV, JSON and a FHIR Bundle, revokes an
+    invite, publishes a drafted version and deletes a participant's data, each through the
+    browser, and axe finds nothing on any of those pages."""
+    import csv
+    import io
+    import subprocess
+    import sys
+
+    db_url = server.db_url
+    r = subprocess.run([sys.executable, "-m", "stepkit_web", "staff", "add", "carol",
+                        "--db", db_url, "--password-stdin"], input="a long enough password\n",
+                       capture_output=True, text=True, timeout=120, env=os.environ)
+    assert r.returncode == 0, r.stderr
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US",
+                              accept_downloads=True)
+    page = ctx.new_page()
+    page.goto(server.url + "/staff")
+    assert page.url.endswith("/staff/login")
+    check_axe(axe, page, "staff: sign in")
+    page.fill("#username", "carol")
+    page.fill("#password", "not the password")
+    with page.expect_navigation():
+        page.click("button[type=submit]")
+    assert "not right" in page.content()
+    check_axe(axe, page, "staff: sign in failed")
+    page.fill("#username", "carol")
+    page.fill("#password", "a long enough password")
+    with page.expect_navigation():
+        page.click("button[type=submit]")
+    assert page.locator("h1").inner_text() == "Studies"
+    check_axe(axe, page, "staff: studies")
+
+    # Two participants of the FHIR study through personal invites created from a CSV file.
+    with page.expect_navigation():
+        page.click("a[href='/staff/studies/vitals']")
+    check_axe(axe, page, "staff: study page")
+    ids = tmp_path / "ids.csv"
+    ids.write_text("participant\nV-1\nV-2\n")
+    page.set_input_files("#i-file", str(ids))
+    page.fill("#i-days", "30")
+    with page.expect_navigation():
+        page.click("text=Create invites")
+    check_axe(axe, page, "staff: new invites")
+    links = dict(list(csv.reader(io.StringIO(page.locator("#invite-csv").input_value())))[1:])
+    given = json.loads((ROOT_DIR / "examples" / "fhir" / "vitals.answers.json").read_text())
+    pctx = browser.new_context(viewport={"width": 375, "height": 667}, locale="en-US")
+    ppage = pctx.new_page()
+    ppage.goto(links["V-1"])
+    press_named(ppage, "Start")
+    from sqlalchemy import create_engine, text
+    eng = create_engine(db_url)
+    with eng.connect() as conn:
+        sid = conn.execute(text("SELECT id FROM sessions WHERE participant = 'V-1'")).scalar_one()
+    walk(server, ppage, sid, ppage.url, "vitals", given=given)
+    ppage.goto(links["V-2"])
+    press_named(ppage, "Start")
+    pctx.close()
+
+    # The session list, filtered.
+    page.goto(f"{server.url}/staff/studies/vitals")
+    rows = page.locator("#sessions tbody tr")
+    assert rows.count() == 2
+    page.select_option("#f-status", "finished")
+    with page.expect_navigation():
+        page.click("text=Filter")
+    assert page.locator("#sessions tbody tr").count() == 1
+    assert "V-1" in page.locator("#sessions tbody").inner_text()
+    check_axe(axe, page, "staff: study page, filtered")
+
+    def download(name):
+        with page.expect_download() as info:
+            page.click(f"a[href$='/export/{name}']")
+        return info.value.path().read_text(encoding="utf-8")
+
+    wide = list(csv.DictReader(io.StringIO(download("sessions.csv"))))
+    done = next(r for r in wide if r["participant"] == "V-1")
+    assert done["body.pain"] == "3" and done["habits.clinic-id"] == "AB-123"
+    assert done["habits.sport"] == "run;swim"
+    assert "body.pain" in download("codebook.csv")
+    assert "body" in download("visits.csv")
+    as_json = json.loads(download("sessions.json"))
+    assert {d["participant"] for d in as_json} == {"V-1", "V-2"}
+    bundle = json.loads(download("responses.json"))
+    assert bundle["resourceType"] == "Bundle"
+    assert sorted(e["resource"]["status"] for e in bundle["entry"]) == ["completed",
+                                                                         "in-progress"]
+
+    # Revoke V-2's invite.
+    page.get_by_role("button", name="Revoke the invite of V-2").click()
+    page.wait_for_load_state()
+    assert "revoked" in page.locator("[role=status]").inner_text()
+    check_axe(axe, page, "staff: invite revoked")
+    pctx = browser.new_context(locale="en-US")
+    gone = pctx.new_page().goto(links["V-2"])
+    assert gone.status == 404
+    pctx.close()
+
+    # Draft a new version of daily-checkin and publish it.
+    page.goto(f"{server.url}/staff/studies/daily-checkin")
+    changed = json.loads(example("daily-checkin"))
+    changed["steps"][0]["question"] = "All in all, how is your mood today?"
+    page.fill("#v-definition", json.dumps(changed))
+    with page.expect_navigation():
+        page.click("text=Save as a draft")
+    assert "draft" in page.locator("[role=status]").inner_text()
+    check_axe(axe, page, "staff: draft saved")
+    version = max(v["version"] for v in api.get(
+        f"{server.url}/api/tasks/daily-checkin").json()["versions"])
+    with page.expect_navigation():
+        page.get_by_role("button", name=f"Publish version {version}").click()
+    assert "published" in page.locator("[role=status]").inner_text()
+    check_axe(axe, page, "staff: published")
+    versions = api.get(f"{server.url}/api/tasks/daily-checkin").json()["versions"]
+    assert versions[-1]["status"] == "published"
+
+    # Delete V-1's data.
+    page.goto(f"{server.url}/staff/studies/vitals")
+    page.fill("#d-participant", "V-1")
+    page.check("#d-confirm")
+    with page.expect_navigation():
+        page.click("text=Delete the data")
+    assert "deleted" in page.locator("[role=status]").inner_text()
+    assert "V-1" not in page.locator("#sessions").inner_text()
+    check_axe(axe, page, "staff: participant deleted")
+    with eng.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM sessions WHERE participant = 'V-1'")
+                            ).scalar_one() == 0
+    eng.dispose()
     ctx.close()

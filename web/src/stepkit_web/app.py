@@ -1,6 +1,7 @@
-"""The FastAPI application: participant pages (server-rendered, Post/Redirect/Get, here) and
-the host's JSON API (api.py, behind the API key), with the security headers, body limits and
-same-origin rule of security.py and limits.py. Build one with :func:`create_app`."""
+"""The FastAPI application: a router per area — participant pages (pages.py), the study team's
+pages behind a staff login (staff.py) and the host's JSON API (api.py, behind the API key) —
+with the security headers, body limits and same-origin rule of security.py and limits.py, and
+the error pages. Build one with :func:`create_app`."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ from typing import Any, Callable, Dict, Optional
 import sqlalchemy as sa
 import stepkit
 from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
-from . import pages
+from . import pages, staff
 from .api import build_router
 from .common import page
 from .db import Store, Timeouts, make_engine
@@ -156,6 +157,17 @@ def create_app(db_url: str, integrity_key: str, *, api_key: Optional[str] = None
     # -- participant pages ----------------------------------------------------------------------
 
     app.include_router(pages.router)
+
+    # -- the study team's pages -----------------------------------------------------------------
+
+    @app.exception_handler(staff.LoginRequired)
+    async def _login_required(request: Request, exc: staff.LoginRequired) -> Response:
+        if request.method == "GET":
+            return RedirectResponse("/staff/login", status_code=303)
+        return page(request, 403, "Please sign in again",
+                    "Your staff session has ended: nothing was changed.")
+
+    app.include_router(staff.router)
 
     # -- the host's API -------------------------------------------------------------------------
 

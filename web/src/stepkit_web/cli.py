@@ -1,4 +1,5 @@
-"""The command line: ``python -m stepkit_web serve --db sqlite:///runs.db`` and ``migrate``."""
+"""The command line: ``python -m stepkit_web serve --db sqlite:///runs.db``, ``migrate`` and
+``staff add NAME`` (a staff account for the study pages)."""
 
 from __future__ import annotations
 
@@ -71,6 +72,66 @@ def api_key(db_url: str, key_file: Optional[str], open_api: bool) -> Optional[st
                      "is closed without a key; --open-api opens it on loopback only)")
 
 
+def register_file(service, text: str):
+    """``serve --task FILE``: registers the file only where that cannot move sessions. A new
+    task is registered and published; a file equal to a stored version changes nothing; a
+    changed file of a task that is already published is stored as a draft, to be published
+    on the staff page (so restarting with an older file never replaces a newer version).
+    Returns (the version's registration, what happened)."""
+    import stepkit
+
+    from .service import Refused
+
+    try:
+        identifier = stepkit.Task.from_json(text).identifier
+    except stepkit.StepKitError as error:
+        raise Refused(400, error.error)
+    store = service.store
+    current = store.latest_task(identifier)
+    if current is None:
+        return service.register(text, "application/json"), "published"
+    for v in reversed(store.task_versions(identifier)):
+        row = store.task(identifier, v["version"])
+        if row is not None and row.definition == text:
+            return ({"identifier": identifier, "version": row.version},
+                    "unchanged" if row.status == "published" or row.version < current.version
+                    else "a draft, unchanged")
+    reg = service.register(text, "application/json", status="draft")
+    return reg, (f"stored as a draft: version {current.version} stays published until the "
+                 "draft is published on the staff page")
+
+
+MIN_PASSWORD = 12
+
+
+def staff_add(engine, username: str, from_stdin: bool) -> int:
+    """``staff add NAME``: the password from stdin or asked twice; stored hashed (argon2id)."""
+    import getpass
+
+    from .db import Store
+    from .staff import hash_password
+
+    username = username.strip()
+    if not username or len(username) > 100 or any(ord(c) < 33 for c in username):
+        print("stepkit_web: a staff name is 1 to 100 characters without spaces",
+              file=sys.stderr)
+        return 2
+    if from_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        password = getpass.getpass("Password: ")
+        if getpass.getpass("Again: ") != password:
+            print("stepkit_web: the two passwords differ; nothing was changed", file=sys.stderr)
+            return 2
+    if len(password) < MIN_PASSWORD:
+        print(f"stepkit_web: the password needs at least {MIN_PASSWORD} characters; nothing "
+              "was changed", file=sys.stderr)
+        return 2
+    created = Store(engine).add_staff(username, hash_password(password))
+    print(f"staff account {username!r} {'created' if created else 'updated (new password)'}")
+    return 0
+
+
 def app_from_env():  # the factory uvicorn's workers import
     import json
 
@@ -122,9 +183,17 @@ def main(argv: Optional[List[str]] = None) -> int:
     serve.add_argument("--connections", type=int, default=DEFAULTS["connections"],
                        help="connections served at once (per worker)")
     serve.add_argument("--task", action="append", default=[],
-                       help="register this task file at start and print an invite link")
+                       help="register this task file at start (a draft if the task is "
+                            "already published and the file differs) and print an open link")
     mig = sub.add_parser("migrate", help="bring the database to the newest schema")
     mig.add_argument("--db", default="sqlite:///runs.db")
+    st = sub.add_parser("staff", help="staff accounts for the study pages (/staff)")
+    st_sub = st.add_subparsers(dest="staff_command", required=True)
+    add = st_sub.add_parser("add", help="create an account, or set its password")
+    add.add_argument("username")
+    add.add_argument("--db", default="sqlite:///runs.db")
+    add.add_argument("--password-stdin", action="store_true",
+                     help="read the password from the first line of standard input")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("alembic").setLevel(logging.WARNING)
@@ -137,6 +206,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.command == "migrate":
         print("database is at the newest schema")
         return 0
+    if args.command == "staff":
+        return staff_add(engine, args.username, args.password_stdin)
 
     if args.open_api and args.host not in LOOPBACK:
         raise SystemExit("stepkit_web: --open-api serves the host API to anyone: it is only "
@@ -163,12 +234,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         for path in args.task:
             text = Path(path).read_text(encoding="utf-8")
             try:
-                reg = service.register(text, "application/json")
+                reg, note = register_file(service, text)
             except Refused as e:
                 print(f"{path}: {e.error.get('message')}", file=sys.stderr)
                 return 2
             invite = service.create_invite(reg["identifier"])
-            print(f"{reg['identifier']} v{reg['version']}: "
+            print(f"{reg['identifier']} v{reg['version']} ({note}): "
                   f"{base_url}{invite['invitePath']}", flush=True)
     engine.dispose()
 

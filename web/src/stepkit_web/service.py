@@ -503,6 +503,18 @@ class Service:
         with session:
             return session.result_as("fhir")
 
+    def export_rows(self, identifier: str) -> List[Dict[str, Any]]:
+        """Every session of a task with its result (``result_json``): a finished one's as
+        stored, an open one's as it is now (None if its data is damaged)."""
+        out = []
+        for data in self.store.list_sessions(identifier, with_data=True):
+            try:
+                data["result_json"] = self.result_of(session_row_of(data))
+            except Damaged:
+                data["result_json"] = None
+            out.append(data)
+        return out
+
     def response_bundle(self, identifier: str) -> Dict[str, Any]:
         """Every session's QuestionnaireResponse (finished ones as stored) in a Bundle."""
         row = self._task_row(identifier)
