@@ -7,6 +7,7 @@
  * "floor": [...]}; benchmarks/run.py turns them into the table.
  *
  *   bench compile   TASK.json BUDGET_S [MIN_SAMPLES]
+ *   bench compile-fhir QUESTIONNAIRE.json BUDGET_S [MIN_SAMPLES]   (stepkit_task_compile_fhir)
  *   bench steps     TASK.json TASK.walk MAX_ENTRIES BUDGET_S
  *   bench scaling   SMALL.json SMALL.walk BIG.json BIG.walk STEPS BUDGET_S
  *   bench saverestore TASK.json TASK.walk BUDGET_S
@@ -179,12 +180,18 @@ static stepkit_session *open_session(stepkit_task *task) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* compile: stepkit_task_compile + stepkit_task_free vs json_loads + json_decref */
+/* compile: stepkit_task_compile + stepkit_task_free vs json_loads + json_decref;
+ * compile-fhir: the same with stepkit_task_compile_fhir (a Questionnaire's import + compile) */
+
+static int compile_any(int fhir, const char *text, stepkit_task **t) {
+    return fhir ? stepkit_task_compile_fhir(text, NULL, t) : stepkit_task_compile(text, t);
+}
 
 static int cmd_compile(int argc, char **argv) {
     if (argc < 4) return 1;
     size_t len;
     char *text = read_file(argv[2], &len);
+    int fhir = !strcmp(argv[1], "compile-fhir");
     double budget = atof(argv[3]);
     enum { MAXS = 64 };
     double eng[MAXS], flo[MAXS];
@@ -192,7 +199,7 @@ static int cmd_compile(int argc, char **argv) {
     /* iterations per sample: enough for ~40 ms, from one timed compile */
     stepkit_task *t = NULL;
     double t0 = now();
-    int rc = stepkit_task_compile(text, &t);
+    int rc = compile_any(fhir, text, &t);
     double first = now() - t0;
     if (rc) die("stepkit_task_compile", rc);
     stepkit_task_free(t);
@@ -212,7 +219,7 @@ static int cmd_compile(int argc, char **argv) {
     while (n < MAXS && !(n >= min_samples && now() - start > budget)) {
         double a = now();
         for (long i = 0; i < iters; i++) {
-            if ((rc = stepkit_task_compile(text, &t))) die("stepkit_task_compile", rc);
+            if ((rc = compile_any(fhir, text, &t))) die("stepkit_task_compile", rc);
             stepkit_task_free(t);
         }
         double b = now();
@@ -227,7 +234,7 @@ static int cmd_compile(int argc, char **argv) {
         n++;
         if (n >= 15) break;
     }
-    printf("{\"figure\":\"compile\",\"task\":\"%s\",\"bytes\":%zu,\"iters\":%ld,", base_name(argv[2]), len, iters);
+    printf("{\"figure\":\"%s\",\"task\":\"%s\",\"bytes\":%zu,\"iters\":%ld,", argv[1], base_name(argv[2]), len, iters);
     print_array("engine", eng, n);
     printf(",");
     print_array("floor", flo, n);
@@ -1000,7 +1007,7 @@ int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     int rc = 1;
     if (argc >= 2) {
-        if (!strcmp(argv[1], "compile")) rc = cmd_compile(argc, argv);
+        if (!strcmp(argv[1], "compile") || !strcmp(argv[1], "compile-fhir")) rc = cmd_compile(argc, argv);
         else if (!strcmp(argv[1], "steps")) rc = cmd_steps(argc, argv);
         else if (!strcmp(argv[1], "saverestore")) rc = cmd_saverestore(argc, argv);
         else if (!strcmp(argv[1], "scaling")) rc = cmd_scaling(argc, argv);

@@ -87,6 +87,10 @@ def build_drivers(lib):
          os.path.join(OUT, "bench-autosave"), "-L" + lib_dir, "-lstepkit", "-Wl,-rpath," + lib_dir],
         [cc, "-O2", "-Wall", "-I" + inc, os.path.join(BENCH, "calc.c"), "-o",
          os.path.join(OUT, "calc"), "-L" + lib_dir, "-lstepkit", "-Wl,-rpath," + lib_dir],
+        # long choice lists (issue 26, item 10): writes the definitions and, under callgrind,
+        # counts one compile's instructions (the same driver as the ctest scaling.choices)
+        [cc, "-O2", "-Wall", "-I" + inc, os.path.join(ROOT, "bindings", "c", "tests", "choice_scaling.c"),
+         "-o", os.path.join(OUT, "choice_scaling"), "-L" + lib_dir, "-lstepkit", "-Wl,-rpath," + lib_dir],
     ]
     for cmd in cmds:
         subprocess.run(cmd, check=True)
@@ -202,6 +206,37 @@ def dhat_shared_writes(bench, task, walk, state):
     return extra / (2 * steps)
 
 
+# Long choice lists (issue 26, item 10): the sizes the issue measured (80,000 text choices,
+# 3.1 MB: 36 s; 50,000 FHIR answer options: 95 s), timed against json_loads of the same text,
+# and the instructions of one compile at n and 4n choices, whose ratio is about 4 when the
+# compile is linear in the choices.
+CHOICE_LISTS = (("task", 80000), ("fhir", 50000))
+CHOICE_SCALING_N = 5000
+
+
+def generate_choice_lists():
+    """Writes .build-bench/choices-task-80000.json and choices-fhir-50000.json (the driver
+    builds them); returns {kind: path}."""
+    paths = {}
+    for kind, n in CHOICE_LISTS:
+        path = os.path.join(OUT, f"choices-{kind}-{n}.json")
+        with open(path, "w", encoding="utf-8") as f:
+            subprocess.run([os.path.join(OUT, "choice_scaling"), "text", kind, str(n)], stdout=f, check=True)
+        paths[kind] = path
+    return paths
+
+
+def callgrind_choice_scaling(kind, n):
+    """Instructions of one compile of n choices of `kind` (callgrind, instrumentation around the
+    compile only)."""
+    out = os.path.join(OUT, f"callgrind.choices.{kind}.{n}.out")
+    cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--callgrind-out-file=" + out,
+           os.path.join(OUT, "choice_scaling"), kind, str(n)]
+    run_valgrind(cmd)
+    with open(out, encoding="utf-8", errors="replace") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("totals:"))
+
+
 def generate_tasks():
     gen = os.path.join(BENCH, "gen_task.py")
     jobs = [(f"t{n}", ["--steps", str(n)]) for n in (10, 100, 1000, 100000)]
@@ -295,6 +330,13 @@ def main():
     # compile
     for name, budget, mins in (("t10", 2, 3), ("t1000", 5, 3), ("t100000", 10, 1)):
         results += run_json([bench, "compile", P(name + ".json"), str(budget * q), str(mins)])
+    # long choice lists: compile (and FHIR import) vs json_loads, and instructions at n and 4n
+    choice_files = generate_choice_lists()
+    results += run_json([bench, "compile", choice_files["task"], str(4 * q), "3"])
+    results += run_json([bench, "compile-fhir", choice_files["fhir"], str(4 * q), "3"])
+    choice_instr = {kind: (callgrind_choice_scaling(kind, CHOICE_SCALING_N),
+                           callgrind_choice_scaling(kind, 4 * CHOICE_SCALING_N)) for kind in ("task", "fhir")}
+    results.append({"figure": "choiceInstr", "n": CHOICE_SCALING_N, "counts": choice_instr})
     # steps: C, per task size
     results += run_json([bench, "steps", P("t10.json"), P("t10.walk"), "0", str(2 * q)])
     results += run_json([bench, "steps", P("t100.json"), P("t100.walk"), "0", str(5 * q)])
@@ -356,6 +398,19 @@ def main():
         r = by[("compile", name + ".json")]
         t.add(f"compile, {label}-step task ({fmt_bytes(r['bytes'])}; {r['iters']}×/sample)",
               r["engine"], r["floor"], target="≤ 1.5× floor", ok=le(1.5))
+    for (kind, n), label, before in zip(CHOICE_LISTS, ("text choices (stepkit_task_compile)",
+                                                          "FHIR answerOptions (stepkit_task_compile_fhir)"),
+                                         ("36 s", "95 s")):
+        fig = "compile" if kind == "task" else "compile-fhir"
+        r = by[(fig, os.path.basename(choice_files[kind]))]
+        t.add(f"compile, {n:,} {label} ({fmt_bytes(r['bytes'])})", r["engine"], r["floor"],
+              target=f"report (issue 26: {before} before)")
+    for kind, label in (("task", "text choices"), ("fhir", "FHIR answerOptions")):
+        small, large = choice_instr[kind]
+        t.add(f"instructions of one compile, {4 * CHOICE_SCALING_N:,} vs {CHOICE_SCALING_N:,} {label} "
+              f"(callgrind; {large:,} / {small:,} Ir)", [large / small], ratio=large / small,
+              fmt=lambda x: f"{x:.2f}×", floor_text="linear ≈ 4×",
+              target="< 5× (linear)", ok=lambda x: x is not None and x < 5)
     run = by[("run", "survey.json")]
     t.add(f"whole run, survey ({fmt_bytes(run['bytes'])} task, {run['entries']} walk entries incl. one "
           f"back step, {fmt_bytes(run['resultBytes'])} result): compile + open + walk + result + free",

@@ -2,6 +2,8 @@
  *
  *   choice_scaling task N      a textChoice question of N choices (stepkit_task_compile)
  *   choice_scaling fhir N      a choice item of N answerOptions (stepkit_task_compile_fhir)
+ *   choice_scaling text task|fhir N    prints the definition instead (benchmarks/run times its
+ *                                      compile against json_loads with `bench compile`)
  *
  * The definition is built in memory (before instrumentation starts), then compiled once with
  * callgrind's instrumentation switched on around the compile alone: under
@@ -45,7 +47,7 @@ static char *task_text(long n) {
             "\"answerFormat\":{\"type\":\"textChoice\",\"style\":\"singleChoice\",\"textChoices\":[", 0);
     for (long i = 0; i < n; i++) {
         if (i) put(&b, ",", 0);
-        put(&b, "{\"text\":\"Choice number %ld\",", i);
+        put(&b, "{\"text\":\"Choice %ld\",", i);
         put(&b, "\"value\":\"v%ld\"}", i);
     }
     put(&b, "]}}]}", 0);
@@ -66,8 +68,14 @@ static char *fhir_text(long n) {
 }
 
 int main(int argc, char **argv) {
+    if (argc == 4 && !strcmp(argv[1], "text") && (!strcmp(argv[2], "task") || !strcmp(argv[2], "fhir"))) {
+        char *text = strcmp(argv[2], "fhir") ? task_text(atol(argv[3])) : fhir_text(atol(argv[3]));
+        fputs(text, stdout);
+        free(text);
+        return 0;
+    }
     if (argc != 3 || (strcmp(argv[1], "task") && strcmp(argv[1], "fhir"))) {
-        fprintf(stderr, "usage: choice_scaling task|fhir N\n");
+        fprintf(stderr, "usage: choice_scaling task|fhir N, or choice_scaling text task|fhir N\n");
         return 2;
     }
     long n = atol(argv[2]);
