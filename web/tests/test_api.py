@@ -125,3 +125,18 @@ def test_a_wait_step_offers_next_and_no_timer(client):
     # participant sees after is that step, with its own title.
     assert client.get(f"/api/sessions/{sid}").json()["status"] == "finished"
     assert "<h1>All done</h1>" in client.get(path).text
+
+
+def test_image_choices_show_their_images(client):
+    task = {"identifier": "pictures", "steps": [
+        {"type": "question", "identifier": "pick", "question": "Which one?",
+         "answerFormat": {"type": "imageChoice", "imageChoices": [
+             {"normalImage": "/static/cat.png", "text": "Cat", "value": "cat"},
+             {"normalImage": "/static/dog.png", "text": "Dog", "value": "dog"}]}}]}
+    r = client.post("/api/tasks", content=json.dumps(task),
+                    headers={"content-type": "application/json"})
+    assert r.status_code == 201, r.text
+    made = client.post("/api/tasks/pictures/sessions").json()
+    page = client.get(made["resumeUrl"].replace("http://testserver", "")).text
+    assert '<img src="/static/cat.png" alt="" class="choice-image"> Cat' in page
+    assert '<img src="/static/dog.png" alt="" class="choice-image"> Dog' in page

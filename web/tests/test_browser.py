@@ -527,3 +527,15 @@ def test_staff_side_in_chromium(server, browser, axe, tmp_path):
                             ).scalar_one() == 0
     eng.dispose()
     ctx.close()
+
+
+def test_the_375px_check_is_live(browser):
+    """The horizontal-scroll check fails where a page is wider than a phone (so a pass means
+    something)."""
+    ctx = browser.new_context(viewport={"width": 375, "height": 667})
+    page = ctx.new_page()
+    page.set_content('<!doctype html><html lang="en"><body><div style="width:600px">wide'
+                     '</div></body></html>')
+    with pytest.raises(AssertionError):
+        no_horizontal_scroll(page, "wide")
+    ctx.close()
