@@ -16,7 +16,8 @@ enum ScalarKey: Hashable, Sendable {
         case .string(let s): self = .string(s)
         // `sameValue` compares numbers as their `numericValue`s; so does the key (Swift hashes
         // 0.0 and -0.0 alike, as `==` equates them).
-        case .int, .double: self = .number(value.numericValue!)
+        case .int(let i): self = .number(Double(i))
+        case .double(let d): self = .number(d)
         default: return nil
         }
     }

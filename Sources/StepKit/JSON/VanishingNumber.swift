@@ -42,7 +42,7 @@ enum VanishingNumber {
             if lead != nil { wholeDigits += 1 }
             i += 1
         }
-        if let _ = lead { lead = wholeDigits - 1 }
+        if lead != nil { lead = wholeDigits - 1 }
         if i < end, bytes[i] == UInt8(ascii: ".") {
             i += 1
             var place = -1
