@@ -7,9 +7,10 @@
 # that 4N costs less than 5 times the instructions of N. A compile linear in the choices costs
 # about 4 times as much; the quadratic duplicate-value checks it replaced cost 15.3 times as much
 # for text choices and 14.6 for FHIR options at 1,000 / 4,000 (release library of 7a72cd5: they
-# compared each value with every earlier one); the fixed library gives 3.80 and 3.96. Instruction counts
-# repeat from run to run on a loaded machine where times do not; the ratio leaves room for
-# what varies (Swift seeds its hashing per process, so dictionary probes differ by about 1 %).
+# compared each value with every earlier one); the fixed library gives 3.80 and 3.96.
+# Instruction counts repeat from run to run on a loaded machine where times do not; the ratio
+# leaves room for what varies (Swift seeds its hashing per process, so dictionary probes differ
+# by about 1 %).
 set -euo pipefail
 
 driver=${1:?usage: check_choice_scaling.sh CHOICE_SCALING [N]}
