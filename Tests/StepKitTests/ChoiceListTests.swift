@@ -34,6 +34,13 @@ import Testing
         #expect(found.map(\.path.description) == ["steps[0].answerFormat.textChoices[\(n)].value"])
     }
 
+    @Test func anOpenChoicesOtherValueStepsAroundTakenValues() throws {
+        // "other" and "_other" are options' codes: the free-text choice becomes "__other".
+        let q = try json(#"{"resourceType": "Questionnaire", "item": [{"linkId": "q", "type": "open-choice", "answerOption": [{"valueCoding": {"code": "other"}}, {"valueString": "_other"}, {"valueCoding": {"code": "x"}}]}]}"#)
+        let text = JSONWriter.string(try FHIRImporter.translate(q).task)
+        #expect(text.contains(#""value":"__other","other":true"#))
+    }
+
     @Test func fhirRepeatsAreStillRefused() throws {
         let options = (0..<5_000).map { #"{"valueCoding": {"code": "c\#($0)"}}"# } + [#"{"valueCoding": {"code": "c7"}}"#]
         let q = try json(#"{"resourceType": "Questionnaire", "item": [{"linkId": "q", "type": "choice", "answerOption": [\#(options.joined(separator: ","))]}]}"#)

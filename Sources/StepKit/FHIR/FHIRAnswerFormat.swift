@@ -210,8 +210,11 @@ struct FHIRAnswerFormat {
         let selected = choices.indices.filter { choices[$0].initiallySelected }
         let open = item.type == "open-choice"
         if open {
+            // The values taken, once: a list of options named "other", "_other", "__other", …
+            // made a scan of the list per underscore (issue 26, item 10).
+            let taken = Set(choices.compactMap { $0.value.stringValue })
             var other = "other"
-            while choices.contains(where: { $0.value.stringValue == other }) { other = "_" + other }
+            while taken.contains(other) { other = "_" + other }
             p.otherValue = .string(other)
             list.append(.object(["text": .string("Other"), "value": .string(other), "other": .bool(true)]))
         }
