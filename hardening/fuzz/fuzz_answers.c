@@ -196,13 +196,14 @@ static char *state_of(stepkit_session *s) {
     return out;
 }
 
-/* The state as the harness last saw it, so that a call's "before" need not be read again.
- * `known` is set only when nothing can have changed the session since that text was taken: the
- * output of the previous successful call (stepkit.h: "the new state (as stepkit_session_state)",
- * its "events" emptied, since a state read hands out none), or a state read. Anything else (the
- * clock moved, a call without `out`, result, save, the callback replaced) forgets it, so the next
- * call reads the state itself. `checked`: the text is known to be JSON (it was parsed, or derived
- * from parsed output), so a state read equal to it byte for byte need not be parsed again. */
+/* The state as the harness last saw it, for the state operation's check that the state a call
+ * returned is the state read after it (refused calls in between change nothing). `known` is
+ * set only when nothing can have changed the session since that text was taken: the output of
+ * the previous successful call (stepkit.h: "the new state (as stepkit_session_state)", its
+ * "events" emptied, since a state read hands out none), or a state read. Anything else (the
+ * clock moved, a call without `out`, result, save, the callback replaced) forgets it.
+ * `checked`: the text is known to be JSON (it was parsed, or derived from parsed output), so a
+ * state read equal to it byte for byte need not be parsed again. */
 static char *known;
 static int known_checked;
 
