@@ -262,3 +262,35 @@ def test_serve_task_never_replaces_a_newer_published_version(app, client):
     assert reg["version"] == 3 and note.startswith("stored as a draft")
     assert service.store.latest_task("daily-checkin").version == 2
     assert client.get(f"/api/sessions/{sid}").json()["taskVersion"] == 2
+
+
+def test_a_study_key_reaches_its_own_task_only(app, client, staff_client):
+    """A per-study API key made on the staff page: its task's sessions, results, invites and
+    versions; every other task is "not found" to it, and it cannot register another task."""
+    register(client, "daily-checkin")
+    register(client, "headache")
+    other = client.post("/api/tasks/headache/sessions").json()["session"]
+    csrf = csrf_of(staff_client.get("/staff/studies/daily-checkin").text)
+    page = post_form(staff_client, "/staff/studies/daily-checkin/keys", [("csrf", csrf)])
+    key = re.search(r'id="api-key" value="([^"]+)"', page.text).group(1)
+    with app.state.service.store.engine.connect() as conn:
+        assert key not in str(conn.execute(sa.text("SELECT * FROM api_keys")).all())
+    study = TestClient(app, base_url=BASE, headers={"authorization": f"Bearer {key}",
+                                                    "content-type": "application/json"})
+    mine = study.post("/api/tasks/daily-checkin/sessions")
+    assert mine.status_code == 201
+    assert study.get(f"/api/sessions/{mine.json()['session']}").status_code == 200
+    assert study.get("/api/tasks/daily-checkin").status_code == 200
+    assert study.get("/api/tasks/headache").status_code == 404
+    assert study.post("/api/tasks/headache/sessions").status_code == 404
+    assert study.get(f"/api/sessions/{other}").status_code == 404
+    assert study.get(f"/api/sessions/{other}/result").status_code == 404
+    assert study.delete(f"/api/sessions/{other}/resume-links").status_code == 404
+    r = study.post("/api/tasks", content=example("headache"))
+    assert r.status_code == 403
+    assert [v["version"] for v in client.get("/api/tasks/headache").json()["versions"]] == [1]
+    # Revoked on the staff page: refused.
+    page = staff_client.get("/staff/studies/daily-checkin")
+    ref = re.search(r'/keys/([0-9a-f]{32})/revoke', page.text).group(1)
+    post_form(staff_client, f"/staff/studies/daily-checkin/keys/{ref}/revoke", [("csrf", csrf)])
+    assert study.get("/api/tasks/daily-checkin").status_code == 401

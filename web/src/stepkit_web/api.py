@@ -1,5 +1,6 @@
 """The host's JSON API (``/api``): register tasks, create sessions and invite links, read states,
-results and history. Every route needs the API key (:class:`stepkit_web.security.ApiKey`) and
+results and history. Every route needs the API key or a per-study key, which reaches its own
+task only (:class:`stepkit_web.security.ApiKey`, :func:`stepkit_web.security.in_scope`), and
 refuses state changes from other sites; the responses are described in the OpenAPI document
 by the models below, errors included."""
 
@@ -15,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from .fhir import FHIR_JSON
-from .security import JSON_TYPES, require_media
+from .security import JSON_TYPES, in_scope, require_media
 import stepkit
 
 from .common import absolute, service_of
@@ -128,6 +129,13 @@ def session_id_ok(session_id: str) -> str:
     return session_id
 
 
+def scoped_session(request: Request, session_id: str) -> Any:
+    """The session a caller may see: a per-study key sees its own task's sessions only."""
+    row = service_of(request).session_row(session_id_ok(session_id))
+    in_scope(request, row.task_identifier)
+    return row
+
+
 def identifier_ok(identifier: str) -> str:
     if identifier_problem(identifier):
         raise NotFound(f"no task {identifier!r}")
@@ -190,13 +198,15 @@ def build_router(guards: List[Any]) -> APIRouter:
         except UnicodeDecodeError:
             raise Refused(400, {"code": "EPARSE", "message": "The body is not UTF-8."})
         result = await run_in_threadpool(service_of(request).register, body,
-                                          request.headers.get("content-type", ""))
+                                          request.headers.get("content-type", ""),
+                                          only=getattr(request.state, "api_scope", None))
         return JSONResponse(result, status_code=201)
 
     @router.get("/tasks/{identifier}", response_model=TaskVersions, responses=_errors(404),
                 summary="A task's versions")
     def get_task(request: Request, identifier: str) -> Dict[str, Any]:
         identifier_ok(identifier)
+        in_scope(request, identifier)
         versions = service_of(request).store.task_versions(identifier)
         if not versions:
             raise NotFound(f"no task {identifier!r}")
@@ -210,6 +220,7 @@ def build_router(guards: List[Any]) -> APIRouter:
                          "options": {"type": "object"}}}}}}})
     async def create_session(request: Request, identifier: str) -> Response:
         identifier_ok(identifier)
+        in_scope(request, identifier)
         body = await json_object(request)
         options = body.get("options") or {}
         if not isinstance(options, dict):
@@ -227,6 +238,7 @@ def build_router(guards: List[Any]) -> APIRouter:
                      "application/json": {"schema": InviteRequest.model_json_schema()}}}})
     async def create_invite(request: Request, identifier: str) -> Response:
         identifier_ok(identifier)
+        in_scope(request, identifier)
         body = await json_object(request)
         try:
             wanted = InviteRequest.model_validate(body)
@@ -249,7 +261,7 @@ def build_router(guards: List[Any]) -> APIRouter:
                 responses=_errors(404, 409), summary="A session's state")
     def get_session(request: Request, session_id: str) -> Dict[str, Any]:
         service = service_of(request)
-        row = service.session_row(session_id_ok(session_id))
+        row = scoped_session(request, session_id)
         body: Dict[str, Any] = {"session": row.id, "task": row.task_identifier,
                                 "taskVersion": row.task_version, "version": row.version,
                                 "status": row.status, "finishReason": row.finish_reason}
@@ -260,29 +272,28 @@ def build_router(guards: List[Any]) -> APIRouter:
     @router.get("/sessions/{session_id}/result", response_model=Dict[str, Any],
                 responses=_errors(404, 409), summary="The session's task result")
     def get_result(request: Request, session_id: str) -> Dict[str, Any]:
-        service = service_of(request)
-        return service.result_of(service.session_row(session_id_ok(session_id)))
+        return service_of(request).result_of(scoped_session(request, session_id))
 
     @router.get("/sessions/{session_id}/history", response_model=History,
                 responses=_errors(404),
                 summary="The session's earlier rows (before each migration), oldest first")
     def get_history(request: Request, session_id: str) -> Dict[str, Any]:
-        session_id_ok(session_id)
+        scoped_session(request, session_id)
         return {"session": session_id, "history": service_of(request).history(session_id)}
 
     @router.get("/sessions/{session_id}/questionnaire-response", response_model=Dict[str, Any],
                 responses=_errors(404, 409),
                 summary="The FHIR QuestionnaireResponse (imported FHIR tasks only)")
     def get_response(request: Request, session_id: str) -> Response:
-        service = service_of(request)
-        return JSONResponse(service.questionnaire_response(
-            service.session_row(session_id_ok(session_id))), media_type=FHIR_JSON)
+        return JSONResponse(service_of(request).questionnaire_response(
+            scoped_session(request, session_id)), media_type=FHIR_JSON)
 
     @router.get("/tasks/{identifier}/questionnaire-responses", response_model=Dict[str, Any],
                 responses=_errors(404),
                 summary="Every session's FHIR QuestionnaireResponse, as a Bundle (FHIR tasks)")
     def get_responses(request: Request, identifier: str) -> Response:
         identifier_ok(identifier)
+        in_scope(request, identifier)
         body = service_of(request).response_bundle(identifier)
         return JSONResponse(body, media_type=FHIR_JSON)
 
@@ -290,7 +301,7 @@ def build_router(guards: List[Any]) -> APIRouter:
                  response_model=ResumeLink, responses=_errors(404, 413, 415),
                  summary="A new participant link for the session")
     async def new_link(request: Request, session_id: str) -> Response:
-        session_id_ok(session_id)
+        await run_in_threadpool(scoped_session, request, session_id)
         require_media(request, ("application/json",), await request.body())
         created = await run_in_threadpool(service_of(request).new_resume_link, session_id)
         return JSONResponse({"resumeUrl": absolute(request, created["resumePath"])},
@@ -299,6 +310,7 @@ def build_router(guards: List[Any]) -> APIRouter:
     @router.delete("/sessions/{session_id}/resume-links", response_model=Revoked,
                    responses=_errors(404), summary="Revoke every participant link of the session")
     def revoke_links(request: Request, session_id: str) -> Dict[str, Any]:
-        return {"revoked": service_of(request).revoke(session_id_ok(session_id))}
+        scoped_session(request, session_id)
+        return {"revoked": service_of(request).revoke(session_id)}
 
     return router

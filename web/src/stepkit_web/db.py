@@ -106,6 +106,17 @@ studies = sa.Table(
     sa.Column("updated_at", sa.String(40), nullable=False),
 )
 
+api_keys = sa.Table(
+    "api_keys",
+    metadata,
+    # A per-study key of the host API: SHA-256 of the key, which is shown once when made.
+    sa.Column("hash", sa.String(64), primary_key=True),
+    sa.Column("task_identifier", sa.String(200), nullable=False),
+    sa.Column("revoked", sa.Boolean, nullable=False, default=False),
+    sa.Column("created_at", sa.String(40), nullable=False),
+    sa.Index("ix_api_keys_task", "task_identifier"),
+)
+
 staff = sa.Table(
     "staff",
     metadata,
@@ -331,6 +342,10 @@ class SessionRow:
     response: Optional[str] = None
     closing: Optional[str] = None
     token_expires_at: Optional[str] = None  # of the link the row was found by
+    # Read with the row by a resume token (one query per page): the task's newest published
+    # version and the database's clock (ms).
+    latest_version: Optional[int] = None
+    db_now: Optional[int] = None
 
 
 @dataclass
@@ -517,14 +532,31 @@ class Store:
 
     def session_by_resume_token(self, hash_: str) -> Optional[SessionRow]:
         """The session a live resume token names (one query: this runs on every page)."""
+        latest = (sa.select(sa.func.max(tasks.c.version))
+                  .where(tasks.c.identifier == sessions.c.task_identifier,
+                         tasks.c.status == "published")
+                  .scalar_subquery().label("latest_version"))
         with self.engine.connect() as conn:
             row = conn.execute(
-                sa.select(sessions, tokens.c.expires_at.label("token_expires_at"))
+                sa.select(sessions, tokens.c.expires_at.label("token_expires_at"), latest,
+                          self._now_column().label("db_now"))
                 .join(tokens, tokens.c.session_id == sessions.c.id)
                 .where(tokens.c.hash == hash_, tokens.c.kind.in_(("resume", "personal")),
                        tokens.c.revoked == sa.false())
             ).first()
-        return None if row is None else _session_row(row, row.token_expires_at)
+        if row is None:
+            return None
+        found = _session_row(row, row.token_expires_at)
+        found.latest_version = row.latest_version
+        found.db_now = int(row.db_now)
+        return found
+
+    def _now_column(self) -> Any:
+        """The database server's clock in ms, as a column (see :meth:`now_ms`)."""
+        if self.engine.dialect.name == "postgresql":
+            return sa.cast(sa.func.extract("epoch", sa.func.clock_timestamp()) * 1000,
+                           sa.BigInteger)
+        return sa.cast((sa.func.julianday("now") - 2440587.5) * 86400000.0, sa.Integer)
 
     def revoke_tokens(self, session_id: str) -> int:
         with self._write() as conn:
@@ -631,6 +663,32 @@ class Store:
             if not done:
                 conn.execute(studies.insert().values(task_identifier=task_identifier,
                                                      updated_at=now_iso(), **fields))
+
+    # -- per-study API keys -----------------------------------------------------------------
+
+    def add_api_key(self, task_identifier: str, hash_: str) -> None:
+        with self._write() as conn:
+            conn.execute(api_keys.insert().values(hash=hash_, task_identifier=task_identifier,
+                                                  revoked=False, created_at=now_iso()))
+
+    def api_key_scope(self, hash_: str) -> Optional[str]:
+        """The task identifier a live per-study key reaches, or None."""
+        with self.engine.connect() as conn:
+            return conn.execute(sa.select(api_keys.c.task_identifier).where(
+                api_keys.c.hash == hash_, api_keys.c.revoked == sa.false())).scalar()
+
+    def study_api_keys(self, task_identifier: str) -> List[Dict[str, Any]]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(sa.select(api_keys).where(
+                api_keys.c.task_identifier == task_identifier)
+                .order_by(api_keys.c.created_at)).all()
+        return [dict(r._mapping) for r in rows]
+
+    def revoke_api_key(self, task_identifier: str, hash_: str) -> int:
+        with self._write() as conn:
+            return conn.execute(api_keys.update().where(
+                api_keys.c.hash == hash_, api_keys.c.task_identifier == task_identifier)
+                .values(revoked=True)).rowcount
 
     # -- staff ------------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ send without a CORS preflight, and this service answers no preflight."""
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import logging
 from typing import Any, Iterable, Optional
@@ -23,7 +24,7 @@ from urllib.parse import urlsplit
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from .service import Refused
+from .service import NotFound, Refused
 
 log = logging.getLogger("stepkit_web")
 
@@ -70,19 +71,40 @@ class ApiKey:
                         "tasks and read every answer (open_api / --open-api); use it on "
                         "loopback only")
 
-    def __call__(self, credentials: Optional[HTTPAuthorizationCredentials] = Depends(_bearer)
-                 ) -> None:
+    def __call__(self, request: Request,
+                 credentials: Optional[HTTPAuthorizationCredentials] = Depends(_bearer)
+                 ) -> Optional[str]:
+        """Returns the caller's scope: None for the service's key (every study), else the one
+        task identifier a per-study key reaches (also in ``request.state.api_scope``)."""
+        request.state.api_scope = None
         if self.open_api:
-            return
+            return None
+        given = credentials.credentials.strip() if credentials is not None else ""
+        raw = given.encode("utf-8", "surrogateescape")
+        # compare_digest takes the same time whatever the first differing byte is.
+        if self._key is not None and credentials is not None and \
+                hmac.compare_digest(raw, self._key):
+            return None
+        if given and len(given) <= 200:
+            # A per-study key: found by its SHA-256 (an index lookup reveals nothing a caller
+            # could use to guess a key byte by byte).
+            scope = request.app.state.service.store.api_key_scope(
+                hashlib.sha256(raw).hexdigest())
+            if scope is not None:
+                request.state.api_scope = scope
+                return scope
         if self._key is None:
             raise Refused(401, {"code": "EAUTH", "message": "The API is closed: the server "
-                                "has no API key configured."})
-        given = credentials.credentials if credentials is not None else ""
-        # compare_digest takes the same time whatever the first differing byte is.
-        if credentials is None or not hmac.compare_digest(
-                given.strip().encode("utf-8", "surrogateescape"), self._key):
-            raise Refused(401, {"code": "EAUTH", "message": "A valid API key is required "
-                                "(Authorization: Bearer KEY)."})
+                                "has no API key configured, and this is no study's key."})
+        raise Refused(401, {"code": "EAUTH", "message": "A valid API key is required "
+                            "(Authorization: Bearer KEY)."})
+
+
+def in_scope(request: Request, identifier: str) -> None:
+    """A per-study key reaches its own task only: anything else is "not found" to it."""
+    scope = getattr(request.state, "api_scope", None)
+    if scope is not None and scope != identifier:
+        raise NotFound(f"no task {identifier!r}")
 
 
 class SameOrigin:

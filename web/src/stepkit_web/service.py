@@ -166,6 +166,7 @@ class Service:
         self._tasks_lock = threading.Lock()
         self.task_cache_size = task_cache_size
         self._studies: Dict[str, Tuple[float, Dict[str, Optional[str]]]] = {}
+        self._rows: Dict[Tuple[str, int], TaskRow] = {}
 
     def request_clock(self) -> Callable[[], int]:
         """The clock for one request's work on a session (see ``time_source``)."""
@@ -178,8 +179,8 @@ class Service:
 
     # -- tasks --------------------------------------------------------------------------------
 
-    def register(self, body: str, content_type: str,
-                 status: str = "published") -> Dict[str, Any]:
+    def register(self, body: str, content_type: str, status: str = "published", *,
+                 only: Optional[str] = None) -> Dict[str, Any]:
         """Stores a task version: a StepKit definition, or a FHIR Questionnaire
         (``application/fhir+json``: imported by the engine, kept with its translation).
         Published, sessions move onto it; a draft waits for :meth:`publish`."""
@@ -200,6 +201,9 @@ class Service:
         problem = identifier_problem(task.identifier)
         if problem:
             raise Refused(400, {"code": "EINVAL", "path": "identifier", "message": problem})
+        if only is not None and task.identifier != only:  # a per-study key
+            raise Refused(403, {"code": "EAUTH", "path": "identifier", "message": "This key "
+                                f"reaches the task {only!r} only: nothing was stored."})
         with_recorders = recorder_steps(definition)
         if with_recorders:
             raise Refused(422, {
@@ -396,10 +400,26 @@ class Service:
             raise NotFound("no such session")
         return row
 
+    def _version_row(self, identifier: str, version: int) -> TaskRow:
+        """A task version's row, kept per instance (a version's definition never changes)."""
+        key = (identifier, version)
+        with self._tasks_lock:
+            row = self._rows.get(key)
+        if row is None:
+            row = self._task_row(identifier, version)
+            with self._tasks_lock:
+                self._rows[key] = row
+                while len(self._rows) > 4 * self.task_cache_size:
+                    self._rows.pop(next(iter(self._rows)))
+        return row
+
     def restore(self, row: SessionRow) -> Tuple[Any, TaskRow]:
         """The live session for a stored row, on the task's newest version (migrating data
         saved on an older one)."""
-        latest = self._task_row(row.task_identifier)
+        if row.latest_version is not None:  # read with the row: no query for it
+            latest = self._version_row(row.task_identifier, row.latest_version)
+        else:
+            latest = self._task_row(row.task_identifier)
         migrate = latest.version != row.task_version
         task = self.task(latest)
         try:
@@ -408,7 +428,12 @@ class Service:
         except stepkit.RestorationError as error:
             log.error("restoration data of session %s failed its check: %s", row.id, error.error)
             raise Damaged(row.id, error)
-        clock = ResumeClock(self.request_clock(), row.saved_at)
+        if row.db_now is not None and self.time_source == "database":
+            db_now = row.db_now  # the database's clock, read with the row
+            base: Callable[[], int] = RequestClock(lambda: db_now)
+        else:
+            base = self.request_clock()
+        clock = ResumeClock(base, row.saved_at)
         session.set_clock(clock)
         clock.live = True
         session.clock = clock
@@ -416,9 +441,12 @@ class Service:
         session.migration_report = session.restore_report if migrate else None
         return session, latest
 
-    def write(self, row: SessionRow, session: stepkit.Session, task_row: TaskRow) -> bool:
-        """Saves the session over ``row`` if nobody wrote it since; False if somebody did."""
-        state = session.state
+    def write(self, row: SessionRow, session: stepkit.Session, task_row: TaskRow,
+              state: Optional[Dict[str, Any]] = None) -> bool:
+        """Saves the session over ``row`` if nobody wrote it since; False if somebody did.
+        ``state``: the session's current state when the caller has it."""
+        if state is None:
+            state = session.state
         finished = state["status"] == "finished"
         result = json.dumps(session.result) if finished else None
         response = None
@@ -555,6 +583,7 @@ class Service:
                                            refused=True)
                         # Back and Skip still leave: a refused draft is not kept.
             try:
+                # Every call returns the new state: it is read once per step of the request.
                 if action == "next":
                     state = session.forward()
                 elif action == "back":
@@ -572,25 +601,24 @@ class Service:
             except stepkit.StepKitError as error:
                 errors = list(error.errors or [error.error])
             if not errors:
-                self._finish_on_completion(session)
-            if not self.write(row, session, task_row):
+                state = self._finish_on_completion(session, state)
+            if not self.write(row, session, task_row, state):
                 raise Stale()
-            return Outcome(session.state, errors)
+            return Outcome(state, errors)
 
     @staticmethod
-    def _finish_on_completion(session: Any) -> None:
+    def _finish_on_completion(session: Any, state: Dict[str, Any]) -> Dict[str, Any]:
         """Reaching the task's last step when it is a completion step finishes the run at
         once: the participant sees that page once, as the finished page, and closing it
-        leaves nothing unfinished. Its texts are kept to show it again."""
-        state = session.state
+        leaves nothing unfinished. Its texts are kept to show it again. Returns the state."""
         step = state.get("step") or {}
         nav = state.get("navigation") or {}
         if state.get("status") == "finished" or step.get("type") != "completion" \
                 or nav.get("hasNextStep") or not nav.get("canGoForward"):
-            return
+            return state
         session.closing = {k: step[k] for k in ("title", "text", "detailText")
                            if isinstance(step.get(k), str)}
-        session.forward()
+        return session.forward()
 
 
 STUDY_TTL = 5.0  # seconds a study's settings are kept per instance

@@ -173,6 +173,7 @@ DONE = {
                  "were moved onto it (their earlier data is kept in their history).",
     "deleted": "The participant's data is deleted.",
     "nothing": "No session or invite has that participant id: nothing was deleted.",
+    "key-revoked": "The API key is revoked.",
 }
 
 
@@ -191,13 +192,14 @@ def study_page(request: Request, identifier: str, status: str = "", participant:
                     default=0)
     invites = [dict(i, ref=i["hash"][:32]) for i in service.store.invites(identifier)]
     settings = service.store.study(identifier)
+    keys = [dict(k, ref=k["hash"][:32]) for k in service.store.study_api_keys(identifier)]
     is_fhir = any(v["source"] == "fhir" for v in versions if v["version"] == published)
     return _render(request, "staff_study.html", user,
                    page_title=f"{service.study(identifier)['title']} – sessions",
                    identifier=identifier, title=service.study(identifier)["title"],
                    settings=settings, versions=versions, published=published,
                    sessions=sessions, invites=invites, filter_status=status,
-                   participant=participant, done=DONE.get(done), is_fhir=is_fhir)
+                   participant=participant, done=DONE.get(done), is_fhir=is_fhir, keys=keys)
 
 
 def _back(identifier: str, done: str) -> RedirectResponse:
@@ -344,6 +346,29 @@ def delete_participant(request: Request, identifier: str,
     had_invite = any(i["participant"] == participant for i in store.invites(identifier))
     deleted = store.delete_participant(identifier, participant)
     return _back(identifier, "deleted" if deleted or had_invite else "nothing")
+
+
+@router.post("/studies/{identifier}/keys", response_class=HTMLResponse)
+def make_api_key(request: Request, identifier: str,
+                 posted: Dict[str, Any] = Depends(staff_form)) -> Response:
+    """A per-study key of the host API, shown once (the database keeps its SHA-256)."""
+    service = service_of(request)
+    service._task_row(study_ok(identifier))
+    key = "sk_" + secrets.token_urlsafe(32)
+    service.store.add_api_key(identifier, token_hash(key))
+    return _render(request, "staff_key.html", posted["user"], page_title="New API key",
+                   identifier=identifier, key=key)
+
+
+@router.post("/studies/{identifier}/keys/{ref}/revoke")
+def revoke_api_key(request: Request, identifier: str, ref: str,
+                   posted: Dict[str, Any] = Depends(staff_form)) -> Response:
+    store = service_of(request).store
+    study_ok(identifier)
+    matches = [k["hash"] for k in store.study_api_keys(identifier) if k["hash"][:32] == ref]
+    if len(matches) != 1 or not store.revoke_api_key(identifier, matches[0]):
+        raise NotFound("no such key")
+    return _back(identifier, "key-revoked")
 
 
 # -- exports --------------------------------------------------------------------------------

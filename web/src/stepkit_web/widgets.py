@@ -112,7 +112,7 @@ def parse_answer(fmt: Mapping[str, Any], fields: Fields, name: str) -> Any:
                 for p, pk in zip(parts, pickers)]
     if kind in ("text", "email", "confirmText"):
         v = fields.get(name)
-        if kind != "text" or not fmt.get("multipleLines", True):
+        if kind != "text" or not fmt.get("multipleLines"):
             v = v.strip()
         return None if v == "" else v.replace("\r\n", "\n")
     if kind == "date":
@@ -204,12 +204,15 @@ def widget(fmt: Mapping[str, Any], answer: Any, name: str, ident: str, *, label:
     elif kind in ("scale", "ses"):
         w["control"] = "radio"
         w["group"] = True
+        # Bounds and step as the state's effective answer format gives them (the engine
+        # fills in its defaults there): nothing is assumed here.
+        lo, hi = int(fmt["minimum"]), int(fmt["maximum"])
         if kind == "ses":
-            values = list(range(9, -1, -1))
-            labels = {9: f"9 – {fmt.get('topRungText') or 'top rung'}",
-                      0: f"0 – {fmt.get('bottomRungText') or 'bottom rung'}"}
+            values = list(range(hi, lo - 1, -1))
+            labels = {hi: f"{hi} – {fmt.get('topRungText') or 'top rung'}",
+                      lo: f"{lo} – {fmt.get('bottomRungText') or 'bottom rung'}"}
         else:
-            lo, hi, step = int(fmt.get("minimum", 0)), int(fmt.get("maximum", 10)), int(fmt.get("step", 1) or 1)
+            step = max(1, int(fmt["step"]))
             values = list(range(lo, hi + 1, step))
             labels = {}
             if fmt.get("minimumValueDescription"):
@@ -286,7 +289,7 @@ def widget(fmt: Mapping[str, Any], answer: Any, name: str, ident: str, *, label:
                                                 _fmt_number(fmt.get("maximum")) or "…")
         w["value"] = sub(name, _fmt_number(answer) if isinstance(answer, (int, float)) else "")
     elif kind in ("text", "email", "confirmText"):
-        multiline = kind == "text" and fmt.get("multipleLines", True)
+        multiline = kind == "text" and bool(fmt.get("multipleLines"))
         w["control"] = "textarea" if multiline else "input"
         attrs: Dict[str, Any] = {"type": "text", "autocomplete": "off"}
         if kind == "email":
@@ -346,7 +349,7 @@ def widget(fmt: Mapping[str, Any], answer: Any, name: str, ident: str, *, label:
             hours, minutes = str(int(answer) // 3600), str((int(answer) % 3600) // 60)
         w["hours"] = sub(name + ".hours", hours)
         w["minutes"] = sub(name + ".minutes", minutes)
-        w["step_minutes"] = int(fmt.get("step", 1) or 1)
+        w["step_minutes"] = int(fmt.get("step") or 1)
     elif kind == "location":
         w["control"] = "location"
         w["group"] = True
