@@ -61,6 +61,28 @@ import Testing
         #expect(throws: StepKitError.self) { try refused.get() }
     }
 
+    @Test func theSizeLimitStillNamesARunOfDigitsPastIt() throws {
+        // 64 bytes allowed: a longer number is refused as too large, not read whole first; one
+        // that ends exactly at the limit is still checked.
+        let small = InputLimits(maxBytes: 64, maxDepth: 8, maxStringBytes: 64)
+        func parse(_ text: String) -> Result<JSON, StepKitError> {
+            text.withCString { p in Result { () throws(StepKitError) -> JSON in try JSONParser.parse(cString: p, within: small, argument: "answer_json") } }
+        }
+        if case .failure(let error) = parse("0." + String(repeating: "0", count: 500) + "1") {
+            #expect(error.problems.first?.code == "tooLarge")
+        } else {
+            Issue.record("a 503-byte number passed a 64-byte limit")
+        }
+        let exact = "1." + String(repeating: "0", count: 56) + "1e-400"
+        #expect(exact.utf8.count == 64)
+        if case .failure(let error) = parse(exact) {
+            #expect(error.status == .parse)
+            #expect(error.problems.first?.message.contains("too close to 0") == true)
+        } else {
+            Issue.record("1.0…1e-400 ending at the limit was read")
+        }
+    }
+
     @Test(arguments: ["0e-400", "-0.0", "0.0e5", "4.9e-324", "1e-300", "2.5e-308", "0.5", "1e5", "[true, false, 1.5]", "\"1e-400\""])
     func zerosAndSmallNumbersThatFitAreRead(_ text: String) throws {
         let value = try text.withCString { p in

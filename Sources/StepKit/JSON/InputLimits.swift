@@ -104,7 +104,7 @@ struct InputLimits: Sendable, Equatable {
                     // letter): one that would read as 0 although it is not is refused here,
                     // since jansson reads it as 0 (`VanishingNumber`).
                     if n - 1 >= checkedNumbers, n >= 2, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[n - 2]) {
-                        checkedNumbers = try VanishingNumber.check(bytes, at: n - 1)
+                        checkedNumbers = try VanishingNumber.check(bytes, at: n - 1, limit: limit)
                     }
                 default:
                     break

@@ -16,13 +16,17 @@ enum VanishingNumber {
     /// Refuses the number around `at` (an index inside it) in `bytes` when its digits are not all
     /// zero but its value reads as 0; returns where the number ends, so the caller checks each
     /// run of number characters once (`1.1.1.1…`, not JSON, would otherwise be scanned again at
-    /// every dot: quadratic).
+    /// every dot: quadratic). The run is read no further than `limit` (and the byte there, the
+    /// text's end or more of it): a run going on past it is left to the caller, whose size limit
+    /// refuses the text there, so a 100 MB run of digits is not read whole first.
     @discardableResult
-    static func check(_ bytes: UnsafePointer<UInt8>, at: Int) throws(StepKitError) -> Int {
+    static func check(_ bytes: UnsafePointer<UInt8>, at: Int, limit: Int) throws(StepKitError) -> Int {
         var start = at
         while start > 0, isNumberByte(bytes[start - 1]) { start -= 1 }
         var end = at
-        while isNumberByte(bytes[end]) { end += 1 }
+        while end < limit, isNumberByte(bytes[end]) { end += 1 }
+        // Every byte before `end` is a number's, none the NUL, so the byte at `end` is readable.
+        if end == limit, isNumberByte(bytes[end]) { return end }
         guard vanishes(bytes, from: start, to: end) else { return end }
         let shown = String(decoding: UnsafeBufferPointer(start: bytes + start, count: min(end - start, 40)), as: UTF8.self)
         throw StepKitError(.parse, code: "invalidJSON",
