@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Dict, List, Optional
+from typing import Annotated, Any, Dict, List, Optional
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import (AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints,
+                      ValidationError)
+
 from starlette.concurrency import run_in_threadpool
 
 from .fhir import FHIR_JSON
 from .security import JSON_TYPES, in_scope, require_media
-import stepkit
 
 from .common import absolute, service_of
 from .service import NotFound, Refused, identifier_problem, iso_ms
@@ -64,13 +65,19 @@ class InviteCreated(BaseModel):
     invites: Optional[List[Dict[str, str]]] = None
 
 
+# A participant id: 1 to 200 characters, no control character, not only spaces.
+ParticipantId = Annotated[str, StringConstraints(
+    min_length=1, max_length=200,
+    pattern=r"^[^\x00-\x1f\x7f]*[^\x00-\x20\x7f][^\x00-\x1f\x7f]*$")]
+
+
 class InviteRequest(BaseModel):
     """No body: one open link (each browser that opens it starts a session). With
     ``participants``: a personal link per participant id (it starts that participant's one
-    session and resumes it), expiring at ``expiresAt`` (ISO 8601) if given."""
+    session and resumes it), expiring at ``expiresAt`` (RFC 3339) if given."""
     model_config = ConfigDict(extra="forbid")
-    participants: Optional[List[str]] = None
-    expiresAt: Optional[str] = None
+    participants: Optional[List[ParticipantId]] = Field(default=None, max_length=5000)
+    expiresAt: Optional[AwareDatetime] = None
 
 
 class ResumeLink(BaseModel):
@@ -145,21 +152,11 @@ def identifier_ok(identifier: str) -> str:
 def participant_ok(participant: Any) -> str:
     """A participant id: 1 to 200 printable characters, kept as given (trimmed)."""
     text = str(participant).strip()
-    if not text or len(text) > 200 or any(ord(c) < 32 or ord(c) == 127 for c in text):
+    if not text or len(text) > 200 or any(ord(c) < 32 or ord(c) == 127 or
+                                           0xD800 <= ord(c) <= 0xDFFF for c in text):
         raise Refused(400, {"code": "EINVAL", "path": "participants", "message":
                             "A participant id must be 1 to 200 printable characters."})
     return text
-
-
-def expiry_ok(expires: Optional[str]) -> Optional[str]:
-    """An expiry date-time as ISO 8601 UTC with milliseconds, or None."""
-    if expires is None or expires == "":
-        return None
-    try:
-        return iso_ms(stepkit.parse_iso8601_ms(expires))
-    except (ValueError, TypeError, stepkit.StepKitError):
-        raise Refused(400, {"code": "EINVAL", "path": "expiresAt",
-                            "message": "expiresAt must be an ISO 8601 date-time."})
 
 
 async def json_object(request: Request) -> Dict[str, Any]:
@@ -246,12 +243,15 @@ def build_router(guards: List[Any]) -> APIRouter:
             raise Refused(400, {"code": "EINVAL", "message": "The body is not an invite "
                                 "request: " + "; ".join(err["msg"] for err in e.errors())})
         service = service_of(request)
+        await run_in_threadpool(service._task_row, identifier)  # unknown: 404 first
         if wanted.participants is None:
             created = await run_in_threadpool(service.create_invite, identifier)
             return JSONResponse({"inviteUrl": absolute(request, created["invitePath"])},
                                 status_code=201)
         participants = [participant_ok(p) for p in wanted.participants]
-        expires = expiry_ok(wanted.expiresAt)
+        expires = None
+        if wanted.expiresAt is not None:
+            expires = iso_ms(int(wanted.expiresAt.timestamp() * 1000))
         made = await run_in_threadpool(service.create_personal_invites, identifier,
                                        participants, expires)
         return JSONResponse({"invites": [{"participant": p, "inviteUrl": absolute(
