@@ -100,8 +100,13 @@ def test_timed_steps_follow_next_deadline_on_the_injected_clock(client, clock):
     assert deadline is not None
     page = client.get(path)
     assert 'data-deadline-ms="5000"' in page.text and 'value="tick"' in page.text
-    # Continue before the deadline: nothing is due, the step stays.
-    post_form(client, path, [("_version", str(info["version"])), ("_step", "countdown"), ("action", "tick")])
+    # The page says what the step waits for.
+    assert "This step waits until its time is up" in page.text and "5</span> seconds left" in page.text
+    # Continue before the deadline: nothing is due, the step stays, and the page says why.
+    early = post_form(client, path, [("_version", str(info["version"])), ("_step", "countdown"),
+                                     ("action", "tick")])
+    assert early.headers["location"].endswith("?notice=early")
+    assert "The time for this step is not up yet" in client.get(early.headers["location"]).text
     info = client.get(f"/api/sessions/{sid}").json()
     assert info["state"]["step"]["identifier"] == "countdown"
     clock.set(stepkit.parse_iso8601_ms(deadline))

@@ -545,3 +545,28 @@ def test_the_375px_check_is_live(browser):
     with pytest.raises(AssertionError):
         no_horizontal_scroll(page, "wide")
     ctx.close()
+
+
+def test_date_time_answers_take_the_browsers_zone(server, browser):
+    """A date-time answer is given in the participant's zone: the browser fills in its own
+    UTC offset (Europe/Berlin: +01:00 in January, +02:00 in July), nobody types one."""
+    task = {"identifier": "when", "steps": [
+        {"type": "question", "identifier": "at", "question": "When did it start?",
+         "answerFormat": {"type": "date", "style": "dateTime"}}]}
+    assert api.post(server.url + "/api/tasks", content=json.dumps(task)).status_code == 201
+    r = api.post(server.url + "/api/tasks/when/sessions").json()
+    ctx = browser.new_context(locale="en-US", timezone_id="Europe/Berlin")
+    page = ctx.new_page()
+    page.goto(r["resumeUrl"])
+    page.fill("#q-value", "2026-01-15T08:30")
+    page.dispatch_event("#q-value", "change")
+    assert page.input_value("#q-offset") == "+01:00"
+    page.fill("#q-value", "2026-07-15T08:30")
+    page.dispatch_event("#q-value", "change")
+    assert page.input_value("#q-offset") == "+02:00"
+    with page.expect_navigation():
+        page.click("button[value=next]")
+    answer = api.get(f"{server.url}/api/sessions/{r['session']}/result").json()
+    given = answer["results"][0]["results"][0]["answer"]
+    assert given.startswith("2026-07-15T08:30") and given.endswith("+02:00"), given
+    ctx.close()
