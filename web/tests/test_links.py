@@ -10,7 +10,7 @@ import json
 import sqlalchemy as sa
 from fastapi.testclient import TestClient
 
-from conftest import AUTH, BASE, answers, register
+from conftest import BASE, answers, register
 from stepkit_web.db import sessions
 from stepkit_web.walk import page_fields, post_form
 
