@@ -368,7 +368,8 @@ int stepkit_session_open(stepkit_task *task, const char *options_json,
  * saved answer is checked by the validation stepkit_session_set_answer() uses ("damaged" when
  * it fails). This holds keyed or not, and it does not make unkeyed data authentic: see
  * stepkit_session_save(). With "migrate" the saved answers are validated and the run is walked
- * again on the new version, so its path is the engine's own.
+ * again on the new version, so its path is the engine's own; its visits keep their saved dates
+ * while they follow each other (a step asked again is a new visit, dated now).
  * STEPKIT_EINVAL for NULL arguments or bad options; STEPKIT_EIO for the autosave as in
  * stepkit_session_open(), checked after the data, and "libcryptoUnavailable" when libcrypto
  * cannot be loaded (see STEPKIT_EIO). Thread-safe. */

@@ -151,6 +151,44 @@ private func tampered(_ saved: JSON, _ key: String, _ value: JSON) -> JSON {
         #expect(report["kept"]?.arrayValue?.count == 2)
     }
 
+    /// Issue 26: a migration dated every visit at the migration's time, so the response time of
+    /// each step (what studies analyse) was lost. The visits it keeps keep their saved dates;
+    /// the visit of a step the participant must answer again is new, dated at the migration.
+    @Test func migrationKeepsTheVisitDates() throws {
+        let t0: Int64 = 1_767_225_600_000
+        let clock = ManualClock(t0)
+        var s = Session(task: try compile(headache), options: SessionOptions(), clock: clock.clock)
+        clock.now = t0 + 5_000
+        try s.goForward()                                  // intro: t0 ... t0+5 s
+        clock.now = t0 + 65_000
+        try s.setAnswer(try json(#"["headache"]"#))
+        try s.goForward()                                  // symptom: t0+5 s ... t0+65 s
+        clock.now = t0 + 80_000
+        let saved = Restoration.save(s)                    // on severity since t0+65 s
+        // Version 2 words a question differently: every visit is kept with its dates.
+        let v2 = try compile(headache.replacingOccurrences("Does it interfere with your day?", "Does it get in your way?"))
+        clock.now = t0 + 3_600_000
+        var options = SessionOptions()
+        options.migrate = true
+        let back = try restore(saved, v2, options: options, clock: clock.clock)
+        #expect(back.visited == ["intro", "symptom", "severity"])
+        #expect(back.path.map(\.startDate) == [t0, t0 + 5_000, t0 + 65_000])
+        #expect(back.path.map(\.endDate) == [t0 + 5_000, t0 + 65_000, nil])
+        #expect(back.startDate == t0)
+        // The migrated run saves and restores through the replay check, dates included.
+        let again = try restore(Restoration.save(back), v2, clock: clock.clock)
+        #expect(again.path.map(\.startDate) == back.path.map(\.startDate))
+        // Version 3 renames the symptom's values: that answer is dropped, and the symptom is
+        // shown again, a new visit at the migration's time; the intro keeps its dates.
+        let v3 = try compile(headache.replacingOccurrences(#""value": "headache""#, #""value": "head""#)
+                                     .replacingOccurrences(#""contains": "headache""#, #""contains": "head""#))
+        let third = try restore(saved, v3, options: options, clock: clock.clock)
+        #expect(third.visited == ["intro", "symptom"])
+        #expect(third.path.map(\.startDate) == [t0, t0 + 3_600_000])
+        #expect(third.path.map(\.endDate) == [t0 + 5_000, nil])
+        #expect(third.restoreReport.objectValue?["dropped"]?.arrayValue?.count == 1)
+    }
+
     @Test func autosaveWritesAtomicallyAndRestores() throws {
         let path = "/tmp/stepkit-swift-autosave-\(getpid()).json"
         defer { unlink(path) }

@@ -72,6 +72,9 @@ def test_a_migration_keeps_the_old_row_its_dates_and_records_dropped_answers(cli
     result = client.get(f"/api/sessions/{session_id}/result").json()
     mood = [s for s in result["results"] if s["identifier"] == "mood"][0]
     assert mood["results"][0]["answer"] == answers("daily-checkin")["mood"]
+    # The live row keeps the kept visit's dates, not the migration's time (the mood page's
+    # response time is what a study analyses).
+    assert visits(result)["mood"] == dates_before["mood"]
 
 
 def test_a_lazy_migration_on_the_next_page_keeps_history_too(app, client, clock):

@@ -67,6 +67,7 @@ extension Restoration {
             budget -= 1
             do throws(StepKitError) { try session.goForward() } catch { break }
         }
+        keepVisitDates(of: d["path"]?.arrayValue ?? [], in: &session)
         session.touched = true
         session.restoreReport = .object([
             "migrated": .bool(true),
@@ -75,5 +76,34 @@ extension Restoration {
             "dropped": .array(dropped),
         ])
         return session
+    }
+
+    /// A migrated run's visits keep the dates they were saved with: response times per step are
+    /// what studies analyse, and the walk above dates every visit it makes at the migration's
+    /// time. The n-th visit of a step takes the n-th saved visit of that step, while the dates
+    /// still follow each other (restore's replay checks that they do); from the first visit
+    /// that has no saved one, or whose saved dates would go backwards, the walk's dates stand.
+    private static func keepVisitDates(of savedPath: [JSON], in session: inout Session) {
+        var saved: [String: [(start: Int64, end: Int64?)]] = [:]
+        for visit in savedPath {
+            guard let v = visit.objectValue, let step = v["step"]?.stringValue, case .int(let start)? = v["startDate"] else { continue }
+            var end: Int64? = nil
+            if case .int(let e)? = v["endDate"] { end = e }
+            saved[step, default: []].append((start, end))
+        }
+        var previousEnd = session.startDate
+        for i in session.path.indices {
+            let visit = session.path[i]
+            guard let step = session.task.step(at: visit.stepIndex)?.identifier,
+                  let dates = saved[step]?.first,
+                  dates.start >= previousEnd, (dates.end ?? dates.start) >= dates.start,
+                  // The participant is shown again a step they had left: that is a new visit.
+                  visit.endDate != nil || dates.end == nil else { break }
+            saved[step]?.removeFirst()
+            // A visit that was current when saved is left by the migration's walk, then.
+            let end = visit.endDate == nil ? nil : (dates.end ?? visit.endDate)
+            session.redateVisit(at: i, start: dates.start, end: end)
+            previousEnd = end ?? dates.start
+        }
     }
 }

@@ -212,6 +212,13 @@ struct Session: Sendable {
         latestVisit[visit.stepIndex] = earlier >= 0 ? earlier : nil
     }
 
+    /// Gives a visit the dates it was saved with (a migrated run, `Restoration.migrate`).
+    mutating func redateVisit(at i: Int, start: Int64, end: Int64?) {
+        guard path.indices.contains(i) else { return }
+        path[i].startDate = start
+        path[i].endDate = end
+    }
+
     mutating func updateCurrent(_ change: (inout Visit) -> Void) {
         guard let last = path.indices.last else { return }
         change(&path[last])
