@@ -519,6 +519,22 @@ def test_staff_side_in_chromium(server, browser, axe, tmp_path):
     versions = api.get(f"{server.url}/api/tasks/daily-checkin").json()["versions"]
     assert versions[-1]["status"] == "published"
 
+    # A per-study API key: made and shown once, then revoked.
+    page.goto(f"{server.url}/staff/studies/vitals")
+    with page.expect_navigation():
+        page.click("text=Make an API key")
+    check_axe(axe, page, "staff: new API key")
+    key = page.locator("#api-key").input_value()
+    assert httpx.get(f"{server.url}/api/tasks/vitals",
+                     headers={"authorization": f"Bearer {key}"}).status_code == 200
+    assert httpx.get(f"{server.url}/api/tasks/daily-checkin",
+                     headers={"authorization": f"Bearer {key}"}).status_code == 404
+    page.goto(f"{server.url}/staff/studies/vitals")
+    with page.expect_navigation():
+        page.locator("#keys button").first.click()
+    assert httpx.get(f"{server.url}/api/tasks/vitals",
+                     headers={"authorization": f"Bearer {key}"}).status_code == 401
+
     # Delete V-1's data.
     page.goto(f"{server.url}/staff/studies/vitals")
     page.fill("#d-participant", "V-1")
