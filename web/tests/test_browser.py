@@ -39,6 +39,7 @@ def server(tmp_path_factory):
                      base_url=f"http://127.0.0.1:{port}")
     with LiveServer(app, port) as live:
         live.db_url = f"sqlite:///{db}"
+        live.app = app
         for name in WEB_TASKS:
             r = api.post(live.url + "/api/tasks", content=example(name))
             assert r.status_code == 201, r.text
@@ -586,3 +587,20 @@ def test_date_time_answers_take_the_browsers_zone(server, browser):
     given = answer["results"][0]["results"][0]["answer"]
     assert given.startswith("2026-07-15T08:30") and given.endswith("+02:00"), given
     ctx.close()
+
+
+def test_the_email_form_passes_axe(server, browser, axe):
+    """With SMTP configured the step page has the e-mail form: axe checks that page too."""
+    from stepkit_web.mail import SmtpSettings
+
+    server.app.state.smtp = SmtpSettings(host="127.0.0.1", sender="s@example.org", port=9,
+                                         security="none")
+    try:
+        sid, url = new_session(server, "daily-checkin")
+        page = browser.new_page()
+        page.goto(url)
+        assert page.locator("#email").count() == 1
+        check_axe(axe, page, "step page with the e-mail form")
+        page.close()
+    finally:
+        server.app.state.smtp = None

@@ -125,3 +125,55 @@ def test_step_pages_offer_the_resume_address(app, client):
     page = participant_browser(app).get(r["resumeUrl"].replace(BASE, ""))
     assert f'value="{r["resumeUrl"]}" readonly' in page.text
     assert 'data-copy="resume-url"' in page.text
+
+
+def test_the_resume_address_by_email_when_the_host_configured_smtp(db_url, clock):
+    """Off by default (no form, 404); with SMTP settings the step page offers it, the message
+    holds the resume address, the address given is not stored, and sends are rate-limited."""
+    from aiosmtpd.controller import Controller
+    from live import free_port
+    from stepkit_web.app import create_app
+    from stepkit_web.mail import SmtpSettings
+    from conftest import API_KEY, KEY
+    from stepkit_web.ratelimit import Rate
+
+    received = []
+
+    class Sink:
+        async def handle_DATA(self, server, session, envelope):
+            received.append((envelope.rcpt_tos, envelope.content.decode("utf-8", "replace")))
+            return "250 OK"
+
+    port = free_port()
+    controller = Controller(Sink(), hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        off = create_app(db_url, KEY, api_key=API_KEY, base_url=BASE, clock=clock)
+        with TestClient(off, base_url=BASE, headers={"authorization": f"Bearer {API_KEY}"}) as c:
+            register(c, "daily-checkin")
+            made = c.post("/api/tasks/daily-checkin/sessions").json()
+            path = made["resumeUrl"].replace(BASE, "")
+            assert 'name="email"' not in c.get(path).text
+            assert post_form(c, path + "/email", [("email", "a@example.org")]).status_code == 404
+        smtp = SmtpSettings(host="127.0.0.1", port=port, sender="study@example.org",
+                            security="none")
+        now = [0]
+        on = create_app(db_url, KEY, api_key=API_KEY, base_url=BASE, clock=clock, smtp=smtp,
+                        mail_rate=Rate(burst=2, per_ms=600_000), rate_clock=lambda: now[0])
+        with TestClient(on, base_url=BASE) as c:
+            assert 'name="email"' in c.get(path).text
+            bad = post_form(c, path + "/email", [("email", "not an address\r\nBcc: x@y.z")])
+            assert bad.status_code == 400 and not received
+            r = post_form(c, path + "/email", [("email", "ann@example.org")])
+            assert r.status_code == 303 and r.headers["location"].endswith("notice=emailed")
+            assert received[0][0] == ["ann@example.org"]
+            assert made["resumeUrl"] in received[0][1]
+            post_form(c, path + "/email", [("email", "ann@example.org")])
+            limited = post_form(c, path + "/email", [("email", "ann@example.org")])
+            assert limited.status_code == 429 and len(received) == 2
+        with on.state.service.store.engine.connect() as conn:
+            dump = "\n".join(str(row) for t in ("sessions", "tokens")
+                             for row in conn.execute(sa.text(f"SELECT * FROM {t}")).all())
+        assert "ann@example.org" not in dump
+    finally:
+        controller.stop()

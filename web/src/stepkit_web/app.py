@@ -20,6 +20,7 @@ from .api import build_router
 from .common import page
 from .db import Store, Timeouts, make_engine
 from .limits import BodyLimit, MAX_BODY, PrivatePages
+from .mail import SmtpSettings
 from .migrate import upgrade
 from .ratelimit import Rate, TokenBuckets
 from .security import ApiKey, SameOrigin, SecurityHeaders
@@ -33,6 +34,8 @@ DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 # Session creation through one invite link, and by one client address (per worker).
 INVITE_RATE = Rate(burst=60, per_ms=1000)
 CLIENT_RATE = Rate(burst=10, per_ms=6000)
+# E-mails of the resume address per session.
+MAIL_RATE = Rate(burst=3, per_ms=600_000)
 
 
 def create_app(db_url: str, integrity_key: str, *, api_key: Optional[str] = None,
@@ -42,11 +45,14 @@ def create_app(db_url: str, integrity_key: str, *, api_key: Optional[str] = None
                max_overflow: int = 5, task_cache_size: int = 32,
                invite_rate: Rate = INVITE_RATE, client_rate: Rate = CLIENT_RATE,
                rate_clock: Optional[Callable[[], int]] = None,
-               body_timeout: float = 30.0) -> FastAPI:
+               body_timeout: float = 30.0, smtp: Optional[SmtpSettings] = None,
+               mail_rate: Rate = MAIL_RATE) -> FastAPI:
     """The service. ``api_key``: the host API's key (without one the API refuses every call,
     unless ``open_api`` opens it to anyone: loopback only, see cli.py). ``base_url``: where
     participants reach the service; every link is built from it. ``clock``/``time_source``:
-    see :class:`stepkit_web.service.Service`. ``rate_clock``: the token buckets' clock (ms)."""
+    see :class:`stepkit_web.service.Service`. ``rate_clock``: the token buckets' clock (ms).
+    ``smtp``: the host's SMTP server, to e-mail a participant their resume address (off when
+    None)."""
     engine = make_engine(db_url, pool_size=pool_size, timeouts=timeouts,
                          max_overflow=max_overflow)
     if migrate:
@@ -61,6 +67,8 @@ def create_app(db_url: str, integrity_key: str, *, api_key: Optional[str] = None
     app.state.base_url = base_url
     app.state.invite_buckets = TokenBuckets(invite_rate, rate_clock)
     app.state.client_buckets = TokenBuckets(client_rate, rate_clock)
+    app.state.mail_buckets = TokenBuckets(mail_rate, rate_clock)
+    app.state.smtp = smtp
     same_origin = app.state.same_origin = SameOrigin(base_url)
     app.mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static")
     app.add_middleware(BodyLimit, limit=MAX_BODY, read_timeout=body_timeout)

@@ -137,6 +137,7 @@ def app_from_env():  # the factory uvicorn's workers import
 
     from .app import create_app
     from .db import Timeouts
+    from .mail import SmtpSettings
 
     settings = json.loads(os.environ.get(ENV_SETTINGS) or "{}")
     return create_app(os.environ[ENV_DB], os.environ[ENV_KEY],
@@ -145,7 +146,8 @@ def app_from_env():  # the factory uvicorn's workers import
                       base_url=os.environ.get(ENV_BASE_URL) or "http://127.0.0.1:8000",
                       timeouts=Timeouts(**settings.get("timeouts", {})),
                       task_cache_size=settings.get("task_cache_size", 32),
-                      body_timeout=settings.get("body_timeout", 30.0), migrate=False)
+                      body_timeout=settings.get("body_timeout", 30.0), migrate=False,
+                      smtp=SmtpSettings.from_env(os.environ))
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -212,6 +214,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.open_api and args.host not in LOOPBACK:
         raise SystemExit("stepkit_web: --open-api serves the host API to anyone: it is only "
                          f"allowed on loopback ({', '.join(LOOPBACK)}), not on {args.host}")
+    from .mail import SmtpSettings
+
+    SmtpSettings.from_env(os.environ)  # a half-made SMTP setting stops the start, loudly
     key = integrity_key(args.db, args.integrity_key_file)
     the_api_key = api_key(args.db, args.api_key_file, args.open_api)
     host_part = f"[{args.host}]" if ":" in args.host else args.host

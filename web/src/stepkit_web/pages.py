@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import smtplib
 from typing import Any, Dict, List, Optional
 
 import stepkit
@@ -14,14 +16,18 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from .common import absolute, page, secure_cookies, service_of, templates
+from .mail import address_ok, send_resume_link
 from .security import FORM_TYPES, media_type
 from .service import NotFound, Refused, Stale
 from .widgets import Fields, parse_answer, widget
+
+log = logging.getLogger("stepkit_web")
 
 NOTICES = {
     "stale": "This page had changed since you opened it (another tab, a second click or the "
              "browser's Back button). Here is where you are now; your saved answers are kept.",
     "early": "The time for this step is not up yet: the page moves on by itself when it is.",
+    "emailed": "The address is on its way to the e-mail address you gave (it was not kept).",
 }
 
 # An open link remembers the browser's session for this long (a cookie per link).
@@ -145,6 +151,7 @@ def render_step(request: Request, token: str, row: Any, state: Dict[str, Any],
         "next_label": "Next" if nav.get("hasNextStep", True) else "Done",
         "active": active, "can_update": has_visibility, "calculations": calculations,
         "resume_url": absolute(request, f"/r/{token}"),
+        "can_email": request.app.state.smtp is not None,
     }
     return templates.TemplateResponse(request, "step.html", ctx, status_code=status)
 
@@ -286,3 +293,40 @@ def _invite_start(request: Request, token: str, fresh: bool) -> Response:
                         max_age=OPEN_LINK_COOKIE_DAYS * 86400, path="/i/", httponly=True,
                         samesite="lax", secure=secure_cookies(request))
     return response
+
+
+@router.post("/r/{token}/email", dependencies=[Depends(form_post)])
+async def email_link(request: Request, token: str) -> Response:
+    """Sends the resume address to the participant (only when the host configured SMTP)."""
+    form = await request.form()
+    given = form.get("email")
+    return await run_in_threadpool(_email_link, request, token,
+                                   given if isinstance(given, str) else "")
+
+
+def _email_link(request: Request, token: str, given: str) -> Response:
+    settings = request.app.state.smtp
+    if settings is None:
+        raise NotFound("e-mail is not configured")
+    service = service_of(request)
+    row = service.session_for_token(token)
+    to = address_ok(given)
+    if to is None:
+        raise Refused(400, {"code": "EINVAL", "message": "That is not an e-mail address "
+                            "(like name@example.org): nothing was sent."})
+    client = request.client.host if request.client else "unknown"
+    state = request.app.state
+    for buckets, key in ((state.mail_buckets, row.id), (state.client_buckets, client)):
+        wait = buckets.take(key)
+        if wait is not None:
+            raise Refused(429, {"code": "ERATE", "message": "Too many e-mails were asked for "
+                                "just now: nothing was sent. Please copy the address instead."},
+                          retry_after=max(1, int(wait + 0.999)))
+    try:
+        send_resume_link(settings, to, service.study(row.task_identifier)["title"] or "",
+                         absolute(request, f"/r/{token}"))
+    except (OSError, smtplib.SMTPException) as error:
+        log.error("could not send a resume link: %s", error.__class__.__name__)
+        raise Refused(503, {"code": "EUNAVAILABLE", "message": "The e-mail could not be sent "
+                            "just now. Please copy the address instead."})
+    return RedirectResponse(f"/r/{token}?notice=emailed", status_code=303)
