@@ -294,3 +294,31 @@ def test_a_study_key_reaches_its_own_task_only(app, client, staff_client):
     ref = re.search(r'/keys/([0-9a-f]{32})/revoke', page.text).group(1)
     post_form(staff_client, f"/staff/studies/daily-checkin/keys/{ref}/revoke", [("csrf", csrf)])
     assert study.get("/api/tasks/daily-checkin").status_code == 401
+
+
+def test_staff_routes_never_answer_500(app, client, staff_client):
+    """Garbage to every staff route: a page with an error, never a 500."""
+    register(client, "daily-checkin")
+    csrf = csrf_of(staff_client.get("/staff/studies/daily-checkin").text)
+    weird = ["", "\x00", "é" * 300, "x" * 5000, "[]", "{", "../..", "%00"]
+    posts = ["settings", "invites", "versions", "versions/abc/publish", "versions/99/publish",
+             "versions/-1/publish", "participants/delete", "keys", "keys/zz/revoke",
+             "invites/zz/revoke"]
+    statuses = set()
+    for study in ("daily-checkin", "nothing", "a%2Fb", "%00"):
+        for kind in ("sessions.csv", "codebook.csv", "visits.csv", "sessions.json",
+                     "responses.json", "nope"):
+            r = staff_client.get(f"/staff/studies/{study}/export/{kind}")
+            statuses.add(r.status_code)
+            assert r.status_code < 500, (study, kind, r.status_code)
+        r = staff_client.get(f"/staff/studies/{study}?status=%00&participant=%00")
+        assert r.status_code < 500, (study, r.status_code)
+        for route in posts:
+            for w in weird:
+                fields = [("csrf", csrf), ("title", w), ("participants", w), ("days", w),
+                          ("definition", w), ("format", w), ("participant", w),
+                          ("confirm", "yes")]
+                r = post_form(staff_client, f"/staff/studies/{study}/{route}", fields)
+                statuses.add(r.status_code)
+                assert r.status_code < 500, (study, route, w[:10], r.status_code, r.text[:200])
+    assert 400 in statuses and 404 in statuses
