@@ -65,6 +65,22 @@ class InviteCreated(BaseModel):
     invites: Optional[List[Dict[str, str]]] = None
 
 
+class SessionRequest(BaseModel):
+    """A new session's options, passed to the engine (``personalData``, ``defaultResult``,
+    ``alwaysCheckForDefaultResult``, ``additionalTaskResults``); other keys are ignored."""
+    options: Optional[Dict[str, Any]] = None
+
+
+def parsed(model: Any, body: Dict[str, Any]) -> Any:
+    """A request body as its Pydantic model; 400 with every problem when it is not one."""
+    try:
+        return model.model_validate(body)
+    except ValidationError as e:
+        raise Refused(400, {"code": "EINVAL", "message": "The body is not valid: " + "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'body'}: {err['msg']}"
+            for err in e.errors())})
+
+
 # A participant id: 1 to 200 characters, no control character, not only spaces.
 ParticipantId = Annotated[str, StringConstraints(
     min_length=1, max_length=200,
@@ -213,17 +229,13 @@ def build_router(guards: List[Any]) -> APIRouter:
                  responses=_errors(400, 404, 413, 415),
                  summary="Create a session; the reply holds its participant link",
                  openapi_extra={"requestBody": {"required": False, "content": {
-                     "application/json": {"schema": {"type": "object", "properties": {
-                         "options": {"type": "object"}}}}}}})
+                     "application/json": {"schema": SessionRequest.model_json_schema()}}}})
     async def create_session(request: Request, identifier: str) -> Response:
         identifier_ok(identifier)
         in_scope(request, identifier)
-        body = await json_object(request)
-        options = body.get("options") or {}
-        if not isinstance(options, dict):
-            raise Refused(400, {"code": "EINVAL", "message": "options must be an object."})
+        wanted = parsed(SessionRequest, await json_object(request))
         created = await run_in_threadpool(service_of(request).create_session, identifier,
-                                          options)
+                                          wanted.options or {})
         return JSONResponse({"session": created["session"],
                              "resumeUrl": absolute(request, created["resumePath"])},
                             status_code=201)
@@ -236,12 +248,7 @@ def build_router(guards: List[Any]) -> APIRouter:
     async def create_invite(request: Request, identifier: str) -> Response:
         identifier_ok(identifier)
         in_scope(request, identifier)
-        body = await json_object(request)
-        try:
-            wanted = InviteRequest.model_validate(body)
-        except ValidationError as e:
-            raise Refused(400, {"code": "EINVAL", "message": "The body is not an invite "
-                                "request: " + "; ".join(err["msg"] for err in e.errors())})
+        wanted = parsed(InviteRequest, await json_object(request))
         service = service_of(request)
         await run_in_threadpool(service._task_row, identifier)  # unknown: 404 first
         if wanted.participants is None:
