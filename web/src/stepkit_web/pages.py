@@ -58,7 +58,7 @@ def calculation_text(value: Any) -> str:
     return str(value)
 
 
-def form_post(request: Request) -> None:
+async def form_post(request: Request) -> None:
     """A participant's POST: a form from one of this service's own pages."""
     request.app.state.same_origin(request)
     mtype = media_type(request)
