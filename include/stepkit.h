@@ -165,10 +165,13 @@ int stepkit_task_compile_with_options(const char *task_json, const char *options
  * attachment item, an external value set, a FHIRPath expression, an unknown extension, a
  * condition that cannot hold) is listed in the import report (stepkit_task_translate_fhir()).
  *
- * `options_json` may be NULL or {"strict": false, "limits": {...}} (the limits of
+ * `options_json` may be NULL or {"strict": false, "requiredAnswersChecked": "atCompletion",
+ * "limits": {...}}: "requiredAnswersChecked" is the translated task's (FHIR's rule by default:
+ * a participant moves freely and only completing needs every required answer; "perStep" keeps
+ * them on a step until its required answers are given); the limits are those of
  * stepkit_task_compile_with_options(), applied to the Questionnaire's text, except that
  * "maxDepth" is 128 unless given: 32 levels of items take 65 levels of JSON, and their content
- * more, so every Questionnaire within the 32-level limit below reads). With "strict": true
+ * more, so every Questionnaire within the 32-level limit below reads. With "strict": true
  * any report entry is an error: STEPKIT_EDEFINITION with one problem per entry.
  *
  * On success returns STEPKIT_OK and stores a new handle in *out_task (release it with
@@ -426,8 +429,14 @@ void stepkit_session_free(stepkit_session *session);
  *                    its section header's), else null,
  *    "problems": [{"code", "message", "path"}] why going forward is refused now ([] if it is not;
  *                a form item's problem also has "item", its identifier; a form's or the task's
- *                "validations" rule that holds gives code "validationFailed" and its message),
- *    "navigation": {"canGoBack": bool, "canGoForward": bool, "canSkip": bool,
+ *                "validations" rule that holds gives code "validationFailed" and its message;
+ *                with the task's "requiredAnswersChecked": "atCompletion", a missing required
+ *                answer refuses only the move that would complete the task, which lists them all),
+ *    "missingAnswers": [{"code": "answerRequired", "message", "path", "step", "item"}] every
+ *                required answer missing on the steps presented so far, the current one
+ *                included, in the order they were presented ("item" for a form item; "path"
+ *                "<step>" or "<step>.<item>"); with "perStep" only the current step can have any,
+ * *    "navigation": {"canGoBack": bool, "canGoForward": bool, "canSkip": bool,
  *                   "hasNextStep": bool (false: label the forward button "Done"),
  *                   "arrival": [how navigation reached this step: rules, branches, skip rules,
  *                               step modifiers; see docs/task-format.md]},
@@ -511,8 +520,9 @@ int stepkit_session_result(stepkit_session *session, char **out);
 /* The session's answers as a FHIR R4 QuestionnaireResponse, for a session whose task was
  * imported with stepkit_task_compile_fhir(): {"resourceType": "QuestionnaireResponse",
  * "questionnaire": the Questionnaire's url (|version), else "Questionnaire/<id>", absent without
- * either; "status": "completed" (finished, reason "completed"), "stopped" (finished otherwise) or
- * "in-progress"; "authored": the result's end date; "item": [...]} with items nested as the
+ * either; "status": "completed" (finished, reason "completed", which needs every required
+ * answer), "in-progress" (not finished, or finished "saved" to resume) or "stopped" (finished
+ * "discarded", "failed" or "earlyTermination"); "authored": the result's end date; "item": [...]} with items nested as the
  * Questionnaire's groups and answers typed as the items are (valueBoolean, valueDecimal,
  * valueInteger, valueDate, valueDateTime, valueTime, valueString, valueUri, valueQuantity,
  * valueCoding with the option's system, code and display; an open choice's typed text as

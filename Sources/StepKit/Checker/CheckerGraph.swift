@@ -311,7 +311,10 @@ extension CheckerGraph {
     /// Whether the answer a selector reads is certainly there when the predicate at `site` runs:
     /// a required question (or required, always visible form item) of a step that cannot be
     /// skipped and that every path to the site passes.
+    /// With `requiredAnswersChecked: "atCompletion"` no answer is certain before the task
+    /// completes: a step may be left with its required answers missing.
     func mustBeAnswered(_ selector: Selector, at site: RuleSite) -> Bool {
+        guard task.rules.requiredAnswers == .perStep else { return false }
         guard let q = TaskChecker.step(of: selector), let step = task.step(at: q), !step.optional, !skippable(q) else { return false }
         switch (selector, step.content) {
         case (.step, .question):

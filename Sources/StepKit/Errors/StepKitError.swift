@@ -34,9 +34,13 @@ struct Problem: Sendable, Equatable {
     /// The form item the problem is about, its identifier as the definition spells it: a host
     /// reads it rather than parsing `path` (which quotes identifiers that are not plain names).
     var item: String? = nil
+    /// The step the problem is about, where that is not the current one: a missing required
+    /// answer listed at completion (`Session.missingAnswers`).
+    var step: String? = nil
 
     var json: JSON {
         var fields = JSONObject(["code": .string(code), "message": .string(message), "path": .string(path.description)])
+        if let step { fields["step"] = .string(step) }
         if let item { fields["item"] = .string(item) }
         return .object(fields)
     }
@@ -71,6 +75,7 @@ struct StepKitError: Error, Sendable {
             "message": .string(message),
             "path": .string(first?.path.description ?? ""),
         ])
+        if let step = first?.step { fields["step"] = .string(step) }
         if let item = first?.item { fields["item"] = .string(item) }
         fields["errors"] = .array(problems.map(\.json))
         return .object(fields)

@@ -16,7 +16,7 @@ enum FHIRImporter {
         "lastReviewDate", "effectivePeriod", "code", "item", "_title", "_description",
     ]
 
-    static func translate(_ q: JSON) throws(StepKitError) -> Translation {
+    static func translate(_ q: JSON, requiredAnswers: RequiredAnswers = .atCompletion) throws(StepKitError) -> Translation {
         let d = Diagnostics()
         let report = FHIRReport()
         guard case .object(let root) = q else {
@@ -93,6 +93,7 @@ enum FHIRImporter {
             "identifier": .string(root["id"]?.stringValue ?? root["name"]?.stringValue ?? "questionnaire"),
             "steps": .array(builder.steps),
         ])
+        task["requiredAnswersChecked"] = .string(requiredAnswers.rawValue)
         if builder.skipRules.count > 0 { task["skipRules"] = .object(builder.skipRules) }
         if calculations.count > 0 { task["calculations"] = .object(calculations) }
 
@@ -188,7 +189,7 @@ enum FHIRImporter {
     /// Translates, then compiles the task; with `strict`, any report entry is a definition
     /// error. The compiled task keeps the layout for the export.
     static func compile(_ q: JSON, options: FHIRImportOptions) throws(StepKitError) -> (task: Task, report: FHIRReport, definition: JSON) {
-        let t = try translate(q)
+        let t = try translate(q, requiredAnswers: options.requiredAnswers)
         if options.strict && !t.report.entries.isEmpty {
             throw StepKitError(.definition, problems: t.report.entries.map { Problem(code: $0.code, message: $0.reason, path: $0.path) })
         }

@@ -9,7 +9,10 @@ extension Session {
         let status: String
         switch finishReason {
         case .completed?: status = "completed"
-        case nil: status = "in-progress"
+        // A run not finished, or saved to be resumed, is still being filled in; one discarded,
+        // failed or ended early was abandoned (R4's `stopped`). Only a completed run, which had
+        // every required answer, is `completed`.
+        case nil, .saved?: status = "in-progress"
         default: status = "stopped"
         }
         r["status"] = .string(status)

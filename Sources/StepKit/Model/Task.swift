@@ -87,6 +87,16 @@ final class Task: Sendable {
     }
 }
 
+/// When a task refuses a missing required answer (the task's `requiredAnswersChecked`).
+/// `Session+Answers.swift` (`forwardProblems`) is the one place that reads it.
+enum RequiredAnswers: String, Sendable, CaseIterable {
+    /// Going forward from a step needs its required answers (ResearchKit's rule; the default).
+    case perStep
+    /// Going forward leaves a step with required answers missing; only completing the task needs
+    /// every required answer on the path (FHIR's rule: a `completed` response has them all).
+    case atCompletion
+}
+
 /// Everything that makes a task navigable (ResearchKit's `ORKNavigableOrderedTask`), by index.
 struct TaskRules: Sendable {
     var stepRules = IndexTable<NavigationRule>()
@@ -111,6 +121,8 @@ struct TaskRules: Sendable {
     var stepValidations = IndexTable<[Validation]>()
     /// The task's `validations`, checked when going forward would complete the task.
     var taskValidations: [Validation] = []
+    /// When missing required answers are refused (`requiredAnswersChecked`).
+    var requiredAnswers = RequiredAnswers.perStep
     /// The steps whose texts (or step modifier's texts) hold `{{placeholders}}` (`Piping`).
     var pipedSteps: Set<Int> = []
     /// Per step: the calculations its state shows (indexes into `Calculations.list`).

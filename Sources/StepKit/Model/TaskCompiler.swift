@@ -48,6 +48,9 @@ enum TaskCompiler {
         }
         let predicates = PredicateCompiler(steps: b.steps, stepIndex: b.stepIndex, sectionIdentifiers: Set(b.sectionIndex.keys), diagnostics: d)
         var rules = TaskRules()
+        if r.choice("requiredAnswersChecked", of: RequiredAnswers.allCases.map(\.rawValue)) == RequiredAnswers.atCompletion.rawValue {
+            rules.requiredAnswers = .atCompletion
+        }
         // Calculations first: every rule may read them.
         let calculations = r.value("calculations").map { Calculations.compile($0, predicates) } ?? Calculations()
         compileStepExpressions(b, predicates, &rules)

@@ -65,10 +65,22 @@ extension Session {
     /// when going forward would complete the task. `hidden`: the current step's
     /// `hiddenItems`, when the caller has them already (`goForward` needs them again to close
     /// the visit, and working them out is most of what a form's check costs).
+    ///
+    /// With `requiredAnswersChecked: "atCompletion"` a missing required answer does not keep the
+    /// participant on its step: only the move that would complete the task is refused, with
+    /// every required answer missing on the path (`missingAnswers`); a confirmation that does
+    /// not match, and the form's validations, are refused at once as before.
     @inline(__always)
     func forwardProblems(hidden: [String]? = nil) -> [Problem] {
-        let required = requiredProblems(hidden: hidden)
-        guard required.isEmpty, !isFinished, let index = currentIndex else { return required }
+        let atCompletion = task.rules.requiredAnswers == .atCompletion
+        var required = requiredProblems(hidden: hidden, missing: !atCompletion)
+        guard !isFinished, let index = currentIndex else { return required }
+        var completing: Bool?
+        if atCompletion && required.isEmpty {
+            completing = routeForward()?.step == nil
+            if completing == true { required = missingAnswers() }
+        }
+        guard required.isEmpty else { return required }
         // Most steps have no validation: then nothing is copied, filtered or mapped.
         var problems: [Problem] = []
         func check(_ validations: [Validation]) {
@@ -77,8 +89,62 @@ extension Session {
             }
         }
         if let validations = task.rules.stepValidations[index] { check(validations) }
-        if !task.rules.taskValidations.isEmpty, routeForward()?.step == nil { check(task.rules.taskValidations) }
+        if !task.rules.taskValidations.isEmpty, completing ?? (routeForward()?.step == nil) { check(task.rules.taskValidations) }
         return problems
+    }
+
+    /// Every required answer missing on the path so far, in the order the steps were presented:
+    /// each step's latest visit (a skipped one has nothing missing; a form's items hidden when
+    /// it was left, or hidden now on the current step, are not required), the current step's
+    /// live answer included. Each problem names its `step` (and `item`); its path is
+    /// `$.<step>` or `$.<step>.<item>`, the answer's place in the result's shape.
+    /// Per step, the required answers can be missing only on the current step (leaving a step
+    /// needed them), so only that one is read.
+    func missingAnswers() -> [Problem] {
+        var problems: [Problem] = []
+        let last = path.count - 1
+        let from = task.rules.requiredAnswers == .atCompletion ? 0 : max(last, 0)
+        for position in path.indices where position >= from {
+            let visit = path[position]
+            guard latestVisit[visit.stepIndex] == position, !visit.skipped, let step = task.step(at: visit.stepIndex) else { continue }
+            let live = position == last && !isFinished
+            let hidden = live ? hiddenItems(step: visit.stepIndex) : visit.hiddenItems
+            let answer = live ? answers[visit.stepIndex] : visit.answer
+            problems += Session.missing(in: step, answer: answer, hidden: hidden, completing: true) { piped($0) }
+        }
+        return problems
+    }
+
+    /// The required answers `answer` lacks for `step` (a form's `hidden` items are not
+    /// required; an optional form left entirely empty lacks nothing, as if skipped).
+    /// `completing`: the messages say the task cannot finish, and each names its step.
+    private static func missing(in step: Step, answer: JSON?, hidden: [String], completing: Bool, _ piped: (String) -> String) -> [Problem] {
+        switch step.content {
+        case .message:
+            return []
+        case .question:
+            guard answer == nil && !step.optional else { return [] }
+            guard completing else { return [Problem(code: "answerRequired", message: "Answer this question to continue.", path: .root)] }
+            let label = step.presentation["question"]?.stringValue ?? step.presentation["title"]?.stringValue ?? step.identifier
+            return [Problem(code: "answerRequired", message: "Answer \"\(piped(label))\" to finish.", path: .root.key(step.identifier), step: step.identifier)]
+        case .form(let form):
+            let given = answer.map { Session.visibleAnswer($0, hiding: hidden) }?.objectValue ?? JSONObject()
+            if step.optional && given.count == 0 { return [] }
+            var problems: [Problem] = []
+            // By index, the answer's key at the item's own position tried first: an answer lists
+            // the items in the form's order unless the host wrote it otherwise.
+            for i in form.items.indices where !form.items[i].optional && (hidden.isEmpty || !hidden.contains(form.items[i].identifier)) {
+                let identifier = form.items[i].identifier
+                guard (given.value(at: i, ifKeyIs: identifier) ?? given[identifier]) == nil else { continue }
+                if completing {
+                    problems.append(Problem(code: "answerRequired", message: "Answer \"\(piped(form.items[i].label))\" to finish.",
+                                            path: .root.key(step.identifier).key(identifier), item: identifier, step: step.identifier))
+                } else {
+                    problems.append(Problem(code: "answerRequired", message: "Answer \"\(piped(form.items[i].label))\" to continue.", path: .root.key(identifier), item: identifier))
+                }
+            }
+            return problems
+        }
     }
 
     /// `text` with its `{{placeholders}}` resolved on the session's answers (`Piping`).
@@ -94,36 +160,25 @@ extension Session {
         }
     }
 
-    /// What the current step requires before it may be left going forward.
+    /// What the current step requires before it may be left going forward: an active step's
+    /// timer, a form's confirmations, and (`missing`) its required answers.
     @inline(__always)
-    private func requiredProblems(hidden known: [String]?) -> [Problem] {
+    private func requiredProblems(hidden known: [String]?, missing: Bool) -> [Problem] {
         guard !isFinished, let step = currentStep, let index = currentIndex else { return [] }
         let answer = answers[index]
         switch step.content {
         case .message:
             return activeProblems()
         case .question:
-            if answer == nil && !step.optional {
-                return [Problem(code: "answerRequired", message: "Answer this question to continue.", path: .root)]
-            }
-            return []
+            return missing ? Session.missing(in: step, answer: answer, hidden: [], completing: false) { piped($0) } : []
         case .form(let form):
             let hidden = known ?? hiddenItems(step: index)
+            var problems = missing ? Session.missing(in: step, answer: answer, hidden: hidden, completing: false) { piped($0) } : []
+            guard !form.confirmations.isEmpty else { return problems }
             let given = answer.map { Session.visibleAnswer($0, hiding: hidden) }?.objectValue ?? JSONObject()
-            // An optional form left entirely empty may be left, as if skipped.
-            if step.optional && given.count == 0 { return [] }
-            var problems: [Problem] = []
-            // By index, the answer's key at the item's own position tried first: an answer lists
-            // the items in the form's order unless the host wrote it otherwise.
-            for i in form.items.indices where hidden.isEmpty || !hidden.contains(form.items[i].identifier) {
-                let identifier = form.items[i].identifier
-                let answered = given.value(at: i, ifKeyIs: identifier) ?? given[identifier]
-                if answered == nil && !form.items[i].optional {
-                    problems.append(Problem(code: "answerRequired", message: "Answer \"\(piped(form.items[i].label))\" to continue.", path: .root.key(identifier), item: identifier))
-                }
-                if !form.confirmations.isEmpty {
-                    problems += form.confirmationProblems(given, items: CollectionOfOne(identifier), originalRequired: true)
-                }
+            if step.optional && given.count == 0 { return problems }
+            for item in form.items where hidden.isEmpty || !hidden.contains(item.identifier) {
+                problems += form.confirmationProblems(given, items: CollectionOfOne(item.identifier), originalRequired: true)
             }
             return problems
         }

@@ -36,6 +36,7 @@ extension Session {
             "answer": answer,
             "visibleItems": visibleItems,
             "problems": .array(problems.map(\.json)),
+            "missingAnswers": .array((isFinished ? [] : missingAnswers()).map(\.json)),
             "navigation": .object([
                 "canGoBack": .bool(inProgress && path.count > 1),
                 "canGoForward": .bool(inProgress && problems.isEmpty),
