@@ -334,17 +334,23 @@ class Task(_Handle):
         questionnaire: Union[str, bytes, bytearray, Mapping[str, Any]],
         *,
         strict: bool = False,
+        required_answers_checked: Optional[str] = None,
     ) -> "Task":
         """Imports a FHIR R4 Questionnaire (JSON text, UTF-8 bytes or a dict) as a task
         (``stepkit_task_compile_fhir``; docs/fhir.md). Its sessions export their answers as a
         QuestionnaireResponse (:meth:`Session.result_as` ``("fhir")``). With ``strict=True``
         anything the import report would list raises DefinitionError; :meth:`translate_fhir`
-        gives the translated task and the report.
+        gives the translated task and the report. ``required_answers_checked``: ``"perStep"``
+        or ``"atCompletion"`` (None: the engine's default for an import, ``"atCompletion"``,
+        FHIR's rule), the task's ``requiredAnswersChecked`` (docs/task-format.md).
 
         Raises ParseError (not JSON) or DefinitionError (``.errors`` lists every problem, each
         with its FHIR ``path`` such as ``item[2].enableWhen[0].question``)."""
         data = _fhir_bytes(questionnaire)
-        options = _json_bytes({"strict": bool(strict)}, "the options")
+        chosen: Dict[str, Any] = {"strict": bool(strict)}
+        if required_answers_checked is not None:
+            chosen["requiredAnswersChecked"] = required_answers_checked
+        options = _json_bytes(chosen, "the options")
         task: Task = cls._create(_ffi.lib(), "stepkit_task_compile_fhir", data, options)
         task._info_text = None
         return task

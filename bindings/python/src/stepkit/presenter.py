@@ -167,6 +167,20 @@ class Presenter:
             value = step.get(key)
             if isinstance(value, str) and value:
                 self.say(f"  {value}" if key != "question" else str(value))
+        self._missing_summary(state)
+
+    def _missing_summary(self, state: State) -> None:
+        """On the step that would finish the task, what is still missing (a task checking its
+        required answers at completion lets earlier steps be left without them): the engine's
+        ``missingAnswers``, each message as it gives it."""
+        navigation = state.get("navigation") or {}
+        missing = [m for m in state.get("missingAnswers") or [] if isinstance(m, dict)]
+        if navigation.get("hasNextStep", True) or not missing:
+            return
+        self.say(f"  Before finishing, {len(missing)} required answer{'s' if len(missing) != 1 else ''} "
+                 "must be given (:back goes back):")
+        for m in missing:
+            self.say(f"   - {m.get('message')} [{m.get('path')}]")
 
     def _present(self, state: State, stack: contextlib.ExitStack) -> State:
         """Presents the current step until the session leaves it (or a refusal); returns the
@@ -241,8 +255,14 @@ class Presenter:
             given, value = self._ask(fmt, current, optional, "  > ", describe)
             describe = False
             if not given:
-                if current is None and not optional and not step.get("optional"):
-                    self.error("This item needs an answer.")
+                # The engine says whether the item is needed now (a task checking required
+                # answers at completion lets the form be left without it).
+                needed = [
+                    p for p in state.get("problems") or []
+                    if isinstance(p, dict) and p.get("code") == "answerRequired" and p.get("item") == identifier
+                ]
+                if current is None and needed:
+                    self.error(str(needed[0].get("message") or "This item needs an answer."))
                     continue
                 return state
             answered = self._set(value, wrap=identifier)
