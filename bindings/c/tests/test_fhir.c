@@ -281,6 +281,67 @@ static void test_bad_questionnaires(void)
     CHECK_RC(stepkit_session_result_fhir(NULL, &out), STEPKIT_EINVAL);
 }
 
+/* FHIR's rule for `required` (R4: a required item must be answered in a completed response; SDC:
+ * the status shall not become "completed" while one is missing), the import's default: every
+ * step may be left, the state lists what is missing, and only completing is refused, with every
+ * missing item. The option "requiredAnswersChecked": "perStep" keeps ResearchKit's rule. */
+static void test_required_at_completion(void)
+{
+    static const char q[] =
+        "{\"resourceType\": \"Questionnaire\", \"id\": \"req\", \"item\": ["
+        " {\"linkId\": \"a\", \"text\": \"First\", \"type\": \"string\", \"required\": true},"
+        " {\"linkId\": \"g\", \"text\": \"Group\", \"type\": \"group\", \"item\": ["
+        "  {\"linkId\": \"b\", \"text\": \"Second\", \"type\": \"integer\", \"required\": true},"
+        "  {\"linkId\": \"c\", \"text\": \"Third\", \"type\": \"integer\"}]},"
+        " {\"linkId\": \"d\", \"text\": \"Last\", \"type\": \"boolean\", \"required\": true}]}";
+    stepkit_task *task = NULL;
+    stepkit_session *s = NULL;
+    char *out = NULL;
+    json_t *state, *missing, *error, *errors, *response;
+    CHECK_RC(stepkit_task_compile_fhir(q, NULL, &task), STEPKIT_OK);
+    CHECK_RC(stepkit_session_open(task, NULL, &s), STEPKIT_OK);
+    CHECK_RC(stepkit_session_go_forward(s, NULL), STEPKIT_OK);
+    /* An invalid answer is refused at once, whatever the rule. */
+    CHECK_RC(stepkit_session_set_answer(s, "{\"b\": 1.5}", NULL), STEPKIT_EANSWER);
+    CHECK_RC(stepkit_session_set_answer(s, "{\"c\": 2}", NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_go_forward(s, NULL), STEPKIT_OK);
+    CHECK_STEP(s, "d");
+    CHECK_RC(stepkit_session_set_answer(s, "true", NULL), STEPKIT_OK);
+    state = state_of(s);
+    missing = json_object_get(state, "missingAnswers");
+    CHECK(json_array_size(missing) == 2);
+    CHECK_STR(json_str(json_array_get(missing, 0), "step"), "a");
+    CHECK_STR(json_str(json_array_get(missing, 1), "step"), "g");
+    CHECK_STR(json_str(json_array_get(missing, 1), "item"), "b");
+    CHECK_STR(json_str(json_array_get(missing, 1), "path"), "g.b");
+    CHECK(json_is_false(json_object_get(json_object_get(state, "navigation"), "canGoForward")));
+    json_decref(state);
+    CHECK_RC(stepkit_session_go_forward(s, NULL), STEPKIT_ESTATE);
+    error = check_last_error(STEPKIT_ESTATE, "ESTATE", "a");
+    errors = json_object_get(error, "errors");
+    CHECK(json_array_size(errors) == 2);
+    CHECK_STR(json_str(json_array_get(errors, 1), "path"), "g.b");
+    json_decref(error);
+    CHECK_RC(stepkit_session_finish(s, "completed", NULL), STEPKIT_ESTATE);
+    CHECK_RC(stepkit_session_result_fhir(s, &out), STEPKIT_OK);
+    response = parse_json(out);
+    stepkit_string_free(out);
+    CHECK_STR(json_str(response, "status"), "in-progress");
+    json_decref(response);
+    stepkit_session_free(s);
+    stepkit_task_free(task);
+
+    CHECK_RC(stepkit_task_compile_fhir(q, "{\"requiredAnswersChecked\": \"perStep\"}", &task), STEPKIT_OK);
+    CHECK_RC(stepkit_session_open(task, NULL, &s), STEPKIT_OK);
+    CHECK_RC(stepkit_session_go_forward(s, NULL), STEPKIT_ESTATE);
+    CHECK_STEP(s, "a");
+    stepkit_session_free(s);
+    stepkit_task_free(task);
+    task = SENTINEL;
+    CHECK_RC(stepkit_task_compile_fhir(q, "{\"requiredAnswersChecked\": \"later\"}", &task), STEPKIT_EINVAL);
+    CHECK(task == NULL);
+}
+
 int main(int argc, char **argv)
 {
     struct stat st;
@@ -290,6 +351,7 @@ int main(int argc, char **argv)
     examples_dir = argc > 2 ? argv[2] : "examples/fhir";
     RUN(test_examples_have_empty_reports);
     RUN(test_bad_questionnaires);
+    RUN(test_required_at_completion);
     if (stat(forms_dir, &st) == 0 && S_ISDIR(st.st_mode)) {
         RUN(test_published_forms_import);
         RUN(test_walk_phr);
