@@ -140,6 +140,23 @@ import Testing
         #expect(back.stateJSON().objectValue?["navigation"]?.objectValue?["canGoForward"] == .bool(false))
     }
 
+    @Test func migrationWalksOverStepsThatWereLeftUnanswered() throws {
+        var s = try open()
+        try s.goForward()
+        try s.goForward()
+        let text = JSONWriter.string(Restoration.save(s))
+        // A new version of the task (a title changed): the run continues where it was, since
+        // the steps passed without answers could be passed.
+        let next = try compile(Self.definition("atCompletion").replacingTitle())
+        var options = SessionOptions()
+        options.migrate = true
+        let back = try text.withCString { pointer in
+            try Restoration.restore(pointer, task: next, options: options, clock: ManualClock(1_767_225_700_000).clock)
+        }
+        #expect(back.currentStep?.identifier == "mood")
+        #expect(missing(back) == ["age", "contact.email", "contact.again", "mood"])
+    }
+
     @Test func theCheckerNoLongerTakesARequiredAnswerForGiven() throws {
         // A branch on "age unanswered" never runs when age must be answered to leave it; at
         // completion it may well run.
@@ -181,5 +198,23 @@ import Testing
         var discarded = Session(task: task, options: SessionOptions())
         try discarded.finish(.discarded)
         #expect(discarded.fhirResponse(layout).objectValue?["status"] == .string("stopped"))
+    }
+}
+
+private extension String {
+    /// The definition with the first step's title changed: another version of the task.
+    func replacingTitle() -> String {
+        var out = ""
+        var rest = Substring(self)
+        let target = "\"title\": \"Age\""
+        while !rest.isEmpty {
+            if rest.hasPrefix(target) {
+                out += "\"title\": \"Your age\""
+                rest = rest.dropFirst(target.count)
+            } else {
+                out.append(rest.removeFirst())
+            }
+        }
+        return out
     }
 }

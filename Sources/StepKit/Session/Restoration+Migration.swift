@@ -58,11 +58,14 @@ extension Restoration {
         session.startDate = min(startDate, session.startDate)
         for (index, answer) in answers { session.answers[index] = answer }
         // Walk forward over what is already answered (and optional steps the participant had
-        // already passed), to the first step that still needs an answer.
+        // already passed, or any step passed when required answers wait for completion), to the
+        // first step that still needs an answer.
         let visited = Set((d["path"]?.arrayValue ?? []).compactMap { $0.objectValue?["step"]?.stringValue })
+        let mayPass = task.rules.requiredAnswers == .atCompletion
         var budget = task.steps.count
         while budget > 0, let step = session.currentStep,
-              !step.takesAnswers || session.answers[session.currentIndex ?? -1] != nil || (step.optional && visited.contains(step.identifier)),
+              !step.takesAnswers || session.answers[session.currentIndex ?? -1] != nil
+                || ((step.optional || mayPass) && visited.contains(step.identifier)),
               session.forwardProblems().isEmpty, session.routeForward()?.step != nil {
             budget -= 1
             do throws(StepKitError) { try session.goForward() } catch { break }
