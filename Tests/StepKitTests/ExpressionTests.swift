@@ -99,6 +99,76 @@ private func codes(_ calculations: String, extra: String = "") -> [String: Strin
         #expect(try value(#"{"round": [1e308, 6]}"#) == .null)
     }
 
+    // MARK: FHIRPath's string and math functions (issue 29, item 5)
+    //
+    // Expectations are the FHIRPath N1 specification's own examples (section 5.6 and 5.7).
+
+    @Test func stringFunctionsAsFHIRPathDefinesThem() throws {
+        #expect(try value(#"{"substring": ["abcdefg", 3]}"#) == .string("defg"))
+        #expect(try value(#"{"substring": ["abcdefg", 1, 2]}"#) == .string("bc"))
+        #expect(try value(#"{"substring": ["abcdefg", 6, 2]}"#) == .string("g"))
+        #expect(try value(#"{"substring": ["abcdefg", 7, 1]}"#) == .null)
+        #expect(try value(#"{"substring": ["abcdefg", -1, 1]}"#) == .null)
+        #expect(try value(#"{"substring": [{"answer": "name"}, 0, 2]}"#) == .null)
+        #expect(try value(#"{"substring": [{"answer": "name"}, 0, 2]}"#, ["name": "\"Zoë\""]) == .string("Zo"))
+        #expect(try value(#"{"startsWith": ["abcdefg", "abc"]}"#) == .bool(true))
+        #expect(try value(#"{"startsWith": ["abcdefg", "xyz"]}"#) == .bool(false))
+        #expect(try value(#"{"startsWith": ["abc", ""]}"#) == .bool(true))
+        #expect(try value(#"{"contains": ["abc", "bc"]}"#) == .bool(true))
+        #expect(try value(#"{"contains": ["abc", "bcd"]}"#) == .bool(false))
+        #expect(try value(#"{"contains": ["abc", ""]}"#) == .bool(true))
+        #expect(try value(#"{"contains": [{"answer": "name"}, "a"]}"#) == .null)
+        #expect(try value(#"{"upper": ["abcdefg"]}"#) == .string("ABCDEFG"))
+        #expect(try value(#"{"lower": ["AbCdefg"]}"#) == .string("abcdefg"))
+        #expect(try value(#"{"replace": ["abcdefg", "cde", "123"]}"#) == .string("ab123fg"))
+        #expect(try value(#"{"replace": ["abcdefg", "cde", ""]}"#) == .string("abfg"))
+        #expect(try value(#"{"replace": ["abc", "", "x"]}"#) == .string("xaxbxcx"))
+        #expect(try value(#"{"replace": ["aaa", "aa", "b"]}"#) == .string("ba"))
+    }
+
+    @Test func stringResultsAreBounded() throws {
+        // 300 + 301 × 300 scalars would pass the 65,536 limit: null, without building it.
+        let long = String(repeating: "y", count: 300)
+        #expect(try value(#"{"replace": [{"answer": "name"}, "", "\#(long)"]}"#, ["name": "\"\(long)\""]) == .null)
+        #expect(try value(#"{"replace": [{"answer": "name"}, "y", "\#(long)"]}"#, ["name": "\"\(long)\""]) == .null)
+        #expect(try value(#"{"length": [{"replace": [{"answer": "name"}, "y", "zz"]}]}"#, ["name": "\"\(long)\""]) == .int(600))
+    }
+
+    @Test func mathFunctionsNeverTrap() throws {
+        #expect(try value(#"{"ln": [1]}"#) == .int(0))
+        #expect(try value(#"{"round": [{"ln": [10]}, 6]}"#) == .double(2.302585))
+        #expect(try value(#"{"ln": [0]}"#) == .null)
+        #expect(try value(#"{"ln": [-1]}"#) == .null)
+        #expect(try value(#"{"exp": [0]}"#) == .int(1))
+        #expect(try value(#"{"exp": [1000]}"#) == .null)
+        #expect(try value(#"{"sqrt": [81]}"#) == .int(9))
+        #expect(try value(#"{"sqrt": [-1]}"#) == .null)
+        #expect(try value(#"{"power": [2, 3]}"#) == .int(8))
+        #expect(try value(#"{"power": [2.5, 2]}"#) == .double(6.25))
+        #expect(try value(#"{"power": [-1, 0.5]}"#) == .null)
+        #expect(try value(#"{"power": [10, 400]}"#) == .null)
+        #expect(try value(#"{"power": [0, -1]}"#) == .null)
+        #expect(try value(#"{"abs": [-5.5]}"#) == .double(5.5))
+        #expect(try value(#"{"truncate": [101.5]}"#) == .int(101))
+        #expect(try value(#"{"truncate": [-1.9]}"#) == .int(-1))
+        #expect(try value(#"{"ln": [{"answer": "a"}]}"#) == .null)
+        #expect(try value(#"{"power": [{"answer": "a"}, 2]}"#, ["a": "3"]) == .int(9))
+    }
+
+    @Test func newFunctionsAreTypedAtCompileTime() {
+        let found = codes("""
+        {"a": {"ln": ["x"]}, "b": {"substring": ["abc"]}, "c": {"substring": ["abc", "1"]}, "d": {"upper": [1]},
+         "e": {"replace": ["a", "b"]}, "f": {"contains": ["a", 1]}, "g": {"power": [2]}}
+        """)
+        #expect(found["calculations.a.ln[0]"] == "wrongType")
+        #expect(found["calculations.b.substring"] == "wrongArity")
+        #expect(found["calculations.c.substring[1]"] == "wrongType")
+        #expect(found["calculations.d.upper[0]"] == "wrongType")
+        #expect(found["calculations.e.replace"] == "wrongArity")
+        #expect(found["calculations.f.contains[1]"] == "wrongType")
+        #expect(found["calculations.g.power"] == "wrongArity")
+    }
+
     // MARK: Strings, choices, scores, dates
 
     @Test func comparisonsOnEveryType() throws {

@@ -30,6 +30,10 @@ enum ExpressionOperator: String, Sendable, CaseIterable {
     case min, max, sum, avg, count
     case `if`, coalesce
     case concat, length
+    /// Strings, counted and indexed in Unicode scalars (FHIRPath's characters).
+    case substring, upper, lower, startsWith, contains, replace
+    /// Numbers: null where the result is not a finite number (`ln` of 0, `sqrt` of -1).
+    case ln, exp, power, sqrt, abs, truncate
     case equal = "==", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
     case and, or, not, `in`
     case daysBetween, monthsBetween, yearsBetween
@@ -66,4 +70,8 @@ struct ScoreTable: Sendable {
 enum ExpressionLimits {
     static let maxNodes = 1_000
     static let maxDepth = 32
+    /// A string an operator builds (`concat`, `replace`, `upper`, ...) has at most this many
+    /// Unicode scalars; a longer one is null, so no answer can make an expression's work or
+    /// memory grow past it.
+    static let maxStringLength = 65_536
 }

@@ -278,6 +278,17 @@ struct ExpressionCompiler {
             return needAll([.string, .number]) ? (.apply(op, exprs), .string) : nil
         case .length:
             return need(0, [.string, .choice]) ? (.apply(op, exprs), .number) : nil
+        case .upper, .lower:
+            return need(0, [.string]) ? (.apply(op, exprs), .string) : nil
+        case .substring:
+            guard need(0, [.string]), args.indices.dropFirst().map({ need($0, [.number]) }).allSatisfy({ $0 }) else { return nil }
+            return (.apply(op, exprs), .string)
+        case .startsWith, .contains:
+            return needAll([.string]) ? (.apply(op, exprs), .boolean) : nil
+        case .replace:
+            return needAll([.string]) ? (.apply(op, exprs), .string) : nil
+        case .ln, .exp, .power, .sqrt, .abs, .truncate:
+            return needAll([.number]) ? (.apply(op, exprs), .number) : nil
         case .and, .or, .not:
             return needAll([.boolean]) ? (.apply(op, exprs), .boolean) : nil
         case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual:
@@ -303,7 +314,10 @@ struct ExpressionCompiler {
         case .add, .multiply, .divide: range = 2...Int.max
         case .subtract, .min, .max, .sum, .avg, .count, .coalesce, .concat, .and, .or: range = 1...Int.max
         case .if: range = 3...3
-        case .length, .not: range = 1...1
+        case .length, .not, .upper, .lower, .ln, .exp, .sqrt, .abs, .truncate: range = 1...1
+        case .substring: range = 2...3
+        case .startsWith, .contains, .power: range = 2...2
+        case .replace: range = 3...3
         case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual, .in, .daysBetween, .monthsBetween,
              .yearsBetween, .addDays, .addMonths, .addYears: range = 2...2
         }

@@ -93,6 +93,8 @@ struct ExpressionEvaluator<Lookup: AnswerLookup> {
         case .min, .max, .sum, .avg: return aggregate(op, args)
         case .count, .if, .coalesce: return control(op, args)
         case .concat, .length: return text(op, args)
+        case .substring, .upper, .lower, .startsWith, .contains, .replace: return strings(op, args)
+        case .ln, .exp, .power, .sqrt, .abs, .truncate: return mathematics(op, args)
         case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual: return compare(op, args)
         case .and, .or, .not, .in: return logic(op, args)
         case .daysBetween, .monthsBetween, .yearsBetween: return between(op, args)
@@ -160,14 +162,120 @@ struct ExpressionEvaluator<Lookup: AnswerLookup> {
             }
         }
         var text = ""
+        var scalars = 0
         for arg in args {
+            let piece: String
             switch value(arg) {
-            case .string(let s): text += s
-            case .number(let d): text += NumberText.format(d)
-            default: break
+            case .string(let s): piece = s
+            case .number(let d): piece = NumberText.format(d)
+            default: continue
             }
+            scalars += piece.unicodeScalars.count
+            guard scalars <= ExpressionLimits.maxStringLength else { return .null }
+            text += piece
         }
         return .string(text)
+    }
+
+    /// `substring upper lower startsWith contains replace`, on Unicode scalars: null when an
+    /// argument is null, and when a result would pass `ExpressionLimits.maxStringLength` (checked
+    /// before it is built). As FHIRPath: `substring` is null when its start is outside the
+    /// string and stops at the string's end; `contains` and `startsWith` hold for ""; `replace`
+    /// of "" puts the substitution around every scalar.
+    private mutating func strings(_ op: ExpressionOperator, _ args: [Expression]) -> ExpressionValue {
+        var texts: [String] = []
+        var numbers: [Double] = []
+        for (i, arg) in args.enumerated() {
+            switch value(arg) {
+            case .string(let s) where op != .substring || i == 0: texts.append(s)
+            case .number(let d) where op == .substring && i > 0: numbers.append(d)
+            default: return .null
+            }
+        }
+        guard let subject = texts.first else { return .null }
+        switch op {
+        case .upper, .lower:
+            let result = op == .upper ? subject.uppercased() : subject.lowercased()
+            return result.unicodeScalars.count <= ExpressionLimits.maxStringLength ? .string(result) : .null
+        case .substring:
+            return ExpressionEvaluator.substring(subject, numbers)
+        case .startsWith:
+            return .bool(subject.unicodeScalars.starts(with: texts[1].unicodeScalars))
+        case .contains:
+            return .bool(ExpressionEvaluator.find(Array(texts[1].unicodeScalars), in: Array(subject.unicodeScalars), from: 0) != nil)
+        default:
+            return ExpressionEvaluator.replace(subject, texts[1], texts[2])
+        }
+    }
+
+    private static func substring(_ s: String, _ numbers: [Double]) -> ExpressionValue {
+        let scalars = Array(s.unicodeScalars)
+        guard let start = numbers.first, start == start.rounded(), start >= 0, start < Double(scalars.count) else { return .null }
+        var end = scalars.count
+        if numbers.count > 1 {
+            let length = numbers[1]
+            guard length == length.rounded() else { return .null }
+            end = length <= 0 ? Int(start) : Int(min(Double(scalars.count), start + length))
+        }
+        var result = String.UnicodeScalarView()
+        result.append(contentsOf: scalars[Int(start)..<end])
+        return .string(String(result))
+    }
+
+    /// Where `needle` first occurs in `haystack` at or after `from`. The naive scan's work is at
+    /// most the two lengths' product, both bounded by the answer limits.
+    private static func find(_ needle: [Unicode.Scalar], in haystack: [Unicode.Scalar], from: Int) -> Int? {
+        if needle.isEmpty { return from }
+        guard haystack.count >= needle.count else { return nil }
+        var i = from
+        while i + needle.count <= haystack.count {
+            if haystack[i..<(i + needle.count)].elementsEqual(needle) { return i }
+            i += 1
+        }
+        return nil
+    }
+
+    private static func replace(_ s: String, _ pattern: String, _ substitution: String) -> ExpressionValue {
+        let text = Array(s.unicodeScalars), p = Array(pattern.unicodeScalars), sub = Array(substitution.unicodeScalars)
+        var result: [Unicode.Scalar] = []
+        func fits(_ extra: Int) -> Bool { result.count + extra <= ExpressionLimits.maxStringLength }
+        if p.isEmpty {
+            // FHIRPath: 'abc'.replace('', 'x') is 'xaxbxcx'.
+            guard text.count + (text.count + 1) * sub.count <= ExpressionLimits.maxStringLength else { return .null }
+            result.append(contentsOf: sub)
+            for c in text { result.append(c); result.append(contentsOf: sub) }
+        } else {
+            var i = 0
+            while let j = find(p, in: text, from: i) {
+                guard fits(j - i + sub.count) else { return .null }
+                result.append(contentsOf: text[i..<j])
+                result.append(contentsOf: sub)
+                i = j + p.count
+            }
+            guard fits(text.count - i) else { return .null }
+            result.append(contentsOf: text[i...])
+        }
+        var view = String.UnicodeScalarView()
+        view.append(contentsOf: result)
+        return .string(String(view))
+    }
+
+    /// `ln exp power sqrt abs truncate`: null when an argument is null or the result is not a
+    /// finite number (`ln` of 0 or less, `sqrt` of a negative number, `power` overflowing or
+    /// with no real result: FHIRPath's empty).
+    private mutating func mathematics(_ op: ExpressionOperator, _ args: [Expression]) -> ExpressionValue {
+        let xs = numbers(args)
+        guard let first = xs.first, let x = first else { return .null }
+        switch op {
+        case .ln: return x > 0 ? ExpressionEvaluator.finite(Math.log(x)) : .null
+        case .exp: return ExpressionEvaluator.finite(Math.exp(x))
+        case .sqrt: return x >= 0 ? ExpressionEvaluator.finite(x.squareRoot()) : .null
+        case .abs: return .number(Swift.abs(x))
+        case .truncate: return .number(x.rounded(.towardZero))
+        default:
+            guard xs.count == 2, let y = xs[1] else { return .null }
+            return ExpressionEvaluator.finite(Math.pow(x, y))
+        }
     }
 
     /// `== != < <= > >=`: false when either side is null or the two do not order.
