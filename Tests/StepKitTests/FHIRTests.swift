@@ -129,7 +129,7 @@ import Testing
         #expect(FHIRPathNode.parse(String(repeating: "1 + ", count: 3_000) + "1") == nil)
         // A flat chain is one operator with every operand; past the tree's depth bound (each
         // operand deepens the tree by one) the parser refuses it as it builds it.
-        let calcs = FHIRCalculations(prepared: [:], locations: [:], order: [], topLevel: [], index: FHIRItemIndex([], Diagnostics()))
+        let calcs = FHIRCalculations(prepared: [:], locations: [:], order: [], index: FHIRItemIndex([], Diagnostics()))
         let forty = Array(repeating: "1", count: 40).joined(separator: " + ")
         #expect(calcs.translate(forty) == .object(["+": .array(Array(repeating: .int(1), count: 40))]))
         let hundred = Array(repeating: "1", count: 100).joined(separator: " + ")

@@ -33,7 +33,6 @@ struct FHIRAnswerFormat {
 
     /// Extensions that an item may carry which StepKit cannot honour yet, with the reason.
     private static let knownReasons: [String: String] = [
-        "http://hl7.org/fhir/uv/sdc/StructureDefinition/sdc-questionnaire-enableWhenExpression": "enableWhenExpression (FHIRPath) is not translated: the item is always enabled.",
         "http://hl7.org/fhir/uv/sdc/StructureDefinition/sdc-questionnaire-initialExpression": "initialExpression (FHIRPath, prefilled from the patient's record) is not translated.",
         "http://hl7.org/fhir/StructureDefinition/questionnaire-minOccurs": "minOccurs is not translated.",
         "http://hl7.org/fhir/StructureDefinition/questionnaire-maxOccurs": "maxOccurs is not translated.",
@@ -65,6 +64,15 @@ struct FHIRAnswerFormat {
         }
         var prepared = FHIRPrepared(disposition: .asked)
         prepared.choices = choiceReader.choices(for: item)
+        if prepared.choices == nil, let ref = item.object["answerValueSet"]?.stringValue {
+            // The answers are a value set StepKit does not have: asking free text instead
+            // would take answers the form refuses and lose every condition on them.
+            let why = ref.hasPrefix("#") ? "The contained value set \(ref) lists no concepts."
+                                         : "The value set \(ref) is neither contained nor supplied (the import option \"valueSets\")."
+            report.add(item.linkId, item.path.key("answerValueSet"), "externalValueSet",
+                       why + " The item is declined: it is left out" + (item.children.isEmpty ? "." : " with the items under it."))
+            return FHIRPrepared(disposition: .left)
+        }
         if FHIRCalculations.expression(of: item) != nil {
             prepared.disposition = .calculated
             return prepared
@@ -84,7 +92,8 @@ struct FHIRAnswerFormat {
         for (i, e) in item.extensions.enumerated() {
             let url = e.objectValue?["url"]?.stringValue ?? ""
             // Calculations and the variables they read are the importer's (`FHIRImporter.calculations`).
-            guard !FHIRExtension.readOnItems.contains(url), url != FHIRCalculations.url, url != FHIRCalculations.variableURL else { continue }
+            guard !FHIRExtension.readOnItems.contains(url), url != FHIRCalculations.url, url != FHIRCalculations.variableURL,
+                  url != FHIRCalculations.enableWhenURL else { continue }
             let reason = FHIRAnswerFormat.knownReasons[url] ?? "The extension \(url) is not translated."
             report.add(item.linkId, item.path.key("extension").index(i), "unsupportedExtension", reason)
         }

@@ -1,11 +1,16 @@
-/// `sdc-questionnaire-calculatedExpression` and the `variable` extensions it reads, in the
-/// FHIRPath subset StepKit's expression language expresses, as task calculations. The FHIRPath is
-/// read into a tree (`FHIRPathNode`) and translated node by node:
+/// `sdc-questionnaire-calculatedExpression`, `sdc-questionnaire-enableWhenExpression` and the
+/// `variable` extensions they read, in the FHIRPath subset StepKit's expression language
+/// expresses. The FHIRPath is read into a tree (`FHIRPathNode`) and translated node by node:
 /// - `%resource.answers().value.ordinal().sum()` (SDC's total score) → `{"sum": [{"score": Q}, ...]}`
 ///   over every asked question whose answers carry scores;
-/// - `%resource.item.where(linkId='X').answer.value` (X a top-level item, as FHIRPath's `item`
-///   reaches no deeper) or `%resource.repeat(item).where(linkId='X').answer.value` (any depth)
-///   → `{"answer": X}`;
+/// - `%resource.item.where(linkId='X').answer.value` (X a top-level item; `item.item.where(...)`
+///   one level down, and so on, as FHIRPath's `item` reaches one level a step),
+///   `%resource.repeat(item).where(linkId='X').answer.value` (any depth), and
+///   `item.where(linkId='X').answer.value` read on an item whose child X is (a group's
+///   variables) → `{"answer": X}`; a linkId no item has is FHIRPath's empty, null;
+/// - on a choice question, `answer.value.code` (codings) or `answer.value` (strings) compared
+///   with `=`/`!=` to a string → the option with that code selected or not;
+///   `answer.value.ordinal()` / `.weight()` → `{"score": X}`;
 /// - the score of the option chosen for X, as LHC-Forms writes it:
 ///   `%questionnaire.item.where(linkId='X').answerOption.where(valueCoding.code =
 ///   %resource.item.where(linkId='X').answer.valueCoding.code).extension.where(url = U).valueDecimal`
@@ -13,28 +18,37 @@
 /// - `%name` → the variable's translation (variables are substituted, in scope: the
 ///   Questionnaire's, then each enclosing item's, in order);
 /// - `iif(c, a[, b])` → `{"if": [c, a, b]}`, `{}` → null, `x.exists()` / `x.empty()` → whether
-///   `x` has a value, `x.not()`, `+ - * /`, `and`, `or`, `= != < <= > >=` on numbers, strings or
-///   booleans.
-/// FHIRPath's empty collection is StepKit's null: arithmetic on it is null in both, and a
-/// comparison with it is empty in FHIRPath and false here, which `iif` reads alike. Anything else
-/// is nil (the importer reports it); so is a result past the expression language's bounds.
+///   `x` has a value, `x.not()`, `+ - * /`, `&` (`concat`: empty reads as ''), `and`, `or`,
+///   `= != < <= > >=` on numbers, strings (code-point order) or booleans;
+/// - the functions `ln() exp() sqrt() abs() truncate() power(n) round([n])` on numbers and
+///   `upper() lower() length() substring(a[, b]) startsWith(s) contains(s) replace(a, b)` on
+///   strings → the expression language's operators of the same meaning.
+///
+/// FHIRPath's empty collection is StepKit's null: arithmetic and the functions on it are null
+/// in both. A comparison with it is empty in FHIRPath and false here; as the result of a
+/// condition or an `iif` test both read as false, but negating it, comparing it or asking
+/// whether it exists would not, so each value records whether it may be such a false
+/// (`emptyAsFalse`) and those translations are refused. Anything else is nil (the importer
+/// reports it); so is a result past the expression language's bounds.
 struct FHIRCalculations {
     static let url = "http://hl7.org/fhir/uv/sdc/StructureDefinition/sdc-questionnaire-calculatedExpression"
+    static let enableWhenURL = "http://hl7.org/fhir/uv/sdc/StructureDefinition/sdc-questionnaire-enableWhenExpression"
     static let variableURL = "http://hl7.org/fhir/StructureDefinition/variable"
 
     let prepared: [String: FHIRPrepared]
     let locations: [String: (step: String, item: String?)]
     /// The asked items in document order.
     let order: [String]
-    /// The top-level items' linkIds: `%resource.item` reaches only these.
-    let topLevel: Set<String>
-    /// Every item by linkId: its FHIR type types `{"answer": X}`.
+    /// Every item by linkId: its FHIR type types `{"answer": X}`, its parents place it.
     let index: FHIRItemIndex
 
     /// A FHIRPath expression or variable translated: the StepKit expression and what it gives.
     struct Value {
         enum Kind: Equatable {
             case number, boolean, string, other
+            /// A choice question's answer (`answer.value.code`, `answer.value` of string options):
+            /// compared with a string, it selects an option.
+            case code
             /// `{}`: fits any kind.
             case null
         }
@@ -43,18 +57,33 @@ struct FHIRCalculations {
         let kind: Kind
         /// The text of a string literal (a variable holding an extension's URL).
         var literal: String?
+        /// May be FHIRPath's empty (an answer, a function of one, `{}`).
+        var mayBeEmpty = false
+        /// False here where FHIRPath gives empty (a comparison with an empty side).
+        var emptyAsFalse = false
+        /// The item whose answer this is (`answer.value` of X), for `ordinal()` and `.code`.
+        var answerOf: String?
     }
 
-    /// The expression of an item's calculatedExpression, with where it is.
-    static func expression(of item: FHIRItem) -> (text: String, path: JSONPath)? {
+    /// The expression of an item's extension `url` (a calculatedExpression or an
+    /// enableWhenExpression), with where it is.
+    static func expression(of item: FHIRItem, url: String = url) -> (text: String, path: JSONPath)? {
         guard let e = FHIRExtension.find(url, in: item.extensions),
               let v = e.object["valueExpression"]?.objectValue, let text = v["expression"]?.stringValue else { return nil }
         return (text, item.path.key("extension").index(e.index))
     }
 
     /// The calculation for a calculatedExpression, or nil when the FHIRPath is outside the subset.
-    func translate(_ fhirpath: String, variables: [String: Value] = [:]) -> JSON? {
-        guard let value = translateValue(fhirpath, variables: variables), value.kind != .null else { return nil }
+    func translate(_ fhirpath: String, variables: [String: Value] = [:], context: String? = nil) -> JSON? {
+        guard let value = translateValue(fhirpath, variables: variables, context: context), value.kind != .null,
+              value.kind != .code, !(value.kind == .boolean && value.emptyAsFalse) else { return nil }
+        return value.json
+    }
+
+    /// The condition for an enableWhenExpression: a boolean (empty reads as false, as SDC says
+    /// an expression that is not true leaves the item disabled), or nil.
+    func condition(_ fhirpath: String, variables: [String: Value], context: String?) -> JSON? {
+        guard let value = translateValue(fhirpath, variables: variables, context: context), value.kind == .boolean else { return nil }
         return value.json
     }
 
@@ -62,8 +91,9 @@ struct FHIRCalculations {
     /// `FHIRPathNode.maxTreeDepth` deep, which bounds the recursion of `value`; a translation
     /// past the expression language's bounds is nil too, so a chain of variables, each reading
     /// the one before, cannot build a value deeper than that (nor one whose release recurses).
-    func translateValue(_ fhirpath: String, variables: [String: Value]) -> Value? {
-        guard let node = FHIRPathNode.parse(fhirpath), let value = value(node, variables),
+    /// `context` is the item the expression is on (nil: the Questionnaire), which `item` reads.
+    func translateValue(_ fhirpath: String, variables: [String: Value], context: String? = nil) -> Value? {
+        guard let node = FHIRPathNode.parse(fhirpath), let value = value(node, variables, context),
               FHIRCalculations.fitsBounds(value.json) else { return nil }
         return value
     }
@@ -87,32 +117,77 @@ struct FHIRCalculations {
 
     // MARK: Nodes
 
-    private func value(_ node: FHIRPathNode, _ variables: [String: Value]) -> Value? {
+    private func value(_ node: FHIRPathNode, _ variables: [String: Value], _ context: String?) -> Value? {
         switch node {
         case .number(let d): return Value(json: .number(d), kind: .number)
         case .boolean(let b): return Value(json: .bool(b), kind: .boolean)
         case .string(let s): return Value(json: .string(s), kind: .string, literal: s)
-        case .empty: return Value(json: .null, kind: .null)
+        case .empty: return Value(json: .null, kind: .null, mayBeEmpty: true)
         case .variable(let name): return variables[name]
         case .binary(let op, let a, let b):
-            guard let x = value(a, variables), let y = value(b, variables) else { return nil }
+            guard let x = value(a, variables, context), let y = value(b, variables, context) else { return nil }
             return binary(op, x, y)
         case .invocation(nil, "iif", let arguments?) where arguments.count == 2 || arguments.count == 3:
-            guard let c = value(arguments[0], variables), c.kind == .boolean || c.kind == .null,
-                  let a = value(arguments[1], variables) else { return nil }
-            let b = arguments.count == 3 ? value(arguments[2], variables) : Value(json: .null, kind: .null)
-            guard let b, let kind = FHIRCalculations.common(a.kind, b.kind) else { return nil }
-            return Value(json: .object(["if": .array([c.json, a.json, b.json])]), kind: kind)
+            guard let c = value(arguments[0], variables, context), c.kind == .boolean || c.kind == .null,
+                  let a = value(arguments[1], variables, context) else { return nil }
+            let b = arguments.count == 3 ? value(arguments[2], variables, context) : Value(json: .null, kind: .null, mayBeEmpty: true)
+            guard let b, a.kind != .code, b.kind != .code, let kind = FHIRCalculations.common(a.kind, b.kind) else { return nil }
+            return Value(json: .object(["if": .array([c.json, a.json, b.json])]), kind: kind,
+                         mayBeEmpty: a.mayBeEmpty || b.mayBeEmpty, emptyAsFalse: a.emptyAsFalse || b.emptyAsFalse)
         case .invocation(let base?, let name, let arguments?) where arguments.isEmpty && (name == "exists" || name == "empty"):
-            guard let x = value(base, variables) else { return nil }
+            guard let x = value(base, variables, context), !x.emptyAsFalse else { return nil }
             let count = JSON.object(["count": .array([x.json])])
             return Value(json: .object(["==": .array([count, .int(name == "exists" ? 1 : 0)])]), kind: .boolean)
         case .invocation(let base?, "not", let arguments?) where arguments.isEmpty:
-            guard let x = value(base, variables), x.kind == .boolean else { return nil }
+            guard let x = value(base, variables, context), x.kind == .boolean, !x.emptyAsFalse else { return nil }
+            // The negation of an empty boolean is empty: `x = false` is false for null, as
+            // FHIRPath's empty reads in a condition.
+            if x.mayBeEmpty { return Value(json: .object(["==": .array([x.json, .bool(false)])]), kind: .boolean, mayBeEmpty: true, emptyAsFalse: true) }
             return Value(json: .object(["not": .array([x.json])]), kind: .boolean)
+        case .invocation(let base?, let name, let arguments?) where FHIRCalculations.functions[name] != nil:
+            return function(name, base, arguments, variables, context)
         case .invocation:
-            return path(node) ?? score(node, variables)
+            return path(node, context) ?? score(node, variables, context)
         }
+    }
+
+    /// The functions on strings and numbers: the kind of the input, the kinds of the arguments
+    /// (the last ones optional from `optional` on) and the result's kind.
+    private static let functions: [String: (input: Value.Kind, arguments: [Value.Kind], optional: Int, result: Value.Kind)] = [
+        "ln": (.number, [], 0, .number), "exp": (.number, [], 0, .number), "sqrt": (.number, [], 0, .number),
+        "abs": (.number, [], 0, .number), "truncate": (.number, [], 0, .number), "power": (.number, [.number], 1, .number),
+        "upper": (.string, [], 0, .string), "lower": (.string, [], 0, .string), "length": (.string, [], 0, .number),
+        "substring": (.string, [.number, .number], 1, .string), "startsWith": (.string, [.string], 1, .boolean),
+        "contains": (.string, [.string], 1, .boolean), "replace": (.string, [.string, .string], 2, .string),
+        "round": (.number, [.number], 0, .number), "ordinal": (.other, [], 0, .number), "weight": (.other, [], 0, .number),
+    ]
+
+    private func function(_ name: String, _ base: FHIRPathNode, _ arguments: [FHIRPathNode], _ variables: [String: Value],
+                          _ context: String?) -> Value? {
+        guard let signature = FHIRCalculations.functions[name], arguments.count >= signature.optional,
+              arguments.count <= signature.arguments.count, let x = value(base, variables, context) else { return nil }
+        if name == "ordinal" || name == "weight" {
+            // SDC's ordinal() of an answer: its option's score.
+            guard let linkId = x.answerOf, prepared[linkId]?.choices?.contains(where: { $0.score != nil }) == true,
+                  let sel = selector(linkId) else { return nil }
+            return Value(json: .object(["score": sel]), kind: .number, mayBeEmpty: true)
+        }
+        guard x.kind == signature.input || x.kind == .null else { return nil }
+        if name == "round" {
+            // The digits must be a literal 0…6 (the expression language's `round`).
+            var digits = 0.0
+            if let first = arguments.first {
+                guard case .number(let d) = first, d == d.rounded(), d >= 0, d <= 6 else { return nil }
+                digits = d
+            }
+            return Value(json: .object(["round": .array([x.json, .number(digits)])]), kind: .number, mayBeEmpty: true)
+        }
+        var operands = [x.json]
+        for (i, argument) in arguments.enumerated() {
+            guard let a = value(argument, variables, context), a.kind == signature.arguments[i] || a.kind == .null else { return nil }
+            operands.append(a.json)
+        }
+        return Value(json: .object([name: .array(operands)]), kind: signature.result, mayBeEmpty: true)
     }
 
     private static func common(_ a: Value.Kind, _ b: Value.Kind) -> Value.Kind? {
@@ -122,31 +197,60 @@ struct FHIRCalculations {
     }
 
     private static let operators: [String: String] = ["=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">=",
-                                                      "+": "+", "-": "-", "*": "*", "/": "/", "and": "and", "or": "or"]
+                                                      "+": "+", "-": "-", "*": "*", "/": "/", "and": "and", "or": "or",
+                                                      "&": "concat"]
 
     private func binary(_ op: String, _ x: Value, _ y: Value) -> Value? {
         guard let name = FHIRCalculations.operators[op] else { return nil }
         let kind: Value.Kind
+        var emptyAsFalse = false
         switch op {
         case "+", "-", "*", "/":
             guard [.number, .null].contains(x.kind), [.number, .null].contains(y.kind) else { return nil }
             kind = .number
+        case "&":
+            // FHIRPath's `&` reads an empty operand as '' and is never empty; so is `concat`.
+            guard [.string, .null].contains(x.kind), [.string, .null].contains(y.kind) else { return nil }
+            kind = .string
         case "and", "or":
             guard [.boolean, .null].contains(x.kind), [.boolean, .null].contains(y.kind) else { return nil }
             kind = .boolean
+            emptyAsFalse = x.mayBeEmpty || y.mayBeEmpty || x.emptyAsFalse || y.emptyAsFalse
         default:
-            guard let k = FHIRCalculations.common(x.kind, y.kind), k != .other, k != .null,
+            if x.kind == .code || y.kind == .code { return code(op, x, y) }
+            guard !x.emptyAsFalse, !y.emptyAsFalse, let k = FHIRCalculations.common(x.kind, y.kind), k != .other, k != .null,
                   op == "=" || op == "!=" || k != .boolean else { return nil }
             kind = .boolean
+            emptyAsFalse = x.mayBeEmpty || y.mayBeEmpty
         }
-        // `a + b + c` (and `and`, `or`, `*`) as one operator with every operand, not nested.
+        // `a + b + c` (and `&`, `and`, `or`, `*`) as one operator with every operand, not nested.
         var operands = [y.json]
-        if ["+", "*", "and", "or"].contains(op), case .object(let o) = x.json, o.count == 1, let list = o[name]?.arrayValue {
+        if ["+", "*", "and", "or", "&"].contains(op), case .object(let o) = x.json, o.count == 1, let list = o[name]?.arrayValue {
             operands = list + operands
         } else {
             operands.insert(x.json, at: 0)
         }
-        return Value(json: .object([name: .array(operands)]), kind: kind)
+        let mayBeEmpty = kind != .string && (x.mayBeEmpty || y.mayBeEmpty)
+        return Value(json: .object([name: .array(operands)]), kind: kind, mayBeEmpty: mayBeEmpty || emptyAsFalse, emptyAsFalse: emptyAsFalse)
+    }
+
+    /// A choice question's answer compared with a string with `=` or `!=`: whether the option
+    /// with that code (or string value) is the one selected. A question that repeats is a
+    /// collection in FHIRPath, which `=` compares whole: not translated.
+    private func code(_ op: String, _ x: Value, _ y: Value) -> Value? {
+        let (answer, other) = x.kind == .code ? (x, y) : (y, x)
+        guard op == "=" || op == "!=", let linkId = answer.answerOf, let item = index.items[linkId], !item.repeats,
+              let text = other.literal, let choices = prepared[linkId]?.choices, let sel = selector(linkId) else { return nil }
+        let match = choices.first { c in
+            c.kind == "Coding" ? c.coding?.objectValue?["code"]?.stringValue == text : (c.kind == "String" && c.value.stringValue == text)
+        }
+        guard let match else {
+            // No option has it: `=` never holds, `!=` holds once the question is answered.
+            return op == "=" ? Value(json: .bool(false), kind: .boolean, mayBeEmpty: true, emptyAsFalse: true)
+                             : Value(json: .object(["answered": sel]), kind: .boolean, mayBeEmpty: true, emptyAsFalse: true)
+        }
+        let compared = JSON.object([op == "=" ? "==" : "!=": .array([.object(["answer": sel]), match.value])])
+        return Value(json: compared, kind: .boolean, mayBeEmpty: true, emptyAsFalse: true)
     }
 
     // MARK: Paths
@@ -160,7 +264,7 @@ struct FHIRCalculations {
         switch index.items[linkId]?.type {
         case "integer", "decimal": return .number
         case "boolean": return .boolean
-        case "string", "text", "url": return .string
+        case "string", "text", "url": return prepared[linkId]?.choices == nil ? .string : .other
         default: return .other
         }
     }
@@ -174,36 +278,74 @@ struct FHIRCalculations {
         }
     }
 
-    /// `item.where(linkId='X')` (X top-level) or `repeat(item).where(linkId='X')` at the front of
-    /// `steps`: X and the steps after it.
-    private func item(_ steps: ArraySlice<(name: String, arguments: [FHIRPathNode]?)>) -> (linkId: String, rest: ArraySlice<(name: String, arguments: [FHIRPathNode]?)>)? {
-        guard steps.count >= 2, let first = steps.first, let linkId = FHIRCalculations.linkIdFilter(steps.dropFirst().first?.arguments),
-              steps.dropFirst().first?.name == "where" else { return nil }
-        if first.name == "item" && first.arguments == nil && topLevel.contains(linkId) { return (linkId, steps.dropFirst(2)) }
-        if first.name == "repeat", first.arguments == [.invocation(base: nil, name: "item", arguments: nil)] { return (linkId, steps.dropFirst(2)) }
-        return nil
+    typealias Steps = ArraySlice<(name: String, arguments: [FHIRPathNode]?)>
+
+    /// How deep an item is: 1 at the top level.
+    private func depth(_ linkId: String) -> Int { index.ancestors(of: linkId).count + 1 }
+
+    /// `item.where(linkId='X')` (X top-level), `item.item.where(linkId='X')` (X one level down,
+    /// ...) or `repeat(item).where(linkId='X')` at the front of `steps`: X and the steps after
+    /// it. X may be a linkId no item has (FHIRPath's empty).
+    private func item(_ steps: Steps) -> (linkId: String, rest: Steps)? {
+        if let first = steps.first, first.name == "repeat", first.arguments == [.invocation(base: nil, name: "item", arguments: nil)],
+           steps.dropFirst().first?.name == "where", let linkId = FHIRCalculations.linkIdFilter(steps.dropFirst().first?.arguments) {
+            return (linkId, steps.dropFirst(2))
+        }
+        let levels = steps.prefix { $0.name == "item" && $0.arguments == nil }.count
+        let after = steps.dropFirst(levels)
+        guard levels >= 1, after.first?.name == "where", let linkId = FHIRCalculations.linkIdFilter(after.first?.arguments),
+              index.items[linkId] == nil || depth(linkId) == levels else { return nil }
+        return (linkId, after.dropFirst())
     }
 
-    private static func names(_ steps: ArraySlice<(name: String, arguments: [FHIRPathNode]?)>) -> [String] {
+    private static func names(_ steps: Steps) -> [String] {
         steps.map { $0.arguments == nil ? $0.name : $0.name + "()" }
     }
 
-    /// The paths into `%resource`: an item's answer, and SDC's sum of ordinal values.
-    private func path(_ node: FHIRPathNode) -> Value? {
+    /// The paths into `%resource` (or, from `item`, into the context item): an item's answer,
+    /// and SDC's sum of ordinal values.
+    private func path(_ node: FHIRPathNode, _ context: String?) -> Value? {
         let (start, steps) = node.chain
-        guard start == .variable("resource") else { return nil }
-        if FHIRCalculations.names(steps[...]) == ["answers()", "value", "ordinal()", "sum()"] {
-            let scored = order.filter { id in prepared[id]?.choices?.contains { $0.score != nil } == true }
-            let parts = scored.compactMap { selector($0).map { JSON.object(["score": $0]) } }
-            return parts.isEmpty ? nil : Value(json: .object(["sum": .array(parts)]), kind: .number)
+        let linkId: String, rest: Steps
+        if start == .variable("resource") {
+            if FHIRCalculations.names(steps[...]) == ["answers()", "value", "ordinal()", "sum()"] {
+                let scored = order.filter { id in prepared[id]?.choices?.contains { $0.score != nil } == true }
+                let parts = scored.compactMap { selector($0).map { JSON.object(["score": $0]) } }
+                return parts.isEmpty ? nil : Value(json: .object(["sum": .array(parts)]), kind: .number)
+            }
+            guard let found = item(steps[...]) else { return nil }
+            (linkId, rest) = found
+        } else if start == .invocation(base: nil, name: "item", arguments: nil), steps.first?.name == "where",
+                  let x = FHIRCalculations.linkIdFilter(steps.first?.arguments) {
+            // `item` read on the context item: its children (the Questionnaire's: the top level).
+            guard index.items[x] == nil || index.parents[x] == context else { return nil }
+            (linkId, rest) = (x, steps.dropFirst())
+        } else {
+            return nil
         }
-        guard let (linkId, rest) = item(steps[...]), FHIRCalculations.names(rest) == ["answer", "value"],
-              let sel = selector(linkId) else { return nil }
-        return Value(json: .object(["answer": sel]), kind: kind(of: linkId))
+        let names = FHIRCalculations.names(rest)
+        guard names.first == "answer", names.count >= 2, names[1] == "value" else { return nil }
+        // A linkId no item has: the empty collection.
+        guard index.items[linkId] != nil else { return names.count <= 3 ? Value(json: .null, kind: .null, mayBeEmpty: true) : nil }
+        guard let sel = selector(linkId) else { return nil }
+        let answer = JSON.object(["answer": sel])
+        let choices = prepared[linkId]?.choices
+        switch names.dropFirst(2) {
+        case []:
+            if let choices, choices.allSatisfy({ $0.kind == "String" }) {
+                return Value(json: answer, kind: .code, mayBeEmpty: true, answerOf: linkId)
+            }
+            return Value(json: answer, kind: kind(of: linkId), mayBeEmpty: true, answerOf: linkId)
+        case ["code"]:
+            guard let choices, choices.allSatisfy({ $0.kind == "Coding" }) else { return nil }
+            return Value(json: answer, kind: .code, mayBeEmpty: true, answerOf: linkId)
+        default:
+            return nil
+        }
     }
 
     /// The score of the option chosen for an item, read from `%questionnaire` (see above).
-    private func score(_ node: FHIRPathNode, _ variables: [String: Value]) -> Value? {
+    private func score(_ node: FHIRPathNode, _ variables: [String: Value], _ context: String?) -> Value? {
         let (start, steps) = node.chain
         guard start == .variable("questionnaire"), let (linkId, rest) = item(steps[...]), rest.count == 5 else { return nil }
         let r = Array(rest)
@@ -214,9 +356,9 @@ struct FHIRCalculations {
               answered.chain.start == .variable("resource"), let (answeredId, answerRest) = item(answered.chain.steps[...]), answeredId == linkId,
               FHIRCalculations.names(answerRest) == ["answer", "valueCoding", "code"],
               let urlFilter = r[3].arguments, urlFilter.count == 1, case .binary("=", .invocation(nil, "url", nil), let u) = urlFilter[0],
-              let url = value(u, variables)?.literal, url == FHIRExtension.ordinalValue || url == FHIRExtension.itemWeight,
+              let url = value(u, variables, context)?.literal, url == FHIRExtension.ordinalValue || url == FHIRExtension.itemWeight,
               prepared[linkId]?.choices?.contains(where: { $0.score != nil }) == true,
               let sel = selector(linkId) else { return nil }
-        return Value(json: .object(["score": sel]), kind: .number)
+        return Value(json: .object(["score": sel]), kind: .number, mayBeEmpty: true)
     }
 }

@@ -37,9 +37,12 @@ struct FHIRChoice: Sendable {
     }
 }
 
-/// Reads an item's answers: `answerOption`, or `answerValueSet` naming a contained ValueSet.
+/// Reads an item's answers: `answerOption`, or `answerValueSet` naming a contained ValueSet or
+/// one the host supplies (the import option `valueSets`).
 struct FHIRChoiceReader {
     let valueSets: [String: JSONObject]
+    /// The concepts of the value sets the host supplies, by canonical URL.
+    var supplied: [String: [JSONObject]] = [:]
     let diagnostics: Diagnostics
     let report: FHIRReport
 
@@ -66,12 +69,21 @@ struct FHIRChoiceReader {
             diagnostics.error("wrongType", "\"answerValueSet\" must be a string.", at: path)
             return nil
         }
-        guard ref.hasPrefix("#"), let set = valueSets[String(ref.dropFirst())] else {
-            report.add(item.linkId, path, "externalValueSet",
-                       "The value set \(ref) is not contained in the Questionnaire; the question is asked as free text.")
-            return nil
+        if ref.hasPrefix("#"), let set = valueSets[String(ref.dropFirst())] {
+            return fromValueSet(set, item, path)
         }
-        return fromValueSet(set, item, path)
+        // A canonical may carry a version (`url|1.0`); the host may supply either form.
+        let unversioned = ref.split(separator: "|", maxSplits: 1).first.map(String.init) ?? ref
+        if let concepts = supplied[ref] ?? supplied[unversioned] {
+            guard FHIRChoiceReader.allowedKinds(item.type).contains("Coding") else {
+                diagnostics.error("answerTypeMismatch", "A \(item.type) item cannot take its answers from a value set.", at: path)
+                return nil
+            }
+            let choices = concepts.compactMap { concept($0, system: $0["system"]?.stringValue, item, path) }
+            return unique(choices, item, path)
+        }
+        // Declined by the caller (`FHIRAnswerFormat`): the answers are unknown.
+        return nil
     }
 
     private func fromOptions(_ value: JSON, _ item: FHIRItem) -> [FHIRChoice]? {
@@ -129,10 +141,7 @@ struct FHIRChoiceReader {
                 }
             }
         }
-        guard !result.isEmpty else {
-            report.add(item.linkId, path, "emptyValueSet", "The contained value set lists no concepts; the question is asked as free text.")
-            return nil
-        }
+        guard !result.isEmpty else { return nil }
         return unique(result, item, path)
     }
 

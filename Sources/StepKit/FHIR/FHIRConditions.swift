@@ -1,23 +1,51 @@
-/// Translates an item's `enableWhen` and `enableBehavior` into a StepKit predicate with FHIR's
-/// meaning exactly:
+/// Translates an item's `enableWhen`, `enableBehavior` and SDC `enableWhenExpression` into a
+/// StepKit predicate with FHIR's meaning exactly:
 /// - `exists true/false` → `answered`;
 /// - `=` → `equals` (a choice: the option is among the selected ones, `contains`);
 /// - `!=` → `not` of `=`: it holds when no answer equals the value, unanswered included, as FHIR says;
 /// - `> < >= <=` → `exclusiveMinimum`, `exclusiveMaximum`, `minimum`, `maximum` on numbers,
-///   dates and times;
-/// - `enableBehavior` `all`/`any` → `all`/`any`.
+///   dates and times; on strings the expression language's `> < >= <=` (code-point order, false
+///   while unanswered);
+/// - `enableBehavior` `all`/`any` → `all`/`any`;
+/// - `enableWhenExpression` → its translation (`FHIRCalculations.condition`), with `all` beside
+///   any `enableWhen`.
 /// A condition whose answer can never match the question (another type, a code not among the
-/// options) is kept with FHIR's result — `=` never holds, `!=` always does — and reported; one
-/// StepKit cannot express is left out (it holds) and reported.
-struct FHIRConditions {
+/// options) is kept with FHIR's result — `=` never holds, `!=` always does — and reported. An
+/// item with a condition StepKit cannot express is **declined**: left out of the task with its
+/// descendants and reported (`declined` lists it), never shown as if it had no condition.
+final class FHIRConditions {
     let index: FHIRItemIndex
     let prepared: [String: FHIRPrepared]
     /// Where each asked item's answer is: its step, and its form item if any.
     let locations: [String: (step: String, item: String?)]
     let diagnostics: Diagnostics
     let report: FHIRReport
+    let calculations: FHIRCalculations
+    /// The variables in scope on each item (its own included).
+    let scopes: [String: [String: FHIRCalculations.Value]]
+    /// The items declined, in document order, each with its report entry.
+    private(set) var declined: [(linkId: String, entry: FHIRReportEntry)] = []
 
     private static let operators: Set<String> = ["exists", "=", "!=", ">", "<", ">=", "<="]
+
+    init(index: FHIRItemIndex, prepared: [String: FHIRPrepared], locations: [String: (step: String, item: String?)],
+         diagnostics: Diagnostics, report: FHIRReport, calculations: FHIRCalculations,
+         scopes: [String: [String: FHIRCalculations.Value]]) {
+        self.index = index
+        self.prepared = prepared
+        self.locations = locations
+        self.diagnostics = diagnostics
+        self.report = report
+        self.calculations = calculations
+        self.scopes = scopes
+    }
+
+    private func decline(_ item: FHIRItem, _ path: JSONPath, _ code: String, _ why: String) {
+        let entry = FHIRReportEntry(linkId: item.linkId, path: path, code: code,
+                                    reason: why + " The item is declined: it is left out" + (item.children.isEmpty ? "." : " with the items under it."))
+        report.add(entry.linkId, entry.path, entry.code, entry.reason)
+        declined.append((item.linkId, entry))
+    }
 
     /// The item's own condition; nil when it has none.
     func condition(_ item: FHIRItem) -> JSON? {
@@ -44,11 +72,31 @@ struct FHIRConditions {
             diagnostics.error("invalidValue", "\"enableBehavior\" must be \"all\" or \"any\".", at: item.path.key("enableBehavior"))
         }
         var parts: [JSON] = []
+        let before = declined.count
         for (i, entry) in list.enumerated() {
             if let p = one(entry, item, at: path.index(i)) { parts.append(p) }
         }
-        guard !parts.isEmpty else { return nil }
+        // A part left out (reported, declined) or malformed (a definition error): no condition.
+        guard declined.count == before, parts.count == list.count else { return nil }
         return parts.count == 1 ? parts[0] : .object([behavior: .array(parts)])
+    }
+
+    /// The item's condition: its `enableWhen` and its `enableWhenExpression`, both holding;
+    /// nil when it has neither, or when the item is declined (`declined` says so).
+    func enabling(_ item: FHIRItem) -> JSON? {
+        let before = declined.count
+        var parts: [JSON] = []
+        if let c = condition(item) { parts.append(c) }
+        if let (text, path) = FHIRCalculations.expression(of: item, url: FHIRCalculations.enableWhenURL) {
+            if let c = calculations.condition(text, variables: scopes[item.linkId] ?? [:], context: item.linkId) {
+                parts.append(c)
+            } else if declined.count == before {
+                decline(item, path, "conditionNotTranslated",
+                        "The enableWhenExpression is outside the FHIRPath subset StepKit translates (docs/fhir.md).")
+            }
+        }
+        guard declined.count == before, !parts.isEmpty else { return nil }
+        return parts.count == 1 ? parts[0] : .object(["all": .array(parts)])
     }
 
     private func one(_ value: JSON, _ item: FHIRItem, at path: JSONPath) -> JSON? {
@@ -79,8 +127,8 @@ struct FHIRConditions {
             return nil
         }
         guard let location = locations[question.linkId] else {
-            report.add(item.linkId, path.key("question"), "conditionOnUnaskedItem",
-                       "The condition reads \"\(question.linkId)\", which is not asked; the condition is left out.")
+            decline(item, path.key("question"), "conditionOnUnaskedItem",
+                    "The condition reads \"\(question.linkId)\", which is not asked.")
             return nil
         }
         let selector: JSON = location.item.map { .object(["step": .string(location.step), "item": .string($0)]) } ?? .string(location.step)
@@ -91,7 +139,7 @@ struct FHIRConditions {
             return never
         }
         func leftOut(_ why: String) -> JSON? {
-            report.add(item.linkId, answerPath, "conditionNotTranslated", why + " The condition is left out.")
+            decline(item, answerPath, "conditionNotTranslated", why)
             return nil
         }
 
@@ -151,7 +199,11 @@ struct FHIRConditions {
             }
         case ("string", "String"), ("text", "String"), ("url", "Uri"), ("url", "String"), ("choice", "String"), ("open-choice", "String"):
             guard operand.stringValue != nil else { return mismatch("answer\(kind) is not a string.") }
-            guard op == "=" || op == "!=" else { return leftOut("Ordering strings (\(op)) needs the expression language.") }
+            guard op == "=" || op == "!=" else {
+                guard prep?.choices == nil else { return leftOut("Ordering a choice's strings (\(op)) is not supported.") }
+                // Code-point order, false while unanswered (FHIR: no answer, not enabled).
+                return .object([op: .array([.object(["answer": selector]), operand])])
+            }
             return equality(operand)
         case ("quantity", _), ("choice", "Coding"), ("open-choice", "Coding"):
             return leftOut("A \(question.type) question compared with answer\(kind) is not supported.")

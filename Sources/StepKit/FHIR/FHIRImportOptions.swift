@@ -1,5 +1,5 @@
 /// The options of `stepkit_task_compile_fhir` and `stepkit_task_translate_fhir`:
-/// `{"strict": false, "requiredAnswersChecked": "atCompletion", "limits": {...}}` (the limits are
+/// `{"strict": false, "requiredAnswersChecked": "atCompletion", "valueSets": {...}, "limits": {...}}` (the limits are
 /// `stepkit_task_compile_with_options`'s).
 struct FHIRImportOptions: Sendable {
     /// Any report entry is a definition error.
@@ -7,6 +7,8 @@ struct FHIRImportOptions: Sendable {
     /// The translated task's `requiredAnswersChecked`: FHIR's rule (a required item must be
     /// answered in a completed response, and a renderer lets people move freely) by default.
     var requiredAnswers = RequiredAnswers.atCompletion
+    /// The value sets the host supplies: canonical URL → concepts (`system`, `code`, `display`).
+    var valueSets: [String: [JSONObject]] = [:]
     var compile = CompileOptions.questionnaire
 
     static func parse(_ value: JSON?) throws(StepKitError) -> FHIRImportOptions {
@@ -30,8 +32,56 @@ struct FHIRImportOptions: Sendable {
             options.requiredAnswers = chosen
             object["requiredAnswersChecked"] = nil
         }
+        if let sets = object["valueSets"] {
+            options.valueSets = try parseValueSets(sets)
+            object["valueSets"] = nil
+        }
         options.compile = try CompileOptions.parse(.object(object), defaults: .questionnaire)
         return options
+    }
+}
+
+extension FHIRImportOptions {
+    /// `{"URL": [{"system": S, "code": C, "display": D}, ...]}`: each concept an object with a
+    /// non-empty string `code` and optional string `system` and `display`; every problem
+    /// reported at once with its path.
+    private static func parseValueSets(_ value: JSON) throws(StepKitError) -> [String: [JSONObject]] {
+        let base = JSONPath.root.key("valueSets")
+        guard case .object(let sets) = value else {
+            throw StepKitError(.invalidArgument, code: "wrongType", message: "\"valueSets\" must be an object: value set URL → concepts.", path: base)
+        }
+        let d = Diagnostics()
+        var result: [String: [JSONObject]] = [:]
+        sets.forEachEntry { url, list in
+            let path = base.key(url)
+            guard case .array(let concepts) = list else {
+                d.error("wrongType", "A value set's concepts must be an array.", at: path)
+                return
+            }
+            var kept: [JSONObject] = []
+            for (i, c) in concepts.enumerated() {
+                guard case .object(let o) = c else {
+                    d.error("wrongType", "A concept must be an object {\"system\", \"code\", \"display\"}.", at: path.index(i))
+                    continue
+                }
+                if case .string(let code)? = o["code"], !code.isEmpty {} else {
+                    d.error("missingKey", "A concept needs a non-empty string \"code\".", at: path.index(i).key("code"))
+                }
+                for key in ["system", "display"] where o[key] != nil && o[key]?.stringValue == nil {
+                    d.error("wrongType", "\"\(key)\" must be a string.", at: path.index(i).key(key))
+                }
+                o.forEachEntry { key, _ in
+                    if !["system", "code", "display"].contains(key) {
+                        d.error("unknownKey", "A concept has only \"system\", \"code\" and \"display\".", at: path.index(i).key(key))
+                    }
+                }
+                kept.append(o)
+            }
+            if kept.isEmpty && concepts.isEmpty { d.error("invalidValue", "A value set needs at least one concept.", at: path) }
+            result[url] = kept
+        }
+        guard d.isEmpty else { throw StepKitError(.invalidArgument, problems: d.problems) }
+        return result
     }
 }
 

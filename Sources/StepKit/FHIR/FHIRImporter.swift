@@ -16,7 +16,7 @@ enum FHIRImporter {
         "lastReviewDate", "effectivePeriod", "code", "item", "_title", "_description",
     ]
 
-    static func translate(_ q: JSON, requiredAnswers: RequiredAnswers = .atCompletion) throws(StepKitError) -> Translation {
+    static func translate(_ q: JSON, options: FHIRImportOptions = FHIRImportOptions()) throws(StepKitError) -> Translation {
         let d = Diagnostics()
         let report = FHIRReport()
         guard case .object(let root) = q else {
@@ -50,7 +50,8 @@ enum FHIRImporter {
         let index = FHIRItemIndex(top, d)
 
         // Each item's format and choices.
-        let formats = FHIRAnswerFormat(report: report, choiceReader: FHIRChoiceReader(valueSets: valueSets, diagnostics: d, report: report))
+        let reader = FHIRChoiceReader(valueSets: valueSets, supplied: options.valueSets, diagnostics: d, report: report)
+        let formats = FHIRAnswerFormat(report: report, choiceReader: reader)
         var prepared: [String: FHIRPrepared] = [:]
         func prepare(_ items: [FHIRItem], hidden: Bool) {
             for item in items {
@@ -61,19 +62,51 @@ enum FHIRImporter {
         }
         prepare(top, hidden: false)
 
-        let builder = FHIRTaskBuilder(index: index, prepared: prepared, report: report)
-        builder.assignLocations(top)
-        let conditions = FHIRConditions(index: index, prepared: prepared, locations: builder.locations, diagnostics: d, report: report)
-        func translateConditions(_ items: [FHIRItem]) {
-            for item in items {
-                if let c = conditions.condition(item) { builder.conditions[item.linkId] = c }
-                translateConditions(item.children)
+        // Conditions, variables and calculations, declining each item whose condition cannot be
+        // translated. Declining an item can leave another's condition reading an item no longer
+        // asked, which declines that one too: repeated until nothing more is declined (each
+        // pass declines at least one more item, so there are at most as many passes as items).
+        var declined: [String: FHIRReportEntry] = [:]
+        while true {
+            let pass = translatePass(root: root, top: top, index: index, prepared: prepared, declined: declined)
+            // Every problem at once: the items' and the conditions' (the first pass reads every condition).
+            guard d.isEmpty, pass.diagnostics.isEmpty else { throw StepKitError(.definition, problems: d.problems + pass.diagnostics.problems) }
+            let fresh = pass.declined.filter { declined[$0.linkId] == nil }
+            if fresh.isEmpty {
+                for entry in pass.report.entries { report.add(entry.linkId, entry.path, entry.code, entry.reason) }
+                return try finish(root: root, builder: pass.builder, calculations: pass.calculations, nodes: pass.nodes, report: report,
+                                  requiredAnswers: options.requiredAnswers)
+            }
+            for (linkId, entry) in fresh {
+                declined[linkId] = entry
+                // The item and everything under it is left out.
+                var stack = [linkId]
+                while let id = stack.popLast() {
+                    prepared[id]?.disposition = .left
+                    stack += index.items[id]?.children.map(\.linkId) ?? []
+                }
             }
         }
-        translateConditions(top)
-        guard d.isEmpty else { throw StepKitError(.definition, problems: d.problems) }
+    }
 
-        // Calculated items: their expressions, with the variables in scope, as task calculations.
+    private struct Pass {
+        let builder: FHIRTaskBuilder
+        let report: FHIRReport
+        let diagnostics: Diagnostics
+        let declined: [(linkId: String, entry: FHIRReportEntry)]
+        let calculations: JSONObject
+        let nodes: [FHIRNode]
+    }
+
+    /// One pass over the items with `declined` left out: where each answer is, the variables in
+    /// scope, the conditions (which may decline more items), the calculations and the layout,
+    /// reported in document order.
+    private static func translatePass(root: JSONObject, top: [FHIRItem], index: FHIRItemIndex, prepared: [String: FHIRPrepared],
+                                      declined: [String: FHIRReportEntry]) -> Pass {
+        let d = Diagnostics()
+        let report = FHIRReport()
+        let builder = FHIRTaskBuilder(index: index, prepared: prepared, report: report)
+        builder.assignLocations(top)
         var asked: [String] = []
         func collect(_ items: [FHIRItem]) {
             for item in items {
@@ -82,10 +115,28 @@ enum FHIRImporter {
             }
         }
         collect(top)
-        let calcs = FHIRCalculations(prepared: prepared, locations: builder.locations, order: asked,
-                                     topLevel: Set(top.map(\.linkId)), index: index)
-        let calculations = calculations(calcs, builder: builder, root: root, top: top, prepared: prepared, report: report)
+        let calcs = FHIRCalculations(prepared: prepared, locations: builder.locations, order: asked, index: index)
+        let scopes = variables(calcs, root: root, top: top, declined: declined, report: report)
+        let conditions = FHIRConditions(index: index, prepared: prepared, locations: builder.locations, diagnostics: d,
+                                        report: report, calculations: calcs, scopes: scopes)
+        func translateConditions(_ items: [FHIRItem]) {
+            for item in items {
+                if let entry = declined[item.linkId] {
+                    report.add(entry.linkId, entry.path, entry.code, entry.reason)
+                    continue
+                }
+                if let c = conditions.enabling(item) { builder.conditions[item.linkId] = c }
+                translateConditions(item.children)
+            }
+        }
+        translateConditions(top)
+        let calculations = calculations(calcs, builder: builder, top: top, prepared: prepared, scopes: scopes, report: report)
         let nodes = builder.build(top)
+        return Pass(builder: builder, report: report, diagnostics: d, declined: conditions.declined, calculations: calculations, nodes: nodes)
+    }
+
+    private static func finish(root: JSONObject, builder: FHIRTaskBuilder, calculations: JSONObject, nodes: [FHIRNode],
+                               report: FHIRReport, requiredAnswers: RequiredAnswers) throws(StepKitError) -> Translation {
         guard !builder.steps.isEmpty else {
             throw StepKitError(.definition, code: "nothingToAsk", message: "The Questionnaire has no item StepKit can present.", path: JSONPath.root.key("item"))
         }
@@ -106,48 +157,66 @@ enum FHIRImporter {
         return Translation(task: .object(task), report: report, layout: FHIRLayout(questionnaire: canonical, items: nodes))
     }
 
-    /// The task calculations of the calculated items, named `fhir_1`, `fhir_2`, ... in document
-    /// order (`FHIRTaskBuilder.calculationNames` says which item shows which). The `variable`
-    /// extensions are read in scope — the Questionnaire's, then each enclosing item's, each
-    /// element's in order, a later one seeing the earlier — and each one outside the subset is
-    /// reported; a calculatedExpression outside it (or reading such a variable) is reported too.
-    private static func calculations(_ calcs: FHIRCalculations, builder: FHIRTaskBuilder, root: JSONObject, top: [FHIRItem],
-                                     prepared: [String: FHIRPrepared], report: FHIRReport) -> JSONObject {
-        var calculations = JSONObject()
-        func readVariables(_ list: [JSON], at path: JSONPath, linkId: String, into scope: inout [String: FHIRCalculations.Value]) {
+    /// The `variable` extensions, read in scope — the Questionnaire's, then each enclosing
+    /// item's, each element's in order, a later one seeing the earlier — with the scope on each
+    /// item (its own variables included); each one outside the subset is reported. A variable
+    /// on an item reads `item` as that item's children (a group's variables, as Smart Forms
+    /// writes them).
+    private static func variables(_ calcs: FHIRCalculations, root: JSONObject, top: [FHIRItem], declined: [String: FHIRReportEntry],
+                                  report: FHIRReport) -> [String: [String: FHIRCalculations.Value]] {
+        func readVariables(_ list: [JSON], at path: JSONPath, linkId: String?, into scope: inout [String: FHIRCalculations.Value]) {
             for (i, e) in list.enumerated() {
                 guard let o = e.objectValue, o["url"]?.stringValue == FHIRCalculations.variableURL else { continue }
                 let v = o["valueExpression"]?.objectValue
                 let name = v?["name"]?.stringValue ?? ""
                 if v?["language"]?.stringValue == "text/fhirpath", !name.isEmpty, let text = v?["expression"]?.stringValue,
-                   let value = calcs.translateValue(text, variables: scope) {
+                   let value = calcs.translateValue(text, variables: scope, context: linkId) {
                     scope[name] = value
                 } else {
-                    report.add(linkId, path.key("extension").index(i), "unsupportedExtension",
+                    report.add(linkId ?? "", path.key("extension").index(i), "unsupportedExtension",
                                "The FHIRPath variable \"\(name)\" is outside the subset StepKit translates.")
                 }
             }
         }
+        var scopes: [String: [String: FHIRCalculations.Value]] = [:]
         var rootScope: [String: FHIRCalculations.Value] = [:]
-        readVariables(root["extension"]?.arrayValue ?? [], at: .root, linkId: "", into: &rootScope)
+        readVariables(root["extension"]?.arrayValue ?? [], at: .root, linkId: nil, into: &rootScope)
         func walk(_ items: [FHIRItem], _ scope: [String: FHIRCalculations.Value]) {
-            for item in items {
+            for item in items where declined[item.linkId] == nil {
                 var here = scope
                 readVariables(item.extensions, at: item.path, linkId: item.linkId, into: &here)
+                scopes[item.linkId] = here
+                walk(item.children, here)
+            }
+        }
+        walk(top, rootScope)
+        return scopes
+    }
+
+    /// The task calculations of the calculated items, named `fhir_1`, `fhir_2`, ... in document
+    /// order (`FHIRTaskBuilder.calculationNames` says which item shows which), each read with
+    /// the variables in scope on its item; a calculatedExpression outside the subset (or
+    /// reading a variable outside it) is reported, and its item is not computed or asked.
+    private static func calculations(_ calcs: FHIRCalculations, builder: FHIRTaskBuilder, top: [FHIRItem],
+                                     prepared: [String: FHIRPrepared], scopes: [String: [String: FHIRCalculations.Value]],
+                                     report: FHIRReport) -> JSONObject {
+        var calculations = JSONObject()
+        func walk(_ items: [FHIRItem]) {
+            for item in items {
                 if prepared[item.linkId]?.disposition == .calculated, let (text, path) = FHIRCalculations.expression(of: item) {
-                    if let expression = calcs.translate(text, variables: here) {
+                    if let expression = calcs.translate(text, variables: scopes[item.linkId] ?? [:], context: item.linkId) {
                         let name = "fhir_" + String(calculations.count + 1)
                         calculations[name] = expression
                         builder.calculationNames[item.linkId] = name
                     } else {
                         report.add(item.linkId, path, "unsupportedExpression",
-                                   "The calculatedExpression is outside the FHIRPath subset StepKit translates: the item is not computed or asked.")
+                                   "The calculatedExpression is outside the FHIRPath subset StepKit translates: the item is declined (not computed, asked or exported).")
                     }
                 }
-                walk(item.children, here)
+                walk(item.children)
             }
         }
-        walk(top, rootScope)
+        walk(top)
         return calculations
     }
 
@@ -189,7 +258,7 @@ enum FHIRImporter {
     /// Translates, then compiles the task; with `strict`, any report entry is a definition
     /// error. The compiled task keeps the layout for the export.
     static func compile(_ q: JSON, options: FHIRImportOptions) throws(StepKitError) -> (task: Task, report: FHIRReport, definition: JSON) {
-        let t = try translate(q, requiredAnswers: options.requiredAnswers)
+        let t = try translate(q, options: options)
         if options.strict && !t.report.entries.isEmpty {
             throw StepKitError(.definition, problems: t.report.entries.map { Problem(code: $0.code, message: $0.reason, path: $0.path) })
         }

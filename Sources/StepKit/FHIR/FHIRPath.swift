@@ -1,6 +1,6 @@
 /// A FHIRPath expression read into a tree, for the importer to recognise what it can translate
 /// (`FHIRCalculations`). It reads the grammar's operators that the SDC forms' calculations use —
-/// `or`, `and`, `=`, `!=`, `<`, `<=`, `>`, `>=`, `+`, `-`, `*`, `/`, invocations `.name` and
+/// `or`, `and`, `=`, `!=`, `<`, `<=`, `>`, `>=`, `+`, `-`, `&`, `*`, `/`, invocations `.name` and
 /// `.name(args)`, function calls `name(args)`, `%variables`, literals (numbers, `'strings'`,
 /// `true`, `false`, `{}`) and parentheses — and refuses everything else (nil), which the importer
 /// then reports. Nothing here evaluates anything.
@@ -53,7 +53,7 @@ enum FHIRPathToken: Equatable {
     case variable(String)
     case string(String)
     case number(Double)
-    /// Punctuation and operators: `( ) . , { } = != < <= > >= + - * /`.
+    /// Punctuation and operators: `( ) . , { } = != < <= > >= + - & * /`.
     case symbol(String)
 
     /// The tokens of `text`, or nil at anything outside the subset.
@@ -134,7 +134,7 @@ enum FHIRPathToken: Equatable {
                 if two == "!=" || two == "<=" || two == ">=" {
                     tokens.append(.symbol(two))
                     i += 2
-                } else if "().,{}=<>+-*/".unicodeScalars.contains(c) {
+                } else if "().,{}=<>+-*/&".unicodeScalars.contains(c) {
                     tokens.append(.symbol(String(c)))
                     i += 1
                 } else {
@@ -184,8 +184,8 @@ struct FHIRPathParser {
     }
 
     /// The binary operators by precedence, lowest first: `or`, `and`, equality, ordering,
-    /// additive, multiplicative.
-    private static let levels: [[String]] = [["or"], ["and"], ["=", "!="], ["<", "<=", ">", ">="], ["+", "-"], ["*", "/"]]
+    /// additive (with `&`, FHIRPath's string concatenation), multiplicative.
+    private static let levels: [[String]] = [["or"], ["and"], ["=", "!="], ["<", "<=", ">", ">="], ["+", "-", "&"], ["*", "/"]]
 
     private mutating func binary(level: Int, depth: Int) -> Built? {
         guard level < FHIRPathParser.levels.count else { return invocation(depth: depth) }

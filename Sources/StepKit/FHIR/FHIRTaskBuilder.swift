@@ -166,11 +166,14 @@ final class FHIRTaskBuilder {
     private func displayTexts(_ item: FHIRItem) -> [String] {
         var texts: [String] = []
         for child in item.children where disposition(child) == .display {
-            if let t = child.label, !t.isEmpty { texts.append(t) }
+            // A text under a condition has no place to be hidden here: declined, never shown
+            // unconditionally.
             if conditions[child.linkId] != nil {
                 report.add(child.linkId, child.path.key("enableWhen"), "conditionNotTranslated",
-                           "A display text's enableWhen is not translated: the text is always shown.")
+                           "A display text's condition is not translated here. The item is declined: it is left out.")
+                continue
             }
+            if let t = child.label, !t.isEmpty { texts.append(t) }
         }
         return texts
     }
@@ -193,10 +196,11 @@ final class FHIRTaskBuilder {
                 }
                 node.children = formEntries(item.children, visible: visible + own, chain: chain + own, into: &entries)
             case .display:
-                if let label = item.label, !label.isEmpty { entries.append(.object(["sectionTitle": .string(label)])) }
                 if !own.isEmpty {
                     report.add(item.linkId, item.path.key("enableWhen"), "conditionNotTranslated",
-                               "A display text's enableWhen is not translated: the text is always shown.")
+                               "A display text's condition is not translated in a form. The item is declined: it is left out.")
+                } else if let label = item.label, !label.isEmpty {
+                    entries.append(.object(["sectionTitle": .string(label)]))
                 }
             case .fixed, .left, .calculated:
                 node.children = layoutChildren(item.children, chain: chain + own)
