@@ -57,7 +57,7 @@ struct FHIRAnswerFormat {
         case "display":
             return FHIRPrepared(disposition: hidden ? .left : .display)
         case "attachment", "reference", "question":
-            report.add(item.linkId, item.path.key("type"), "unsupportedItemType", "Items of type \(item.type) are not translated: the item is left out.")
+            report.add(item.linkId, item.path.key("type"), "unsupportedItemType", "Items of type \(item.type) are not translated. The item is declined: it is left out.")
             return FHIRPrepared(disposition: .left)
         default:
             break

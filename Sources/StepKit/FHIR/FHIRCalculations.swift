@@ -28,7 +28,8 @@
 /// in both. A comparison with it is empty in FHIRPath and false here; as the result of a
 /// condition or an `iif` test both read as false, but negating it, comparing it or asking
 /// whether it exists would not, so each value records whether it may be such a false
-/// (`emptyAsFalse`) and those translations are refused. Anything else is nil (the importer
+/// (`emptyAsFalse`): a comparison's negation becomes "its operands have values, and not"
+/// (`defined`), and the rest (negating `and`/`or` of such, comparing them, `exists()`) is refused. Anything else is nil (the importer
 /// reports it); so is a result past the expression language's bounds.
 struct FHIRCalculations {
     static let url = "http://hl7.org/fhir/uv/sdc/StructureDefinition/sdc-questionnaire-calculatedExpression"
@@ -62,7 +63,10 @@ struct FHIRCalculations {
         /// False here where FHIRPath gives empty (a comparison with an empty side).
         var emptyAsFalse = false
         /// The item whose answer this is (`answer.value` of X), for `ordinal()` and `.code`.
-        var answerOf: String?
+        var answerOf: String? = nil
+        /// For a comparison that is false here where FHIRPath is empty: the condition that it is
+        /// not empty (its operands have values), so that its negation can say "defined and not".
+        var defined: JSON? = nil
     }
 
     /// The expression of an item's extension `url` (a calculatedExpression or an
@@ -139,7 +143,12 @@ struct FHIRCalculations {
             let count = JSON.object(["count": .array([x.json])])
             return Value(json: .object(["==": .array([count, .int(name == "exists" ? 1 : 0)])]), kind: .boolean)
         case .invocation(let base?, "not", let arguments?) where arguments.isEmpty:
-            guard let x = value(base, variables, context), x.kind == .boolean, !x.emptyAsFalse else { return nil }
+            guard let x = value(base, variables, context), x.kind == .boolean, !x.emptyAsFalse || x.defined != nil else { return nil }
+            if x.emptyAsFalse, let defined = x.defined {
+                // Empty stays empty (false here): defined, and not.
+                return Value(json: .object(["and": .array([defined, .object(["not": .array([x.json])])])]), kind: .boolean,
+                             mayBeEmpty: true, emptyAsFalse: true, defined: defined)
+            }
             // The negation of an empty boolean is empty: `x = false` is false for null, as
             // FHIRPath's empty reads in a condition.
             if x.mayBeEmpty { return Value(json: .object(["==": .array([x.json, .bool(false)])]), kind: .boolean, mayBeEmpty: true, emptyAsFalse: true) }
@@ -231,7 +240,13 @@ struct FHIRCalculations {
             operands.insert(x.json, at: 0)
         }
         let mayBeEmpty = kind != .string && (x.mayBeEmpty || y.mayBeEmpty)
-        return Value(json: .object([name: .array(operands)]), kind: kind, mayBeEmpty: mayBeEmpty || emptyAsFalse, emptyAsFalse: emptyAsFalse)
+        var defined: JSON?
+        if emptyAsFalse, op != "and", op != "or" {
+            // A comparison is empty exactly when an operand is.
+            defined = .object(["==": .array([.object(["count": .array([x.json, y.json])]), .int(2)])])
+        }
+        return Value(json: .object([name: .array(operands)]), kind: kind, mayBeEmpty: mayBeEmpty || emptyAsFalse,
+                     emptyAsFalse: emptyAsFalse, defined: defined)
     }
 
     /// A choice question's answer compared with a string with `=` or `!=`: whether the option
@@ -246,11 +261,11 @@ struct FHIRCalculations {
         }
         guard let match else {
             // No option has it: `=` never holds, `!=` holds once the question is answered.
-            return op == "=" ? Value(json: .bool(false), kind: .boolean, mayBeEmpty: true, emptyAsFalse: true)
-                             : Value(json: .object(["answered": sel]), kind: .boolean, mayBeEmpty: true, emptyAsFalse: true)
+            return op == "=" ? Value(json: .bool(false), kind: .boolean, mayBeEmpty: true, emptyAsFalse: true, defined: .object(["answered": sel]))
+                             : Value(json: .object(["answered": sel]), kind: .boolean, mayBeEmpty: true, emptyAsFalse: true, defined: .object(["answered": sel]))
         }
         let compared = JSON.object([op == "=" ? "==" : "!=": .array([.object(["answer": sel]), match.value])])
-        return Value(json: compared, kind: .boolean, mayBeEmpty: true, emptyAsFalse: true)
+        return Value(json: compared, kind: .boolean, mayBeEmpty: true, emptyAsFalse: true, defined: .object(["answered": sel]))
     }
 
     // MARK: Paths

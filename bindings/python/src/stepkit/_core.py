@@ -70,6 +70,17 @@ def _decode_output(text: Optional[str], what: str) -> JSON:
         raise InternalError(f"{what} returned JSON that Python cannot read: {exc}") from None
 
 
+def _fhir_options(strict: bool, value_sets: Optional[Mapping[str, Sequence[Mapping[str, str]]]],
+                  required_answers_checked: Optional[str] = None) -> Dict[str, Any]:
+    """The options of the FHIR import (docs/fhir.md): the engine checks them."""
+    options: Dict[str, Any] = {"strict": bool(strict)}
+    if value_sets is not None:
+        options["valueSets"] = value_sets
+    if required_answers_checked is not None:
+        options["requiredAnswersChecked"] = required_answers_checked
+    return options
+
+
 def _fhir_bytes(questionnaire: Any) -> bytes:
     if isinstance(questionnaire, (str, bytes, bytearray)):
         return _json_text_bytes(questionnaire, "the Questionnaire")
@@ -335,6 +346,7 @@ class Task(_Handle):
         *,
         strict: bool = False,
         required_answers_checked: Optional[str] = None,
+        value_sets: Optional[Mapping[str, Sequence[Mapping[str, str]]]] = None,
     ) -> "Task":
         """Imports a FHIR R4 Questionnaire (JSON text, UTF-8 bytes or a dict) as a task
         (``stepkit_task_compile_fhir``; docs/fhir.md). Its sessions export their answers as a
@@ -343,14 +355,15 @@ class Task(_Handle):
         gives the translated task and the report. ``required_answers_checked``: ``"perStep"``
         or ``"atCompletion"`` (None: the engine's default for an import, ``"atCompletion"``,
         FHIR's rule), the task's ``requiredAnswersChecked`` (docs/task-format.md).
+        ``value_sets`` maps a value set's canonical URL to its concepts (``{"system", "code",
+        "display"}``), for ``answerValueSet`` questions whose value set the Questionnaire does
+        not contain (the option ``valueSets``).
 
-        Raises ParseError (not JSON) or DefinitionError (``.errors`` lists every problem, each
-        with its FHIR ``path`` such as ``item[2].enableWhen[0].question``)."""
+        Raises ParseError (not JSON), InvalidArgumentError (bad ``value_sets``) or
+        DefinitionError (``.errors`` lists every problem, each with its FHIR ``path`` such as
+        ``item[2].enableWhen[0].question``)."""
         data = _fhir_bytes(questionnaire)
-        chosen: Dict[str, Any] = {"strict": bool(strict)}
-        if required_answers_checked is not None:
-            chosen["requiredAnswersChecked"] = required_answers_checked
-        options = _json_bytes(chosen, "the options")
+        options = _json_bytes(_fhir_options(strict, value_sets, required_answers_checked), "the options")
         task: Task = cls._create(_ffi.lib(), "stepkit_task_compile_fhir", data, options)
         task._info_text = None
         return task
@@ -360,12 +373,14 @@ class Task(_Handle):
         questionnaire: Union[str, bytes, bytearray, Mapping[str, Any]],
         *,
         strict: bool = False,
+        value_sets: Optional[Mapping[str, Sequence[Mapping[str, str]]]] = None,
     ) -> Dict[str, Any]:
         """Translates a FHIR R4 Questionnaire (``stepkit_task_translate_fhir``): returns
         ``{"task": definition, "report": [{"linkId", "path", "code", "reason"}, ...]}``, the
-        report listing everything not translated as written. Raises as :meth:`from_fhir`."""
+        report listing everything not translated as written. Takes and raises as
+        :meth:`from_fhir`."""
         data = _fhir_bytes(questionnaire)
-        options = _json_bytes({"strict": bool(strict)}, "the options")
+        options = _json_bytes(_fhir_options(strict, value_sets), "the options")
         result = _call_out(_ffi.lib(), "stepkit_task_translate_fhir", data, options)
         if not isinstance(result, dict):
             raise InternalError("stepkit_task_translate_fhir returned JSON that is not an object.")
