@@ -164,11 +164,17 @@ int stepkit_task_compile_with_options(const char *task_json, const char *options
  * QuestionnaireResponse (stepkit_session_result_fhir()). What the translation leaves out (an
  * attachment item, an external value set, a FHIRPath expression, an unknown extension, a
  * condition that cannot hold) is listed in the import report (stepkit_task_translate_fhir()).
+ * An item whose condition cannot be evaluated is declined: left out with the items under it and
+ * reported, never shown as if it had no condition.
  *
  * `options_json` may be NULL or {"strict": false, "requiredAnswersChecked": "atCompletion",
- * "limits": {...}}: "requiredAnswersChecked" is the translated task's (FHIR's rule by default:
- * a participant moves freely and only completing needs every required answer; "perStep" keeps
- * them on a step until its required answers are given); the limits are those of
+ * "valueSets": {...}, "limits": {...}}. "valueSets" maps a value set's canonical URL to its
+ * concepts, [{"system": S, "code": C, "display": D}, ...] (code required), for answerValueSet
+ * questions whose value set is not contained (without it such a question is declined); a
+ * malformed one is STEPKIT_EINVAL with every problem and its path. "requiredAnswersChecked"
+ * is the translated task's (FHIR's rule by default: a participant moves freely and only
+ * completing needs every required answer; "perStep" keeps them on a step until its required
+ * answers are given); the limits are those of
  * stepkit_task_compile_with_options(), applied to the Questionnaire's text, except that
  * "maxDepth" is 128 unless given: 32 levels of items take 65 levels of JSON, and their content
  * more, so every Questionnaire within the 32-level limit below reads. With "strict": true

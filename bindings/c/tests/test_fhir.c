@@ -3,8 +3,9 @@
  * (STEPKIT_FHIR_FORMS, else argv[1], by default <repo>/../shared/fhir/q; skipped with a message
  * when absent) all import, three are walked with their answers (visibility, skipped steps, the
  * exported response, a total written with FHIRPath variables), the repository's examples import
- * with an empty report (argv[2]), and bad
- * Questionnaires are refused with every problem and its FHIR path.
+ * with an empty report (argv[2]), conditions are evaluated or their items declined, a value set
+ * the host supplies becomes coded choices, and bad Questionnaires are refused with every problem
+ * and its FHIR path.
  */
 #include <dirent.h>
 #include <sys/stat.h>
@@ -257,6 +258,97 @@ static void test_examples_have_empty_reports(void)
     }
 }
 
+/* Whether `link` is among the state's visible form items. */
+static int is_visible(stepkit_session *s, const char *link)
+{
+    json_t *state = fhir_state(s);
+    json_t *list = json_object_get(state, "visibleItems");
+    size_t i;
+    int found = 0;
+    for (i = 0; i < json_array_size(list); i++)
+        if (strcmp(json_string_value(json_array_get(list, i)), link) == 0)
+            found = 1;
+    json_decref(state);
+    return found;
+}
+
+/* Issue 29, items 2 and 3: enableWhen ordering strings (R4: the answer compared with the value;
+ * FHIRPath orders strings by code point), an enableWhenExpression with FHIRPath's string
+ * functions, a condition StepKit cannot evaluate (the item declined, never shown), and an
+ * answerValueSet the host supplies (ordinary coded choices, the condition on it kept). */
+#define CONDITIONS_Q \
+    "{\"resourceType\": \"Questionnaire\", \"item\": [{\"linkId\": \"g\", \"type\": \"group\", \"item\": [" \
+    " {\"linkId\": \"t\", \"type\": \"string\"}," \
+    " {\"linkId\": \"after-m\", \"type\": \"string\", \"enableWhen\": [{\"question\": \"t\", \"operator\": \">\", \"answerString\": \"m\"}]}," \
+    " {\"linkId\": \"z\", \"type\": \"string\", \"extension\": [{\"url\": \"http://hl7.org/fhir/uv/sdc/StructureDefinition/sdc-questionnaire-enableWhenExpression\"," \
+    "   \"valueExpression\": {\"language\": \"text/fhirpath\", \"expression\": \"%resource.item.item.where(linkId='t').answer.value.upper().startsWith('Z')\"}}]}," \
+    " {\"linkId\": \"chars\", \"type\": \"string\", \"extension\": [{\"url\": \"http://hl7.org/fhir/uv/sdc/StructureDefinition/sdc-questionnaire-enableWhenExpression\"," \
+    "   \"valueExpression\": {\"language\": \"text/fhirpath\", \"expression\": \"%resource.item.item.where(linkId='t').answer.value.toChars().count() > 1\"}}]}," \
+    " {\"linkId\": \"c\", \"type\": \"choice\", \"answerValueSet\": \"http://example.org/vs|1\"}," \
+    " {\"linkId\": \"if-b\", \"type\": \"string\", \"enableWhen\": [{\"question\": \"c\", \"operator\": \"=\", \"answerCoding\": {\"system\": \"http://example.org/cs\", \"code\": \"b\"}}]}" \
+    "]}]}"
+#define VALUE_SETS "{\"valueSets\": {\"http://example.org/vs\": [{\"system\": \"http://example.org/cs\", \"code\": \"a\", \"display\": \"A\"}," \
+    " {\"system\": \"http://example.org/cs\", \"code\": \"b\", \"display\": \"B\"}]}}"
+
+static void test_conditions_evaluated_or_declined(void)
+{
+    stepkit_task *task = NULL;
+    stepkit_session *s = NULL;
+    char *out = NULL;
+    json_t *doc, *report, *error;
+    /* Without the value set: c and if-b (whose condition reads c) are declined, and chars. */
+    CHECK_RC(stepkit_task_translate_fhir(CONDITIONS_Q, NULL, &out), STEPKIT_OK);
+    doc = parse_json(out);
+    stepkit_string_free(out);
+    report = json_object_get(doc, "report");
+    CHECK(json_array_size(report) == 3);
+    /* The items' own entries first, then the conditions'. */
+    CHECK_STR(json_str(json_array_get(report, 0), "path"), "item[0].item[4].answerValueSet");
+    CHECK_STR(json_str(json_array_get(report, 0), "code"), "externalValueSet");
+    CHECK_STR(json_str(json_array_get(report, 1), "path"), "item[0].item[3].extension[0]");
+    CHECK_STR(json_str(json_array_get(report, 1), "code"), "conditionNotTranslated");
+    CHECK_STR(json_str(json_array_get(report, 2), "linkId"), "if-b");
+    CHECK_STR(json_str(json_array_get(report, 2), "code"), "conditionOnUnaskedItem");
+    json_decref(doc);
+    CHECK_RC(stepkit_task_compile_fhir(CONDITIONS_Q, "{\"strict\": true}", &task), STEPKIT_EDEFINITION);
+    error = check_last_error(STEPKIT_EDEFINITION, "EDEFINITION", NULL);
+    CHECK(json_array_size(json_object_get(error, "errors")) == 3);
+    json_decref(error);
+    /* A malformed value set option: every problem, with its path. */
+    CHECK_RC(stepkit_task_compile_fhir(CONDITIONS_Q, "{\"valueSets\": {\"http://example.org/vs\": [{\"display\": \"x\"}, 7]}}", &task),
+             STEPKIT_EINVAL);
+    error = check_last_error(STEPKIT_EINVAL, "EINVAL", NULL);
+    CHECK(json_array_size(json_object_get(error, "errors")) == 2);
+    json_decref(error);
+
+    /* With it: only chars is declined. */
+    CHECK_RC(stepkit_task_translate_fhir(CONDITIONS_Q, VALUE_SETS, &out), STEPKIT_OK);
+    doc = parse_json(out);
+    stepkit_string_free(out);
+    CHECK(json_array_size(json_object_get(doc, "report")) == 1);
+    json_decref(doc);
+    CHECK_RC(stepkit_task_compile_fhir(CONDITIONS_Q, VALUE_SETS, &task), STEPKIT_OK);
+    CHECK_RC(stepkit_session_open(task, NULL, &s), STEPKIT_OK);
+    CHECK(!is_visible(s, "after-m") && !is_visible(s, "z") && !is_visible(s, "if-b"));   /* unanswered: not enabled */
+    CHECK(!is_visible(s, "chars"));
+    CHECK_RC(stepkit_session_set_answer(s, "{\"t\": \"zebra\", \"c\": [\"b\"]}", NULL), STEPKIT_OK);
+    CHECK(is_visible(s, "after-m") && is_visible(s, "z") && is_visible(s, "if-b") && !is_visible(s, "chars"));
+    CHECK_RC(stepkit_session_set_answer(s, "{\"t\": \"Mango\", \"c\": [\"a\"]}", NULL), STEPKIT_OK);
+    /* "Mango" < "m" in code-point order (M is U+004D). */
+    CHECK(!is_visible(s, "after-m") && !is_visible(s, "z") && !is_visible(s, "if-b"));
+    CHECK_RC(stepkit_session_set_answer(s, "{\"t\": \"mz\"}", NULL), STEPKIT_OK);
+    CHECK(is_visible(s, "after-m") && !is_visible(s, "z"));
+    CHECK_RC(stepkit_session_result_fhir(s, &out), STEPKIT_OK);
+    doc = parse_json(out);
+    stepkit_string_free(out);
+    /* c's answer is the supplied concept's coding. */
+    CHECK_STR(json_str(json_object_get(json_array_get(json_object_get(json_array_get(json_object_get(json_array_get(
+              json_object_get(doc, "item"), 0), "item"), 1), "answer"), 0), "valueCoding"), "code"), "a");
+    json_decref(doc);
+    stepkit_session_free(s);
+    stepkit_task_free(task);
+}
+
 static void test_bad_questionnaires(void)
 {
     stepkit_task *task = SENTINEL;
@@ -352,6 +444,7 @@ int main(int argc, char **argv)
     RUN(test_examples_have_empty_reports);
     RUN(test_bad_questionnaires);
     RUN(test_required_at_completion);
+    RUN(test_conditions_evaluated_or_declined);
     if (stat(forms_dir, &st) == 0 && S_ISDIR(st.st_mode)) {
         RUN(test_published_forms_import);
         RUN(test_walk_phr);
