@@ -155,6 +155,31 @@ private func codes(_ calculations: String, extra: String = "") -> [String: Strin
         #expect(try value(#"{"power": [{"answer": "a"}, 2]}"#, ["a": "3"]) == .int(9))
     }
 
+    @Test func timesWithSecondsCompareToTheSecondAndRenderAsWritten() throws {
+        let t = try compile("""
+        {"identifier": "t", "steps": [
+          {"type": "question", "identifier": "at", "answerFormat": {"type": "timeOfDay", "seconds": true}},
+          {"type": "question", "identifier": "hm", "answerFormat": {"type": "timeOfDay"}},
+          {"type": "completion", "identifier": "end"}],
+         "calculations": {"after": {">": [{"answer": "at"}, "11:11:11"]}, "same": {"==": [{"answer": "hm"}, "07:30:00"]},
+                          "echo": {"answer": "at"}, "later": {">": [{"answer": "at"}, {"answer": "hm"}]}},
+         "skipRules": {"hm": {"result": "at", "minimum": "11:11:12"}}}
+        """)
+        var s = Session(task: t, options: SessionOptions(), clock: ManualClock(1_795_392_000_000).clock)
+        #expect(throws: StepKitError.self) { try s.setAnswer(try json("\"11:11\"")) }
+        try s.setAnswer(try json("\"11:11:11\""))
+        try s.goForward()
+        #expect(s.currentStep?.identifier == "hm")   // 11:11:11 is not >= 11:11:12
+        #expect(throws: StepKitError.self) { try s.setAnswer(try json("\"07:30:00\"")) }
+        try s.setAnswer(try json("\"07:30\""))
+        try s.goForward()
+        let calcs = s.resultJSON().objectValue?["calculations"]?.objectValue
+        #expect(calcs?["after"] == .bool(false))
+        #expect(calcs?["same"] == .bool(true))
+        #expect(calcs?["echo"] == .string("11:11:11"))
+        #expect(calcs?["later"] == .bool(true))
+    }
+
     @Test func newFunctionsAreTypedAtCompileTime() {
         let found = codes("""
         {"a": {"ln": ["x"]}, "b": {"substring": ["abc"]}, "c": {"substring": ["abc", "1"]}, "d": {"upper": [1]},

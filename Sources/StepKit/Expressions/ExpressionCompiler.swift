@@ -342,12 +342,12 @@ struct ExpressionCompiler {
             guard case .literal(.string(let text)) = exprs[i] else { continue }
             let parsed: ExpressionValue?
             if types[j] == .time {
-                parsed = TimeOfDay.minutes(text).map { .time(minutes: $0) }
+                parsed = TimeOfDay.seconds(text).map { .time(seconds: $0.seconds, withSeconds: $0.withSeconds) }
             } else {
                 parsed = CalendarValue.parse(text).map(ExpressionValue.init)
             }
             guard let parsed else {
-                diagnostics.error("wrongOperandType", "Compared with \(types[j].described), the string must be " + (types[j] == .time ? "a time as \"HH:mm\"" : "a date (YYYY-MM-DD) or date-time") + "; found \"\(text)\".", at: argPath(i))
+                diagnostics.error("wrongOperandType", "Compared with \(types[j].described), the string must be " + (types[j] == .time ? "a time as \"HH:mm\" or \"HH:mm:ss\"" : "a date (YYYY-MM-DD) or date-time") + "; found \"\(text)\".", at: argPath(i))
                 return nil
             }
             exprs[i] = .literal(parsed)

@@ -12,8 +12,9 @@ enum ExpressionValue: Sendable, Equatable {
     case date(day: Int64)
     /// An instant: milliseconds since the epoch.
     case dateTime(milliseconds: Int64)
-    /// A time of day: minutes since midnight.
-    case time(minutes: Int)
+    /// A time of day: seconds since midnight, and whether it was written with its seconds
+    /// (`HH:mm:ss`; it renders as written, and compares by seconds either way).
+    case time(seconds: Int, withSeconds: Bool)
     /// The selected values of a choice answer, and the format's choices in order (for ordering
     /// by position, and for piping the choices' texts; nil when unknown, as for another task's
     /// answer or a literal).
@@ -49,7 +50,7 @@ enum ExpressionValue: Sendable, Equatable {
         case .date:
             if let s = value.stringValue, let parsed = CalendarValue.parse(s) { return ExpressionValue(parsed) }
         case .timeOfDay:
-            if let m = value.stringValue.flatMap(TimeOfDay.minutes) { return .time(minutes: m) }
+            if let t = value.stringValue.flatMap(TimeOfDay.seconds) { return .time(seconds: t.seconds, withSeconds: t.withSeconds) }
         case .location, .multipleComponent:
             break
         }
@@ -85,7 +86,9 @@ enum ExpressionValue: Sendable, Equatable {
         case .bool(let b): return .bool(b)
         case .date(let day): return .string(ExpressionValue.dateText(day))
         case .dateTime(let ms): return .string(CivilTime.iso8601(milliseconds: ms))
-        case .time(let m): return .string(CivilTime.pad(Int64(m / 60), 2) + ":" + CivilTime.pad(Int64(m % 60), 2))
+        case .time(let s, let withSeconds):
+            let hm = CivilTime.pad(Int64(s / 3600), 2) + ":" + CivilTime.pad(Int64(s / 60 % 60), 2)
+            return .string(withSeconds ? hm + ":" + CivilTime.pad(Int64(s % 60), 2) : hm)
         case .choice(let values, _): return .array(values)
         case .other(let json): return json
         }
@@ -120,7 +123,7 @@ enum ExpressionValue: Sendable, Equatable {
             return x == y
         case (.bool(let x), .bool(let y)):
             return x == y
-        case (.time(let x), .time(let y)):
+        case (.time(let x, _), .time(let y, _)):
             return x == y
         case (.choice(let x, _), .choice(let y, _)):
             return x.count == y.count && y.allSatisfy { e in x.contains { $0.sameValue(as: e) } }
@@ -150,7 +153,7 @@ enum ExpressionValue: Sendable, Equatable {
         case (.string(let x), .string(let y)):
             guard strings else { return nil }
             return x.unicodeScalars.lexicographicallyPrecedes(y.unicodeScalars) ? -1 : (equal(a, b) ? 0 : 1)
-        case (.time(let x), .time(let y)):
+        case (.time(let x, _), .time(let y, _)):
             return sign(x, y)
         case (.choice, _), (_, .choice):
             guard let x = a.choicePosition(orderOf: b), let y = b.choicePosition(orderOf: a) else { return nil }

@@ -172,12 +172,12 @@ enum AnswerValue {
         return item
     }
 
-    /// The answer as a number on its type's scale: numbers as they are, `HH:mm` as minutes since
-    /// midnight, dates as milliseconds since the epoch.
+    /// The answer as a number on its type's scale: numbers as they are, `HH:mm` and `HH:mm:ss`
+    /// as seconds since midnight, dates as milliseconds since the epoch.
     static func magnitude(_ value: JSON, _ type: ResultType) -> Double? {
         switch type {
         case .timeOfDay:
-            return value.stringValue.flatMap(TimeOfDay.minutes).map(Double.init)
+            return value.stringValue.flatMap(TimeOfDay.seconds).map { Double($0.seconds) }
         case .date:
             return value.stringValue.flatMap(CalendarValue.parse).map { Double($0.instant) }
         default:

@@ -210,7 +210,7 @@ struct PredicateCompiler {
         case .text:
             fits = operand.stringValue != nil; expected = "a string"
         case .timeOfDay:
-            fits = operand.stringValue.flatMap(TimeOfDay.minutes) != nil; expected = "a time as \"HH:mm\""
+            fits = operand.stringValue.flatMap(TimeOfDay.seconds) != nil; expected = "a time as \"HH:mm\" or \"HH:mm:ss\""
         case .date:
             fits = operand.stringValue.flatMap(CalendarValue.parse) != nil; expected = "a date (YYYY-MM-DD) or date-time"
         case .multipleComponent:

@@ -171,6 +171,17 @@ enum CalendarValue: Sendable, Equatable {
 
 /// `HH:mm` as minutes since midnight.
 enum TimeOfDay {
+    /// Seconds since midnight of `HH:mm` or `HH:mm:ss` (nil otherwise), and whether the text
+    /// has its seconds (a time renders as it was written).
+    static func seconds(_ text: String) -> (seconds: Int, withSeconds: Bool)? {
+        if let m = minutes(text) { return (m * 60, false) }
+        let b = Array(text.utf8)
+        guard b.count == 8, b[5] == UInt8(ascii: ":"), let m = minutes(String(decoding: b[0..<5], as: UTF8.self)),
+              b[6] >= 0x30, b[6] <= 0x35, b[7] >= 0x30, b[7] <= 0x39 else { return nil }
+        return (m * 60 + Int(b[6] - 0x30) * 10 + Int(b[7] - 0x30), true)
+    }
+
+    /// Minutes since midnight of `HH:mm`, or nil.
     static func minutes(_ text: String) -> Int? {
         let b = Array(text.utf8)
         guard b.count == 5, b[2] == UInt8(ascii: ":") else { return nil }

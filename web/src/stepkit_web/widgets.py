@@ -127,7 +127,12 @@ def parse_answer(fmt: Mapping[str, Any], fields: Fields, name: str) -> Any:
         return v
     if kind == "timeOfDay":
         v = fields.get(name).strip()
-        return None if v == "" else v[:5] if re.fullmatch(r"\d{2}:\d{2}(:\d{2})?", v) else v
+        if v == "" or not re.fullmatch(r"\d{2}:\d{2}(:\d{2})?", v):
+            return None if v == "" else v
+        # A browser sends HH:mm, or HH:mm:ss once seconds are asked for (step 1).
+        if fmt.get("seconds"):
+            return v if len(v) == 8 else v + ":00"
+        return v[:5]
     if kind == "timeInterval":
         h, m = fields.get(name + ".hours").strip(), fields.get(name + ".minutes").strip()
         if h == "" and m == "":
@@ -337,7 +342,9 @@ def widget(fmt: Mapping[str, Any], answer: Any, name: str, ident: str, *, label:
     elif kind == "timeOfDay":
         w["control"] = "input"
         attrs = {"type": "time"}
-        if fmt.get("minuteInterval"):
+        if fmt.get("seconds"):
+            attrs["step"] = "1"
+        elif fmt.get("minuteInterval"):
             attrs["step"] = str(int(fmt["minuteInterval"]) * 60)
         w["attrs"] = attrs
         w["value"] = sub(name, answer if isinstance(answer, str) else "")

@@ -78,9 +78,11 @@ extension CalendarValue {
     }
 }
 
-/// `timeOfDay`: a time on the clock, `"HH:mm"` (ResearchKit's `ORKTimeOfDayAnswerFormat`).
+/// `timeOfDay`: a time on the clock, `"HH:mm"` (ResearchKit's `ORKTimeOfDayAnswerFormat`); with
+/// `"seconds": true`, `"HH:mm:ss"` (FHIR's `time`).
 struct TimeOfDayFormat: AnswerFormatRules {
     let minuteInterval: Int
+    var seconds = false
 
     var resultType: ResultType { .timeOfDay }
     var defaults: JSONObject { JSONObject(["minuteInterval": .int(Int64(minuteInterval))]) }
@@ -90,16 +92,17 @@ struct TimeOfDayFormat: AnswerFormatRules {
         if 60 % minuteInterval != 0 {
             r.diagnostics.error("invalidValue", "\"minuteInterval\" must divide 60.", at: r.path.key("minuteInterval"))
         }
-        let format = TimeOfDayFormat(minuteInterval: minuteInterval)
+        let format = TimeOfDayFormat(minuteInterval: minuteInterval, seconds: r.bool("seconds") ?? false)
         format.checkDefault("defaultComponents", in: r)
         return format
     }
 
     func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? {
-        guard case .string(let text) = answer, let minutes = TimeOfDay.minutes(text) else {
-            throw AnswerRejection("invalidTime", "Enter a time as HH:mm, from 00:00 to 23:59.")
+        guard case .string(let text) = answer, let time = TimeOfDay.seconds(text), time.withSeconds == seconds else {
+            throw AnswerRejection("invalidTime", seconds ? "Enter a time as HH:mm:ss, from 00:00:00 to 23:59:59."
+                                                         : "Enter a time as HH:mm, from 00:00 to 23:59.")
         }
-        guard minutes % minuteInterval == 0 else {
+        guard time.seconds / 60 % minuteInterval == 0 else {
             throw AnswerRejection("notOnStep", "Choose a time in steps of \(NumberText.count(minuteInterval, "minute")).")
         }
         return answer

@@ -122,7 +122,10 @@ def describe_format(fmt: Dict[str, Any]) -> List[str]:
     elif kind in _MEASURES:
         lines.append(_describe_measure(fmt))
     elif kind == "timeOfDay":
-        lines.append("  A time of day, HH:mm (e.g. 07:30)")
+        if fmt.get("seconds"):
+            lines.append("  A time of day, HH:mm:ss (e.g. 07:30:15)")
+        else:
+            lines.append("  A time of day, HH:mm (e.g. 07:30)")
     elif kind == "date":
         if fmt.get("style") == "dateTime":
             text = "  A date and time, YYYY-MM-DDTHH:mm with an offset (e.g. 2026-11-22T09:30+01:00 or ...Z)"
@@ -215,6 +218,11 @@ def parse_input(fmt: Dict[str, Any], text: str, ask: Callable[[str], Optional[st
             return hours * 3600 + minutes * 60 + seconds
         return _number(stripped, integer=False)
     if kind == "timeOfDay":
+        if fmt.get("seconds"):
+            match = re.fullmatch(r"(\d{1,2})[:.h](\d{2})(?::(\d{2}))?", stripped)
+            if not match:
+                raise InputError("Enter a time as HH:mm:ss, e.g. 07:30:15.")
+            return f"{int(match.group(1)):02d}:{match.group(2)}:{match.group(3) or '00'}"
         match = re.fullmatch(r"(\d{1,2})[:.h](\d{2})", stripped)
         if not match:
             raise InputError("Enter a time as HH:mm, e.g. 07:30.")
