@@ -43,7 +43,7 @@ import Testing
           {"linkId": "x", "type": "string", "enableWhen": [{"question": "t", "operator": "exists", "answerBoolean": false}]}]}
         """)
         var s = Session(task: task, options: SessionOptions())
-        try s.setAnswer(.string("08:30"))
+        try s.setAnswer(.string("08:30:00"))
         try s.goForward()
         try s.setAnswer(.string("2026-01-02T10:30Z"))
         try s.goForward()

@@ -154,8 +154,9 @@ struct FHIRAnswerFormat {
             if let v = initial(item, kind) { f["defaultDate"] = v }
             return .object(f)
         case "time":
-            var f = JSONObject(["type": .string("timeOfDay")])
-            if let v = initial(item, "Time")?.stringValue { f["defaultComponents"] = .string(String(v.prefix(5))) }
+            // R4's time has seconds (hh:mm:ss); a fraction of a second is not kept.
+            var f = JSONObject(["type": .string("timeOfDay"), "seconds": .bool(true)])
+            if let v = initial(item, "Time")?.stringValue, let t = FHIRConditions.seconds(v) { f["defaultComponents"] = .string(FHIRConditions.timeText(t)) }
             return .object(f)
         case "string", "text", "url", "choice", "open-choice":
             return textFormat(item, &p)
@@ -186,8 +187,14 @@ struct FHIRAnswerFormat {
             reportIgnored(item, FHIRExtension.sliderStepValue, "sliderStepValue applies to a slider only.")
         }
         var f = JSONObject(["type": .string("numeric"), "style": .string(item.type == "integer" ? "integer" : "decimal")])
-        if let minimum { f["minimum"] = .number(minimum) }
-        if let maximum { f["maximum"] = .number(maximum) }
+        if item.type == "integer" {
+            // R4's integer is 32 bits: -2147483648 to 2147483647, within minValue/maxValue.
+            f["minimum"] = .number(max(minimum ?? -2_147_483_648, -2_147_483_648))
+            f["maximum"] = .number(min(maximum ?? 2_147_483_647, 2_147_483_647))
+        } else {
+            if let minimum { f["minimum"] = .number(minimum) }
+            if let maximum { f["maximum"] = .number(maximum) }
+        }
         if let coding = ext(item, FHIRExtension.unit)?.value.value.objectValue {
             p.unit = coding
             if let u = coding["display"]?.stringValue ?? coding["code"]?.stringValue { f["unit"] = .string(u) }

@@ -188,15 +188,8 @@ final class FHIRConditions {
             return equality(operand)
         case ("time", "Time"):
             guard let s = operand.stringValue, let seconds = FHIRConditions.seconds(s) else { return mismatch("answerTime is not a time.") }
-            let minutes = seconds / 60
-            func hm(_ m: Int) -> JSON { .string((m / 60 < 10 ? "0" : "") + String(m / 60) + ":" + (m % 60 < 10 ? "0" : "") + String(m % 60)) }
-            if seconds % 60 == 0 { return equality(hm(minutes)) }
-            // Answers have whole minutes: none equals a time with seconds.
-            switch op {
-            case "=", "!=": return mismatch("A time of day answered in minutes never equals \(s).")
-            case ">", ">=": return compare("minimum", hm(min(minutes + 1, 1439)))
-            default: return compare("maximum", hm(minutes))
-            }
+            // Answers are hh:mm:ss, as R4's time: compared to the second.
+            return equality(.string(FHIRConditions.timeText(seconds)))
         case ("string", "String"), ("text", "String"), ("url", "Uri"), ("url", "String"), ("choice", "String"), ("open-choice", "String"):
             guard operand.stringValue != nil else { return mismatch("answer\(kind) is not a string.") }
             guard op == "=" || op == "!=" else {
@@ -210,6 +203,12 @@ final class FHIRConditions {
         default:
             return mismatch("answer\(kind) cannot match a \(question.type) question.")
         }
+    }
+
+    /// `HH:mm:ss` of seconds since midnight.
+    static func timeText(_ seconds: Int) -> String {
+        func two(_ n: Int) -> String { (n < 10 ? "0" : "") + String(n) }
+        return two(seconds / 3600) + ":" + two(seconds / 60 % 60) + ":" + two(seconds % 60)
     }
 
     /// Seconds since midnight of `HH:mm:ss`, or nil.

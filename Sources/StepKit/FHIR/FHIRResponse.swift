@@ -88,7 +88,8 @@ extension Session {
         case ("boolean", .bool):
             return [.object(["valueBoolean": value])]
         case ("integer", _):
-            guard let n = value.numericValue, n == n.rounded(), abs(n) < 9e15 else { return [] }
+            // R4's integer is 32 bits (the format's bounds keep answers within them).
+            guard let n = value.numericValue, n == n.rounded(), n >= -2_147_483_648, n <= 2_147_483_647 else { return [] }
             return [.object(["valueInteger": .int(Int64(n))])]
         case ("decimal", _):
             guard value.numericValue != nil else { return [] }

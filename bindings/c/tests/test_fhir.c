@@ -349,6 +349,35 @@ static void test_conditions_evaluated_or_declined(void)
     stepkit_task_free(task);
 }
 
+/* Issue 29, item 4: R4's datatypes. integer is 32 bits; time is hh:mm:ss; a dateTime with a
+ * time SHALL have a zone. */
+static void test_r4_datatypes(void)
+{
+    stepkit_task *task = NULL;
+    stepkit_session *s = NULL;
+    char *out = NULL;
+    json_t *doc, *items;
+    CHECK_RC(stepkit_task_compile_fhir("{\"resourceType\": \"Questionnaire\", \"item\": [{\"linkId\": \"g\", \"type\": \"group\", \"item\": ["
+                                       " {\"linkId\": \"n\", \"type\": \"integer\"}, {\"linkId\": \"t\", \"type\": \"time\"},"
+                                       " {\"linkId\": \"d\", \"type\": \"dateTime\"}]}]}", NULL, &task), STEPKIT_OK);
+    CHECK_RC(stepkit_session_open(task, NULL, &s), STEPKIT_OK);
+    CHECK_RC(stepkit_session_set_answer(s, "{\"n\": 2147483648}", NULL), STEPKIT_EANSWER);
+    CHECK_RC(stepkit_session_set_answer(s, "{\"n\": -2147483649}", NULL), STEPKIT_EANSWER);
+    CHECK_RC(stepkit_session_set_answer(s, "{\"t\": \"11:11\"}", NULL), STEPKIT_EANSWER);
+    CHECK_RC(stepkit_session_set_answer(s, "{\"d\": \"2021-05-03T10:30:00\"}", NULL), STEPKIT_EANSWER);
+    CHECK_RC(stepkit_session_set_answer(s, "{\"n\": 2147483647, \"t\": \"11:11:11\", \"d\": \"2021-05-03T10:30:00+02:00\"}", NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_result_fhir(s, &out), STEPKIT_OK);
+    doc = parse_json(out);
+    stepkit_string_free(out);
+    items = json_object_get(json_array_get(json_object_get(doc, "item"), 0), "item");
+    CHECK(json_integer_value(json_object_get(json_array_get(json_object_get(json_array_get(items, 0), "answer"), 0), "valueInteger")) == 2147483647);
+    CHECK_STR(json_str(json_array_get(json_object_get(json_array_get(items, 1), "answer"), 0), "valueTime"), "11:11:11");
+    CHECK_STR(json_str(json_array_get(json_object_get(json_array_get(items, 2), "answer"), 0), "valueDateTime"), "2021-05-03T10:30:00+02:00");
+    json_decref(doc);
+    stepkit_session_free(s);
+    stepkit_task_free(task);
+}
+
 static void test_bad_questionnaires(void)
 {
     stepkit_task *task = SENTINEL;
@@ -445,6 +474,7 @@ int main(int argc, char **argv)
     RUN(test_bad_questionnaires);
     RUN(test_required_at_completion);
     RUN(test_conditions_evaluated_or_declined);
+    RUN(test_r4_datatypes);
     if (stat(forms_dir, &st) == 0 && S_ISDIR(st.st_mode)) {
         RUN(test_published_forms_import);
         RUN(test_walk_phr);

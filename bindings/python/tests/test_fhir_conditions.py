@@ -413,3 +413,81 @@ def test_smart_forms_cvd_risk_matches_fhirpath(answers: Dict[str, Any]) -> None:
     assert len(expected) == 1
     mine = items_by_link(response)["cvd-risk"]["answer"]
     assert mine == [{"valueDecimal": expected[0]}] or float(mine[0]["valueDecimal"]) == float(expected[0])
+
+
+# -- item 4: every R4 datatype on answers -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("answer", ["11:11:10", "11:11:11", "11:11:12", "23:59:59", None])
+def test_time_answers_have_seconds_and_compare_to_the_second(answer: Optional[str]) -> None:
+    """R4: time is hh:mm:ss. sdc_enablewhen enables one item when the time is > 11:11:11 and
+    another when it is <= 11:11:11; fhirpathpy evaluates the same on the exported response."""
+    q = form("sdc_enablewhen.json")
+    group = "02a7536f-06b2-4dee-94e1-f5cfcb088990"
+    with stepkit.Task.from_fhir(q).open() as s:
+        while s.state["step"]["identifier"] != group:
+            s.forward()
+        if answer:
+            s.set_answer({"datetime_question": answer})
+        shown = set(visible(s))
+        response = s.result_as("fhir")
+    validate(response)
+    by = items_by_link(response)
+    assert by.get("datetime_question", {}).get("answer", []) == ([{"valueTime": answer}] if answer else [])
+    for link, op in (("datetime_question_greter_than", ">"), ("datetime_question_less_than_equal", "<=")):
+        found = fhirpath(response, "QuestionnaireResponse.repeat(item).where(linkId = 'datetime_question').answer.value"
+                                   f".where($this {op} @T11:11:11).exists()")
+        spec = answer is not None and (answer > "11:11:11" if op == ">" else answer <= "11:11:11")
+        assert (link in shown) == spec == (found == [True]), (link, answer)
+
+
+def test_time_without_seconds_is_refused_and_its_initial_keeps_them() -> None:
+    q = questionnaire({"linkId": "t", "type": "time", "text": "t", "initial": [{"valueTime": "07:00:30"}]})
+    task = stepkit.Task.translate_fhir(q)["task"]
+    assert task["steps"][0]["answerFormat"] == {"type": "timeOfDay", "seconds": True, "defaultComponents": "07:00:30"}
+    with stepkit.Task.from_fhir(q).open() as s:
+        for bad in ("11:11", "24:00:00", "11:11:60", "11:11:11.5"):
+            with pytest.raises(stepkit.AnswerError):
+                s.set_answer(bad)
+        s.set_answer("00:00:01")
+        assert s.result_as("fhir")["item"][0]["answer"] == [{"valueTime": "00:00:01"}]
+
+
+@pytest.mark.parametrize("value,accepted", [(2147483647, True), (-2147483648, True), (2147483648, False), (-2147483649, False),
+                                            (9007199254740991, False)])
+def test_integer_answers_are_32_bits(value: int, accepted: bool) -> None:
+    """R4: integer is a signed 32-bit integer (-2,147,483,648..2,147,483,647)."""
+    q = questionnaire({"linkId": "n", "type": "integer", "text": "n"})
+    with stepkit.Task.from_fhir(q).open() as s:
+        if accepted:
+            s.set_answer(value)
+            response = s.result_as("fhir")
+            validate(response)
+            assert response["item"][0]["answer"] == [{"valueInteger": value}]
+        else:
+            with pytest.raises(stepkit.AnswerError):
+                s.set_answer(value)
+            assert "item" not in s.result_as("fhir")
+
+
+def test_integer_bounds_stay_within_min_and_max_value() -> None:
+    q = questionnaire({"linkId": "n", "type": "integer", "text": "n", "extension": [
+        {"url": "http://hl7.org/fhir/StructureDefinition/minValue", "valueInteger": 3}]})
+    fmt = stepkit.Task.translate_fhir(q)["task"]["steps"][0]["answerFormat"]
+    assert (fmt["minimum"], fmt["maximum"]) == (3, 2147483647)
+
+
+@pytest.mark.parametrize("value,accepted", [("2021-05-03T10:30:00Z", True), ("2021-05-03T10:30:00+02:00", True),
+                                            ("2021-05-03T10:30:00", False), ("2021-05-03T10:30", False)])
+def test_a_date_time_with_a_time_needs_a_zone(value: str, accepted: bool) -> None:
+    """R4 dateTime: "If hours and minutes are specified, a time zone SHALL be populated"."""
+    q = questionnaire({"linkId": "d", "type": "dateTime", "text": "d"})
+    with stepkit.Task.from_fhir(q).open() as s:
+        if accepted:
+            s.set_answer(value)
+            response = s.result_as("fhir")
+            validate(response)
+            assert response["item"][0]["answer"] == [{"valueDateTime": value}]
+        else:
+            with pytest.raises(stepkit.AnswerError):
+                s.set_answer(value)
