@@ -82,8 +82,16 @@ def render_step(request: Request, token: str, row: Any, state: Dict[str, Any],
     step = state.get("step") or {}
     nav = state.get("navigation") or {}
     by_item: Dict[str, str] = {}
+
+    def field_of(e: Dict[str, Any]) -> Optional[str]:
+        """The field an error belongs to ("" the question): a required answer missing at
+        completion names its step, and one on another step belongs to no field here."""
+        if "step" in e:
+            return str(e.get("item") or "") if e["step"] == step.get("identifier") else None
+        return str(e.get("path") or "")
+
     for e in errors:
-        path = str(e.get("path") or "")
+        path = field_of(e) or ""
         if path and path not in by_item:
             by_item[path] = str(e.get("message", ""))
     blocks: List[Dict[str, Any]] = []
@@ -92,7 +100,7 @@ def render_step(request: Request, token: str, row: Any, state: Dict[str, Any],
     targets: Dict[str, str] = {}
     if kind == "question":
         label = step.get("question") or step.get("title") or ""
-        msg = next((str(e.get("message")) for e in errors), None)
+        msg = next((str(e.get("message")) for e in errors if field_of(e) is not None), None)
         w = widget(step.get("answerFormat") or {}, answer, "answer", "q", label=label,
                    detail=None, optional=bool(step.get("optional")),
                    placeholder=step.get("placeholder"), error=msg, submitted=submitted)
@@ -119,8 +127,8 @@ def render_step(request: Request, token: str, row: Any, state: Dict[str, Any],
                                  error=by_item.get(str(ident)), submitted=submitted))
     summary = []
     for e in errors:
-        path = str(e.get("path") or "")
-        target = targets.get(path) or (targets.get("") if kind == "question" else None)
+        field = field_of(e)
+        target = None if field is None else (targets.get(field) or (targets.get("") if kind == "question" else None))
         summary.append({"message": e.get("message", ""), "target": target})
     progress = state.get("progress") or {}
     progress_text = None
