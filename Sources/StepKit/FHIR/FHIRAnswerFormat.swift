@@ -24,6 +24,9 @@ struct FHIRPrepared: Sendable {
     var otherValue: JSON?
     /// For a quantity item: the unit's coding (`system`, `code`, `display`).
     var unit: JSONObject?
+    /// `questionnaire-hidden` on the item or an enclosing one: never presented. A calculated or
+    /// read-only item that is not hidden is shown with its value (`FHIRTaskBuilder`).
+    var hidden = false
 }
 
 /// Translates an item's type, answers and SDC extensions into a StepKit answer format.
@@ -73,6 +76,7 @@ struct FHIRAnswerFormat {
                        why + " The item is declined: it is left out" + (item.children.isEmpty ? "." : " with the items under it."))
             return FHIRPrepared(disposition: .left)
         }
+        prepared.hidden = hidden
         if FHIRCalculations.expression(of: item) != nil {
             prepared.disposition = .calculated
             return prepared
@@ -122,13 +126,20 @@ struct FHIRAnswerFormat {
         }
     }
 
-    /// The item's `initial[0]` value of FHIR type `kind`; reports the rest.
+    /// The item's `initial[0]` value of FHIR type `kind` (a decimal also takes a
+    /// `valueInteger`); reports the rest, and a first value of another type, which the format has
+    /// no starting value for (a `valueCoding` on a choice item asked as text, a `valueDate` on a
+    /// `dateTime` item): an initial answer is kept or reported, never dropped silently.
     private func initial(_ item: FHIRItem, _ kind: String) -> JSON? {
         guard let list = item.object["initial"]?.arrayValue, let first = list.first?.objectValue else { return nil }
         if list.count > 1 {
             report.add(item.linkId, item.path.key("initial").index(1), "initialNotTranslated", "Only the first initial answer is used.")
         }
-        return first["value" + kind]
+        if let value = first["value" + kind] ?? (kind == "Decimal" ? first["valueInteger"] : nil) { return value }
+        let given = FHIRExtension.value(first).map { "value" + $0.0 } ?? "value"
+        report.add(item.linkId, item.path.key("initial").index(0), "initialNotTranslated",
+                   "The initial \(given) has no starting value in the \(item.type) question as StepKit asks it; it is not used.")
+        return nil
     }
 
     private func format(_ item: FHIRItem, _ p: inout FHIRPrepared) -> JSON? {

@@ -3,6 +3,9 @@
 ///   one with only display items → an instruction step;
 /// - a top-level question → a question step (a form step when it has questions nested under it);
 /// - a top-level display item → an instruction step;
+/// - a hidden group or item → nothing presented (still in the layout, so still exported);
+/// - a visible calculated or read-only item → its value shown read-only: a line of its step's
+///   text (piped from its calculation), or at the top level an instruction step of its own;
 /// - a top-level item's `enableWhen` → a skip rule on its step; inside a form, an item's and its
 ///   groups' `enableWhen` → the item's `visibleWhen`.
 /// Identifiers are linkIds, so the result reads as the Questionnaire does.
@@ -17,6 +20,10 @@ final class FHIRTaskBuilder {
 
     private(set) var steps: [JSON] = []
     private(set) var skipRules = JSONObject()
+    /// The visible calculated and read-only items of the step being built, as lines of its
+    /// text ("Total score: {{fhir_1}}") and the calculations it shows (`shown`).
+    private var shownLines: [String] = []
+    private var shownCalculations: [String] = []
 
     init(index: FHIRItemIndex, prepared: [String: FHIRPrepared], report: FHIRReport) {
         self.index = index
@@ -78,16 +85,24 @@ final class FHIRTaskBuilder {
                     var step = JSONObject(["type": .string("form"), "identifier": .string(item.linkId)])
                     if let label = item.label { step["title"] = .string(label) }
                     step["formItems"] = .array(entries)
+                    takeShown(into: &step)
                     steps.append(.object(step))
                 } else {
                     node.children = layoutChildren(item.children, chain: chain)
-                    let texts = displayTexts(item)
-                    if item.label != nil || !texts.isEmpty {
+                    // A hidden group (questionnaire-hidden) is never presented: its items are
+                    // still enabled and exported (its fixed and calculated ones), nothing shown.
+                    let hidden = prepared[item.linkId]?.hidden == true || FHIRExtension.isHidden(item.extensions)
+                    let texts = hidden ? [] : displayTexts(item)
+                    if !hidden { collectShown(item.children, in: node.children, conditioned: false) }
+                    if !hidden, item.label != nil || !texts.isEmpty || !shownLines.isEmpty {
                         var step = JSONObject(["type": .string("instruction"), "identifier": .string(item.linkId)])
                         if let label = item.label { step["title"] = .string(label) }
                         if !texts.isEmpty { step["text"] = .string(texts.joined(separator: "\n")) }
+                        takeShown(into: &step)
                         steps.append(.object(step))
                     }
+                    shownLines = []
+                    shownCalculations = []
                 }
             case .asked:
                 if askedDescendants(item).isEmpty {
@@ -99,13 +114,26 @@ final class FHIRTaskBuilder {
                 } else {
                     var entries: [JSON] = [formItem(item, visible: [])]
                     node.children = formEntries(item.children.filter { disposition($0) != .display }, visible: [], chain: chain, into: &entries)
-                    steps.append(.object(["type": .string("form"), "identifier": .string(item.linkId), "formItems": .array(entries)]))
+                    var step = JSONObject(["type": .string("form"), "identifier": .string(item.linkId), "formItems": .array(entries)])
+                    takeShown(into: &step)
+                    steps.append(.object(step))
                 }
             case .display:
                 var step = JSONObject(["type": .string("instruction"), "identifier": .string(item.linkId)])
                 if let label = item.label { step["title"] = .string(label) }
                 steps.append(.object(step))
-            case .fixed, .left, .calculated:
+            case .calculated, .fixed:
+                node.children = layoutChildren(item.children, chain: chain)
+                // A visible calculated or read-only item at the top level: a step of its own
+                // that shows its value (its conditions skip it, as a question's do).
+                if let line = shownLine(item, node) {
+                    var step = JSONObject(["type": .string("instruction"), "identifier": .string(item.linkId)])
+                    step["text"] = .string(line.value)
+                    if let label = item.label { step["title"] = .string(label) }
+                    if let name = line.calculation { step["calculations"] = .array([.string(name)]) }
+                    steps.append(.object(step))
+                }
+            case .left:
                 node.children = layoutChildren(item.children, chain: chain)
             }
             if steps.count > before, let own {
@@ -202,12 +230,85 @@ final class FHIRTaskBuilder {
                 } else if let label = item.label, !label.isEmpty {
                     entries.append(.object(["sectionTitle": .string(label)]))
                 }
-            case .fixed, .left, .calculated:
+            case .fixed, .calculated:
+                node.children = layoutChildren(item.children, chain: chain + own)
+                noteShown(item, node, conditioned: !(visible + own).isEmpty)
+            case .left:
                 node.children = layoutChildren(item.children, chain: chain + own)
             }
             nodes.append(node)
         }
         return nodes
+    }
+
+    // MARK: Calculated and read-only items, shown read-only
+
+    /// A visible calculated or read-only item's value as its step shows it: `"{{fhir_N}}"` (the
+    /// calculation, piped, so the state shows its current value) or the text of its initial
+    /// answers; nil when it is hidden or has nothing to show (reported already).
+    private func shownLine(_ item: FHIRItem, _ node: FHIRNode) -> (value: String, calculation: String?)? {
+        guard let p = prepared[item.linkId], !p.hidden else { return nil }
+        if p.disposition == .calculated {
+            guard let name = calculationNames[item.linkId] else { return nil }
+            return ("{{" + name + "}}", name)
+        }
+        let texts = node.fixedAnswers.compactMap(FHIRTaskBuilder.answerText)
+        return texts.isEmpty ? nil : (texts.joined(separator: ", "), nil)
+    }
+
+    /// Notes a visible calculated or read-only item of the step being built as a line of its
+    /// text. One whose own conditions (or a nested group's) decide whether it is enabled cannot
+    /// be a line of the text, which has no conditions: reported, still exported where enabled.
+    private func noteShown(_ item: FHIRItem, _ node: FHIRNode, conditioned: Bool) {
+        guard let line = shownLine(item, node) else { return }
+        if conditioned {
+            report.add(item.linkId, item.path.key("enableWhen"), "valueNotShown",
+                       "A calculated or read-only item with conditions of its own inside a form is exported where enabled, but its value is not shown.")
+            return
+        }
+        shownLines.append((item.label ?? item.linkId) + ": " + line.value)
+        if let name = line.calculation { shownCalculations.append(name) }
+    }
+
+    /// `noteShown` for the items under a group presented as an instruction step.
+    private func collectShown(_ items: [FHIRItem], in nodes: [FHIRNode], conditioned: Bool) {
+        for (item, node) in zip(items, nodes) {
+            let own = conditioned || conditions[item.linkId] != nil
+            switch disposition(item) {
+            case .fixed, .calculated: noteShown(item, node, conditioned: own)
+            case .group: collectShown(item.children, in: node.children, conditioned: own)
+            default: break
+            }
+        }
+    }
+
+    /// Puts the lines noted while a step was built into its text (after any text it has) and
+    /// its `calculations`, and starts the next step with none.
+    private func takeShown(into step: inout JSONObject) {
+        if !shownLines.isEmpty {
+            let before = step["text"]?.stringValue.map { [$0] } ?? []
+            step["text"] = .string((before + shownLines).joined(separator: "\n"))
+        }
+        if !shownCalculations.isEmpty { step["calculations"] = .array(shownCalculations.map { .string($0) }) }
+        shownLines = []
+        shownCalculations = []
+    }
+
+    /// A FHIR answer (`{"valueX": v}`) as a participant reads it.
+    private static func answerText(_ answer: JSON) -> String? {
+        guard let o = answer.objectValue, let (kind, v) = FHIRExtension.value(o) else { return nil }
+        switch kind {
+        case "Coding":
+            return v.objectValue?["display"]?.stringValue ?? v.objectValue?["code"]?.stringValue
+        case "Quantity":
+            guard let q = v.objectValue, let n = q["value"] else { return nil }
+            let unit = q["unit"]?.stringValue ?? q["code"]?.stringValue
+            return JSONWriter.string(n) + (unit.map { " " + $0 } ?? "")
+        case "Boolean":
+            return v.boolValue.map { $0 ? "Yes" : "No" }
+        default:
+            return v.stringValue ?? (v.isNull ? nil : JSONWriter.string(v))
+        }
     }
 
     private func formItem(_ item: FHIRItem, visible: [JSON]) -> JSON {

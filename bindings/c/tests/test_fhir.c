@@ -402,6 +402,44 @@ static void test_bad_questionnaires(void)
     CHECK_RC(stepkit_session_result_fhir(NULL, &out), STEPKIT_EINVAL);
 }
 
+/* lhc_hidden_items: questionnaire-hidden means "not displayed" (R4), so the hidden group and the
+ * hidden calculated items make no step; the visible calculated ones are shown with their value
+ * (SDC: computed, displayed read-only), and every one of them is in the response. */
+static void test_walk_hidden_items(void)
+{
+    char *text = read_file(forms_dir, "lhc_hidden_items.json");
+    stepkit_task *task = NULL;
+    stepkit_session *s = NULL;
+    char *out = NULL;
+    json_t *state, *response;
+    if (!text)
+        return;
+    CHECK_RC(stepkit_task_compile_fhir(text, NULL, &task), STEPKIT_OK);
+    CHECK_RC(stepkit_session_open(task, NULL, &s), STEPKIT_OK);
+    CHECK_STEP(s, "CE-VISIBLE");
+    CHECK_RC(stepkit_session_go_forward(s, NULL), STEPKIT_OK);
+    CHECK_STEP(s, "ITEM-VISIBLE");
+    CHECK_RC(stepkit_session_set_answer(s, "3", NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_go_forward(s, NULL), STEPKIT_OK);
+    CHECK_STEP(s, "GROUP-VISIBLE");
+    state = state_of(s);
+    CHECK_STR(json_str(json_object_get(state, "step"), "text"), "GROUP-VISIBLE/CE-VISIBLE/1/1: 3");
+    json_decref(state);
+    CHECK_RC(stepkit_session_go_forward(s, NULL), STEPKIT_OK);
+    state = state_of(s);
+    CHECK_STR(json_str(state, "status"), "finished");
+    json_decref(state);
+    CHECK_RC(stepkit_session_result_fhir(s, &out), STEPKIT_OK);
+    response = parse_json(out);
+    stepkit_string_free(out);
+    /* The hidden group is exported with its calculated item. */
+    CHECK_STR(json_str(json_array_get(json_object_get(response, "item"), json_array_size(json_object_get(response, "item")) - 1), "linkId"), "GROUP-HIDDEN");
+    json_decref(response);
+    stepkit_session_free(s);
+    stepkit_task_free(task);
+    free(text);
+}
+
 /* FHIR's rule for `required` (R4: a required item must be answered in a completed response; SDC:
  * the status shall not become "completed" while one is missing), the import's default: every
  * step may be left, the state lists what is missing, and only completing is refused, with every
@@ -480,6 +518,7 @@ int main(int argc, char **argv)
         RUN(test_walk_phr);
         RUN(test_walk_phq9);
         RUN(test_walk_apgar_total);
+        RUN(test_walk_hidden_items);
     } else {
         printf("SKIP: the published FHIR forms are not here: %s is absent (set STEPKIT_FHIR_FORMS); "
                "only the examples and bad input were tested\n", forms_dir);

@@ -193,13 +193,39 @@ def test_phq9_value_set_codes_reach_result_and_response() -> None:
                                               "code": "More than half the days", "display": "More than half the days"}}]
 
 
+def past_shown_values(s: Any) -> Dict[str, Any]:
+    """Goes forward over the steps that only show values (visible calculated and read-only
+    items, issue 29 item 6) to the next question; returns the state there."""
+    state = s.state
+    while state["status"] == "inProgress" and state["step"]["type"] == "instruction":
+        state = s.forward()
+    return state
+
+
 def test_calculated_items_follow_their_source() -> None:
+    """SDC: a calculatedExpression item is computed, not answered; questionnaire-hidden means
+    "not displayed", so a visible calculated item is shown (read-only, with its value) and a
+    hidden one, or one in a hidden group, is not, while all of them are in the response."""
     task = stepkit.Task.from_fhir(form("lhc_hidden_items.json"))
+    presented = []
     with task.open() as s:
-        assert s.state["step"]["identifier"] == "ITEM-VISIBLE"   # calculated items are not asked
+        state = s.state
+        assert state["step"]["identifier"] == "CE-VISIBLE"   # shown, not asked
+        assert "answerFormat" not in state["step"]
+        presented.append(state["step"]["identifier"])
+        state = s.forward()
+        assert state["step"]["identifier"] == "ITEM-VISIBLE"
+        presented.append("ITEM-VISIBLE")
         s.set_answer(7.5)
-        s.forward()
+        state = s.forward()
+        presented.append(state["step"]["identifier"])
+        name = state["step"]["calculations"]
+        assert list(name.values()) == [7.5]     # GROUP-VISIBLE/CE-VISIBLE's current value
+        assert state["step"]["text"] == "GROUP-VISIBLE/CE-VISIBLE/1/1: 7.5"
+        assert s.forward()["status"] == "finished"
         response = s.result_as("fhir")
+    # The hidden group (and the hidden items) never become a step.
+    assert presented == ["CE-VISIBLE", "ITEM-VISIBLE", "GROUP-VISIBLE"]
     validate(response)
     by = items_by_link(response)
     for link in ["CE-HIDDEN", "CE-VISIBLE", "GROUP-VISIBLE/CE-HIDDEN", "GROUP-VISIBLE/CE-VISIBLE", "GROUP-HIDDEN/CE-HIDDEN"]:
@@ -368,6 +394,7 @@ def test_calculated_answer_copies_match_fhirpath() -> None:
     for questionnaire, answer in cases:
         task = stepkit.Task.from_fhir(questionnaire)
         with task.open() as s:
+            past_shown_values(s)
             s.set_answer(answer)
             s.forward()
             response = s.result_as("fhir")
@@ -463,13 +490,14 @@ def test_totals_through_variables_match_fhirpath(name: str) -> None:
     for choices in answer_sets:
         with task.open() as s:
             for choice in choices:
-                answer_format = s.state["step"]["answerFormat"]
+                answer_format = past_shown_values(s)["step"]["answerFormat"]
                 value = None if choice is None else answer_format["textChoices"][choice]["value"]
                 if value is None:
                     s.skip()
                 else:
                     s.set_answer([value])  # choices are answered with the list of chosen values
                     s.forward()
+            past_shown_values(s)
             assert s.state["status"] == "finished"
             response = s.result_as("fhir")
         validate(response)
