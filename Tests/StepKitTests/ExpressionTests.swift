@@ -180,6 +180,36 @@ private func codes(_ calculations: String, extra: String = "") -> [String: Strin
         #expect(calcs?["later"] == .bool(true))
     }
 
+    @Test func partialDatesCompareAsFarAsBothGo() throws {
+        let t = try compile("""
+        {"identifier": "t", "steps": [
+          {"type": "question", "identifier": "d", "answerFormat": {"type": "date", "partial": true, "minimumDate": "2020-05-01"}},
+          {"type": "completion", "identifier": "end"}],
+         "calculations": {"after": {">=": [{"answer": "d"}, "2020-05-01"]}, "before": {"<": [{"answer": "d"}, "2020-05-01"]},
+                          "same": {"==": [{"answer": "d"}, "2021"]}, "echo": {"answer": "d"}}}
+        """)
+        func calcs(_ answer: String) throws -> JSONObject? {
+            var s = Session(task: t, options: SessionOptions(), clock: ManualClock(1_795_392_000_000).clock)
+            try s.setAnswer(.string(answer))
+            return s.resultJSON().objectValue?["calculations"]?.objectValue
+        }
+        // 2021 is after 2020-05-01 by its year; 2020 is neither before nor after it (FHIRPath: empty).
+        #expect(try calcs("2021")?["after"] == .bool(true))
+        #expect(try calcs("2021")?["same"] == .bool(true))
+        #expect(try calcs("2021")?["echo"] == .string("2021"))
+        #expect(try calcs("2020")?["after"] == .bool(false))
+        #expect(try calcs("2020")?["before"] == .bool(false))
+        #expect(try calcs("2020-06")?["after"] == .bool(true))
+        #expect(try calcs("2021-05-03")?["same"] == .bool(false))
+        var s = Session(task: t, options: SessionOptions(), clock: ManualClock(1_795_392_000_000).clock)
+        #expect(throws: StepKitError.self) { try s.setAnswer(.string("2019")) }     // wholly before the minimum
+        #expect(throws: StepKitError.self) { try s.setAnswer(.string("2020-13")) }
+        // Without "partial", a year is no date.
+        let full = try compile(#"{"identifier": "t", "steps": [{"type": "question", "identifier": "d", "answerFormat": {"type": "date"}}]}"#)
+        var plain = Session(task: full, options: SessionOptions(), clock: ManualClock(1_795_392_000_000).clock)
+        #expect(throws: StepKitError.self) { try plain.setAnswer(.string("2021")) }
+    }
+
     @Test func newFunctionsAreTypedAtCompileTime() {
         let found = codes("""
         {"a": {"ln": ["x"]}, "b": {"substring": ["abc"]}, "c": {"substring": ["abc", "1"]}, "d": {"upper": [1]},

@@ -344,7 +344,7 @@ struct ExpressionCompiler {
             if types[j] == .time {
                 parsed = TimeOfDay.seconds(text).map { .time(seconds: $0.seconds, withSeconds: $0.withSeconds) }
             } else {
-                parsed = CalendarValue.parse(text).map(ExpressionValue.init)
+                parsed = CalendarValue.parse(text).map(ExpressionValue.init) ?? PartialDate.parse(text).map { .partialDate($0) }
             }
             guard let parsed else {
                 diagnostics.error("wrongOperandType", "Compared with \(types[j].described), the string must be " + (types[j] == .time ? "a time as \"HH:mm\" or \"HH:mm:ss\"" : "a date (YYYY-MM-DD) or date-time") + "; found \"\(text)\".", at: argPath(i))

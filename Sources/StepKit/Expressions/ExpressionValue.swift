@@ -12,6 +12,8 @@ enum ExpressionValue: Sendable, Equatable {
     case date(day: Int64)
     /// An instant: milliseconds since the epoch.
     case dateTime(milliseconds: Int64)
+    /// A date at reduced precision (`2021`, `2021-05`), as written.
+    case partialDate(PartialDate)
     /// A time of day: seconds since midnight, and whether it was written with its seconds
     /// (`HH:mm:ss`; it renders as written, and compares by seconds either way).
     case time(seconds: Int, withSeconds: Bool)
@@ -49,6 +51,7 @@ enum ExpressionValue: Sendable, Equatable {
             if case .string(let s) = value { return .string(s) }
         case .date:
             if let s = value.stringValue, let parsed = CalendarValue.parse(s) { return ExpressionValue(parsed) }
+            if let s = value.stringValue, let partial = PartialDate.parse(s) { return .partialDate(partial) }
         case .timeOfDay:
             if let t = value.stringValue.flatMap(TimeOfDay.seconds) { return .time(seconds: t.seconds, withSeconds: t.withSeconds) }
         case .location, .multipleComponent:
@@ -86,6 +89,7 @@ enum ExpressionValue: Sendable, Equatable {
         case .bool(let b): return .bool(b)
         case .date(let day): return .string(ExpressionValue.dateText(day))
         case .dateTime(let ms): return .string(CivilTime.iso8601(milliseconds: ms))
+        case .partialDate(let p): return .string(p.text)
         case .time(let s, let withSeconds):
             let hm = CivilTime.pad(Int64(s / 3600), 2) + ":" + CivilTime.pad(Int64(s / 60 % 60), 2)
             return .string(withSeconds ? hm + ":" + CivilTime.pad(Int64(s % 60), 2) : hm)
@@ -125,6 +129,8 @@ enum ExpressionValue: Sendable, Equatable {
             return x == y
         case (.time(let x, _), .time(let y, _)):
             return x == y
+        case (.partialDate(let x), .partialDate(let y)):
+            return x == y
         case (.choice(let x, _), .choice(let y, _)):
             return x.count == y.count && y.allSatisfy { e in x.contains { $0.sameValue(as: e) } }
         case (.choice(let x, _), .number), (.choice(let x, _), .string):
@@ -155,6 +161,8 @@ enum ExpressionValue: Sendable, Equatable {
             return x.unicodeScalars.lexicographicallyPrecedes(y.unicodeScalars) ? -1 : (equal(a, b) ? 0 : 1)
         case (.time(let x, _), .time(let y, _)):
             return sign(x, y)
+        case (.partialDate, _), (_, .partialDate):
+            return ExpressionValue.orderAtPrecision(a, b)
         case (.choice, _), (_, .choice):
             guard let x = a.choicePosition(orderOf: b), let y = b.choicePosition(orderOf: a) else { return nil }
             return sign(x, y)
@@ -162,6 +170,24 @@ enum ExpressionValue: Sendable, Equatable {
             guard let x = a.instant, let y = b.instant else { return nil }
             return sign(x, y)
         }
+    }
+
+    /// FHIRPath's order of dates of different precision: by year, then month, then day, as far
+    /// as both sides have them; nil (FHIRPath's empty) when they agree that far and one side
+    /// stops (`2021` against `2021-05-03`).
+    private static func orderAtPrecision(_ a: ExpressionValue, _ b: ExpressionValue) -> Int? {
+        func parts(_ v: ExpressionValue) -> [Int64]? {
+            switch v {
+            case .partialDate(let p): return [p.year] + (p.month.map { [$0] } ?? [])
+            case .date, .dateTime:
+                guard let c = DateArithmetic.civil(v) else { return nil }
+                return [c.year, c.month, c.dayOfMonth]
+            default: return nil
+            }
+        }
+        guard let x = parts(a), let y = parts(b) else { return nil }
+        for (p, q) in zip(x, y) where p != q { return p < q ? -1 : 1 }
+        return nil
     }
 
     /// A single choice's position in its choices; a plain value's position in the other side's

@@ -170,6 +170,32 @@ enum CalendarValue: Sendable, Equatable {
 }
 
 /// `HH:mm` as minutes since midnight.
+/// A date at reduced precision, as FHIR's `date` and `dateTime` allow: `YYYY` or `YYYY-MM`
+/// (years 0001-9999). It is kept as written and compared at the precision both sides have.
+struct PartialDate: Sendable, Equatable {
+    let year: Int64
+    let month: Int64?
+
+    static func parse(_ text: String) -> PartialDate? {
+        let b = Array(text.utf8)
+        guard b.count == 4 || b.count == 7 else { return nil }
+        func number(_ range: Range<Int>) -> Int64? {
+            var v: Int64 = 0
+            for i in range {
+                guard b[i] >= 0x30, b[i] <= 0x39 else { return nil }
+                v = v * 10 + Int64(b[i] - 0x30)
+            }
+            return v
+        }
+        guard let year = number(0..<4), year >= 1 else { return nil }
+        if b.count == 4 { return PartialDate(year: year, month: nil) }
+        guard b[4] == UInt8(ascii: "-"), let month = number(5..<7), (1...12).contains(month) else { return nil }
+        return PartialDate(year: year, month: month)
+    }
+
+    var text: String { CivilTime.pad(year, 4) + (month.map { "-" + CivilTime.pad($0, 2) } ?? "") }
+}
+
 enum TimeOfDay {
     /// Seconds since midnight of `HH:mm` or `HH:mm:ss` (nil otherwise), and whether the text
     /// has its seconds (a time renders as it was written).

@@ -119,6 +119,8 @@ def parse_answer(fmt: Mapping[str, Any], fields: Fields, name: str) -> Any:
         v = fields.get(name).strip()
         if v == "":
             return None
+        if fmt.get("partial") and re.fullmatch(r"\d{4}(-\d{2})?", v):
+            return v   # a year or a month, as written
         if fmt.get("style") == "dateTime":
             offset = fields.get(name + ".offset").strip() or "Z"
             if re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}", v):
@@ -332,6 +334,11 @@ def widget(fmt: Mapping[str, Any], answer: Any, name: str, ident: str, *, label:
                 if isinstance(fmt.get(key), str):
                     attrs[attr] = fmt[key][:16]
             w["attrs"] = attrs
+        elif fmt.get("partial"):
+            # A year or a month is an answer too, which no date picker takes: a text field.
+            w["attrs"] = {"type": "text", "inputmode": "numeric", "placeholder": "YYYY, YYYY-MM or YYYY-MM-DD",
+                          "pattern": r"\d{4}(-\d{2}(-\d{2})?)?"}
+            w["value"] = sub(name, answer if isinstance(answer, str) else "")
         else:
             attrs = {"type": "date"}
             for key, attr in (("minimumDate", "min"), ("maximumDate", "max")):

@@ -5,6 +5,9 @@ struct DateFormat: AnswerFormatRules {
     let minimum: (text: String, value: CalendarValue)?
     let maximum: (text: String, value: CalendarValue)?
     let minuteInterval: Int
+    /// `"partial": true`: a year (`2021`) or a month (`2021-05`) is an answer too (FHIR's
+    /// reduced precision), kept as written.
+    var partial = false
     /// `minimumDate`/`maximumDate` written as expressions.
     var boundExpressions = JSONObject()
 
@@ -37,14 +40,19 @@ struct DateFormat: AnswerFormatRules {
             d.error("minimumAboveMaximum", "\"minimumDate\" is after \"maximumDate\".", at: r.path.key("minimumDate"))
         }
         let format = DateFormat(withTime: withTime, minimum: minimum, maximum: maximum, minuteInterval: minuteInterval,
-                                boundExpressions: expressions)
+                                partial: r.bool("partial") ?? false, boundExpressions: expressions)
         format.checkDefault("defaultDate", in: r)
         return format
     }
 
     func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? {
+        if partial, case .string(let text) = answer {
+            if let p = PartialDate.parse(text) { return try validatePartial(p, answer) }
+            // A date where a date and time is asked: FHIR's dateTime at the precision of a day.
+            if withTime, case .date? = CalendarValue.parse(text) { return try validatePartial(nil, answer) }
+        }
         guard case .string(let text) = answer, let value = CalendarValue.parse(text), value.isDateTime == withTime else {
-            throw AnswerRejection("invalidDate", "Enter \(shape).")
+            throw AnswerRejection("invalidDate", "Enter \(shape)" + (partial ? ", or a year (2021) or a month (2021-05)." : "."))
         }
         if let minimum, value.instant < minimum.value.instant {
             throw AnswerRejection("outOfRange", rangeMessage)
@@ -57,6 +65,19 @@ struct DateFormat: AnswerFormatRules {
             if minuteOfHour % Int64(minuteInterval) != 0 || ms % 60_000 != 0 {
                 throw AnswerRejection("notOnStep", "Choose a time in steps of \(NumberText.count(minuteInterval, "minute")).")
             }
+        }
+        return answer
+    }
+
+    /// A reduced-precision answer is outside the limits only when it is wholly outside them
+    /// (`2019` is before 2020-05-01; `2020` may not be).
+    private func validatePartial(_ p: PartialDate?, _ answer: JSON) throws(AnswerRejection) -> JSON? {
+        let value: ExpressionValue = p.map { .partialDate($0) } ?? ExpressionValue.answer(answer, .date)
+        if let minimum, let o = ExpressionValue.order(value, ExpressionValue(minimum.value)), o < 0 {
+            throw AnswerRejection("outOfRange", rangeMessage)
+        }
+        if let maximum, let o = ExpressionValue.order(value, ExpressionValue(maximum.value)), o > 0 {
+            throw AnswerRejection("outOfRange", rangeMessage)
         }
         return answer
     }

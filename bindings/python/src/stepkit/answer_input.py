@@ -131,6 +131,8 @@ def describe_format(fmt: Dict[str, Any]) -> List[str]:
             text = "  A date and time, YYYY-MM-DDTHH:mm with an offset (e.g. 2026-11-22T09:30+01:00 or ...Z)"
         else:
             text = "  A date, YYYY-MM-DD"
+        if fmt.get("partial"):
+            text += ", or a year (2021) or a month (2021-05)"
         lines.append(text)
         low, high = fmt.get("minimumDate"), fmt.get("maximumDate")
         if low or high:
