@@ -158,7 +158,8 @@ struct FHIRAnswerFormat {
         case "integer", "decimal", "quantity":
             return numericFormat(item, control: control, &p)
         case "date", "dateTime":
-            var f = JSONObject(["type": .string("date"), "style": .string(item.type == "date" ? "date" : "dateTime")])
+            // R4's date and dateTime may be a year or a month (reduced precision).
+            var f = JSONObject(["type": .string("date"), "style": .string(item.type == "date" ? "date" : "dateTime"), "partial": .bool(true)])
             let kind = item.type == "date" ? "Date" : "DateTime"
             if let v = ext(item, FHIRExtension.minValue)?.value, v.type == kind { f["minimumDate"] = v.value }
             if let v = ext(item, FHIRExtension.maxValue)?.value, v.type == kind { f["maximumDate"] = v.value }

@@ -182,10 +182,15 @@ final class FHIRConditions {
             }
             return equality(operand)
         case ("date", "Date"), ("dateTime", "DateTime"), ("dateTime", "Date"):
-            guard let s = operand.stringValue, let parsed = CalendarValue.parse(s), question.type == "dateTime" || parsed.isDate else {
-                return leftOut("answer\(kind) \(JSONWriter.string(operand)) is not a full date.")
+            guard let s = operand.stringValue, CalendarValue.parse(s) != nil || PartialDate.parse(s) != nil,
+                  question.type == "dateTime" || CalendarValue.parse(s)?.isDateTime != true else {
+                return leftOut("answer\(kind) \(JSONWriter.string(operand)) is not a date.")
             }
-            return equality(operand)
+            // The expression language's comparison: answers and values at reduced precision
+            // (2021, 2021-05) compare as far as both go, as FHIRPath's dates do, and not beyond.
+            let names = ["=": "==", "!=": "==", ">": ">", "<": "<", ">=": ">=", "<=": "<="]
+            let compared = JSON.object([names[op] ?? "==": .array([.object(["answer": selector]), operand])])
+            return op == "!=" ? .object(["not": .array([compared])]) : compared
         case ("time", "Time"):
             guard let s = operand.stringValue, let seconds = FHIRConditions.seconds(s) else { return mismatch("answerTime is not a time.") }
             // Answers are hh:mm:ss, as R4's time: compared to the second.

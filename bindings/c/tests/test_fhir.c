@@ -350,7 +350,7 @@ static void test_conditions_evaluated_or_declined(void)
 }
 
 /* Issue 29, item 4: R4's datatypes. integer is 32 bits; time is hh:mm:ss; a dateTime with a
- * time SHALL have a zone. */
+ * time SHALL have a zone, and may be a year or a month. */
 static void test_r4_datatypes(void)
 {
     stepkit_task *task = NULL;
@@ -373,6 +373,15 @@ static void test_r4_datatypes(void)
     CHECK(json_integer_value(json_object_get(json_array_get(json_object_get(json_array_get(items, 0), "answer"), 0), "valueInteger")) == 2147483647);
     CHECK_STR(json_str(json_array_get(json_object_get(json_array_get(items, 1), "answer"), 0), "valueTime"), "11:11:11");
     CHECK_STR(json_str(json_array_get(json_object_get(json_array_get(items, 2), "answer"), 0), "valueDateTime"), "2021-05-03T10:30:00+02:00");
+    json_decref(doc);
+    /* Reduced precision: a month is a dateTime too, exported as written; month 13 is not. */
+    CHECK_RC(stepkit_session_set_answer(s, "{\"d\": \"2021-13\"}", NULL), STEPKIT_EANSWER);
+    CHECK_RC(stepkit_session_set_answer(s, "{\"d\": \"2021-05\"}", NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_result_fhir(s, &out), STEPKIT_OK);
+    doc = parse_json(out);
+    stepkit_string_free(out);
+    items = json_object_get(json_array_get(json_object_get(doc, "item"), 0), "item");
+    CHECK_STR(json_str(json_array_get(json_object_get(json_array_get(items, 2), "answer"), 0), "valueDateTime"), "2021-05");
     json_decref(doc);
     stepkit_session_free(s);
     stepkit_task_free(task);

@@ -491,3 +491,58 @@ def test_a_date_time_with_a_time_needs_a_zone(value: str, accepted: bool) -> Non
         else:
             with pytest.raises(stepkit.AnswerError):
                 s.set_answer(value)
+
+
+@pytest.mark.parametrize("answer", ["2021", "2020", "2019", "2020-06", "2020-05", "2020-04", "2020-05-01", "2020-04-30", None])
+def test_reduced_precision_dates_are_kept_and_compared_as_far_as_both_go(answer: Optional[str]) -> None:
+    """R4 date: "a year, year-month, or year-month-day"; FHIRPath compares dates of different
+    precision component by component and is empty (not true) where one side stops first. LHC's Q4
+    items are enabled when the date is >= 2020-05-01 (and exists); checked against fhirpathpy."""
+    q = form("lhc_enablewhen_test.json")
+    group = next(g for g in q["item"] if g["linkId"] == "g4")
+    conditional = [i for i in group["item"] if i.get("enableWhen")]
+    with stepkit.Task.from_fhir(q).open() as s:
+        while s.state["step"]["identifier"] != "g4":
+            s.forward()
+        if answer:
+            s.set_answer({"Q4": answer})
+        shown = set(visible(s))
+        response = s.result_as("fhir")
+    validate(response)
+    assert items_by_link(response).get("Q4", {}).get("answer", []) == ([{"valueDate": answer}] if answer else [])
+    for item in conditional:
+        c = item["enableWhen"][0]
+        if c["operator"] == "exists":
+            expected = fhirpath(response, "QuestionnaireResponse.repeat(item).where(linkId = 'Q4').answer.exists()") == [c["answerBoolean"]]
+        else:
+            found = fhirpath(response, "QuestionnaireResponse.repeat(item).where(linkId = 'Q4').answer.value"
+                                       f".where($this {c['operator']} @{c['answerDate']}).exists()")
+            expected = found == [True]
+        assert (item["linkId"] in shown) == expected, (item["linkId"], answer)
+
+
+@pytest.mark.parametrize("value,accepted", [("2021", True), ("2021-05", True), ("2021-05-03", True), ("2021-05-03T10:30:00Z", True),
+                                            ("2021-13", False), ("0000", False), ("21", False), ("2021-5", False)])
+def test_date_time_answers_at_reduced_precision_are_exported_as_written(value: str, accepted: bool) -> None:
+    q = questionnaire({"linkId": "d", "type": "dateTime", "text": "d"})
+    with stepkit.Task.from_fhir(q).open() as s:
+        if not accepted:
+            with pytest.raises(stepkit.AnswerError):
+                s.set_answer(value)
+            return
+        s.set_answer(value)
+        response = s.result_as("fhir")
+    validate(response)
+    assert response["item"][0]["answer"] == [{"valueDateTime": value}]
+    assert fhirpath(response, "QuestionnaireResponse.item.answer.value.toString()") == [value]
+
+
+def test_a_partial_date_respects_its_limits_where_it_is_wholly_outside() -> None:
+    q = questionnaire({"linkId": "d", "type": "date", "text": "d", "extension": [
+        {"url": "http://hl7.org/fhir/StructureDefinition/minValue", "valueDate": "2020-05-01"}]})
+    with stepkit.Task.from_fhir(q).open() as s:
+        for bad in ("2019", "2020-04"):
+            with pytest.raises(stepkit.AnswerError):
+                s.set_answer(bad)
+        for good in ("2020", "2020-05", "2021"):
+            s.set_answer(good)
