@@ -189,6 +189,25 @@ private func tampered(_ saved: JSON, _ key: String, _ value: JSON) -> JSON {
         #expect(third.restoreReport.objectValue?["dropped"]?.arrayValue?.count == 1)
     }
 
+    /// Saved dates later than the migration (a skewed or forged clock) are not carried over:
+    /// the walk's visits after them would start before they end, and the migrated run's own
+    /// restoration data would be refused (found by fuzz_restore).
+    @Test func migrationKeepsNoVisitDateLaterThanItself() throws {
+        let t0: Int64 = 1_767_225_600_000, later: Int64 = 9_715_772_669_945
+        let clock = ManualClock(later)
+        var s = Session(task: try compile(headache), options: SessionOptions(), clock: clock.clock)
+        try s.goForward()                                  // intro: ends far in the future
+        let saved = Restoration.save(s)
+        clock.now = t0
+        var options = SessionOptions()
+        options.migrate = true
+        let v2 = try compile(headache.replacingOccurrences("Thank you", "Thanks"))
+        let back = try restore(saved, v2, options: options, clock: clock.clock)
+        #expect(back.path.allSatisfy { $0.startDate <= t0 && ($0.endDate ?? t0) <= t0 })
+        let again = try restore(Restoration.save(back), v2, clock: clock.clock)
+        #expect(again.path.map(\.startDate) == back.path.map(\.startDate))
+    }
+
     @Test func autosaveWritesAtomicallyAndRestores() throws {
         let path = "/tmp/stepkit-swift-autosave-\(getpid()).json"
         defer { unlink(path) }

@@ -84,8 +84,9 @@ extension Restoration {
     /// A migrated run's visits keep the dates they were saved with: response times per step are
     /// what studies analyse, and the walk above dates every visit it makes at the migration's
     /// time. The n-th visit of a step takes the n-th saved visit of that step, while the dates
-    /// still follow each other (restore's replay checks that they do); from the first visit
-    /// that has no saved one, or whose saved dates would go backwards, the walk's dates stand.
+    /// still follow each other and precede the walk's (restore's replay checks that the dates
+    /// follow each other); from the first visit that has no saved one, or whose saved dates
+    /// would go backwards or lie after the migration, the walk's dates stand.
     private static func keepVisitDates(of savedPath: [JSON], in session: inout Session) {
         var saved: [String: [(start: Int64, end: Int64?)]] = [:]
         for visit in savedPath {
@@ -100,6 +101,9 @@ extension Restoration {
             guard let step = session.task.step(at: visit.stepIndex)?.identifier,
                   let dates = saved[step]?.first,
                   dates.start >= previousEnd, (dates.end ?? dates.start) >= dates.start,
+                  // Saved dates are earlier than the migration's walk (forged or skewed ones
+                  // are not): the visits after this one keep the walk's dates.
+                  (dates.end ?? dates.start) <= visit.startDate,
                   // The participant is shown again a step they had left: that is a new visit.
                   visit.endDate != nil || dates.end == nil else { break }
             saved[step]?.removeFirst()
