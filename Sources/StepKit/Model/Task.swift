@@ -121,6 +121,8 @@ struct TaskRules: Sendable {
     var stepValidations = IndexTable<[Validation]>()
     /// The task's `validations`, checked when going forward would complete the task.
     var taskValidations: [Validation] = []
+    /// Per step: the `initial` expressions of its question or form items (`Session+Initial`).
+    var initials = IndexTable<[InitialAnswer]>()
     /// When missing required answers are refused (`requiredAnswersChecked`).
     var requiredAnswers = RequiredAnswers.perStep
     /// The steps whose texts (or step modifier's texts) hold `{{placeholders}}` (`Piping`).

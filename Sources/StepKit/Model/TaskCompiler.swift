@@ -26,6 +26,8 @@ enum TaskCompiler {
         var pendingSections: [(section: Int, value: JSON, path: JSONPath)] = []
         /// Form steps' `validations`, compiled with the item rules.
         var pendingValidations: [(step: Int, value: JSON, path: JSONPath)] = []
+        /// Questions' and form items' `initial` expressions, compiled once every step is known.
+        var pendingInitials: [(step: Int, item: String?, value: JSON, path: JSONPath)] = []
 
         init(_ d: Diagnostics) { self.d = d }
     }
@@ -73,6 +75,7 @@ enum TaskCompiler {
             }
         }
         compileVisibilityAndValidations(b, predicates, r, &rules)
+        compileInitials(b, predicates, &rules)
         compilePiping(b, calculations, definition, &rules)
         r.finish()
         guard d.isEmpty, let identifier else { throw StepKitError(.definition, problems: d.problems) }
@@ -201,6 +204,7 @@ enum TaskCompiler {
         case "question":
             _ = r.string("placeholder")
             _ = r.string("question")
+            if let initial = r.value("initial") { b.pendingInitials.append((b.steps.count, nil, initial, path.key("initial"))) }
             if let format = r.value("answerFormat", required: true) {
                 content = AnswerFormat.compile(format, at: path.key("answerFormat"), d).map { .question($0) }
                 if case .question(let f)? = content, f.rules is ConfirmTextFormat {
@@ -281,8 +285,10 @@ enum TaskCompiler {
             r.accept(strings: ["detailText", "placeholder", "learnMoreText"])
             let format = r.value("answerFormat", required: true).flatMap { AnswerFormat.compile($0, at: itemPath.key("answerFormat"), d) }
             let visibleWhen = r.value("visibleWhen")
+            let initial = r.value("initial")
             r.finish()
             guard let identifier, let format else { continue }
+            if let initial { b.pendingInitials.append((stepIndex, identifier, initial, itemPath.key("initial"))) }
             if index[identifier] != nil {
                 d.error("duplicateIdentifier", "Another item of this form is already called \"\(identifier)\".", at: itemPath.key("identifier"))
                 continue
@@ -338,6 +344,29 @@ enum TaskCompiler {
             if let predicate = predicates.compile(pending.value, at: pending.path) {
                 rules.sectionVisibility[pending.section] = predicate
             }
+        }
+    }
+
+    // MARK: Initial answers
+
+    /// `initial` expressions: each must have the type its answer format's answers have (a choice
+    /// format takes a choice, a string or a number: the value of one choice).
+    private static func compileInitials(_ b: Builder, _ predicates: PredicateCompiler, _ rules: inout TaskRules) {
+        for pending in b.pendingInitials {
+            guard let step = b.steps.indices.contains(pending.step) ? b.steps[pending.step] : nil,
+                  let format = step.format(item: pending.item) else { continue }
+            let dateTime = (format.rules as? DateFormat)?.withTime ?? false
+            guard let answerType = ExpressionType.of(format.resultType, dateTime: dateTime) else {
+                b.d.error("wrongType", "A \(format.resultType.rawValue) answer has no initial value an expression can give.", at: pending.path)
+                continue
+            }
+            let expecting: ExpressionType? = answerType == .choice ? nil : answerType
+            guard let (expression, type) = ExpressionCompiler(predicates: predicates).compile(pending.value, at: pending.path, expecting: expecting) else { continue }
+            if answerType == .choice, ![.choice, .string, .number, .any].contains(type) {
+                b.d.error("wrongType", "The initial value of a choice is a choice's value (a string or a number), found \(type.described).", at: pending.path)
+                continue
+            }
+            rules.initials[pending.step, default: []].append(InitialAnswer(item: pending.item, expression: expression))
         }
     }
 

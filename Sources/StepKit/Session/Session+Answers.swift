@@ -19,7 +19,13 @@ extension Session {
             let outOfRange = boundProblems(bounds, step: index, value: checked.value, changed: answer)
             guard outOfRange.isEmpty else { throw StepKitError(.answer, problems: outOfRange) }
         }
+        // A form item with an `initial` that this answer shows is enabled now: it starts.
+        let hiddenBefore = task.rules.initials[index] != nil && hasVisibilityRules(step: index) ? hiddenItems(step: index) : []
         answers[index] = checked.value
+        if !hiddenBefore.isEmpty {
+            let shown = Set(hiddenBefore).subtracting(hiddenItems(step: index))
+            if !shown.isEmpty { applyInitials(step: index, only: shown) }
+        }
         touched = true
         emit("resultDidChange", ["step": .string(step.identifier)])
     }

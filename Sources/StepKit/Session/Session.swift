@@ -178,7 +178,11 @@ struct Session: Sendable {
         }
         applyPrefill(step: index)
         let previous = recordsEvents ? currentStep?.identifier : nil
+        let firstVisit = latestVisit[index] == nil
         pushVisit(Visit(stepIndex: index, startDate: time, modified: route.modified, arrival: .notes(route.notes)))
+        // After the visit is on the path: an initial reads the live answers, and a form item's
+        // visibility decides whether it is enabled.
+        if firstVisit, task.rules.initials[index] != nil { applyInitials(step: index) }
         stepAppeared(previous: previous, at: time)
         startAsyncActions(at: index, time: time)
         prepareActiveStep(at: time)
