@@ -94,3 +94,31 @@ import Testing
         #expect(back.stateJSON().objectValue?["answer"] == .number(12))
     }
 }
+
+/// SDC's `initialExpression` imported as `initial`.
+@Suite struct FHIRInitialExpressionTests {
+    static let url = "http://hl7.org/fhir/uv/sdc/StructureDefinition/sdc-questionnaire-initialExpression"
+    static let questionnaire = """
+    {"resourceType": "Questionnaire", "id": "ie", "item": [
+      {"linkId": "weight", "text": "Weight", "type": "decimal"},
+      {"linkId": "again", "text": "Weight again", "type": "decimal", "extension": [{"url": "\(url)",
+        "valueExpression": {"language": "text/fhirpath", "expression": "%resource.item.where(linkId='weight').answer.value"}}]},
+      {"linkId": "sex", "text": "Sex", "type": "string", "extension": [{"url": "\(url)",
+        "valueExpression": {"language": "text/fhirpath", "expression": "%patient.gender"}}]}]}
+    """
+
+    @Test func anInitialExpressionStartsTheAnswerOnceAndIsReportedWhereItCannotRun() throws {
+        let t = try FHIRImporter.compile(try json(Self.questionnaire), options: FHIRImportOptions())
+        #expect(t.report.entries.map(\.code) == ["initialNotTranslated"])
+        #expect(t.report.entries.first?.path.description == "item[2].extension[0]")
+        var s = Session(task: t.task, options: SessionOptions())
+        try s.setAnswer(.number(70.5))
+        try s.goForward()
+        #expect(s.stateJSON().objectValue?["answer"] == .number(70.5))
+        try s.setAnswer(.number(71))
+        try s.goBackward()
+        try s.setAnswer(.number(80))
+        try s.goForward()
+        #expect(s.stateJSON().objectValue?["answer"] == .number(71))
+    }
+}

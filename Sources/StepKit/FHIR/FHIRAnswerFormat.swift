@@ -36,7 +36,6 @@ struct FHIRAnswerFormat {
 
     /// Extensions that an item may carry which StepKit cannot honour yet, with the reason.
     private static let knownReasons: [String: String] = [
-        "http://hl7.org/fhir/uv/sdc/StructureDefinition/sdc-questionnaire-initialExpression": "initialExpression (FHIRPath, prefilled from the patient's record) is not translated.",
         "http://hl7.org/fhir/StructureDefinition/questionnaire-minOccurs": "minOccurs is not translated.",
         "http://hl7.org/fhir/StructureDefinition/questionnaire-maxOccurs": "maxOccurs is not translated.",
     ]
@@ -97,7 +96,7 @@ struct FHIRAnswerFormat {
             let url = e.objectValue?["url"]?.stringValue ?? ""
             // Calculations and the variables they read are the importer's (`FHIRImporter.calculations`).
             guard !FHIRExtension.readOnItems.contains(url), url != FHIRCalculations.url, url != FHIRCalculations.variableURL,
-                  url != FHIRCalculations.enableWhenURL else { continue }
+                  url != FHIRCalculations.enableWhenURL, url != FHIRCalculations.initialURL else { continue }
             let reason = FHIRAnswerFormat.knownReasons[url] ?? "The extension \(url) is not translated."
             report.add(item.linkId, item.path.key("extension").index(i), "unsupportedExtension", reason)
         }

@@ -34,6 +34,7 @@
 struct FHIRCalculations {
     static let url = "http://hl7.org/fhir/uv/sdc/StructureDefinition/sdc-questionnaire-calculatedExpression"
     static let enableWhenURL = "http://hl7.org/fhir/uv/sdc/StructureDefinition/sdc-questionnaire-enableWhenExpression"
+    static let initialURL = "http://hl7.org/fhir/uv/sdc/StructureDefinition/sdc-questionnaire-initialExpression"
     static let variableURL = "http://hl7.org/fhir/StructureDefinition/variable"
 
     let prepared: [String: FHIRPrepared]

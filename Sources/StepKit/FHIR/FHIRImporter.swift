@@ -131,6 +131,7 @@ enum FHIRImporter {
         }
         translateConditions(top)
         let calculations = calculations(calcs, builder: builder, top: top, prepared: prepared, scopes: scopes, report: report)
+        initialExpressions(calcs, builder: builder, top: top, prepared: prepared, scopes: scopes, report: report)
         let nodes = builder.build(top)
         return Pass(builder: builder, report: report, diagnostics: d, declined: conditions.declined, calculations: calculations, nodes: nodes)
     }
@@ -218,6 +219,41 @@ enum FHIRImporter {
         }
         walk(top)
         return calculations
+    }
+
+    /// SDC's `initialExpression` on an asked item: the item's `initial` expression (evaluated
+    /// once, when the item is first enabled), when it translates to a value of the item's type;
+    /// otherwise reported (most published ones read the patient's record, `%patient`, which a
+    /// task has no access to), and the item starts unanswered.
+    private static func initialExpressions(_ calcs: FHIRCalculations, builder: FHIRTaskBuilder, top: [FHIRItem],
+                                           prepared: [String: FHIRPrepared], scopes: [String: [String: FHIRCalculations.Value]],
+                                           report: FHIRReport) {
+        func walk(_ items: [FHIRItem]) {
+            for item in items {
+                defer { walk(item.children) }
+                guard let (text, path) = FHIRCalculations.expression(of: item, url: FHIRCalculations.initialURL) else { continue }
+                guard prepared[item.linkId]?.disposition == .asked, builder.locations[item.linkId] != nil else {
+                    report.add(item.linkId, path, "initialNotTranslated", "An initialExpression starts an answer; this item is not asked, so it is not used.")
+                    continue
+                }
+                let kinds: [FHIRCalculations.Value.Kind]
+                switch item.type {
+                case "integer", "decimal", "quantity": kinds = [.number]
+                case "boolean": kinds = [.boolean]
+                case "string", "text", "url": kinds = [.string]
+                case "choice", "open-choice": kinds = [.code, .string, .number]
+                default: kinds = []
+                }
+                guard let value = calcs.translateValue(text, variables: scopes[item.linkId] ?? [:], context: item.linkId),
+                      kinds.contains(value.kind) else {
+                    report.add(item.linkId, path, "initialNotTranslated",
+                               "The initialExpression is outside the FHIRPath subset StepKit translates (or not of the item's type): the item is asked, starting unanswered.")
+                    continue
+                }
+                builder.initialExpressions[item.linkId] = value.json
+            }
+        }
+        walk(top)
     }
 
     /// `initial` values must have the item's type.

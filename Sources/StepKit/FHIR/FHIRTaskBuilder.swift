@@ -17,6 +17,8 @@ final class FHIRTaskBuilder {
     var conditions: [String: JSON] = [:]
     /// Calculated items' calculation names, by linkId.
     var calculationNames: [String: String] = [:]
+    /// Asked items' translated `initialExpression`s, by linkId: their `initial`.
+    var initialExpressions: [String: JSON] = [:]
 
     private(set) var steps: [JSON] = []
     private(set) var skipRules = JSONObject()
@@ -326,6 +328,7 @@ final class FHIRTaskBuilder {
         let p = prepared[item.linkId]
         if let format = p?.format { o["answerFormat"] = format }
         o["optional"] = .bool(!item.required)
+        if let initial = initialExpressions[item.linkId] { o["initial"] = initial }
         p?.extra.forEachEntry { key, value in o[key] = value }
         let help = displayTexts(item)
         if !help.isEmpty { o["detailText"] = .string(help.joined(separator: "\n")) }

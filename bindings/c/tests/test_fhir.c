@@ -449,6 +449,41 @@ static void test_walk_hidden_items(void)
     free(text);
 }
 
+/* SDC's initialExpression: the item starts with the expression's value when it is first enabled,
+ * and an edit is not recomputed; one that reads the patient's record is reported. */
+static void test_initial_expression(void)
+{
+    static const char q[] =
+        "{\"resourceType\": \"Questionnaire\", \"id\": \"ie\", \"item\": ["
+        " {\"linkId\": \"weight\", \"text\": \"Weight\", \"type\": \"decimal\"},"
+        " {\"linkId\": \"again\", \"text\": \"Again\", \"type\": \"decimal\", \"extension\": [{\"url\":"
+        "  \"http://hl7.org/fhir/uv/sdc/StructureDefinition/sdc-questionnaire-initialExpression\", \"valueExpression\":"
+        "  {\"language\": \"text/fhirpath\", \"expression\": \"%resource.item.where(linkId='weight').answer.value\"}}]},"
+        " {\"linkId\": \"sex\", \"text\": \"Sex\", \"type\": \"string\", \"extension\": [{\"url\":"
+        "  \"http://hl7.org/fhir/uv/sdc/StructureDefinition/sdc-questionnaire-initialExpression\", \"valueExpression\":"
+        "  {\"language\": \"text/fhirpath\", \"expression\": \"%patient.gender\"}}]}]}";
+    stepkit_task *task = NULL;
+    stepkit_session *s = NULL;
+    json_t *state;
+    CHECK(report_size(q) == 1);
+    CHECK_RC(stepkit_task_compile_fhir(q, NULL, &task), STEPKIT_OK);
+    CHECK_RC(stepkit_session_open(task, NULL, &s), STEPKIT_OK);
+    CHECK_RC(stepkit_session_set_answer(s, "64.5", NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_go_forward(s, NULL), STEPKIT_OK);
+    state = state_of(s);
+    CHECK(json_real_value(json_object_get(state, "answer")) == 64.5);
+    json_decref(state);
+    CHECK_RC(stepkit_session_set_answer(s, "65", NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_go_backward(s, NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_set_answer(s, "90", NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_go_forward(s, NULL), STEPKIT_OK);
+    state = state_of(s);
+    CHECK(json_number_value(json_object_get(state, "answer")) == 65.0);
+    json_decref(state);
+    stepkit_session_free(s);
+    stepkit_task_free(task);
+}
+
 /* FHIR's rule for `required` (R4: a required item must be answered in a completed response; SDC:
  * the status shall not become "completed" while one is missing), the import's default: every
  * step may be left, the state lists what is missing, and only completing is refused, with every
@@ -520,6 +555,7 @@ int main(int argc, char **argv)
     RUN(test_examples_have_empty_reports);
     RUN(test_bad_questionnaires);
     RUN(test_required_at_completion);
+    RUN(test_initial_expression);
     RUN(test_conditions_evaluated_or_declined);
     RUN(test_r4_datatypes);
     if (stat(forms_dir, &st) == 0 && S_ISDIR(st.st_mode)) {
