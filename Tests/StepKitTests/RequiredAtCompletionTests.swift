@@ -55,6 +55,12 @@ import Testing
         #expect(missing(s) == ["age", "contact.email", "contact.again"])
         try s.goForward()
         #expect(s.currentStep?.identifier == "mood")
+        // The result records what was left: the question unanswered, the form with what it has.
+        let results = try #require(s.resultJSON().objectValue?["results"]?.arrayValue)
+        #expect(results.first?.objectValue?["results"]?.arrayValue?.first?.objectValue?["answer"] == .null)
+        let form = results[1].objectValue?["results"]?.arrayValue ?? []
+        #expect(form.compactMap { $0.objectValue?["identifier"]?.stringValue } == ["email", "again", "phone"])
+        #expect(form.map { $0.objectValue?["answer"] } == [.null, .null, .string("555")])
         let state = try #require(s.stateJSON().objectValue)
         let list = try #require(state["missingAnswers"]?.arrayValue)
         #expect(list.count == 4)

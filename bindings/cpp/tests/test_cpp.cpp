@@ -379,6 +379,22 @@ static void test_fhir() {
     CHECK(response.find(R"("questionnaire":"http://example.org/q")") != std::string::npos);
     CHECK(response.find(R"({"linkId":"packs","text":"Packs a day","answer":[{"valueInteger":2}]})") != std::string::npos);
 
+    // FHIR's required: checked when the task completes, by default. "packs" is required: the
+    // run may leave it, the state lists it, and completing is refused until it is given.
+    stepkit::Task free_moving = stepkit::Task::compile_fhir(questionnaire);
+    stepkit::Session walk = free_moving.open();
+    walk.set_answer("true");
+    const std::string on_packs = walk.go_forward();
+    CHECK(on_packs.find(R"("missingAnswers":[{"code":"answerRequired")") != std::string::npos);
+    const stepkit::Error refused = expect_error(STEPKIT_ESTATE, [&] { walk.go_forward(); }, __LINE__);
+    CHECK(refused.json().find(R"("step":"packs")") != std::string::npos);
+    CHECK(walk.result_fhir().find(R"("status":"in-progress")") != std::string::npos);
+    stepkit::Task per_step = stepkit::Task::compile_fhir(questionnaire, R"({"requiredAnswersChecked": "perStep"})");
+    stepkit::Session strict_walk = per_step.open();
+    strict_walk.set_answer("true");
+    const std::string strict_packs = strict_walk.go_forward();
+    CHECK(strict_packs.find(R"("code":"answerRequired","message":"Answer this question to continue.")") != std::string::npos);
+
     stepkit::Task plain = stepkit::Task::compile(
         R"({"identifier": "t", "steps": [{"type": "instruction", "identifier": "i"}]})");
     stepkit::Session other = plain.open();
