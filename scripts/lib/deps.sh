@@ -43,11 +43,12 @@ stepkit_apt_install() {
     fi
     if [ "$STEPKIT_APT_UPDATED" -eq 0 ]; then
         echo "apt-get update" >&2
-        stepkit_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q >&2
+        stepkit_as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 update -q >&2
         STEPKIT_APT_UPDATED=1
     fi
     echo "apt-get install -y $*" >&2
-    stepkit_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" >&2
+    # Waits for another apt or dpkg (an unattended upgrade, a second test run) instead of failing.
+    stepkit_as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "$@" >&2
 }
 
 stepkit_have() {
