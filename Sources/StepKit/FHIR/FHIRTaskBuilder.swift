@@ -23,9 +23,9 @@ final class FHIRTaskBuilder {
     private(set) var steps: [JSON] = []
     private(set) var skipRules = JSONObject()
     /// The visible calculated and read-only items of the step being built, as lines of its
-    /// text ("Total score: {{fhir_1}}") and the calculations it shows (`shown`).
+    /// text ("Total score: {{fhir_1}}"). Not also as the step's `calculations`: a host shows
+    /// those under the calculation's name (`fhir_1`), which means nothing to a participant.
     private var shownLines: [String] = []
-    private var shownCalculations: [String] = []
 
     init(index: FHIRItemIndex, prepared: [String: FHIRPrepared], report: FHIRReport) {
         self.index = index
@@ -104,7 +104,6 @@ final class FHIRTaskBuilder {
                         steps.append(.object(step))
                     }
                     shownLines = []
-                    shownCalculations = []
                 }
             case .asked:
                 if askedDescendants(item).isEmpty {
@@ -130,9 +129,8 @@ final class FHIRTaskBuilder {
                 // that shows its value (its conditions skip it, as a question's do).
                 if let line = shownLine(item, node) {
                     var step = JSONObject(["type": .string("instruction"), "identifier": .string(item.linkId)])
-                    step["text"] = .string(line.value)
+                    step["text"] = .string(line)
                     if let label = item.label { step["title"] = .string(label) }
-                    if let name = line.calculation { step["calculations"] = .array([.string(name)]) }
                     steps.append(.object(step))
                 }
             case .left:
@@ -248,14 +246,13 @@ final class FHIRTaskBuilder {
     /// A visible calculated or read-only item's value as its step shows it: `"{{fhir_N}}"` (the
     /// calculation, piped, so the state shows its current value) or the text of its initial
     /// answers; nil when it is hidden or has nothing to show (reported already).
-    private func shownLine(_ item: FHIRItem, _ node: FHIRNode) -> (value: String, calculation: String?)? {
+    private func shownLine(_ item: FHIRItem, _ node: FHIRNode) -> String? {
         guard let p = prepared[item.linkId], !p.hidden else { return nil }
         if p.disposition == .calculated {
-            guard let name = calculationNames[item.linkId] else { return nil }
-            return ("{{" + name + "}}", name)
+            return calculationNames[item.linkId].map { "{{" + $0 + "}}" }
         }
         let texts = node.fixedAnswers.compactMap(FHIRTaskBuilder.answerText)
-        return texts.isEmpty ? nil : (texts.joined(separator: ", "), nil)
+        return texts.isEmpty ? nil : texts.joined(separator: ", ")
     }
 
     /// Notes a visible calculated or read-only item of the step being built as a line of its
@@ -268,8 +265,7 @@ final class FHIRTaskBuilder {
                        "A calculated or read-only item with conditions of its own inside a form is exported where enabled, but its value is not shown.")
             return
         }
-        shownLines.append((item.label ?? item.linkId) + ": " + line.value)
-        if let name = line.calculation { shownCalculations.append(name) }
+        shownLines.append((item.label ?? item.linkId) + ": " + line)
     }
 
     /// `noteShown` for the items under a group presented as an instruction step.
@@ -284,16 +280,14 @@ final class FHIRTaskBuilder {
         }
     }
 
-    /// Puts the lines noted while a step was built into its text (after any text it has) and
-    /// its `calculations`, and starts the next step with none.
+    /// Puts the lines noted while a step was built into its text (after any text it has), and
+    /// starts the next step with none.
     private func takeShown(into step: inout JSONObject) {
         if !shownLines.isEmpty {
             let before = step["text"]?.stringValue.map { [$0] } ?? []
             step["text"] = .string((before + shownLines).joined(separator: "\n"))
         }
-        if !shownCalculations.isEmpty { step["calculations"] = .array(shownCalculations.map { .string($0) }) }
         shownLines = []
-        shownCalculations = []
     }
 
     /// A FHIR answer (`{"valueX": v}`) as a participant reads it.
