@@ -32,6 +32,11 @@ def test_pages_can_be_left_and_finishing_lists_every_missing_answer(client):
 
     assert post([]).status_code == 303  # "first" left unanswered
     assert post([]).status_code == 303  # the group's form too
+    # The last page says what is missing before Done is pressed (the missing answers of other
+    # pages; this page's own question shows as usual).
+    ahead = client.get(path).text
+    assert "Before you finish:" in ahead
+    assert ahead.count("to finish.") == 2, ahead
     refused = post([("answer", "no")])
     assert refused.status_code == 303 and refused.headers["location"].endswith("?error=1")
     shown = client.get(refused.headers["location"].replace("http://testserver", ""))

@@ -125,6 +125,13 @@ def render_step(request: Request, token: str, row: Any, state: Dict[str, Any],
                                  optional=bool(item.get("optional")),
                                  placeholder=item.get("placeholder"),
                                  error=by_item.get(str(ident)), submitted=submitted))
+    if notice is None and not errors and not nav.get("hasNextStep", True):
+        # The page that would finish: what is still missing (a task that checks required
+        # answers at completion lets earlier pages be left without them), before Done.
+        missing = [str(m.get("message")) for m in state.get("missingAnswers") or []
+                   if isinstance(m, dict) and m.get("step") != step.get("identifier")]
+        if missing:
+            notice = "Before you finish: " + " ".join(missing)
     summary = []
     for e in errors:
         field = field_of(e)
