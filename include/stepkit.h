@@ -110,8 +110,9 @@ int stepkit_version_number(void);
 /* Reading or writing a file failed. Also "libcryptoUnavailable": OpenSSL's libcrypto could not
  * be loaded. StepKit does not link it; it loads it (dlopen, once per process, from the library's
  * own directory first, then by its soname libcrypto.so.3) the first time a call needs a SHA-256:
- * stepkit_session_save(), stepkit_session_restore(), a session with "autosave", and an autosave
- * path or a recorder file whose name is too long to spell out. Such a call then fails and
+ * stepkit_session_save(), stepkit_session_restore(), a session with "autosave", a task's first
+ * stepkit_task_info() (its fingerprint), and an autosave path or a recorder file whose name is
+ * too long to spell out. Such a call then fails and
  * changes nothing (a recorder fails instead, as when its file cannot be written). The outcome
  * of the one attempt is kept: once it failed, later calls fail the same way. */
 #define STEPKIT_EIO (-7)
@@ -201,15 +202,39 @@ int stepkit_task_compile_fhir(const char *questionnaire_json, const char *option
  * (stepkit_string_free); *out is NULL on failure. Thread-safe. */
 int stepkit_task_translate_fhir(const char *questionnaire_json, const char *options_json, char **out);
 
-/* Describes a compiled task: {"identifier": "...", "stepCount": N, "steps": [{"identifier":
- * "...", "type": "question"}, ...] (an active, countdown or wait step also has its effective
- * "stepDuration" in seconds, defaults included), "sections": [{"identifier", "steps": [...]}], "branching":
- * bool (whether the task has any rules), "requestedPermissions": ["location", "microphone",
- * "motion", "health"]: what the task's recorders need (ResearchKit's requestedPermissions), so a
- * host can ask before starting, "calculations": [{"name", "type" (number | string | boolean |
- * date | dateTime | time | choice | any), "dependsOn": {"steps": [step identifiers read],
- * "calculations": [names read]}}] (docs/expressions.md)}. Output owned by the caller. Returns STEPKIT_EINVAL if
- * `task` or `out` is NULL. Thread-safe. */
+/* Describes a compiled task: {"identifier": "...", "fingerprint": "...", "stepCount": N,
+ * "steps": [{"identifier": "...", "type": "question"}, ...] (an active, countdown or wait step
+ * also has its effective "stepDuration" in seconds, defaults included), "sections":
+ * [{"identifier", "steps": [...]}], "branching": bool (whether the task has any rules),
+ * "requestedPermissions": ["location", "microphone", "motion", "health"]: what the task's
+ * recorders need (ResearchKit's requestedPermissions), so a host can ask before starting,
+ * "recorders": [...], "calculations": [{"name", "type" (number | string | boolean | date |
+ * dateTime | time | choice | any), "dependsOn": {"steps": [step identifiers read],
+ * "calculations": [names read]}}] (docs/expressions.md)}.
+ *
+ * "fingerprint" is the lower-case hexadecimal SHA-256 of the definition's canonical form (keys
+ * sorted by their UTF-8 bytes, whole numbers written as integers, no whitespace): the value
+ * restoration data names the task by ("task": {"fingerprint"} in stepkit_session_save()'s
+ * output), so a host can tell which stored version of a task a saved run belongs to, or that
+ * two texts define the same task, without opening a session. A FHIR import's is that of its
+ * translated definition (stepkit_task_translate_fhir()).
+ *
+ * "recorders" lists every recorder the task can run, empty when it records nothing (a host
+ * without sensors refuses a task whose list is not empty): first each active step's, in step
+ * order and in the order of its "recorderConfigurations", as {"identifier", "type",
+ * "permission", "step": the step that runs it}; then each async action's, in the order of
+ * "asyncActions", as {"identifier", "type", "permission", "startStep": the step it starts at,
+ * "stopStep": the step after which it stops, or null (it records until the task ends)}.
+ * "permission" is the entry of "requestedPermissions" the recorder needs, null for "touch" and
+ * "custom".
+ *
+ * Taking the fingerprint is the only part of this call that needs OpenSSL's libcrypto, which
+ * is loaded on first use as for stepkit_session_save(); the fingerprint is worked out on a
+ * task's first call and kept. Where libcrypto cannot be loaded, the call fails as a save does:
+ * STEPKIT_EIO with the problem "libcryptoUnavailable", *out NULL.
+ *
+ * Output owned by the caller (stepkit_string_free). Returns STEPKIT_EINVAL if `task` or `out`
+ * is NULL or `task` is not a live task. Thread-safe. */
 int stepkit_task_info(const stepkit_task *task, char **out);
 
 /* The task's rule graph: every move navigation can make, as the engine makes it, so that a

@@ -588,7 +588,11 @@ public:
     stepkit_task *handle() const noexcept { return handle_; }
     explicit operator bool() const noexcept { return handle_ != nullptr; }
 
-    /* {"identifier", "stepCount", "steps", "sections", "branching", "requestedPermissions"} */
+    /* {"identifier", "fingerprint", "stepCount", "steps", "sections", "branching",
+     * "requestedPermissions", "recorders", "calculations"}, as stepkit_task_info() gives it:
+     * "fingerprint" names the task as Session::save()'s data does (working it out needs
+     * libcrypto: STEPKIT_EIO "libcryptoUnavailable" where it cannot be loaded), "recorders"
+     * lists every recorder the task can run. */
     std::string info() const {
         return out_call([this](char **out) { return stepkit_task_info(handle_, out); });
     }

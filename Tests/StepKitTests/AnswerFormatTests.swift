@@ -161,7 +161,7 @@ import Testing
         #expect(ses?["minimum"]?.numericValue == 0 && ses?["maximum"]?.numericValue == 9)
         let interval = items.last?.objectValue?["answerFormat"]?.objectValue
         #expect(interval?["unit"] == .string("s") && interval?["maximumInterval"]?.numericValue == 86_340)
-        let info = task.info.objectValue?["steps"]?.arrayValue ?? []
+        let info = try task.info.objectValue?["steps"]?.arrayValue ?? []
         #expect(info.last?.objectValue?["stepDuration"]?.numericValue == 5)
         #expect(info.first?.objectValue?["stepDuration"] == nil)
     }

@@ -358,7 +358,7 @@ private func codes(_ calculations: String, extra: String = "") -> [String: Strin
         try s.goForward()
         let step = s.stateJSON().objectValue?["step"]?.objectValue
         #expect(step?["calculations"] == .object(["band": .string("high"), "total": .int(12)]))
-        let info = t.info.objectValue?["calculations"]
+        let info = try t.info.objectValue?["calculations"]
         #expect(info == (try json("""
         [{"name": "total", "type": "number", "dependsOn": {"steps": ["q"], "calculations": []}},
          {"name": "band", "type": "string", "dependsOn": {"steps": [], "calculations": ["total"]}}]

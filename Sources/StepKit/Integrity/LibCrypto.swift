@@ -5,9 +5,10 @@ import Glibc
 ///
 /// Loading libcrypto costs a host more than loading all of StepKit's other code (about 0.6 ms
 /// of a 1.7 ms `dlopen`, `benchmarks/README.md`), and most calls never need it: only saving,
-/// restoring, and naming a file whose name is too long to spell out take a digest. So
-/// libstepkit.so does not list libcrypto as a dependency; the first digest loads it with
-/// `dlopen` and finds the four functions StepKit uses with `dlsym`.
+/// restoring, a task's fingerprint (`stepkit_task_info`) and naming a file whose name is too
+/// long to spell out take a digest. So libstepkit.so does not list libcrypto as a dependency;
+/// the first digest loads it with `dlopen` and finds the four functions StepKit uses with
+/// `dlsym`.
 ///
 /// Where it looks, in order (`candidates`):
 /// 1. beside StepKit itself: the directory of the object this code was linked into (found with
@@ -71,7 +72,7 @@ struct LibCrypto: @unchecked Sendable {
                 origin: candidate))
         }
         return .failure(StepKitError(.io, code: "libcryptoUnavailable",
-            message: "OpenSSL's libcrypto (" + soname + "), which this call needs for a SHA-256 (the integrity check of restoration data, or a long file name), could not be loaded: "
+            message: "OpenSSL's libcrypto (" + soname + "), which this call needs for a SHA-256 (the integrity check of restoration data, a task's fingerprint, or a long file name), could not be loaded: "
                 + reasons.joined(separator: "; ") + "."))
     }
 }

@@ -67,24 +67,6 @@ final class Task: Sendable {
     func section(at index: Int) -> Section? {
         sections.indices.contains(index) ? sections[index] : nil
     }
-
-    /// `stepkit_task_info`.
-    var info: JSON {
-        .object([
-            "identifier": .string(identifier),
-            "stepCount": .int(Int64(steps.count)),
-            "steps": .array(steps.map(\.infoJSON)),
-            "sections": .array(sections.map { section in
-                .object([
-                    "identifier": .string(section.identifier),
-                    "steps": .array((section.firstStep...section.lastStep).compactMap { step(at: $0).map { .string($0.identifier) } }),
-                ])
-            }),
-            "branching": .bool(!rules.isEmpty),
-            "requestedPermissions": .array(requestedPermissions.map { .string($0) }),
-            "calculations": calculations.info(self),
-        ])
-    }
 }
 
 /// When a task refuses a missing required answer (the task's `requiredAnswersChecked`).
@@ -155,8 +137,8 @@ struct TaskRules: Sendable {
 }
 
 /// The SHA-256 of a task definition's canonical form (`CanonicalJSON`: keys sorted, whole numbers
-/// as integers, no whitespace), worked out the first time it is needed (a save or a restore), not
-/// at compile time, which stays close to the cost of parsing. The same definition stored another
+/// as integers, no whitespace), worked out the first time it is needed (a save, a restore or
+/// `stepkit_task_info`), not at compile time, which stays close to the cost of parsing. The same definition stored another
 /// way (a `jsonb` column reorders keys and writes `10` as `10.0`) has the same fingerprint; any
 /// change of content gives another. Taking it fails only when libcrypto cannot be loaded
 /// (`Digest`, whose `LibCrypto` keeps that outcome); a failure is not cached here.

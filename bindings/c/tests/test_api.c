@@ -833,11 +833,73 @@ static void test_task_graph(void)
     stepkit_task_free(task);
 }
 
+/* A task with recorders, written with its keys out of order and 30.0 for 30. Its canonical form
+ * (include/stepkit.h: keys sorted, whole numbers as integers, no whitespace) is
+ * {"asyncActions":[{"identifier":"gps","startStepIdentifier":"walk","type":"location"}],
+ * "identifier":"gait","steps":[{"identifier":"walk","recorderConfigurations":[{"frequency":100,
+ * "identifier":"accel","type":"accelerometer"},{"identifier":"taps","type":"touch"}],
+ * "stepDuration":30,"type":"active"},{"identifier":"done","type":"completion"}]} (one line),
+ * whose SHA-256 (sha256sum) is GAIT_FINGERPRINT. */
+#define GAIT_TASK                                                                              \
+    "{\"steps\": [{\"type\": \"active\", \"identifier\": \"walk\", \"stepDuration\": 30.0,"      \
+    " \"recorderConfigurations\": [{\"type\": \"accelerometer\", \"identifier\": \"accel\","     \
+    " \"frequency\": 100}, {\"type\": \"touch\", \"identifier\": \"taps\"}]},"                    \
+    " {\"type\": \"completion\", \"identifier\": \"done\"}], \"identifier\": \"gait\","           \
+    " \"asyncActions\": [{\"type\": \"location\", \"identifier\": \"gps\","                       \
+    " \"startStepIdentifier\": \"walk\"}]}"
+#define GAIT_FINGERPRINT "90ff79f2a59f93a5f10d04d5b3b764224357e13e2b3bf319280e83ada34a5ee4"
+
+static void test_task_info_fingerprint_and_recorders(void)
+{
+    stepkit_task *task = compile_ok(GAIT_TASK), *plain = compile_ok(SURVEY_TASK);
+    stepkit_session *session;
+    char *out = NULL, *saved = NULL;
+    json_t *info, *restoration, *expected;
+
+    CHECK_RC(stepkit_task_info(task, &out), STEPKIT_OK);
+    info = parse_json(out);
+    stepkit_string_free(out);
+    out = NULL;
+    CHECK_STR(json_str(info, "fingerprint"), GAIT_FINGERPRINT);
+
+    /* The fingerprint restoration data names the task by. */
+    session = open_ok(task, "{\"continueOnRecorderFailure\": true}");
+    CHECK_RC(stepkit_session_save(session, &saved), STEPKIT_OK);
+    restoration = parse_json(saved);
+    CHECK_STR(json_str(json_object_get(restoration, "task"), "fingerprint"), GAIT_FINGERPRINT);
+
+    /* The recorders the definition lists: the active step's, then the async action's. */
+    expected = parse_json(
+        "[{\"identifier\": \"accel\", \"type\": \"accelerometer\", \"permission\": \"motion\", \"step\": \"walk\"},"
+        " {\"identifier\": \"taps\", \"type\": \"touch\", \"permission\": null, \"step\": \"walk\"},"
+        " {\"identifier\": \"gps\", \"type\": \"location\", \"permission\": \"location\","
+        "  \"startStep\": \"walk\", \"stopStep\": null}]");
+    CHECK(json_equal(json_object_get(info, "recorders"), expected));
+    json_decref(expected);
+    json_decref(info);
+
+    /* A task that records nothing lists no recorder; its fingerprint is its own. */
+    CHECK_RC(stepkit_task_info(plain, &out), STEPKIT_OK);
+    info = parse_json(out);
+    CHECK(json_is_array(json_object_get(info, "recorders")) && json_array_size(json_object_get(info, "recorders")) == 0);
+    CHECK(json_str(info, "fingerprint") != NULL && strlen(json_str(info, "fingerprint")) == 64 &&
+          strcmp(json_str(info, "fingerprint"), GAIT_FINGERPRINT) != 0);
+    json_decref(info);
+
+    json_decref(restoration);
+    stepkit_string_free(out);
+    stepkit_string_free(saved);
+    stepkit_session_free(session);
+    stepkit_task_free(plain);
+    stepkit_task_free(task);
+}
+
 int main(void)
 {
     RUN(test_versions);
     RUN(test_compile_ok);
     RUN(test_task_graph);
+    RUN(test_task_info_fingerprint_and_recorders);
     RUN(test_compile_parse_errors);
     RUN(test_compile_nesting_limit);
     RUN(test_compile_definition_errors);

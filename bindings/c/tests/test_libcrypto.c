@@ -8,10 +8,11 @@
  *                                  save and restore round-trip.
  *   test_libcrypto FAKE AUTOSAVE   FAKE, a library without libcrypto's functions whose soname is
  *                                  libcrypto's, is loaded first (RTLD_GLOBAL), so the dynamic
- *                                  loader hands it to StepKit for the soname: save, restore and
- *                                  an autosave at AUTOSAVE (a path that must not exist) fail
- *                                  with "libcryptoUnavailable"; the session and the file system
- *                                  are as before, and everything else works.
+ *                                  loader hands it to StepKit for the soname: save, restore,
+ *                                  task info (its fingerprint) and an autosave at AUTOSAVE (a
+ *                                  path that must not exist) fail with "libcryptoUnavailable";
+ *                                  the session and the file system are as before, and
+ *                                  everything else works.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -113,6 +114,11 @@ static void unavailable_fails_only_the_calls_that_need_it(void)
 
     CHECK_RC(stepkit_session_restore(task, damaged_but_formed, NULL, &other), STEPKIT_EIO);
     CHECK(other == NULL);
+    check_unavailable();
+
+    saved = SENTINEL;
+    CHECK_RC(stepkit_task_info(task, &saved), STEPKIT_EIO);
+    CHECK(saved == NULL);
     check_unavailable();
 
     options = malloc(strlen(autosave_path) + 32);

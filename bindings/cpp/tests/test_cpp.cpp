@@ -169,6 +169,10 @@ static void test_walk_save_restore() {
     // Saved here; restored into a second session in the same place.
     const std::string saved = session.save();
     CHECK(has(saved, "survey"));
+    // The task info's fingerprint is the one the restoration data names the task by.
+    const std::string fingerprint = field(task.info(), "fingerprint");
+    CHECK(fingerprint.size() == 64);
+    CHECK(has(saved, "\"fingerprint\":\"" + fingerprint + "\""));
     stepkit::Session restored = task.restore(saved);
     CHECK(restored.state() == session.state());
     e = EXPECT_ERROR(STEPKIT_ERESTORE, task.restore("{\"format\": 1}"));
@@ -244,6 +248,9 @@ static void test_clock_across_moves() {
 
 static void test_active_and_events() {
     stepkit::Task task = stepkit::Task::compile(WALK);
+    // The one recorder WALK lists, with the step that runs it.
+    CHECK(has(task.info(), R"("recorders":[{"identifier":"acc","type":"accelerometer",)"
+                           R"("permission":"motion","step":"walking"}])"));
     char directory[] = "/tmp/stepkit-cpp-test.XXXXXX";
     CHECK(mkdtemp(directory) != nullptr);
     stepkit::Session session =

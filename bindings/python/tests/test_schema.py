@@ -6,6 +6,7 @@ restoration data a session saves."""
 from __future__ import annotations
 
 import copy
+import hashlib
 import io
 import json
 from typing import Any, Callable, Dict, List, Tuple
@@ -607,11 +608,22 @@ def test_reference_examples():
         assert kind in kinds, f"docs/reference.md has no {kind} example"
     operators_task = next(value for kind, value in blocks if kind == "task" and value["identifier"] == "operators")
     last_format: Any = None
+    last_task: Any = None
     formats_seen = set()
     operators_seen = set()
     for kind, value in blocks:
         if kind == "task":
             definition = value
+            last_task = value
+        elif kind == "info":
+            # The task info of the task above it: the engine's, and its fingerprint the SHA-256
+            # of that definition's canonical form (keys sorted, compact, whole numbers as
+            # integers: the example has no other numbers), worked out here without the engine.
+            assert last_task is not None, "an info example needs a task example before it"
+            canonical = json.dumps(last_task, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+            assert value["fingerprint"] == hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+            assert stepkit.Task.from_json(last_task).info == value
+            continue
         elif kind == "step":
             definition = {"identifier": "ref", "steps": [value]}
         elif kind == "format":
