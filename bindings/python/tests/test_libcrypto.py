@@ -1,5 +1,6 @@
-"""libcrypto through the binding: loaded on the first save, not on import; where it cannot be
-loaded, save and restore raise StepKitIOError "libcryptoUnavailable" and change nothing.
+"""libcrypto through the binding: loaded on the first save (or the first task info, whose
+fingerprint is a digest), not on import; where it cannot be loaded, save, restore and task info
+raise StepKitIOError "libcryptoUnavailable" and change nothing.
 
 Each case runs in a new interpreter, since a process loads libcrypto (or fails to) once. The
 stand-in for a missing libcrypto is the C tests' not_libcrypto library (a library with
@@ -52,6 +53,24 @@ def test_libcrypto_is_loaded_by_the_first_save_only():
     assert step == "ok"
 
 
+def test_task_info_loads_libcrypto_for_its_fingerprint():
+    out = run_python(f"""
+        import json
+        import stepkit
+        def crypto():
+            return sorted({{line.split()[-1] for line in open("/proc/self/maps") if "libcrypto" in line}})
+        task = stepkit.Task.from_json({TASK!r})
+        print(json.dumps(crypto()))
+        fingerprint = task.info["fingerprint"]
+        print(json.dumps(crypto()))
+        with task.open() as session:
+            print(json.dumps(fingerprint == json.loads(session.save())["task"]["fingerprint"]))
+    """)
+    before, after, same = (json.loads(line) for line in out.splitlines())
+    assert before == [] and len(after) == 1, (before, after)
+    assert same is True
+
+
 def stand_in() -> str:
     library = os.path.realpath(stepkit.library_path())
     path = os.path.join(os.path.dirname(library), "libnot_libcrypto.so")
@@ -70,7 +89,8 @@ def test_unavailable_libcrypto_fails_save_and_restore_and_changes_nothing():
         session.set_answer(3)
         before = session.state
         for call in (session.save, lambda: task.restore('{{"format":"stepkit-restoration","version":1,'
-                                                          '"integrity":{{"algorithm":"SHA-256","digest":"00"}}}}')):
+                                                          '"integrity":{{"algorithm":"SHA-256","digest":"00"}}}}'),
+                     lambda: task.info, lambda: task.fingerprint):
             try:
                 call()
                 raise SystemExit("no error")
@@ -81,4 +101,4 @@ def test_unavailable_libcrypto_fails_save_and_restore_and_changes_nothing():
         print(json.dumps(session.state["step"]["identifier"]))
     """)
     lines = [json.loads(line) for line in out.splitlines()]
-    assert lines == [[-7, "libcryptoUnavailable", True], [-7, "libcryptoUnavailable", True], "ok"]
+    assert lines == [[-7, "libcryptoUnavailable", True]] * 4 + ["ok"]

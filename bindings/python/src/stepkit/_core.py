@@ -405,8 +405,12 @@ class Task(_Handle):
 
     @property
     def info(self) -> Dict[str, Any]:
-        """``{"identifier", "stepCount", "steps": [{"identifier", "type"}, ...]}`` (a new dict
-        on every access)."""
+        """The task's description (``stepkit_task_info``): ``{"identifier", "fingerprint",
+        "stepCount", "steps": [{"identifier", "type"}, ...], "sections", "branching",
+        "requestedPermissions", "recorders", "calculations"}`` (a new dict on every access).
+
+        The first access works out the fingerprint, which needs libcrypto as :meth:`Session.save`
+        does: where it cannot be loaded, this raises StepKitIOError "libcryptoUnavailable"."""
         with self._lock:
             handle = self._live_handle()
             text = self._info_text
@@ -443,6 +447,25 @@ class Task(_Handle):
     def identifier(self) -> str:
         """The task's identifier."""
         return str(self.info.get("identifier", ""))
+
+    @property
+    def fingerprint(self) -> str:
+        """The SHA-256 (lower-case hexadecimal) of the definition's canonical form: the value
+        restoration data names the task by (``json.loads(session.save())["task"]["fingerprint"]``),
+        the same for the same definition however its text is written. Raises StepKitIOError
+        "libcryptoUnavailable" where libcrypto cannot be loaded (see :attr:`info`)."""
+        return str(self.info.get("fingerprint", ""))
+
+    @property
+    def recorders(self) -> List[Dict[str, Any]]:
+        """Every recorder the task can run (empty when it records nothing): each active step's,
+        ``{"identifier", "type", "permission", "step"}``, then each async action's,
+        ``{"identifier", "type", "permission", "startStep", "stopStep"}`` (``stopStep`` None:
+        until the task ends); ``permission`` is None for ``touch`` and ``custom``."""
+        recorders = self.info.get("recorders")
+        if not isinstance(recorders, list):
+            return []
+        return [dict(r) for r in recorders if isinstance(r, dict)]
 
     @property
     def requested_permissions(self) -> List[str]:
