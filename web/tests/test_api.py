@@ -1,5 +1,6 @@
 """The host's API: versions and migration, invites, keys, OpenAPI, timed steps."""
 
+import hashlib
 import json
 
 import stepkit
@@ -37,6 +38,23 @@ def test_same_definition_is_not_a_new_version_and_a_new_version_migrates_open_se
     versions = client.get("/api/tasks/daily-checkin").json()["versions"]
     assert [v["version"] for v in versions] == [1, 2]
     assert client.get("/api/tasks/nothing").status_code == 404
+
+
+def test_the_registered_fingerprint_is_the_one_saved_sessions_name(app, client):
+    """The fingerprint a registration answers is the SHA-256 of the definition's canonical
+    form (keys sorted, compact; daily-checkin has no whole number written as a real), and the
+    one the stored restoration data names; the same definition written another way has the
+    same fingerprint."""
+    body = register(client, "daily-checkin")
+    definition = json.loads(example("daily-checkin"))
+    canonical = json.dumps(definition, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert body["fingerprint"] == hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    r = client.post("/api/tasks/daily-checkin/sessions")
+    saved = app.state.service.store.session(r.json()["session"]).saved
+    assert json.loads(saved)["task"]["fingerprint"] == body["fingerprint"]
+    respelled = json.dumps(definition, indent=3, sort_keys=True)
+    r = client.post("/api/tasks", content=respelled, headers={"content-type": "application/json"})
+    assert r.status_code == 201 and r.json()["fingerprint"] == body["fingerprint"]
 
 
 def test_invite_link_starts_a_new_session_for_each_browser(client):

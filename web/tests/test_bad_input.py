@@ -194,6 +194,25 @@ def test_recorder_tasks_are_refused_naming_the_step(client):
                     headers={"content-type": "application/json"})
     assert r.status_code == 422
     assert "'walking'" in r.json()["message"] and r.json()["path"] == "walking"
+    # Every recorder the definition lists is named: the steps' and the async action's.
+    definition = json.loads(example("short-walk"))
+    listed = [c["identifier"] for s in definition["steps"] for c in s.get("recorderConfigurations", [])]
+    listed += [a["identifier"] for a in definition["asyncActions"]]
+    assert len(listed) == 4
+    for identifier in listed:
+        assert repr(identifier) in r.json()["message"], identifier
+    assert client.get(f"/api/tasks/{definition['identifier']}").status_code == 404  # nothing stored
+
+
+def test_a_task_recording_only_in_an_async_action_is_refused(client):
+    task = {"identifier": "gps-only", "steps": [
+        {"type": "instruction", "identifier": "intro", "title": "Hello"},
+        {"type": "completion", "identifier": "done", "title": "Thanks"}],
+        "asyncActions": [{"type": "location", "identifier": "gps", "startStepIdentifier": "intro"}]}
+    r = client.post("/api/tasks", content=json.dumps(task), headers={"content-type": "application/json"})
+    assert r.status_code == 422
+    assert r.json()["path"] == "asyncActions" and "'gps'" in r.json()["message"]
+    assert client.get("/api/tasks/gps-only").status_code == 404
 
 
 def test_a_bad_questionnaire_is_refused_and_changes_nothing(client):

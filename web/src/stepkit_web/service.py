@@ -61,29 +61,6 @@ class Damaged(Exception):
         self.error = error
 
 
-def recorder_steps(definition: Mapping[str, Any]) -> List[str]:
-    """The identifiers of steps (and async actions) with recorders: a browser has no sensors,
-    so such tasks are refused at registration."""
-    found: List[str] = []
-
-    def walk(steps: Any, depth: int) -> None:
-        if depth > 64 or not isinstance(steps, list):
-            return
-        for step in steps:
-            if not isinstance(step, dict):
-                continue
-            if step.get("recorderConfigurations"):
-                found.append(str(step.get("identifier")))
-            if step.get("type") == "section":
-                walk(step.get("steps"), depth + 1)
-
-    walk(definition.get("steps"), 0)
-    for action in definition.get("asyncActions") or []:
-        if isinstance(action, dict):
-            found.append(f"asyncActions: {action.get('identifier')}")
-    return found
-
-
 class ResumeClock:
     """The clock a restored session runs on: it reads the time of the save while the clock is
     being set, then the request's clock. The engine re-bases a running timer when its clock
@@ -189,31 +166,32 @@ class Service:
             if "fhir" in content_type:
                 task = timed(stepkit.Task.from_fhir, body)
                 source, source_document = "fhir", body
-                definition = stepkit.Task.translate_fhir(body)["task"]
-                body = json.dumps(definition, ensure_ascii=False)
+                body = json.dumps(stepkit.Task.translate_fhir(body)["task"], ensure_ascii=False)
             else:
                 task = timed(stepkit.Task.from_json, body)
-                definition = json.loads(body)
         except stepkit.StepKitError as error:
             raise Refused(400, error.error)
         except (ValueError, RecursionError):
             raise Refused(400, {"code": "EPARSE", "message": "The body is not JSON."})
+        # The task info: the fingerprint restoration data names this version by, and the
+        # recorders (a browser has none of their sensors). Not the body's fault if it fails
+        # (libcrypto unavailable): the engine error handler logs it.
+        info = task.info
         problem = identifier_problem(task.identifier)
         if problem:
             raise Refused(400, {"code": "EINVAL", "path": "identifier", "message": problem})
         if only is not None and task.identifier != only:  # a per-study key
             raise Refused(403, {"code": "EAUTH", "path": "identifier", "message": "This key "
                                 f"reaches the task {only!r} only: nothing was stored."})
-        with_recorders = recorder_steps(definition)
-        if with_recorders:
+        recorders = info["recorders"]
+        if recorders:
             raise Refused(422, {
                 "code": "EUNSUPPORTED",
                 "message": "A browser has no sensors: the task has recorders in "
-                           + ", ".join(repr(s) for s in with_recorders) + ".",
-                "path": with_recorders[0]})
-        fingerprint = _fingerprint_of(task)
-        row = self.store.add_task(task.identifier, body, fingerprint, source, source_document,
-                                  status)
+                           + ", ".join(_recorder_place(r) for r in recorders) + ".",
+                "path": recorders[0].get("step") or "asyncActions"})
+        row = self.store.add_task(info["identifier"], body, info["fingerprint"], source,
+                                  source_document, status)
         migrated = self.migrate_open_sessions(row) if row.status == "published" else 0
         return {"identifier": row.identifier, "version": row.version,
                 "fingerprint": row.fingerprint, "source": row.source, "status": row.status,
@@ -654,7 +632,8 @@ def session_row_of(data: Mapping[str, Any]) -> SessionRow:
                       data["closing"])
 
 
-def _fingerprint_of(task: stepkit.Task) -> str:
-    """The task's fingerprint as the engine writes it in restoration data."""
-    with task.open() as session:
-        return str(json.loads(session.save())["task"]["fingerprint"])
+def _recorder_place(recorder: Mapping[str, Any]) -> str:
+    """Where a recorder of the task info runs, for the refusal's message."""
+    if recorder.get("step") is not None:
+        return f"{recorder['step']!r} ({recorder.get('identifier')!r})"
+    return f"the async action {recorder.get('identifier')!r}"
