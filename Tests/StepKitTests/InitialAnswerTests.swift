@@ -122,3 +122,17 @@ import Testing
         #expect(s.stateJSON().objectValue?["answer"] == .number(71))
     }
 }
+
+/// The checker on `initial`: one that reads a step no path answers before its own is always
+/// empty there.
+@Suite struct InitialCheckerTests {
+    @Test func anInitialReadingALaterStepIsAWarning() throws {
+        let found = try findings("""
+        {"identifier": "t", "steps": [
+          {"type": "question", "identifier": "a", "initial": {"answer": "b"}, "answerFormat": {"type": "numeric", "style": "integer"}},
+          {"type": "question", "identifier": "b", "answerFormat": {"type": "numeric", "style": "integer"}},
+          {"type": "question", "identifier": "c", "initial": {"answer": "b"}, "answerFormat": {"type": "numeric", "style": "integer"}}]}
+        """)
+        #expect(found == [Finding(severity: "warning", code: "readsUnansweredStep", path: "steps[0].initial")])
+    }
+}

@@ -23,6 +23,24 @@ extension TaskChecker {
         }
     }
 
+    /// `initial` expressions that read a step which cannot have been answered when their step
+    /// is first shown (when they are evaluated): they always see no answer there.
+    mutating func checkInitialReads() {
+        for (index, initials) in task.rules.initials {
+            guard let at = task.step(at: index) else { continue }
+            for initial in initials {
+                var named: Set<Int> = []
+                for selector in ExpressionDependencies(of: initial.expression).selectors {
+                    guard let q = TaskChecker.step(of: selector), q != index, named.insert(q).inserted,
+                          !graph.canPrecede(q, index), let read = task.step(at: q) else { continue }
+                    report(.warning, "readsUnansweredStep",
+                           "The initial value of \(initial.item.map { "\"\($0)\" on " } ?? "")\"\(at.identifier)\" reads \"\(read.identifier)\", which cannot have been answered when \"\(at.identifier)\" is first shown: no path passes \"\(read.identifier)\" before it. It always sees no answer.",
+                           at: initial.path)
+                }
+            }
+        }
+    }
+
     /// Every selector a predicate reads, in order.
     static func selectors(in p: Predicate) -> [Selector] {
         switch p {

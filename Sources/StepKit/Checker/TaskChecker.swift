@@ -43,6 +43,7 @@ struct TaskChecker {
         checkSectionRules()
         checkSkipRulesAndModifiers()
         checkReadsUnanswered()
+        checkInitialReads()
         checkHiddenItems()
         checkEndsBeforeCompletion()
         checkDuplicateTexts()

@@ -366,7 +366,7 @@ enum TaskCompiler {
                 b.d.error("wrongType", "The initial value of a choice is a choice's value (a string or a number), found \(type.described).", at: pending.path)
                 continue
             }
-            rules.initials[pending.step, default: []].append(InitialAnswer(item: pending.item, expression: expression))
+            rules.initials[pending.step, default: []].append(InitialAnswer(item: pending.item, expression: expression, path: pending.path))
         }
     }
 

@@ -3,6 +3,8 @@ struct InitialAnswer: Sendable {
     /// The form item it starts, or nil for a question step's answer.
     let item: String?
     let expression: Expression
+    /// Where it is in the definition, for the checker.
+    var path: JSONPath = .root
 }
 
 /// Initial answers: an `initial` expression is evaluated once, when its item first becomes
