@@ -285,6 +285,28 @@ struct FHIRCalculations {
         }
     }
 
+    /// The linkIds an expression names in `where(linkId = 'X')` filters, in order (an explicit
+    /// stack: no recursion).
+    static func linkIds(in fhirpath: String) -> [String] {
+        guard let root = FHIRPathNode.parse(fhirpath) else { return [] }
+        var found: [String] = []
+        var stack = [root]
+        while let node = stack.popLast() {
+            switch node {
+            case .binary(_, let a, let b):
+                stack.append(b)
+                stack.append(a)
+            case .invocation(let base, let name, let arguments):
+                if name == "where", let x = linkIdFilter(arguments) { found.append(x) }
+                stack += (arguments ?? []).reversed()
+                if let base { stack.append(base) }
+            default:
+                break
+            }
+        }
+        return found
+    }
+
     /// `linkId = 'X'` (either way round) as the argument list of a `where`.
     private static func linkIdFilter(_ arguments: [FHIRPathNode]?) -> String? {
         guard let arguments, arguments.count == 1, case .binary("=", let a, let b) = arguments[0] else { return nil }

@@ -41,10 +41,25 @@ final class FHIRConditions {
     }
 
     private func decline(_ item: FHIRItem, _ path: JSONPath, _ code: String, _ why: String) {
-        let entry = FHIRReportEntry(linkId: item.linkId, path: path, code: code,
-                                    reason: why + " The item is declined: it is left out" + (item.children.isEmpty ? "." : " with the items under it."))
+        let entry = FHIRConditions.entry(item, path, code, why)
         report.add(entry.linkId, entry.path, entry.code, entry.reason)
         declined.append((item.linkId, entry))
+    }
+
+    private static func entry(_ item: FHIRItem, _ path: JSONPath, _ code: String, _ why: String) -> FHIRReportEntry {
+        FHIRReportEntry(linkId: item.linkId, path: path, code: code,
+                        reason: why + " The item is declined: it is left out" + (item.children.isEmpty ? "." : " with the items under it."))
+    }
+
+    /// The entry of an item declined because its `enableWhen[index]` reads `linkId`, no longer
+    /// asked; a negative index: its enableWhenExpression (extension `-1 - index`) reads it.
+    static func unaskedEntry(_ item: FHIRItem, enableWhen index: Int, reads linkId: String) -> FHIRReportEntry {
+        if index < 0 {
+            return entry(item, item.path.key("extension").index(-1 - index), "conditionOnUnaskedItem",
+                         "The enableWhenExpression reads \"\(linkId)\", which is not asked.")
+        }
+        return entry(item, item.path.key("enableWhen").index(index).key("question"), "conditionOnUnaskedItem",
+                     "The condition reads \"\(linkId)\", which is not asked.")
     }
 
     /// The item's own condition; nil when it has none.
@@ -91,8 +106,12 @@ final class FHIRConditions {
             if let c = calculations.condition(text, variables: scopes[item.linkId] ?? [:], context: item.linkId) {
                 parts.append(c)
             } else if declined.count == before {
-                decline(item, path, "conditionNotTranslated",
-                        "The enableWhenExpression is outside the FHIRPath subset StepKit translates (docs/fhir.md).")
+                if let unasked = FHIRCalculations.linkIds(in: text).first(where: { index.items[$0] != nil && locations[$0] == nil }) {
+                    decline(item, path, "conditionOnUnaskedItem", "The enableWhenExpression reads \"\(unasked)\", which is not asked.")
+                } else {
+                    decline(item, path, "conditionNotTranslated",
+                            "The enableWhenExpression is outside the FHIRPath subset StepKit translates (docs/fhir.md).")
+                }
             }
         }
         guard declined.count == before, !parts.isEmpty else { return nil }
@@ -127,6 +146,7 @@ final class FHIRConditions {
             return nil
         }
         guard let location = locations[question.linkId] else {
+            // The same entry as `unaskedEntry` (the importer's shortcut for chains).
             decline(item, path.key("question"), "conditionOnUnaskedItem",
                     "The condition reads \"\(question.linkId)\", which is not asked.")
             return nil

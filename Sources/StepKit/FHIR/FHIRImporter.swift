@@ -64,9 +64,28 @@ enum FHIRImporter {
 
         // Conditions, variables and calculations, declining each item whose condition cannot be
         // translated. Declining an item can leave another's condition reading an item no longer
-        // asked, which declines that one too: repeated until nothing more is declined (each
-        // pass declines at least one more item, so there are at most as many passes as items).
+        // asked, which declines that one too: an enableWhen reading it is found at once through
+        // `readers` (so a chain of any length costs one more pass, not one a link); what an
+        // enableWhenExpression reads shows in the next pass, repeated until nothing more is
+        // declined (each pass declines at least one more item).
         var declined: [String: FHIRReportEntry] = [:]
+        var readers: [String: [(item: FHIRItem, index: Int)]] = [:]
+        func collectReaders(_ items: [FHIRItem]) {
+            for item in items {
+                for (i, e) in (item.object["enableWhen"]?.arrayValue ?? []).enumerated() {
+                    if let q = e.objectValue?["question"]?.stringValue, q != item.linkId { readers[q, default: []].append((item, i)) }
+                }
+                if let e = FHIRExtension.find(FHIRCalculations.enableWhenURL, in: item.extensions),
+                   let text = FHIRCalculations.expression(of: item, url: FHIRCalculations.enableWhenURL)?.text {
+                    var seen = Set<String>()
+                    for x in FHIRCalculations.linkIds(in: text) where x != item.linkId && seen.insert(x).inserted {
+                        readers[x, default: []].append((item, -1 - e.index))
+                    }
+                }
+                collectReaders(item.children)
+            }
+        }
+        collectReaders(top)
         while true {
             let pass = translatePass(root: root, top: top, index: index, prepared: prepared, declined: declined)
             // Every problem at once: the items' and the conditions' (the first pass reads every condition).
@@ -77,13 +96,19 @@ enum FHIRImporter {
                 return try finish(root: root, builder: pass.builder, calculations: pass.calculations, nodes: pass.nodes, report: report,
                                   requiredAnswers: options.requiredAnswers)
             }
-            for (linkId, entry) in fresh {
+            var queue: [(String, FHIRReportEntry)] = fresh.map { ($0.linkId, $0.entry) }
+            while let (linkId, entry) = queue.popLast() {
+                guard declined[linkId] == nil else { continue }
                 declined[linkId] = entry
-                // The item and everything under it is left out.
+                // The item and everything under it is left out, and each item whose enableWhen
+                // reads one of them is declined in turn.
                 var stack = [linkId]
                 while let id = stack.popLast() {
                     prepared[id]?.disposition = .left
                     stack += index.items[id]?.children.map(\.linkId) ?? []
+                    for (reader, i) in readers[id] ?? [] where declined[reader.linkId] == nil {
+                        queue.append((reader.linkId, FHIRConditions.unaskedEntry(reader, enableWhen: i, reads: id)))
+                    }
                 }
             }
         }

@@ -546,3 +546,27 @@ def test_a_partial_date_respects_its_limits_where_it_is_wholly_outside() -> None
                 s.set_answer(bad)
         for good in ("2020", "2020-05", "2021"):
             s.set_answer(good)
+
+
+@pytest.mark.parametrize("by_expression", [False, True])
+def test_a_chain_of_conditions_on_a_declined_item_declines_every_link(by_expression: bool) -> None:
+    """q0 reads q1, q1 reads q2, ... and the last item is declined (its value set is unknown):
+    every item of the chain is declined, each with its own entry, whatever the chain's length
+    (the importer follows the chain; it does not pass over the form once per link)."""
+    n = 300
+    items: List[Dict[str, Any]] = []
+    for i in range(n - 1):
+        item: Dict[str, Any] = {"linkId": f"q{i}", "type": "string", "text": "x"}
+        if by_expression:
+            item["extension"] = [{"url": ENABLE_WHEN_EXPRESSION, "valueExpression": {
+                "language": "text/fhirpath", "expression": f"%resource.item.item.where(linkId='q{i + 1}').answer.value.exists()"}}]
+        else:
+            item["enableWhen"] = [{"question": f"q{i + 1}", "operator": "exists", "answerBoolean": True}]
+        items.append(item)
+    items.append({"linkId": f"q{n - 1}", "type": "choice", "answerValueSet": "http://example.org/unknown"})
+    q = questionnaire({"linkId": "first", "type": "string", "text": "first"}, {"linkId": "g", "type": "group", "item": items})
+    translated = stepkit.Task.translate_fhir(q)
+    codes = {e["linkId"]: e["code"] for e in translated["report"]}
+    assert codes.pop(f"q{n - 1}") == "externalValueSet"
+    assert codes == {f"q{i}": "conditionOnUnaskedItem" for i in range(n - 1)}
+    assert [s["identifier"] for s in translated["task"]["steps"]] == ["first"]
