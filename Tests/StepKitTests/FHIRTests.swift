@@ -122,6 +122,37 @@ import Testing
         }
     }
 
+    @Test func deepestFunctionsAndConditionsTranslateOnASmallStack() throws {
+        // FHIRPath at the parser's bounds (30 levels of parentheses around a path whose where()
+        // is the 32nd, a 60-long chain of function calls) as an enableWhenExpression and a
+        // calculatedExpression: translated or declined, on a 256 KiB stack, never past it.
+        final class Box: @unchecked Sendable { var report: [String] = []; var done = false }
+        let box = Box()
+        let path = "%resource.item.item.where(linkId='n').answer.value"
+        let nested = String(repeating: "(", count: 30) + path + String(repeating: ")", count: 30) + ".abs() > 1"
+        let chained = path + String(repeating: ".abs()", count: 58)
+        // 50 operators deep, each operand a function call: the operators do not deepen the result.
+        let sum = Array(repeating: path + ".abs()", count: 50).joined(separator: " + ") + " > 1"
+        func ext(_ url: String, _ text: String) -> String {
+            #"{"url": "\#(url)", "valueExpression": {"language": "text/fhirpath", "expression": "\#(text)"}}"#
+        }
+        let q = """
+        {"resourceType": "Questionnaire", "item": [{"linkId": "g", "type": "group", "item": [
+          {"linkId": "n", "type": "decimal"},
+          {"linkId": "a", "type": "string", "extension": [\(ext(FHIRCalculations.enableWhenURL, nested))]},
+          {"linkId": "b", "type": "decimal", "readOnly": true, "extension": [\(ext(FHIRCalculations.url, chained))]},
+          {"linkId": "c", "type": "string", "extension": [\(ext(FHIRCalculations.enableWhenURL, sum))]}]}]}
+        """
+        #expect(onThread(stack: 256 << 10) {
+            guard let parsed = try? JSONParser.parse(q), let t = try? FHIRImporter.translate(parsed) else { return }
+            box.report = t.report.entries.map { $0.linkId + " " + $0.code }
+            box.done = true
+        })
+        #expect(box.done)
+        // The nested condition translates; the 58 calls exceed the expression language's 32 levels: declined.
+        #expect(box.report == ["b unsupportedExpression"])
+    }
+
     @Test func fhirPathIsBounded() throws {
         // Nesting past the bound and text past the length are refused, not recursed into.
         let deep = String(repeating: "(", count: 200) + "1" + String(repeating: ")", count: 200)

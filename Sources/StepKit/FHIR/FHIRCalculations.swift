@@ -122,43 +122,90 @@ struct FHIRCalculations {
 
     // MARK: Nodes
 
-    private func value(_ node: FHIRPathNode, _ variables: [String: Value], _ context: String?) -> Value? {
+    /// The translation of `node`. `depth` counts the levels of the walk that wrap their operand
+    /// in a level of the result (a function, `iif`, `exists()`, `not()`): a result may be at most
+    /// `ExpressionLimits.maxDepth` deep, so past that many the walk stops (nil). Operators do not
+    /// count (a chain `a + b + c` is one level of the result), and the tree bounds them
+    /// (`FHIRPathNode.maxTreeDepth`), so the walk fits a 256 KiB stack even unoptimised.
+    ///
+    /// The recursion runs value → one case's function → value. `value` keeps no locals and each
+    /// case's function only its own, so that an unoptimised (debug) build's frames stay small.
+    private func value(_ node: FHIRPathNode, _ variables: [String: Value], _ context: String?, depth: Int = 0) -> Value? {
+        guard depth < ExpressionLimits.maxDepth else { return nil }
+        switch node {
+        case .binary(let op, let a, let b):
+            return binaryNode(op, a, b, variables, context, depth: depth)
+        case .invocation(let base, let name, let arguments):
+            return invocationNode(node, base, name, arguments, variables, context, depth: depth + 1)
+        default:
+            return FHIRCalculations.leaf(node, variables)
+        }
+    }
+
+    private static func leaf(_ node: FHIRPathNode, _ variables: [String: Value]) -> Value? {
         switch node {
         case .number(let d): return Value(json: .number(d), kind: .number)
         case .boolean(let b): return Value(json: .bool(b), kind: .boolean)
         case .string(let s): return Value(json: .string(s), kind: .string, literal: s)
         case .empty: return Value(json: .null, kind: .null, mayBeEmpty: true)
         case .variable(let name): return variables[name]
-        case .binary(let op, let a, let b):
-            guard let x = value(a, variables, context), let y = value(b, variables, context) else { return nil }
-            return binary(op, x, y)
-        case .invocation(nil, "iif", let arguments?) where arguments.count == 2 || arguments.count == 3:
-            guard let c = value(arguments[0], variables, context), c.kind == .boolean || c.kind == .null,
-                  let a = value(arguments[1], variables, context) else { return nil }
-            let b = arguments.count == 3 ? value(arguments[2], variables, context) : Value(json: .null, kind: .null, mayBeEmpty: true)
-            guard let b, a.kind != .code, b.kind != .code, let kind = FHIRCalculations.common(a.kind, b.kind) else { return nil }
-            return Value(json: .object(["if": .array([c.json, a.json, b.json])]), kind: kind,
-                         mayBeEmpty: a.mayBeEmpty || b.mayBeEmpty, emptyAsFalse: a.emptyAsFalse || b.emptyAsFalse)
-        case .invocation(let base?, let name, let arguments?) where arguments.isEmpty && (name == "exists" || name == "empty"):
-            guard let x = value(base, variables, context), !x.emptyAsFalse else { return nil }
-            let count = JSON.object(["count": .array([x.json])])
-            return Value(json: .object(["==": .array([count, .int(name == "exists" ? 1 : 0)])]), kind: .boolean)
-        case .invocation(let base?, "not", let arguments?) where arguments.isEmpty:
-            guard let x = value(base, variables, context), x.kind == .boolean, !x.emptyAsFalse || x.defined != nil else { return nil }
-            if x.emptyAsFalse, let defined = x.defined {
-                // Empty stays empty (false here): defined, and not.
-                return Value(json: .object(["and": .array([defined, .object(["not": .array([x.json])])])]), kind: .boolean,
-                             mayBeEmpty: true, emptyAsFalse: true, defined: defined)
-            }
-            // The negation of an empty boolean is empty: `x = false` is false for null, as
-            // FHIRPath's empty reads in a condition.
-            if x.mayBeEmpty { return Value(json: .object(["==": .array([x.json, .bool(false)])]), kind: .boolean, mayBeEmpty: true, emptyAsFalse: true) }
-            return Value(json: .object(["not": .array([x.json])]), kind: .boolean)
-        case .invocation(let base?, let name, let arguments?) where FHIRCalculations.functions[name] != nil:
-            return function(name, base, arguments, variables, context)
-        case .invocation:
-            return path(node, context) ?? score(node, variables, context)
+        default: return nil
         }
+    }
+
+    @inline(never)
+    private func binaryNode(_ op: String, _ a: FHIRPathNode, _ b: FHIRPathNode, _ variables: [String: Value], _ context: String?,
+                            depth: Int) -> Value? {
+        guard let x = value(a, variables, context, depth: depth), let y = value(b, variables, context, depth: depth) else { return nil }
+        return binary(op, x, y)
+    }
+
+    @inline(never)
+    private func invocationNode(_ node: FHIRPathNode, _ base: FHIRPathNode?, _ name: String, _ arguments: [FHIRPathNode]?,
+                                _ variables: [String: Value], _ context: String?, depth: Int) -> Value? {
+        switch (base, arguments) {
+        case (nil, let arguments?) where name == "iif" && (arguments.count == 2 || arguments.count == 3):
+            return iif(arguments, variables, context, depth: depth)
+        case (let base?, let arguments?) where arguments.isEmpty && (name == "exists" || name == "empty"):
+            return existence(name == "exists", base, variables, context, depth: depth)
+        case (let base?, let arguments?) where arguments.isEmpty && name == "not":
+            return negation(base, variables, context, depth: depth)
+        case (let base?, let arguments?) where FHIRCalculations.functions[name] != nil:
+            return function(name, base, arguments, variables, context, depth: depth)
+        default:
+            return path(node, context) ?? score(node, variables, context, depth: depth)
+        }
+    }
+
+    @inline(never)
+    private func iif(_ arguments: [FHIRPathNode], _ variables: [String: Value], _ context: String?, depth: Int) -> Value? {
+        guard let c = value(arguments[0], variables, context, depth: depth), c.kind == .boolean || c.kind == .null,
+              let a = value(arguments[1], variables, context, depth: depth) else { return nil }
+        let b = arguments.count == 3 ? value(arguments[2], variables, context, depth: depth) : Value(json: .null, kind: .null, mayBeEmpty: true)
+        guard let b, a.kind != .code, b.kind != .code, let kind = FHIRCalculations.common(a.kind, b.kind) else { return nil }
+        return Value(json: .object(["if": .array([c.json, a.json, b.json])]), kind: kind,
+                     mayBeEmpty: a.mayBeEmpty || b.mayBeEmpty, emptyAsFalse: a.emptyAsFalse || b.emptyAsFalse)
+    }
+
+    @inline(never)
+    private func existence(_ exists: Bool, _ base: FHIRPathNode, _ variables: [String: Value], _ context: String?, depth: Int) -> Value? {
+        guard let x = value(base, variables, context, depth: depth), !x.emptyAsFalse else { return nil }
+        let count = JSON.object(["count": .array([x.json])])
+        return Value(json: .object(["==": .array([count, .int(exists ? 1 : 0)])]), kind: .boolean)
+    }
+
+    @inline(never)
+    private func negation(_ base: FHIRPathNode, _ variables: [String: Value], _ context: String?, depth: Int) -> Value? {
+        guard let x = value(base, variables, context, depth: depth), x.kind == .boolean, !x.emptyAsFalse || x.defined != nil else { return nil }
+        if x.emptyAsFalse, let defined = x.defined {
+            // Empty stays empty (false here): defined, and not.
+            return Value(json: .object(["and": .array([defined, .object(["not": .array([x.json])])])]), kind: .boolean,
+                         mayBeEmpty: true, emptyAsFalse: true, defined: defined)
+        }
+        // The negation of an empty boolean is empty: `x = false` is false for null, as
+        // FHIRPath's empty reads in a condition.
+        if x.mayBeEmpty { return Value(json: .object(["==": .array([x.json, .bool(false)])]), kind: .boolean, mayBeEmpty: true, emptyAsFalse: true) }
+        return Value(json: .object(["not": .array([x.json])]), kind: .boolean)
     }
 
     /// The functions on strings and numbers: the kind of the input, the kinds of the arguments
@@ -172,10 +219,11 @@ struct FHIRCalculations {
         "round": (.number, [.number], 0, .number), "ordinal": (.other, [], 0, .number), "weight": (.other, [], 0, .number),
     ]
 
+    @inline(never)
     private func function(_ name: String, _ base: FHIRPathNode, _ arguments: [FHIRPathNode], _ variables: [String: Value],
-                          _ context: String?) -> Value? {
+                          _ context: String?, depth: Int) -> Value? {
         guard let signature = FHIRCalculations.functions[name], arguments.count >= signature.optional,
-              arguments.count <= signature.arguments.count, let x = value(base, variables, context) else { return nil }
+              arguments.count <= signature.arguments.count, let x = value(base, variables, context, depth: depth) else { return nil }
         if name == "ordinal" || name == "weight" {
             // SDC's ordinal() of an answer: its option's score.
             guard let linkId = x.answerOf, prepared[linkId]?.choices?.contains(where: { $0.score != nil }) == true,
@@ -194,7 +242,7 @@ struct FHIRCalculations {
         }
         var operands = [x.json]
         for (i, argument) in arguments.enumerated() {
-            guard let a = value(argument, variables, context), a.kind == signature.arguments[i] || a.kind == .null else { return nil }
+            guard let a = value(argument, variables, context, depth: depth), a.kind == signature.arguments[i] || a.kind == .null else { return nil }
             operands.append(a.json)
         }
         return Value(json: .object([name: .array(operands)]), kind: signature.result, mayBeEmpty: true)
@@ -383,7 +431,7 @@ struct FHIRCalculations {
     }
 
     /// The score of the option chosen for an item, read from `%questionnaire` (see above).
-    private func score(_ node: FHIRPathNode, _ variables: [String: Value], _ context: String?) -> Value? {
+    private func score(_ node: FHIRPathNode, _ variables: [String: Value], _ context: String?, depth: Int) -> Value? {
         let (start, steps) = node.chain
         guard start == .variable("questionnaire"), let (linkId, rest) = item(steps[...]), rest.count == 5 else { return nil }
         let r = Array(rest)
@@ -394,7 +442,7 @@ struct FHIRCalculations {
               answered.chain.start == .variable("resource"), let (answeredId, answerRest) = item(answered.chain.steps[...]), answeredId == linkId,
               FHIRCalculations.names(answerRest) == ["answer", "valueCoding", "code"],
               let urlFilter = r[3].arguments, urlFilter.count == 1, case .binary("=", .invocation(nil, "url", nil), let u) = urlFilter[0],
-              let url = value(u, variables, context)?.literal, url == FHIRExtension.ordinalValue || url == FHIRExtension.itemWeight,
+              let url = value(u, variables, context, depth: depth)?.literal, url == FHIRExtension.ordinalValue || url == FHIRExtension.itemWeight,
               prepared[linkId]?.choices?.contains(where: { $0.score != nil }) == true,
               let sel = selector(linkId) else { return nil }
         return Value(json: .object(["score": sel]), kind: .number, mayBeEmpty: true)
