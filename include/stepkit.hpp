@@ -565,7 +565,8 @@ public:
 
     /* Imports a FHIR R4 Questionnaire (stepkit_task_compile_fhir(); docs/fhir.md); options:
      * {"strict": bool, "requiredAnswersChecked": "atCompletion" (default) | "perStep",
-     * "limits": {...}}. Its sessions give Session::result_fhir(). */
+     * "valueSets": {URL: [{"system", "code", "display"}, ...]}, "limits": {...}}. Its sessions
+     * give Session::result_fhir(). */
     static Task compile_fhir(const std::string &questionnaire_json, const std::string &options = {}) {
         const char *json = detail::c_text(questionnaire_json, true, "The Questionnaire");
         stepkit_task *task = nullptr;
