@@ -119,6 +119,13 @@ int stepkit_version_number(void);
 /* A bug in StepKit. Please report it with the error JSON. */
 #define STEPKIT_EINTERNAL (-8)
 
+/* The name of a status code, without the STEPKIT_ prefix: "OK" for STEPKIT_OK, "EANSWER" for
+ * STEPKIT_EANSWER, and so on: the same text as the error JSON's "code". Returns NULL for a
+ * number that is not one of the status codes above. The string is static: never freed, valid
+ * for the life of the process, the same pointer on every call. Thread-safe. Hosts (the C++
+ * header, the Python binding) name statuses with it rather than keeping their own table. */
+const char *stepkit_status_name(int status);
+
 /* The error JSON of the last call that failed on the calling thread, or NULL if no call has failed
  * on this thread. The string is owned by the library and stays valid until the next failing call
  * on the same thread; successful calls do not change it. Do not free it. */

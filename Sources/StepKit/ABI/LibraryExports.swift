@@ -14,6 +14,13 @@ public func stepkit_version_number() -> Int32 {
 }
 
 @c @implementation
+public func stepkit_status_name(_ status: Int32) -> UnsafePointer<CChar>? {
+    if status == STEPKIT_OK { return StaticText.pointer(StaticText.ok) }
+    guard let known = Status(rawValue: status) else { return nil }
+    return StaticText.pointer(known.staticName)
+}
+
+@c @implementation
 public func stepkit_last_error() -> UnsafePointer<CChar>? {
     LastError.current
 }
@@ -41,4 +48,12 @@ enum StaticText {
     }
 
     private static let emptyText: StaticString = ""
+
+    /// STEPKIT_OK's name, for stepkit_status_name().
+    static let ok: StaticString = "OK"
+
+    /// A string literal's NUL-terminated bytes: static, never freed.
+    static func pointer(_ text: StaticString) -> UnsafePointer<CChar> {
+        UnsafeRawPointer(text.utf8Start).assumingMemoryBound(to: CChar.self)
+    }
 }

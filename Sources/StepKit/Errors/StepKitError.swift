@@ -9,8 +9,12 @@ enum Status: Int32, Sendable {
     case io = -7
     case `internal` = -8
 
-    /// The constant's name without the `STEPKIT_` prefix, as the error JSON's `code`.
-    var name: String {
+    /// The constant's name without the `STEPKIT_` prefix, as the error JSON's `code` and
+    /// stepkit_status_name() (one table for both).
+    var name: String { staticName.description }
+
+    /// `name` as a literal, so stepkit_status_name() can hand out a static C string.
+    var staticName: StaticString {
         switch self {
         case .invalidArgument: return "EINVAL"
         case .parse: return "EPARSE"

@@ -19,6 +19,37 @@ static void test_versions(void)
     CHECK(STEPKIT_ABI_VERSION == 0);
 }
 
+/* stepkit_status_name(): every status's name, the same text the error JSON's "code" gives, a
+ * static string; NULL for a number that is no status. */
+static void test_status_names(void)
+{
+    static const struct { int status; const char *name; } names[] = {
+        {STEPKIT_OK, "OK"},           {STEPKIT_EINVAL, "EINVAL"},   {STEPKIT_EPARSE, "EPARSE"},
+        {STEPKIT_EDEFINITION, "EDEFINITION"}, {STEPKIT_EANSWER, "EANSWER"},
+        {STEPKIT_ESTATE, "ESTATE"},   {STEPKIT_ERESTORE, "ERESTORE"}, {STEPKIT_EIO, "EIO"},
+        {STEPKIT_EINTERNAL, "EINTERNAL"},
+    };
+    size_t i;
+    stepkit_task *task = NULL;
+    json_t *error;
+
+    for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+        CHECK_STR(stepkit_status_name(names[i].status), names[i].name);
+        CHECK(stepkit_status_name(names[i].status) == stepkit_status_name(names[i].status));
+    }
+    CHECK(stepkit_status_name(1) == NULL);
+    CHECK(stepkit_status_name(-9) == NULL);
+    CHECK(stepkit_status_name(INT32_MIN) == NULL);
+
+    /* The name a failed call's error JSON gives is the same. */
+    CHECK_RC(stepkit_task_compile("not json", &task), STEPKIT_EPARSE);
+    error = parse_json(stepkit_last_error());
+    if (error) {
+        CHECK_STR(json_str(error, "code"), stepkit_status_name(STEPKIT_EPARSE));
+        json_decref(error);
+    }
+}
+
 /* ---------------------------------------------------------------------------------------------
  * Compilation
  */
@@ -897,6 +928,7 @@ static void test_task_info_fingerprint_and_recorders(void)
 int main(void)
 {
     RUN(test_versions);
+    RUN(test_status_names);
     RUN(test_compile_ok);
     RUN(test_task_graph);
     RUN(test_task_info_fingerprint_and_recorders);

@@ -86,6 +86,18 @@ static void test_version() {
     CHECK(stepkit::version_number() == STEPKIT_VERSION_NUMBER);
 }
 
+// Error names come from the library (stepkit_status_name), for library errors and for the
+// ones the header raises itself before calling C.
+static void test_status_names() {
+    CHECK(std::string(stepkit::detail::status_name(STEPKIT_EANSWER)) == "EANSWER");
+    CHECK(stepkit::detail::status_name(STEPKIT_EANSWER) == stepkit_status_name(STEPKIT_EANSWER));
+    CHECK(std::string(stepkit::detail::status_name(12345)) == "EINTERNAL");
+    // Refused by the header itself (a NUL in the options), named by the library's table.
+    stepkit::Error e = EXPECT_ERROR(STEPKIT_EPARSE, stepkit::Task::compile(SURVEY, std::string("{}\0", 3)));
+    CHECK(e.code() == "EPARSE");
+    CHECK(has(e.json(), "\"code\": \"EPARSE\""));
+}
+
 static void test_compile_and_errors() {
     stepkit::Task task = stepkit::Task::compile(SURVEY);
     CHECK(task);
@@ -412,6 +424,7 @@ int main() {
     test_fhir();
     test_types();
     test_version();
+    test_status_names();
     test_compile_and_errors();
     test_walk_save_restore();
     test_clock_across_moves();
