@@ -32,6 +32,7 @@ __all__ = [
     "EVENT_FN",
     "FREE_FN",
     "take_string",
+    "status_name",
     "ENV_VAR",
 ]
 
@@ -53,9 +54,11 @@ _OUT = POINTER(c_void_p)
 _PROTOTYPES = {
     "stepkit_version": (c_char_p, []),  # static string owned by the library
     "stepkit_version_number": (c_int, []),
+    "stepkit_status_name": (c_char_p, [c_int]),  # static string (NULL: not a status)
     "stepkit_last_error": (c_char_p, []),  # owned by the library, not freed
     "stepkit_string_free": (None, [c_void_p]),
     "stepkit_task_compile": (c_int, [c_char_p, _OUT]),
+    "stepkit_task_compile_with_options": (c_int, [c_char_p, c_char_p, _OUT]),
     "stepkit_task_info": (c_int, [c_void_p, _OUT]),
     "stepkit_task_graph": (c_int, [c_void_p, _OUT]),
     "stepkit_task_check": (c_int, [c_void_p, _OUT]),
@@ -183,6 +186,13 @@ def lib() -> Any:
     if cdll is None:
         cdll = load_library()
     return cdll
+
+
+def status_name(status: int) -> Optional[str]:
+    """The library's name of a status code (``stepkit_status_name``): ``"EANSWER"`` for -4,
+    ``"OK"`` for 0, None for a number that is no status. Loads the library."""
+    name = lib().stepkit_status_name(status)
+    return None if name is None else bytes(name).decode("ascii")
 
 
 def take_string(cdll: Any, ptr: c_void_p) -> Optional[str]:

@@ -18,6 +18,10 @@ InternalError           -8      EINTERNAL
 LibraryNotFoundError    -7      EIO           OSError (subclass of StepKitIOError)
 ======================  ======  ============  =========================================
 
+The ``code`` column is the library's own name (``stepkit_status_name()``); a status the classes
+do not know is named by the library too (see :func:`error_from_json`), and a test checks every
+class's ``CODE`` against the library, so the names live in one place: the engine.
+
 Errors detected on the Python side before the library is called use the same classes and the
 same attributes (for instance a closed session raises :class:`StateError`, NaN in an answer
 raises :class:`InvalidArgumentError`); their ``error`` dict has the shape of the library's error
@@ -218,6 +222,18 @@ def error_class(status: int) -> Type[StepKitError]:
     return _BY_STATUS.get(status, StepKitError)
 
 
+def _library_name(status: int) -> str:
+    """The library's name of a status no class is for (``stepkit_status_name``), or
+    ``"EUNKNOWN"`` when the library names none (or cannot be loaded)."""
+    from . import _ffi  # _ffi imports this module
+
+    try:
+        name = _ffi.status_name(status)
+    except LibraryNotFoundError:
+        return "EUNKNOWN"
+    return name if name else "EUNKNOWN"
+
+
 def error_from_json(status: int, error: Optional[Mapping[str, Any]]) -> StepKitError:
     """Builds the exception for a failed call that returned ``status`` with error JSON ``error``
     (already decoded; None when the library gave no details)."""
@@ -226,7 +242,7 @@ def error_from_json(status: int, error: Optional[Mapping[str, Any]]) -> StepKitE
         return cls(
             f"StepKit call failed with status {status} and gave no error details.",
             status=status,
-            code=cls.CODE if cls is not StepKitError else "EUNKNOWN",
+            code=cls.CODE if cls is not StepKitError else _library_name(status),
         )
     message = error.get("message")
     if not isinstance(message, str) or not message:
@@ -236,7 +252,7 @@ def error_from_json(status: int, error: Optional[Mapping[str, Any]]) -> StepKitE
         path = ""
     code = error.get("code")
     if not isinstance(code, str):
-        code = cls.CODE if cls is not StepKitError else "EUNKNOWN"
+        code = _library_name(status) if cls is StepKitError else cls.CODE
     raw_errors = error.get("errors")
     errors: Optional[List[Dict[str, Any]]] = None
     if isinstance(raw_errors, list) and raw_errors:
