@@ -5,7 +5,7 @@
         python3 benchmarks/bench_py.py TASK.json TASK.walk BUDGET_S
 
 A step is what a Python host does: ``session.set_answer(value)`` (when the walk has an answer;
-the value is a Python object, decoded once before timing) + ``session.forward()``, which returns
+the value is a Python object, decoded once before timing) + ``session.go_forward()``, which returns
 the new state as a dict. Prints one JSON line {"figure": "pystep", "engine": [s per step, ...]}.
 """
 
@@ -38,7 +38,7 @@ def main():
                 raise SystemExit(f"bench_py: the session presents {got}, the walk expects {ident}")
             if answer is not None:
                 session.set_answer(answer)
-            state = session.forward()
+            state = session.go_forward()
         if state["status"] != "finished":
             raise SystemExit("bench_py: the walk did not finish the task")
 
@@ -52,7 +52,7 @@ def main():
             a = perf()
             if answer is not None:
                 session.set_answer(answer)
-            session.forward()
+            session.go_forward()
             total += perf() - a
         session.close()
         samples.append(total / len(walk))

@@ -78,7 +78,7 @@ def main() -> None:
                     pass
             ops += bytes([1])  # forward
             try:
-                session.forward()
+                session.go_forward()
             except stepkit.StepKitError:
                 try:
                     session.skip()

@@ -563,9 +563,9 @@ class Service:
             try:
                 # Every call returns the new state: it is read once per step of the request.
                 if action == "next":
-                    state = session.forward()
+                    state = session.go_forward()
                 elif action == "back":
-                    state = session.back()
+                    state = session.go_backward()
                 elif action == "skip":
                     state = session.skip()
                 elif action == "start":
@@ -596,7 +596,7 @@ class Service:
             return state
         session.closing = {k: step[k] for k in ("title", "text", "detailText")
                            if isinstance(step.get(k), str)}
-        return session.forward()
+        return session.go_forward()
 
 
 STUDY_TTL = 5.0  # seconds a study's settings are kept per instance

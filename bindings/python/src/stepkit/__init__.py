@@ -5,7 +5,7 @@
 ...     {"type": "question", "identifier": "q", "answerFormat": {"type": "boolean"}}]})
 >>> with task.open() as session:
 ...     session.set_answer(True)["answer"]
-...     session.forward()["finishReason"]
+...     session.go_forward()["finishReason"]
 True
 'completed'
 

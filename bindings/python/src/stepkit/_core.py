@@ -8,6 +8,7 @@ import json
 import os
 import queue
 import threading
+import warnings
 import weakref
 from collections import deque
 from contextlib import contextmanager
@@ -321,8 +322,18 @@ class Task(_Handle):
         raise TypeError("use stepkit.Task.from_json() or stepkit.Task.from_file()")
 
     @classmethod
-    def from_json(cls, definition: Union[str, bytes, bytearray, Mapping[str, Any]]) -> "Task":
+    def from_json(
+        cls,
+        definition: Union[str, bytes, bytearray, Mapping[str, Any]],
+        *,
+        limits: Optional[Mapping[str, int]] = None,
+    ) -> "Task":
         """Compiles a task definition given as JSON text (str or UTF-8 bytes) or as a dict.
+
+        ``limits`` (``stepkit_task_compile_with_options``): the compile limits to use instead
+        of the defaults, any of ``{"maxDefinitionBytes", "maxDepth", "maxStringBytes",
+        "maxSteps"}`` (include/stepkit.h); past one, InvalidArgumentError (``"tooLarge"``,
+        ``"tooDeep"``, ``"stringTooLong"``) or DefinitionError (``"tooManySteps"``).
 
         Raises ParseError (not JSON) or DefinitionError (``.errors`` lists every problem of the
         definition, each with its ``path``)."""
@@ -335,7 +346,11 @@ class Task(_Handle):
                 "a task definition must be JSON text (str or bytes) or a dict, "
                 f"not {type(definition).__name__}"
             )
-        task: Task = cls._create(_ffi.lib(), "stepkit_task_compile", data)
+        if limits is None:
+            task: Task = cls._create(_ffi.lib(), "stepkit_task_compile", data)
+        else:
+            options = _json_bytes({"limits": dict(limits)}, "the options")
+            task = cls._create(_ffi.lib(), "stepkit_task_compile_with_options", data, options)
         task._info_text = None
         return task
 
@@ -387,8 +402,8 @@ class Task(_Handle):
         return result
 
     @classmethod
-    def from_file(cls, path: PathLike) -> "Task":
-        """Compiles the task definition in a JSON file.
+    def from_file(cls, path: PathLike, *, limits: Optional[Mapping[str, int]] = None) -> "Task":
+        """Compiles the task definition in a JSON file (``limits``: as :meth:`from_json`).
 
         A file that cannot be read raises StepKitIOError (an OSError)."""
         path = os.fspath(path)
@@ -399,7 +414,7 @@ class Task(_Handle):
             raise StepKitIOError(
                 f"Cannot read the task file {path}: {exc.strerror or exc}", path=""
             ) from exc
-        return cls.from_json(data)
+        return cls.from_json(data, limits=limits)
 
     # -- API --------------------------------------------------------------------------------
 
@@ -929,15 +944,27 @@ class Session(_Handle):
             raise TypeError(f"answer JSON must be str or bytes, not {type(text).__name__}")
         return self._call("stepkit_session_set_answer", _json_text_bytes(text, "the answer"))
 
-    def forward(self) -> Dict[str, Any]:
+    def go_forward(self) -> Dict[str, Any]:
         """Goes to the next step (on the last step: finishes with ``"completed"``).
 
         StateError, with the reasons, while a required answer is missing."""
         return self._call("stepkit_session_go_forward")
 
-    def back(self) -> Dict[str, Any]:
+    def go_backward(self) -> Dict[str, Any]:
         """Returns to the previous step. StateError on the first step or once finished."""
         return self._call("stepkit_session_go_backward")
+
+    def forward(self) -> Dict[str, Any]:
+        """Deprecated alias of :meth:`go_forward` (the C and C++ name), kept for one release."""
+        warnings.warn("Session.forward() is deprecated; use Session.go_forward()",
+                      DeprecationWarning, stacklevel=2)
+        return self.go_forward()
+
+    def back(self) -> Dict[str, Any]:
+        """Deprecated alias of :meth:`go_backward` (the C and C++ name), kept for one release."""
+        warnings.warn("Session.back() is deprecated; use Session.go_backward()",
+                      DeprecationWarning, stacklevel=2)
+        return self.go_backward()
 
     def skip(self) -> Dict[str, Any]:
         """Skips an optional step (its result records null answers) and goes forward.

@@ -397,7 +397,7 @@ class ActiveRunner:
             elif status == "suspended":
                 state = session.resume()
             elif status == "finished":
-                state = session.forward()
+                state = session.go_forward()
             else:
                 deadline = state.get("nextDeadline")
                 deadline_ms = parse_iso8601_ms(deadline) if isinstance(deadline, str) else None
@@ -482,7 +482,7 @@ class ActiveRunner:
                     if status == "prepared":
                         session.start()
                     elif status == "finished":
-                        session.forward()
+                        session.go_forward()
                     elif status == "suspended":
                         session.resume()
                 elif command == ":finish":

@@ -156,6 +156,6 @@ def _leave(session: Session, step: Dict[str, Any], answers: Dict[str, Any], say:
 
 def _forward(session: Session, identifier: str) -> Dict[str, Any]:
     try:
-        return session.forward()
+        return session.go_forward()
     except StateError as exc:
         raise AnswersError(f"Cannot leave step '{identifier}': {problems_text(exc)}")

@@ -46,7 +46,7 @@ def navigate(session: Session, name: str, say: Callable[[str], Any]) -> Optional
     the new state, or None after saying why the session refused."""
     try:
         if name == ":back":
-            return session.back()
+            return session.go_backward()
         if name == ":skip":
             return session.skip()
         if name == ":quit":

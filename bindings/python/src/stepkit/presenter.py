@@ -123,7 +123,7 @@ class Presenter:
     def _forward(self) -> Optional[State]:
         """Goes forward: the new state, or None after showing why the step cannot be left."""
         try:
-            return self.session.forward()
+            return self.session.go_forward()
         except StateError as exc:
             self.error(problems_text(exc))
             return None

@@ -6,7 +6,7 @@ due: a spoken countdown, the halfway prompt, the end of a timed step) and the ho
 
 >>> session.set_clock(None)                                        # doctest: +SKIP
 >>> with stepkit.RealTimeDriver(session, on_event=print) as driver:  # doctest: +SKIP
-...     session.forward()           # an active step that starts by itself
+...     session.go_forward()           # an active step that starts by itself
 ...     driver.wait(timeout=60)     # until the task finishes (True) or the timeout
 
 The driver is a daemon thread. It reads the session's ``nextDeadline``, sleeps until then on the
