@@ -22,8 +22,10 @@ def tab_to(page, handle) -> None:
 
 
 def _time_keys(hhmm: str) -> str:
-    h, m = int(hhmm[:2]), hhmm[3:5]
-    return f"{(h % 12) or 12:02d}{m}{'A' if h < 12 else 'P'}"
+    """The keys Chromium's time field takes: hours, minutes, seconds when the field has them
+    (a value HH:mm:ss, asked for with step 1), then AM or PM."""
+    h, m, s = int(hhmm[:2]), hhmm[3:5], hhmm[6:8]
+    return f"{(h % 12) or 12:02d}{m}{s}{'A' if h < 12 else 'P'}"
 
 
 def fill(page, pairs: List[Tuple[str, str]]) -> None:
