@@ -210,8 +210,9 @@ int stepkit_task_compile_fhir(const char *questionnaire_json, const char *option
 int stepkit_task_translate_fhir(const char *questionnaire_json, const char *options_json, char **out);
 
 /* Describes a compiled task: {"identifier": "...", "fingerprint": "...", "stepCount": N,
- * "steps": [{"identifier": "...", "type": "question"}, ...] (an active, countdown or wait step
- * also has its effective "stepDuration" in seconds, defaults included), "sections":
+ * "steps": [{"identifier": "...", "type": "question", "displayTitle": "...", "isActive": false},
+ * ...] ("displayTitle" and "isActive" as in the state's "step"; an active, countdown or wait
+ * step also has its effective "stepDuration" in seconds, defaults included), "sections":
  * [{"identifier", "steps": [...]}], "branching": bool (whether the task has any rules),
  * "requestedPermissions": ["location", "microphone", "motion", "health"]: what the task's
  * recorders need (ResearchKit's requestedPermissions), so a host can ask before starting,
@@ -448,11 +449,18 @@ void stepkit_session_free(stepkit_session *session);
  *             answer-format bounds written as expressions replaced by their values now (left
  *             out when null), a step's "calculations" list as {"name": value}, and
  *             {{placeholders}} in its texts resolved (see docs/expressions.md, "Piping")}
- *            | null when finished. "Defaults filled in": "optional"; an active step's effective
+ *            | null when finished. It also carries what a presenter needs, decided once in
+ *            the engine so no host decides it: "displayTitle", what to call the step (its
+ *            "title", else its "question", else its "text": the first that is not blank,
+ *            without surrounding white space; else its identifier) and "isActive" (true for an
+ *            active, countdown or wait step: see "Active steps"). "Defaults filled in":
+ *            "optional"; an active step's effective
  *            "stepDuration" (a countdown's 5 s included), "shouldStartTimerAutomatically" and
  *            "shouldContinueOnFinish"; and in every "answerFormat" (a question's, each form
  *            item's) every setting the engine applies when the definition leaves it out:
- *            "showDontKnowButton"; a choice format's "style" ("singleChoice" for text scales and
+ *            "showDontKnowButton" (and, when it is true, the "don't know" answer's label
+ *            "customDontKnowButtonText", "I don't know"); boolean's "yesString" and
+ *            "noString" ("Yes", "No"); a choice format's "style" ("singleChoice" for text scales and
  *            value pickers); a scale's "step"; a continuous scale's "maximumFractionDigits";
  *            height's and weight's "minimumValue", "maximumValue" and "unit" ("cm", "kg");
  *            age's "minimumAge", "maximumAge" and "unit" ("years"); ses's "minimum" (0) and
@@ -474,7 +482,9 @@ void stepkit_session_free(stepkit_session *session);
  *                required answer missing on the steps presented so far, the current one
  *                included, in the order they were presented ("item" for a form item; "path"
  *                "<step>" or "<step>.<item>"); with "perStep" only the current step can have any,
- * *    "navigation": {"canGoBack": bool, "canGoForward": bool, "canSkip": bool,
+ *    "navigation": {"canGoBack": bool, "canGoForward": bool,
+ *                   "canSkip": bool (stepkit_session_skip() is allowed now: an optional step
+ *                   that takes an answer; hosts read it rather than work it out),
  *                   "hasNextStep": bool (false: label the forward button "Done"),
  *                   "arrival": [how navigation reached this step: rules, branches, skip rules,
  *                               step modifiers; see docs/task-format.md]},

@@ -42,12 +42,41 @@ final class Step: Sendable {
         self.calculationNames = calculationNames
     }
 
-    /// The step in `stepkit_task_info`: identifier, type and, for an active, countdown or wait
-    /// step, its effective `stepDuration` in seconds (ResearchKit's default included).
+    /// The step in `stepkit_task_info`: identifier, type, what a host calls it
+    /// (`displayTitle`), whether it is an active step (`isActive`) and, for an active, countdown
+    /// or wait step, its effective `stepDuration` in seconds (ResearchKit's default included).
     var infoJSON: JSON {
         var fields = JSONObject(["identifier": .string(identifier), "type": .string(type)])
+        fields["displayTitle"] = .string(Step.displayTitle(presentation, identifier: identifier))
+        fields["isActive"] = .bool(isActive)
         if let active { fields["stepDuration"] = .number(Double(active.duration) / 1000) }
         return .object(fields)
+    }
+
+    /// Whether the step is an active step (`active`, `countdown`, `wait`): one with a timer and
+    /// recorders the host runs (`stepkit_session_active`). Hosts read it as `isActive` in the
+    /// state's step and the task info's steps instead of keeping a list of types.
+    var isActive: Bool { active != nil }
+
+    /// What a host calls a step, decided here once for every host (the CLI, the graph, the web
+    /// service read it as `displayTitle`): its `title`, else its `question`, else its `text`
+    /// (the first that is not blank, without the white space around it), else its identifier.
+    /// `fields` is the step as presented: after step modifiers and piping in the state.
+    static func displayTitle(_ fields: JSONObject, identifier: String) -> String {
+        for key in ["title", "question", "text"] {
+            if let text = fields[key]?.stringValue {
+                let trimmed = trimmingWhiteSpace(text)
+                if !trimmed.isEmpty { return trimmed }
+            }
+        }
+        return identifier
+    }
+
+    private static func trimmingWhiteSpace(_ text: String) -> String {
+        let scalars = text.unicodeScalars
+        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
+              let last = scalars.lastIndex(where: { !$0.properties.isWhitespace }) else { return "" }
+        return String(scalars[first...last])
     }
 
     /// Whether the author marked the step `"terminal": true`: the task may deliberately end

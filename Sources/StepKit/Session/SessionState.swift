@@ -15,6 +15,9 @@ extension Session {
             }
             presentingExpressions(&fields, step: index)
             if task.rules.pipedSteps.contains(index) { Piping.apply(to: &fields, piped) }
+            // The presenter's vocabulary, decided here so no host decides it (Step.displayTitle).
+            fields["displayTitle"] = .string(Step.displayTitle(fields, identifier: step.identifier))
+            fields["isActive"] = .bool(step.isActive)
             presentation = .object(fields)
             switch step.content {
             case .message:

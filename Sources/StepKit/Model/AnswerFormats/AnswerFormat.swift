@@ -69,6 +69,9 @@ extension AnswerFormatRules {
 /// copied the type, the rules' existential, the personal-data field and the presentation,
 /// retaining and releasing each; now it is one reference.
 final class AnswerFormat: Sendable {
+    /// `customDontKnowButtonText` when the definition leaves it out.
+    static let dontKnowLabel = "I don't know"
+
     let type: String
     let rules: any AnswerFormatRules
     /// `showDontKnowButton`: whether `{"dontKnow": true}` is an answer.
@@ -171,6 +174,8 @@ final class AnswerFormat: Sendable {
         var presentation = reader.object
         var defaults = rules.defaults
         defaults["showDontKnowButton"] = .bool(allowsDontKnow)
+        // The "don't know" answer's label, for the formats that offer it (ResearchKit's text).
+        if allowsDontKnow { defaults["customDontKnowButtonText"] = .string(AnswerFormat.dontKnowLabel) }
         // Grown once, to its final size (the defaults the definition left out).
         var missing = 0
         defaults.forEachEntry { key, _ in if presentation[key] == nil { missing += 1 } }

@@ -6,6 +6,9 @@ struct BooleanFormat: AnswerFormatRules {
 
     var resultType: ResultType { .boolean }
 
+    /// The labels of the two answers, ResearchKit's, so no host keeps its own "Yes" and "No".
+    var defaults: JSONObject { JSONObject(["yesString": .string("Yes"), "noString": .string("No")]) }
+
     static func parse(_ r: FieldReader) -> (any AnswerFormatRules)? {
         r.accept(strings: ["yesString", "noString"])
         let yes = r.number("yesScore"), no = r.number("noScore")
