@@ -5,8 +5,8 @@
  *
  * ANSWERS.json is an object {"stepIdentifier": answer, "formStep": {"item": answer}, ...}.
  * The program compiles the task, opens a session and walks it: a step whose identifier is in the
- * answers gets that answer and goes forward; an optional question or form step that is not in the
- * answers is skipped; an active step (active, countdown, wait) is started and finished at once;
+ * answers gets that answer and goes forward; a step that is not in the answers is skipped when
+ * the state says it may be (navigation.canSkip: an optional question or form); an active step (active, countdown, wait) is started and finished at once;
  * any other step (instruction, completion, ...) goes forward. It prints each step's identifier as
  * it is presented, then the task result JSON, and exits 0 when the task finished "completed". On
  * any failure it prints the error JSON on stderr and exits 1.
@@ -100,12 +100,12 @@ static json_t *take_state(int rc, char **out, const char *what)
     return state;
 }
 
-/* Moves the session on from the current step: answer + forward, skip, or forward. Returns the
- * new state, or NULL on failure. */
-static json_t *advance(stepkit_session *session, const json_t *step, const json_t *answers)
+/* Moves the session on from the current step: answer + forward, skip (when the state's
+ * navigation.canSkip says it may), or forward. Returns the new state, or NULL on failure. */
+static json_t *advance(stepkit_session *session, const json_t *state, const json_t *answers)
 {
+    const json_t *step = json_object_get(state, "step");
     const char *identifier = json_string_value(json_object_get(step, "identifier"));
-    const char *type = json_string_value(json_object_get(step, "type"));
     const json_t *answer = identifier ? json_object_get(answers, identifier) : NULL;
     char *out = NULL;
 
@@ -123,8 +123,7 @@ static json_t *advance(stepkit_session *session, const json_t *step, const json_
             print_error("stepkit_session_set_answer");
             return NULL;
         }
-    } else if (json_is_true(json_object_get(step, "optional")) && type &&
-               (strcmp(type, "question") == 0 || strcmp(type, "form") == 0)) {
+    } else if (json_is_true(json_object_get(json_object_get(state, "navigation"), "canSkip"))) {
         return take_state(stepkit_session_skip(session, &out), &out, "stepkit_session_skip");
     }
     return take_state(stepkit_session_go_forward(session, &out), &out, "stepkit_session_go_forward");
@@ -198,7 +197,7 @@ static int walk(stepkit_session *session, const json_t *answers)
         next = drive_active_step(session, state);
         if (next == state) {
             json_decref(next);
-            next = advance(session, step, answers);
+            next = advance(session, state, answers);
             free(printed);
             printed = NULL;
         }

@@ -142,3 +142,112 @@ def test_the_library_and_its_hosts_use_the_new_names_without_warnings():
             warnings.simplefilter("error", DeprecationWarning)
             session.go_forward()
             session.go_backward()
+
+
+# -- what a host shows: decided by the engine (docs/reference.md, "What a host shows") -----------
+
+from stepkit import rendering  # noqa: E402
+
+
+def _first_state(step):
+    definition = {"identifier": "t", "steps": [step, {"type": "completion", "identifier": "end"}]}
+    with stepkit.Task.from_json(definition) as task, task.open() as session:
+        return session.state, task.info
+
+
+# The rule, from the reference: title, else question, else text (not blank, trimmed), else the
+# identifier.
+TITLES = [
+    ({"type": "question", "identifier": "q", "title": "T", "question": "Q?", "text": "X",
+      "answerFormat": {"type": "boolean"}}, "T"),
+    ({"type": "question", "identifier": "q", "question": "Q?", "text": "X",
+      "answerFormat": {"type": "boolean"}}, "Q?"),
+    ({"type": "question", "identifier": "q", "title": "  ", "question": " Q? ",
+      "answerFormat": {"type": "boolean"}}, "Q?"),
+    ({"type": "instruction", "identifier": "i", "text": "Read this."}, "Read this."),
+    ({"type": "instruction", "identifier": "i", "title": "", "text": "\n"}, "i"),
+    ({"type": "countdown", "identifier": "c"}, "c"),
+]
+
+
+@pytest.mark.parametrize("step, title", TITLES, ids=[str(i) for i in range(len(TITLES))])
+def test_the_state_and_the_task_info_give_the_display_title(step, title):
+    state, info = _first_state(step)
+    assert state["step"]["displayTitle"] == title
+    assert info["steps"][0]["displayTitle"] == title
+    assert rendering.step_title(state["step"]) == title
+
+
+def test_the_display_title_is_the_presented_one_after_piping():
+    definition = {"identifier": "t", "steps": [
+        {"type": "question", "identifier": "name", "title": "Name?", "answerFormat": {"type": "text"}},
+        {"type": "instruction", "identifier": "hi", "title": "Hello {{name}}"},
+        {"type": "completion", "identifier": "end"}],
+        "calculations": {"name": {"answer": "name"}},
+        "stepModifiers": {"end": {"when": {"always": True}, "set": {"title": "Bye {{name}}"}}}}
+    with stepkit.Task.from_json(definition) as task, task.open() as session:
+        session.set_answer("Ada")
+        assert session.go_forward()["step"]["displayTitle"] == "Hello Ada"
+        assert session.go_forward()["step"]["displayTitle"] == "Bye Ada"  # a modifier's title
+
+
+@pytest.mark.parametrize("kind, active", [("active", True), ("countdown", True), ("wait", True),
+                                          ("instruction", False), ("completion", False)])
+def test_is_active_is_the_engines(kind, active):
+    state, info = _first_state({"type": kind, "identifier": "s"})
+    assert state["step"]["isActive"] is active and info["steps"][0]["isActive"] is active
+    assert rendering.is_active(state["step"]) is active
+    assert (state["active"] is not None) is active  # the state's timer agrees
+
+
+def test_the_boolean_and_dont_know_labels_are_in_the_effective_format():
+    state, _ = _first_state({"type": "question", "identifier": "q", "optional": True,
+                             "answerFormat": {"type": "boolean", "showDontKnowButton": True}})
+    fmt = state["step"]["answerFormat"]
+    assert (fmt["yesString"], fmt["noString"], fmt["customDontKnowButtonText"]) == ("Yes", "No", "I don't know")
+    assert rendering.render_answer(fmt, True) == "Yes" and rendering.render_answer(fmt, False) == "No"
+    assert rendering.render_answer(fmt, {"dontKnow": True}) == "I don't know"
+    assert state["navigation"]["canSkip"] is True and rendering.can_skip(state)
+
+
+def test_labels_the_definition_gives_are_kept_and_no_dont_know_label_without_the_button():
+    state, _ = _first_state({"type": "question", "identifier": "q", "answerFormat": {
+        "type": "boolean", "yesString": "Oui", "noString": "Non"}})
+    fmt = state["step"]["answerFormat"]
+    assert (fmt["yesString"], fmt["noString"]) == ("Oui", "Non")
+    assert "customDontKnowButtonText" not in fmt
+    assert rendering.boolean_labels(fmt) == ("Oui", "Non")
+    assert state["navigation"]["canSkip"] is False and not rendering.can_skip(state)
+    state, _ = _first_state({"type": "question", "identifier": "q", "answerFormat": {
+        "type": "numeric", "style": "integer", "showDontKnowButton": True, "customDontKnowButtonText": "Pass"}})
+    assert rendering.render_answer(state["step"]["answerFormat"], {"dontKnow": True}) == "Pass"
+
+
+def test_the_vocabulary_reads_the_engine_and_decides_nothing():
+    # A step whose words disagree with the engine's: the engine's win.
+    step = {"identifier": "s", "type": "countdown", "title": "Mine", "displayTitle": "Engine's", "isActive": False}
+    assert rendering.step_title(step) == "Engine's" and rendering.is_active(step) is False
+    assert rendering.can_skip({"navigation": {"canSkip": False}, "step": {"optional": True}}) is False
+
+
+HOSTS = [REPO / "bindings" / "python" / "src" / "stepkit", REPO / "web" / "src" / "stepkit_web"]
+
+
+def test_no_host_keeps_its_own_presenter_decisions():
+    """The words and lists the engine now decides appear in no host's source."""
+    forbidden = [
+        (r"""["']active["'],\s*["']countdown["'],\s*["']wait["']""", "the list of active step types"),
+        (r"""or\s+["']I don't know["']""", 'the "don\'t know" label'),
+        (r"""or\s+["'](Yes|No)["']""", "the boolean labels"),
+        (r"""get\(["']title["']\)\s+or\s+\w+\.get\(["'](question|text|identifier)["']\)""", "a step title rule"),
+        (r"""get\(["']optional["']\)\)?\s*(and|&&)""", "a skip rule"),
+    ]
+    found = []
+    for folder in HOSTS:
+        for path in folder.rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            found += [f"{path.name}: {what}" for pattern, what in forbidden if re.search(pattern, text)]
+    run_task = (REPO / "bindings" / "c" / "examples" / "run_task.c").read_text(encoding="utf-8")
+    if 'json_object_get(step, "optional")' in run_task:
+        found.append("run_task.c: a skip rule")
+    assert found == []

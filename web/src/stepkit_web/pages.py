@@ -11,6 +11,7 @@ import smtplib
 from typing import Any, Dict, List, Optional
 
 import stepkit
+from stepkit.rendering import step_title
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
@@ -152,7 +153,7 @@ def render_step(request: Request, token: str, row: Any, state: Dict[str, Any],
                   "remaining": int(remaining + 0.999) if isinstance(remaining, (int, float)) else "",
                   "deadline_ms": deadline_ms, "kind": kind}
     study = service.study(row.task_identifier)
-    heading = step.get("title") or step.get("question") or study["title"]
+    heading = step_title(step)  # the engine's displayTitle
     calculations = [{"name": name, "label": calculation_label(name),
                      "value": calculation_text(value)}
                     for name, value in (step.get("calculations") or {}).items()]

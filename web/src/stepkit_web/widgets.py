@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Mapping, Optional
 
+from stepkit.rendering import boolean_labels, dont_know_label
+
 _INT = re.compile(r"[+-]?[0-9]{1,15}")
 _INDEX = re.compile(r"[0-9]{1,6}")
 _DEC = re.compile(r"[+-]?([0-9]{1,15}(\.[0-9]{0,10})?|\.[0-9]{1,10})")
@@ -192,7 +194,7 @@ def widget(fmt: Mapping[str, Any], answer: Any, name: str, ident: str, *, label:
     dont_know = isinstance(answer, dict) and answer.get("dontKnow") is True
     if fmt.get("showDontKnowButton"):
         checked = dont_know if submitted is None else submitted.get(name + ".dontknow") == "1"
-        w["dontknow"] = {"label": fmt.get("customDontKnowButtonText") or "I don't know",
+        w["dontknow"] = {"label": dont_know_label(fmt),
                          "checked": checked}
     if dont_know:
         answer = None
@@ -205,8 +207,8 @@ def widget(fmt: Mapping[str, Any], answer: Any, name: str, ident: str, *, label:
         w["group"] = True
         current = sub(name, "true" if answer is True else "false" if answer is False else "")
         w["options"] = [
-            {"value": "true", "label": fmt.get("yesString") or "Yes", "checked": current == "true"},
-            {"value": "false", "label": fmt.get("noString") or "No", "checked": current == "false"},
+            {"value": "true", "label": boolean_labels(fmt)[0], "checked": current == "true"},
+            {"value": "false", "label": boolean_labels(fmt)[1], "checked": current == "false"},
         ]
     elif kind in ("scale", "ses"):
         w["control"] = "radio"

@@ -33,16 +33,16 @@ import select
 import sys
 import tempfile
 import threading
-from typing import Any, Dict, Iterator, List, Optional, TextIO
+from typing import Any, Dict, Iterator, List, Optional, Set, TextIO
 
 from ._core import Session, Task
 from .clock import ManualClock, parse_iso8601_ms, system_time_ms
 from .commands import NAVIGATION, command_name, navigate
 from .errors import StepKitError
 from .realtime import RealTimeDriver
+from .rendering import is_active, step_title
 
 __all__ = [
-    "ACTIVE_STEP_TYPES",
     "is_active_step",
     "add_arguments",
     "prepare",
@@ -50,12 +50,10 @@ __all__ = [
     "simulated_sample",
 ]
 
-ACTIVE_STEP_TYPES = ("active", "countdown", "wait")
-
-
 def is_active_step(step: Any) -> bool:
-    """Whether a step definition (the state's ``step``) is an active, countdown or wait step."""
-    return isinstance(step, dict) and step.get("type") in ACTIVE_STEP_TYPES
+    """Whether a step (the state's ``step``) is an active, countdown or wait step: the engine's
+    ``isActive`` (:func:`stepkit.rendering.is_active`)."""
+    return is_active(step)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -71,9 +69,7 @@ def _needs_recorders(task: Task) -> bool:
     info = task.info
     if info.get("requestedPermissions"):
         return True
-    return any(
-        isinstance(s, dict) and s.get("type") in ACTIVE_STEP_TYPES for s in info.get("steps", [])
-    )
+    return any(is_active(s) for s in info.get("steps", []))
 
 
 def prepare(
@@ -185,7 +181,7 @@ class ActiveRunner:
         self._step_ms: Dict[str, int] = {}  # step -> when it appeared (ms)
         self._current: Optional[str] = None  # the step that appeared last
         self._announced: Optional[str] = None  # the step whose header was printed last
-        self._types: Optional[Dict[str, str]] = None
+        self._active_steps: Optional[Set[str]] = None
         self._print_lock = threading.Lock()
         self._live = False  # a live countdown line is on the terminal
 
@@ -338,10 +334,10 @@ class ActiveRunner:
         session = self.session
         if session is None or self.interactive:  # the Presenter prints the header
             return
-        if self._types is None:
+        if self._active_steps is None:
             steps = session.task.info.get("steps", [])
-            self._types = {str(s.get("identifier")): str(s.get("type")) for s in steps if isinstance(s, dict)}
-        if self._types.get(identifier) not in ACTIVE_STEP_TYPES:
+            self._active_steps = {str(s.get("identifier")) for s in steps if is_active(s)}
+        if identifier not in self._active_steps:
             return
         state = session.state  # allowed: events are delivered outside the session's lock
         if (state.get("step") or {}).get("identifier") == identifier:
@@ -354,7 +350,7 @@ class ActiveRunner:
         step = state.get("step") or {}
         active = state.get("active") or {}
         self._announced = step.get("identifier")
-        title = step.get("title") or step.get("identifier")
+        title = step_title(step)
         duration = active.get("duration") or 0
         kind = active.get("kind") or step.get("type")
         what = f"{kind}, {duration:g} s" if duration else str(kind)

@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any, Callable, Dict, List, Optional
 
-from .rendering import choices_of, takes_several
+from .rendering import boolean_labels, choices_of, dont_know_label, takes_several
 
 __all__ = ["InputError", "describe_format", "parse_input"]
 
@@ -88,7 +88,8 @@ def describe_format(fmt: Dict[str, Any]) -> List[str]:
     lines: List[str] = []
     choices = choices_of(fmt)
     if kind == "boolean":
-        lines.append(f"  y = {fmt.get('yesString') or 'Yes'}   n = {fmt.get('noString') or 'No'}")
+        yes, no = boolean_labels(fmt)
+        lines.append(f"  y = {yes}   n = {no}")
     elif kind in ("scale", "continuousScale"):
         low, high = fmt.get("minimum"), fmt.get("maximum")
         text = f"  A {'whole ' if kind == 'scale' else ''}number from {low} to {high}"
@@ -150,8 +151,7 @@ def describe_format(fmt: Dict[str, Any]) -> List[str]:
     else:
         lines.append("  Enter the answer as =JSON")
     if fmt.get("showDontKnowButton"):
-        label = fmt.get("customDontKnowButtonText") or "I don't know"
-        lines.append(f"  ? = {label}")
+        lines.append(f"  ? = {dont_know_label(fmt)}")
     return lines
 
 

@@ -13,9 +13,9 @@ import os
 from typing import Any, Callable, Dict, List, Optional, TextIO, Tuple
 
 from ._core import Session
-from .active_presenter import ActiveRunner, is_active_step
+from .active_presenter import ActiveRunner
 from .errors import AnswerError, ParseError, StateError
-from .rendering import problems_text, render_answer, step_title
+from .rendering import can_skip, is_active, problems_text, render_answer, step_title
 
 __all__ = ["AnswersError", "default_answers_path", "load_answers", "walk_with_answers"]
 
@@ -105,19 +105,20 @@ def walk_with_answers(
             if state.get("status") != "inProgress":
                 return state
             step = state.get("step") or {}
-            if is_active_step(step):
+            if is_active(step):
                 if runner is None:
                     runner = stack.enter_context(ActiveRunner(quiet=quiet, out=out).attach(session))
                 state = runner.run_step()
             else:
-                state = _leave(session, step, answers, say)
+                state = _leave(session, state, answers, say)
             if on_move is not None:
                 on_move(state)
     raise AnswersError(f"The task did not end after {max_steps} steps (a navigation loop?).")
 
 
-def _leave(session: Session, step: Dict[str, Any], answers: Dict[str, Any], say: Callable[[str], None]) -> Dict[str, Any]:
+def _leave(session: Session, state: Dict[str, Any], answers: Dict[str, Any], say: Callable[[str], None]) -> Dict[str, Any]:
     """Answers, skips or passes the current (not active) step; returns the new state."""
+    step = state.get("step") or {}
     identifier = str(step.get("identifier", "?"))
     kind = step.get("type")
     title = step_title(step)
@@ -125,7 +126,7 @@ def _leave(session: Session, step: Dict[str, Any], answers: Dict[str, Any], say:
         say(title)
         return _forward(session, identifier)
     if identifier not in answers:
-        if not step.get("optional"):
+        if not can_skip(state):
             raise AnswersError(
                 f"The answers file has no answer for the required step '{identifier}' ({title})."
             )

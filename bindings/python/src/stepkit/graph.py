@@ -23,6 +23,7 @@ from typing import Any, Dict, List, Optional, Sequence, TextIO
 
 from ._core import Task
 from .errors import DefinitionError, LibraryNotFoundError, StepKitError
+from .rendering import is_active, step_title
 
 __all__ = [
     "describe_predicate",
@@ -197,20 +198,23 @@ class NavigationGraph:
 
 
 def _flatten(items: List[Dict[str, Any]], sections: List[str], steps: List[StepNode],
-             found: List[SectionNode], durations: Dict[str, Any]) -> None:
+             found: List[SectionNode], described: Dict[str, Dict[str, Any]]) -> None:
     for item in items:
         if item.get("type") == "section":
             parent = sections[-1] if sections else None
             start = len(steps)
-            _flatten(item.get("steps") or [], sections + [item["identifier"]], steps, found, durations)
+            _flatten(item.get("steps") or [], sections + [item["identifier"]], steps, found, described)
             if len(steps) > start:
                 found.append(SectionNode(item["identifier"], item.get("title") or "", parent,
                                          steps[start].identifier, steps[-1].identifier))
             continue
-        title = item.get("title") or item.get("question") or item.get("text") or ""
+        info = described.get(item["identifier"], {})  # the engine's words for the step
+        title = step_title(info) if "displayTitle" in info else ""
+        if title == item["identifier"]:
+            title = ""  # a step with nothing to call it by: the node shows its identifier already
         node = StepNode(item["identifier"], item.get("type", "?"), title, list(sections))
-        if node.type in ("active", "countdown", "wait"):
-            duration = durations.get(node.identifier)  # the engine's, its defaults included
+        if is_active(info):
+            duration = info.get("stepDuration")  # the engine's, its defaults included
             if node.type != "wait" and isinstance(duration, (int, float)) and duration:
                 node.items.append(f"{duration:g} s")
             recorders = [r.get("identifier", "?") for r in item.get("recorderConfigurations") or [] if isinstance(r, dict)]
@@ -237,11 +241,11 @@ def build_graph(definition: Dict[str, Any], info: Optional[Dict[str, Any]] = Non
         with Task.from_json(definition) as task:
             info = task.info if info is None else info
             rules = task.graph() if rules is None else rules
-    durations: Dict[str, Any] = {s["identifier"]: s.get("stepDuration") for s in info.get("steps") or []
-                                 if isinstance(s, dict) and isinstance(s.get("identifier"), str)}
+    described: Dict[str, Dict[str, Any]] = {s["identifier"]: s for s in info.get("steps") or []
+                                            if isinstance(s, dict) and isinstance(s.get("identifier"), str)}
     steps: List[StepNode] = []
     sections: List[SectionNode] = []
-    _flatten(definition.get("steps") or [], [], steps, sections, durations)
+    _flatten(definition.get("steps") or [], [], steps, sections, described)
     skips: Dict[str, Any] = definition.get("skipRules") or {}
     modifiers: Dict[str, Any] = definition.get("stepModifiers") or {}
     for node in steps:

@@ -11,7 +11,8 @@ import sys
 from typing import Any, Callable, Dict, Optional, TextIO, Tuple
 
 from ._core import Session
-from .active_presenter import ActiveRunner, is_active_step
+from .active_presenter import ActiveRunner
+from .rendering import is_active
 from .answer_input import InputError, describe_format, parse_input
 from .commands import HELP, NAVIGATION, command_name, navigate
 from .errors import AnswerError, ParseError, StateError, StepKitError
@@ -192,7 +193,7 @@ class Presenter:
             return self._question(state)
         if kind == "form":
             return self._form(state)
-        if is_active_step(step):
+        if is_active(step):
             if self.runner is None:
                 self.runner = stack.enter_context(ActiveRunner(interactive=True, out=self.out).attach(self.session))
             return self.runner.present(self, state)

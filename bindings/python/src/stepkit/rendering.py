@@ -1,18 +1,32 @@
-"""Answers and steps as a participant reads them, for the terminal presenter (``python -m stepkit``).
+"""The presenter vocabulary: steps and answers as a participant reads them, for every host of
+the binding (the terminal presenter ``python -m stepkit``, the graph, the web service).
 
-Everything here reads the answer format the state gives (its ``step``'s ``answerFormat``, or a
-form item's), in which the engine has filled in every default it applies: units, bounds, steps,
-styles. Nothing here knows an engine default of its own.
+Everything here reads what the engine decided (include/stepkit.h, docs/reference.md "What a
+host shows"): a step's ``displayTitle`` and ``isActive`` (the state's ``step``, the task info's
+``steps``), ``navigation.canSkip``, and the effective answer format (its ``step``'s
+``answerFormat``, or a form item's), in which the engine has filled in every default it
+applies: units, bounds, steps, styles, and the labels of "don't know" and of a boolean's
+answers. Nothing here knows an engine default of its own or decides what the engine decides.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from .errors import StepKitError
 
-__all__ = ["step_title", "problems_text", "choices_of", "takes_several", "render_answer"]
+__all__ = [
+    "step_title",
+    "is_active",
+    "can_skip",
+    "dont_know_label",
+    "boolean_labels",
+    "problems_text",
+    "choices_of",
+    "takes_several",
+    "render_answer",
+]
 
 
 def dumps(value: Any) -> str:
@@ -20,13 +34,36 @@ def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def step_title(step: Dict[str, Any]) -> str:
-    """What to call a step: its title, else its question, else its identifier."""
-    for key in ("title", "question", "text"):
-        value = step.get(key)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return str(step.get("identifier", "?"))
+def step_title(step: Mapping[str, Any]) -> str:
+    """What to call a step: the engine's ``displayTitle`` (its title, else its question, else
+    its text, else its identifier) of the state's ``step`` or a task info step."""
+    title = step.get("displayTitle")
+    return title if isinstance(title, str) else str(step.get("identifier", "?"))
+
+
+def is_active(step: Any) -> bool:
+    """Whether a step (the state's ``step``, a task info step) is an active step (``active``,
+    ``countdown``, ``wait``): the engine's ``isActive``."""
+    return isinstance(step, Mapping) and step.get("isActive") is True
+
+
+def can_skip(state: Mapping[str, Any]) -> bool:
+    """Whether the current step may be skipped now: the state's ``navigation.canSkip``."""
+    navigation = state.get("navigation")
+    return isinstance(navigation, Mapping) and navigation.get("canSkip") is True
+
+
+def dont_know_label(fmt: Optional[Mapping[str, Any]]) -> str:
+    """The label of the "don't know" answer: the effective format's ``customDontKnowButtonText``
+    (the engine fills in its default whenever the format offers the answer)."""
+    label = fmt.get("customDontKnowButtonText") if fmt else None
+    return label if isinstance(label, str) else dumps({"dontKnow": True})
+
+
+def boolean_labels(fmt: Mapping[str, Any]) -> Tuple[str, str]:
+    """The labels of a boolean's answers (true, false): the effective format's ``yesString``
+    and ``noString`` (the engine fills in "Yes" and "No")."""
+    return str(fmt.get("yesString", dumps(True))), str(fmt.get("noString", dumps(False)))
 
 
 def problems_text(exc: StepKitError) -> str:
@@ -66,15 +103,12 @@ def render_answer(fmt: Optional[Dict[str, Any]], answer: Any) -> str:
     if answer is None:
         return "(no answer)"
     if isinstance(answer, dict) and answer.get("dontKnow") is True:
-        label = fmt.get("customDontKnowButtonText") if fmt else None
-        return label if isinstance(label, str) else "I don't know"
+        return dont_know_label(fmt)
     if not fmt:
         return dumps(answer)
     kind = fmt.get("type")
     if kind == "boolean" and isinstance(answer, bool):
-        if answer:
-            return str(fmt.get("yesString") or "Yes")
-        return str(fmt.get("noString") or "No")
+        return boolean_labels(fmt)[0 if answer else 1]
     if kind == "multipleValuePicker" and isinstance(answer, list):
         pickers = fmt.get("valuePickers") or []
         parts = [
