@@ -33,7 +33,7 @@
  * UTF-8. Output JSON is returned through a `char **out` argument: on success *out receives a
  * string allocated by the library that the caller frees with stepkit_string_free(); on failure
  * *out is set to NULL (when `out` itself is not NULL). The calls that change a session and
- * answer with its new state (set_answer, go_forward, go_backward, skip, finish, active, tick,
+ * answer with its new state (set_answer, go_forward, go_backward, skip, finish, control, tick,
  * record) accept `out` == NULL when the caller does not want the state: it is then not built,
  * and the call's events still reach the event callback; with no callback set either, the call's
  * events are not built at all (nobody could see them). Handles are created by the library and
@@ -631,13 +631,17 @@ int stepkit_session_set_clock(stepkit_session *session, stepkit_clock_fn fn, voi
  * taskFinished ({"reason"}). The same events go to the event callback, if one is set.
  */
 
-/* Acts on the current active step or the task: `op` is "start", "suspend", "resume" or "finish"
+/* Controls the current active step or the task: `op` is "start", "suspend", "resume" or "finish"
  * (the current active step; time while suspended does not count; finishing stops its recorders
  * and, when the step continues on finish, moves on), or "suspendTask" / "resumeTask"
  * (ResearchKit's task-level suspend: the active step is suspended with it, and nothing starts
  * until the task resumes). STEPKIT_EINVAL for an unknown op; STEPKIT_ESTATE when the op does not
  * apply now (the step is not active, already finished, the task is suspended or finished). On
  * success stores the new state in *out. */
+int stepkit_session_control(stepkit_session *session, const char *op, char **out);
+
+/* Deprecated: the name stepkit_session_control() had before the ABI settled on verbs. The same
+ * function (same arguments, results and errors); kept, and exported, for one release. */
 int stepkit_session_active(stepkit_session *session, const char *op, char **out);
 
 /* Processes everything due at the clock's current time: spoken countdowns, the halfway prompt,

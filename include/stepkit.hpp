@@ -447,7 +447,18 @@ public:
         return state;
     }
 
-    /* "start", "suspend", "resume", "finish", "suspendTask" or "resumeTask". */
+    /* "start", "suspend", "resume", "finish", "suspendTask" or "resumeTask"
+     * (stepkit_session_control()). */
+    std::string control(const std::string &op) {
+        const char *text = detail::c_text(op, false, "The operation");
+        char *out = nullptr;
+        const int status = stepkit_session_control(handle_, text, &out);
+        std::string state = detail::take(out);
+        detail::finish_call(status);
+        return state;
+    }
+    /* Deprecated: control()'s name before the ABI took verbs (stepkit_session_active(), the
+     * same C function under its old name); kept for one release. */
     std::string active(const std::string &op) {
         const char *text = detail::c_text(op, false, "The operation");
         char *out = nullptr;

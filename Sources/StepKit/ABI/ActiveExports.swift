@@ -1,16 +1,23 @@
 import CStepKit
 
-// Active steps, timers, recorders and events: stepkit_session_active, _tick, _record,
-// _set_event_callback.
+// Active steps, timers, recorders and events: stepkit_session_control (and its deprecated
+// name stepkit_session_active), _tick, _record, _set_event_callback.
 
 @c @implementation
-public func stepkit_session_active(_ session: OpaquePointer?, _ op: UnsafePointer<CChar>?,
-                                   _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+public func stepkit_session_control(_ session: OpaquePointer?, _ op: UnsafePointer<CChar>?,
+                                    _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     Boundary.change(out) { (wantsState: Bool) throws(StepKitError) in
         let handle = try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session")
         let operation: Session.ActiveOperation = try Boundary.choice(op, argument: "op", code: "invalidOperation", what: "operation")
         return try handle.call(wantsState: wantsState) { (s: inout Session) throws(StepKitError) in try s.activeOperation(operation) }
     }
+}
+
+/// The name stepkit_session_control had before the ABI took verbs; kept one release.
+@c @implementation
+public func stepkit_session_active(_ session: OpaquePointer?, _ op: UnsafePointer<CChar>?,
+                                   _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    stepkit_session_control(session, op, out)
 }
 
 @c @implementation

@@ -146,7 +146,7 @@ static json_t *drive_active_step(stepkit_session *session, json_t *state)
         op = "resume";
     else
         op = "finish";
-    return take_state(stepkit_session_active(session, op, &out), &out, "stepkit_session_active");
+    return take_state(stepkit_session_control(session, op, &out), &out, "stepkit_session_control");
 }
 
 /* Walks the session to its end, each move on the state the previous call returned; returns 0

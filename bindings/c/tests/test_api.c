@@ -50,6 +50,43 @@ static void test_status_names(void)
     }
 }
 
+/* stepkit_session_control() drives an active step; stepkit_session_active(), its deprecated
+ * name, is the same function. */
+static void test_control_and_its_old_name(void)
+{
+    stepkit_task *task = compile_ok("{\"identifier\": \"t\", \"steps\": ["
+                                    "{\"type\": \"active\", \"identifier\": \"walk\", \"stepDuration\": 30}]}");
+    stepkit_session *session = open_ok(task, NULL);
+    char *out = NULL;
+    json_t *state;
+
+    CHECK_RC(stepkit_session_control(session, "start", &out), STEPKIT_OK);
+    state = parse_json(out);
+    if (state) {
+        CHECK_STR(json_str(json_object_get(state, "active"), "status"), "running");
+        json_decref(state);
+    }
+    stepkit_string_free(out);
+    out = NULL;
+    CHECK_RC(stepkit_session_active(session, "suspend", &out), STEPKIT_OK);
+    state = parse_json(out);
+    if (state) {
+        CHECK_STR(json_str(json_object_get(state, "active"), "status"), "suspended");
+        json_decref(state);
+    }
+    stepkit_string_free(out);
+    out = SENTINEL;
+    CHECK_RC(stepkit_session_control(session, "bogus", &out), STEPKIT_EINVAL);
+    CHECK(out == NULL);
+    out = SENTINEL;
+    CHECK_RC(stepkit_session_active(session, "bogus", &out), STEPKIT_EINVAL);
+    CHECK(out == NULL);
+    CHECK_RC(stepkit_session_control(session, "resume", NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_active(session, "resume", NULL), STEPKIT_ESTATE); /* running already */
+    stepkit_session_free(session);
+    stepkit_task_free(task);
+}
+
 /* ---------------------------------------------------------------------------------------------
  * Compilation
  */
@@ -929,6 +966,7 @@ int main(void)
 {
     RUN(test_versions);
     RUN(test_status_names);
+    RUN(test_control_and_its_old_name);
     RUN(test_compile_ok);
     RUN(test_task_graph);
     RUN(test_task_info_fingerprint_and_recorders);

@@ -98,6 +98,17 @@ static void test_status_names() {
     CHECK(has(e.json(), "\"code\": \"EPARSE\""));
 }
 
+// Session::control (stepkit_session_control), and active(), its deprecated name.
+static void test_control() {
+    stepkit::Task task = stepkit::Task::compile(
+        R"({"identifier": "t", "steps": [{"type": "active", "identifier": "walk", "stepDuration": 30}]})");
+    stepkit::Session session = task.open();
+    CHECK(has(session.control("start"), "\"status\":\"running\""));
+    CHECK(has(session.active("suspend"), "\"status\":\"suspended\""));
+    stepkit::Error e = EXPECT_ERROR(STEPKIT_EINVAL, session.control("bogus"));
+    CHECK(has(e.json(), "invalidOperation"));
+}
+
 static void test_compile_and_errors() {
     stepkit::Task task = stepkit::Task::compile(SURVEY);
     CHECK(task);
@@ -425,6 +436,7 @@ int main() {
     test_types();
     test_version();
     test_status_names();
+    test_control();
     test_compile_and_errors();
     test_walk_save_restore();
     test_clock_across_moves();

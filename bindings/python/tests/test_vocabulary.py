@@ -251,3 +251,31 @@ def test_no_host_keeps_its_own_presenter_decisions():
     if 'json_object_get(step, "optional")' in run_task:
         found.append("run_task.c: a skip rule")
     assert found == []
+
+
+# -- stepkit_session_control, and active(op), its deprecated name --------------------------------
+
+WALK = {"identifier": "w", "steps": [{"type": "active", "identifier": "walk", "stepDuration": 30}]}
+
+
+def test_control_drives_the_active_step():
+    with stepkit.Task.from_json(WALK) as task, task.open() as session:
+        assert session.control("start")["active"]["status"] == "running"
+        assert session.suspend()["active"]["status"] == "suspended"  # the named ops use control
+        with pytest.raises(stepkit.InvalidArgumentError):
+            session.control("bogus")
+
+
+def test_active_still_works_and_says_it_is_deprecated():
+    with stepkit.Task.from_json(WALK) as task, task.open() as session:
+        with pytest.warns(DeprecationWarning, match="control"):
+            assert session.active("start")["active"]["status"] == "running"
+        with pytest.warns(DeprecationWarning):
+            with pytest.raises(stepkit.StateError):
+                session.active("start")  # running already: what control raises
+
+
+def test_the_old_c_name_is_the_same_function():
+    with stepkit.Task.from_json(WALK) as task, task.open() as session:
+        state = session._call("stepkit_session_active", b"start")
+        assert state["active"]["status"] == "running"

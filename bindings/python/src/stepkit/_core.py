@@ -40,7 +40,7 @@ PathLike = Union[str, "os.PathLike[str]"]
 ClockFunction = Callable[[], int]
 EventCallback = Callable[[Dict[str, Any]], Any]
 
-#: The operations of :meth:`Session.active` (``stepkit_session_active``).
+#: The operations of :meth:`Session.control` (``stepkit_session_control``).
 ACTIVE_OPS = ("start", "suspend", "resume", "finish", "suspendTask", "resumeTask")
 
 
@@ -1012,44 +1012,51 @@ class Session(_Handle):
 
     # -- active steps, time, recorders and events ---------------------------------------------
 
-    def active(self, op: str) -> Dict[str, Any]:
-        """Acts on the current active step (``"start"``, ``"suspend"``, ``"resume"``,
+    def control(self, op: str) -> Dict[str, Any]:
+        """Controls the current active step (``"start"``, ``"suspend"``, ``"resume"``,
         ``"finish"``) or on the task (``"suspendTask"``, ``"resumeTask"``): one of
         :data:`ACTIVE_OPS`. Returns the new state, with the events of the call in ``"events"``.
 
         InvalidArgumentError for an unknown op; StateError when it does not apply now (the step
         is not active, already finished, the task is suspended or finished). The methods below
         name each op."""
-        return self._call("stepkit_session_active", _c_string(op, "the active-step operation"))
+        return self._call("stepkit_session_control", _c_string(op, "the active-step operation"))
+
+    def active(self, op: str) -> Dict[str, Any]:
+        """Deprecated alias of :meth:`control` (``stepkit_session_control``), kept for one
+        release."""
+        warnings.warn("Session.active(op) is deprecated; use Session.control(op)",
+                      DeprecationWarning, stacklevel=2)
+        return self.control(op)
 
     def start(self) -> Dict[str, Any]:
         """Starts the current active step (one that does not start by itself): its timer runs,
         its recorders start (``recorderStarted`` events) and its start prompts play."""
-        return self.active("start")
+        return self.control("start")
 
     def suspend(self) -> Dict[str, Any]:
         """Suspends the running active step: its time stops counting until :meth:`resume`."""
-        return self.active("suspend")
+        return self.control("suspend")
 
     def resume(self) -> Dict[str, Any]:
         """Resumes the suspended active step (not while the task is suspended)."""
-        return self.active("resume")
+        return self.control("resume")
 
     def finish_active(self) -> Dict[str, Any]:
         """Finishes the current active step now (the host's "finish"; a ``wait`` step ends only
         this way or by going forward): its recorders stop, its finish prompts play, and the
         task moves on if the step continues on finish. Not :meth:`finish`, which ends the
         task."""
-        return self.active("finish")
+        return self.control("finish")
 
     def suspend_task(self) -> Dict[str, Any]:
         """ResearchKit's task-level suspend: the active step is suspended with the task, and
         nothing starts or comes due until :meth:`resume_task`."""
-        return self.active("suspendTask")
+        return self.control("suspendTask")
 
     def resume_task(self) -> Dict[str, Any]:
         """Resumes a task suspended with :meth:`suspend_task` (and its active step)."""
-        return self.active("resumeTask")
+        return self.control("resumeTask")
 
     def tick(self) -> Dict[str, Any]:
         """Processes everything due at the clock's current time (spoken countdowns, the halfway

@@ -78,7 +78,8 @@ _PROTOTYPES = {
     "stepkit_session_result": (c_int, [c_void_p, _OUT]),
     "stepkit_session_result_fhir": (c_int, [c_void_p, _OUT]),
     "stepkit_session_set_clock": (c_int, [c_void_p, CLOCK_FN, c_void_p]),
-    "stepkit_session_active": (c_int, [c_void_p, c_char_p, _OUT]),
+    "stepkit_session_control": (c_int, [c_void_p, c_char_p, _OUT]),
+    "stepkit_session_active": (c_int, [c_void_p, c_char_p, _OUT]),  # deprecated name of _control
     "stepkit_session_tick": (c_int, [c_void_p, _OUT]),
     "stepkit_session_record": (c_int, [c_void_p, c_char_p, c_char_p, _OUT]),
     "stepkit_session_set_event_callback": (c_int, [c_void_p, EVENT_FN, c_void_p, FREE_FN]),
