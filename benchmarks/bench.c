@@ -44,6 +44,7 @@
 #include <openssl/sha.h>
 
 #include "stepkit.h"
+#include "../bindings/c/tests/read_file.h"
 
 #if defined(__has_include)
 #if __has_include(<valgrind/callgrind.h>)
@@ -71,18 +72,15 @@ static void die(const char *what, int rc) {
     exit(2);
 }
 
-static char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { fprintf(stderr, "bench: cannot open %s: %s\n", path, strerror(errno)); exit(2); }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    char *buf = malloc((size_t)n + 1);
-    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) { fprintf(stderr, "bench: read %s\n", path); exit(2); }
-    buf[n] = 0;
-    fclose(f);
-    if (len) *len = (size_t)n;
-    return buf;
+/* The file's text (free it); a file that cannot be read ends the run. */
+static char *text_of(const char *path, size_t *len) {
+    errno = 0;
+    char *text = read_file(path, len);
+    if (!text) {
+        fprintf(stderr, "bench: cannot read %s: %s\n", path, errno ? strerror(errno) : "short read");
+        exit(2);
+    }
+    return text;
 }
 
 /* a walk entry that goes back instead of answering and going forward */
@@ -95,7 +93,7 @@ typedef struct {
 } walk_t;
 
 static walk_t load_walk(const char *path) {
-    char *text = read_file(path, NULL);
+    char *text = text_of(path, NULL);
     walk_t w = {0, NULL, NULL};
     size_t cap = 0;
     for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
@@ -115,7 +113,7 @@ static walk_t load_walk(const char *path) {
 }
 
 static stepkit_task *compile_file(const char *path, double *seconds) {
-    char *text = read_file(path, NULL);
+    char *text = text_of(path, NULL);
     stepkit_task *task = NULL;
     double t0 = now();
     int rc = stepkit_task_compile(text, &task);
@@ -190,7 +188,7 @@ static int compile_any(int fhir, const char *text, stepkit_task **t) {
 static int cmd_compile(int argc, char **argv) {
     if (argc < 4) return 1;
     size_t len;
-    char *text = read_file(argv[2], &len);
+    char *text = text_of(argv[2], &len);
     int fhir = !strcmp(argv[1], "compile-fhir");
     double budget = atof(argv[3]);
     enum { MAXS = 64 };
@@ -528,7 +526,7 @@ static long heap_bytes(void) {
 
 static int cmd_memory(int argc, char **argv) {
     if (argc < 7) return 1;
-    char *text = read_file(argv[2], NULL);
+    char *text = text_of(argv[2], NULL);
     walk_t w = load_walk(argv[3]);
     long nsessions = atol(argv[4]), nanswered = atol(argv[5]);
     size_t entries = (size_t)atol(argv[6]);
@@ -687,7 +685,7 @@ static double run_control(const char *text, long reps, int nthreads) {
 
 static int cmd_threads(int argc, char **argv) {
     if (argc < 5) return 1;
-    char *text = read_file(argv[2], NULL);
+    char *text = text_of(argv[2], NULL);
     stepkit_task *task = compile_file(argv[2], NULL);
     walk_t w = load_walk(argv[3]);
     double budget = atof(argv[4]);
@@ -760,7 +758,7 @@ static int cmd_profile(int argc, char **argv) {
 /* profile-compile TASK N: instruments N compiles (+ frees) of the task */
 static int cmd_profile_compile(int argc, char **argv) {
     if (argc < 4) return 1;
-    char *text = read_file(argv[2], NULL);
+    char *text = text_of(argv[2], NULL);
     long n = atol(argv[3]);
     stepkit_task *t = NULL;
     if (stepkit_task_compile(text, &t)) die("stepkit_task_compile", -1);
@@ -832,7 +830,7 @@ static char *result_of(stepkit_session *s) {
 static int cmd_run(int argc, char **argv) {
     if (argc < 5) return 1;
     size_t task_len;
-    char *text = read_file(argv[2], &task_len);
+    char *text = text_of(argv[2], &task_len);
     walk_t w = load_walk(argv[3]);
     double budget = atof(argv[4]);
     json_error_t err;

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "stepkit.h"
+#include "../bindings/c/tests/read_file.h"
 
 static double now(void) {
     struct timespec ts;
@@ -53,15 +54,8 @@ static int load_empty(const char *path) {
 int main(int argc, char **argv) {
     if (argc == 3 && strcmp(argv[1], "--empty") == 0) return load_empty(argv[2]);
     if (argc < 3) { fprintf(stderr, "usage: load LIBSTEPKIT.so TASK.json\n"); return 1; }
-    FILE *f = fopen(argv[2], "rb");
-    if (!f) { perror(argv[2]); return 2; }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    char *text = malloc((size_t)n + 1);
-    if (fread(text, 1, (size_t)n, f) != (size_t)n) return 2;
-    text[n] = 0;
-    fclose(f);
+    char *text = read_file(argv[2], NULL);
+    if (!text) { perror(argv[2]); return 2; }
 
     double t0 = now();
     void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "stepkit.h"
+#include "../bindings/c/tests/read_file.h"
 
 static int passed, failed;
 
@@ -112,19 +113,6 @@ static char *out_;
 static char **fresh_out(void) { out_ = (char *)0x1; return &out_; }
 #define OUT_IS_NULL() CHECK(out_ == NULL, "*out not NULL after failure")
 #define FREE_OUT() do { if (out_ != (char *)0x1) stepkit_string_free(out_); out_ = NULL; } while (0)
-
-static char *read_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (fread(b, 1, (size_t)n, f) != (size_t)n) n = 0;
-    b[n] = 0;
-    fclose(f);
-    return b;
-}
 
 static stepkit_task *compile(const char *json) {
     stepkit_task *t = NULL;
@@ -728,7 +716,7 @@ static int run_catalogue(void) {
     /* the example short walk: recorders without an outputDirectory, bad samples */
     {
         snprintf(path, sizeof path, "%s/short-walk.json", examples);
-        char *text = read_file(path);
+        char *text = read_file(path, NULL);
         if (text) {
             stepkit_task *walk = compile(text);
             stepkit_session *w = NULL;

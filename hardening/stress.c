@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "stepkit.h"
+#include "../bindings/c/tests/read_file.h"
 
 #define NTASKS 6
 static const char *names[NTASKS] = {"headache", "daily-checkin", "health-survey", "intake", "medications", "short-walk"};
@@ -143,19 +144,6 @@ static void *worker(void *arg) {
     return NULL;
 }
 
-static char *read_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (fread(b, 1, (size_t)n, f) != (size_t)n) n = 0;
-    b[n] = 0;
-    fclose(f);
-    return b;
-}
-
 int main(int argc, char **argv) {
     int nthreads = argc > 1 ? atoi(argv[1]) : 8;
     int sessions = argc > 2 ? atoi(argv[2]) : 50;
@@ -165,7 +153,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < NTASKS; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s.json", dir, names[i]);
-        char *text = read_file(path);
+        char *text = read_file(path, NULL);
         if (!text || stepkit_task_compile(text, &tasks[i]) != STEPKIT_OK) { fprintf(stderr, "cannot compile %s\n", path); return 2; }
         free(text);
     }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <jansson.h>
 #include "stepkit.h"
+#include "../../bindings/c/tests/read_file.h"
 
 #ifndef STEPKIT_EXAMPLES_DIR
 #define STEPKIT_EXAMPLES_DIR "examples/tasks"
@@ -30,25 +31,12 @@ static const char *const fuzz_task_names[] = {"headache", "daily-checkin", "heal
         }                                                                             \
     } while (0)
 
-static char *fuzz_read_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) { free(buf); buf = NULL; }
-    if (buf) buf[n] = 0;
-    fclose(f);
-    return buf;
-}
-
 static char *fuzz_example_text(const char *name) {
     const char *dir = getenv("STEPKIT_EXAMPLES");
     if (!dir) dir = STEPKIT_EXAMPLES_DIR;
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.json", dir, name);
-    char *text = fuzz_read_file(path);
+    char *text = read_file(path, NULL);
     if (!text) { fprintf(stderr, "cannot read %s\n", path); abort(); }
     return text;
 }

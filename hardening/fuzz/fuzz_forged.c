@@ -78,7 +78,7 @@ static void walk(int t, int finish_saved) {
         const char *dir = getenv("STEPKIT_EXAMPLES");
         char path[4096];
         snprintf(path, sizeof path, "%s/%s.answers.json", dir ? dir : STEPKIT_EXAMPLES_DIR, fuzz_task_names[t]);
-        answers_text = fuzz_read_file(path);
+        answers_text = read_file(path, NULL);
     }
     json_t *answers = answers_text ? json_loads(answers_text, 0, NULL) : json_object();
     free(answers_text);
