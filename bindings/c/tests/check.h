@@ -91,6 +91,15 @@ static inline int check_report(void)
 /* A pointer value no library call should ever store: used to see that *out is reset to NULL. */
 #define SENTINEL ((void *)&check_passed)
 
+/* CHECKs that `call` fails with `expected` and resets its output pointer `out` (set to SENTINEL
+ * first) to NULL. */
+#define CHECK_FAILS(out, call, expected)                                                       \
+    do {                                                                                       \
+        (out) = SENTINEL;                                                                      \
+        CHECK_RC(call, expected);                                                              \
+        CHECK((out) == NULL);                                                                  \
+    } while (0)
+
 /* Parses JSON text; NULL (and a failed check) if it is not an object or array. */
 static inline json_t *parse_json(const char *text)
 {
@@ -182,16 +191,12 @@ static inline stepkit_session *open_ok(stepkit_task *task, const char *options)
     return session;
 }
 
-/* The session's state, parsed (the caller decrefs), or NULL. */
-static inline json_t *state_of(stepkit_session *session)
+/* A call's output JSON parsed (the caller decrefs) and freed, or NULL for no output. */
+static inline json_t *parse_out(char *out)
 {
-    char *out = NULL;
-    json_t *state = NULL;
-    CHECK_RC(stepkit_session_state(session, &out), STEPKIT_OK);
-    if (out)
-        state = parse_json(out);
+    json_t *value = out ? parse_json(out) : NULL;
     stepkit_string_free(out);
-    return state;
+    return value;
 }
 
 /* The session's state as text (the caller frees with stepkit_string_free), or NULL. */
@@ -201,6 +206,36 @@ static inline char *state_text(stepkit_session *session)
     CHECK_RC(stepkit_session_state(session, &out), STEPKIT_OK);
     return out;
 }
+
+/* The session's state, parsed (the caller decrefs), or NULL. */
+static inline json_t *state_of(stepkit_session *session)
+{
+    return parse_out(state_text(session));
+}
+
+/* The session's result as text (the caller frees with stepkit_string_free), or NULL. */
+static inline char *result_text(stepkit_session *session)
+{
+    char *out = NULL;
+    CHECK_RC(stepkit_session_result(session, &out), STEPKIT_OK);
+    return out;
+}
+
+/* The session's result, parsed (the caller decrefs), or NULL. */
+static inline json_t *result_of(stepkit_session *session)
+{
+    return parse_out(result_text(session));
+}
+
+/* CHECKs that two sessions' states are the same text, byte for byte. */
+#define CHECK_SAME_STATE(actual_session, expected_session)                                     \
+    do {                                                                                       \
+        char *check_actual_ = state_text(actual_session);                                      \
+        char *check_expected_ = state_text(expected_session);                                  \
+        CHECK_STR(check_actual_, check_expected_);                                             \
+        stepkit_string_free(check_actual_);                                                    \
+        stepkit_string_free(check_expected_);                                                  \
+    } while (0)
 
 /* The identifier of the current step ("" when finished); the caller frees. */
 static inline char *current_step(stepkit_session *session)

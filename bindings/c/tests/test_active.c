@@ -110,15 +110,10 @@ static void test_countdown_and_active_step(void)
 
     /* Not an active step: the ops do not apply; an unknown op is invalid. */
     {
-        char *out = SENTINEL;
-        CHECK_RC(stepkit_session_active(session, "start", &out), STEPKIT_ESTATE);
-        CHECK(out == NULL);
-        out = SENTINEL;
-        CHECK_RC(stepkit_session_active(session, "jump", &out), STEPKIT_EINVAL);
-        CHECK(out == NULL);
-        out = SENTINEL;
-        CHECK_RC(stepkit_session_record(session, "acc", "{\"x\": 1}", &out), STEPKIT_ESTATE);
-        CHECK(out == NULL);
+        char *out;
+        CHECK_FAILS(out, stepkit_session_active(session, "start", &out), STEPKIT_ESTATE);
+        CHECK_FAILS(out, stepkit_session_active(session, "jump", &out), STEPKIT_EINVAL);
+        CHECK_FAILS(out, stepkit_session_record(session, "acc", "{\"x\": 1}", &out), STEPKIT_ESTATE);
     }
     /* Nothing due: tick is harmless. */
     STATE_AFTER(stepkit_session_tick(session, &out), state);
@@ -134,9 +129,8 @@ static void test_countdown_and_active_step(void)
     CHECK(has_event(state, "activeStepStarted"));
     json_decref(state);
     {
-        char *out = SENTINEL;
-        CHECK_RC(stepkit_session_go_forward(session, &out), STEPKIT_ESTATE); /* not finished */
-        CHECK(out == NULL);
+        char *out;
+        CHECK_FAILS(out, stepkit_session_go_forward(session, &out), STEPKIT_ESTATE); /* not finished */
     }
     clock.now = T0 + 2000;
     STATE_AFTER(stepkit_session_tick(session, &out), state);
@@ -161,12 +155,9 @@ static void test_countdown_and_active_step(void)
     STATE_AFTER(stepkit_session_record(session, "acc", "[{\"x\": 0.1, \"y\": 0.2, \"z\": 9.8}]", &out), state);
     json_decref(state);
     {
-        char *out = SENTINEL;
-        CHECK_RC(stepkit_session_record(session, "acc", "[{\"x\": ", &out), STEPKIT_EPARSE);
-        CHECK(out == NULL);
-        out = SENTINEL;
-        CHECK_RC(stepkit_session_record(session, "gyro", "{\"x\": 1}", &out), STEPKIT_ESTATE);
-        CHECK(out == NULL);
+        char *out;
+        CHECK_FAILS(out, stepkit_session_record(session, "acc", "[{\"x\": ", &out), STEPKIT_EPARSE);
+        CHECK_FAILS(out, stepkit_session_record(session, "gyro", "{\"x\": 1}", &out), STEPKIT_ESTATE);
     }
     clock.now = T0 + 6000; /* 2 s of walking */
     STATE_AFTER(stepkit_session_active(session, "suspend", &out), state);
@@ -191,9 +182,8 @@ static void test_countdown_and_active_step(void)
     CHECK(has_event(state, "recorderStopped"));
     json_decref(state);
     {
-        char *out = SENTINEL;
-        CHECK_RC(stepkit_session_active(session, "suspend", &out), STEPKIT_ESTATE);
-        CHECK(out == NULL);
+        char *out;
+        CHECK_FAILS(out, stepkit_session_active(session, "suspend", &out), STEPKIT_ESTATE);
     }
     STATE_AFTER(stepkit_session_go_forward(session, &out), state);
     CHECK_STR(json_str(json_object_get(state, "step"), "identifier"), "done");
@@ -279,7 +269,7 @@ static void test_restore_is_exact_when_the_clock_is_set_later(void)
     struct manual_clock clock = {T0};
     stepkit_task *task = compile_ok(ACTIVE_TASK);
     stepkit_session *session, *restored = NULL;
-    char *saved = NULL, *again = NULL, *before, *after;
+    char *saved = NULL, *again = NULL;
     int64_t mark;
 
     if (!mkdtemp(directory)) {
@@ -295,28 +285,20 @@ static void test_restore_is_exact_when_the_clock_is_set_later(void)
     }
     CHECK_RC(stepkit_session_set_clock(restored, manual_now, &clock), STEPKIT_OK);
     drain_events(restored);
-    before = state_text(session);
-    after = state_text(restored);
-    CHECK_STR(after, before);
+    CHECK_SAME_STATE(restored, session);
     CHECK_RC(stepkit_session_save(restored, &again), STEPKIT_OK);
     CHECK_STR(again, saved);
-    stepkit_string_free(before);
-    stepkit_string_free(after);
     stepkit_string_free(again);
     /* Both go on alike: 6 s later the step's 10 s are up on both. */
     clock.now += 6000;
     CHECK_OK_OUT(stepkit_session_tick(session, &out));
     CHECK_OK_OUT(stepkit_session_tick(restored, &out));
-    before = state_text(session);
-    after = state_text(restored);
-    CHECK_STR(after, before);
+    CHECK_SAME_STATE(restored, session);
     {
-        json_t *state = parse_json(after);
+        json_t *state = state_of(restored);
         CHECK_ACTIVE(state, "finished");
         json_decref(state);
     }
-    stepkit_string_free(before);
-    stepkit_string_free(after);
     stepkit_string_free(saved);
     stepkit_session_free(restored);
     stepkit_session_free(session);

@@ -75,12 +75,8 @@ static void test_control_and_its_old_name(void)
         json_decref(state);
     }
     stepkit_string_free(out);
-    out = SENTINEL;
-    CHECK_RC(stepkit_session_control(session, "bogus", &out), STEPKIT_EINVAL);
-    CHECK(out == NULL);
-    out = SENTINEL;
-    CHECK_RC(stepkit_session_active(session, "bogus", &out), STEPKIT_EINVAL);
-    CHECK(out == NULL);
+    CHECK_FAILS(out, stepkit_session_control(session, "bogus", &out), STEPKIT_EINVAL);
+    CHECK_FAILS(out, stepkit_session_active(session, "bogus", &out), STEPKIT_EINVAL);
     CHECK_RC(stepkit_session_control(session, "resume", NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_active(session, "resume", NULL), STEPKIT_ESTATE); /* running already */
     stepkit_session_free(session);
@@ -314,12 +310,8 @@ static void test_compile_limits(void)
 #undef EXPECT_LIMIT
 
     /* Bad options. */
-    task = SENTINEL;
-    CHECK_RC(stepkit_task_compile_with_options(SURVEY_TASK, "{\"bogus\": 1}", &task), STEPKIT_EINVAL);
-    CHECK(task == NULL);
-    task = SENTINEL;
-    CHECK_RC(stepkit_task_compile_with_options(SURVEY_TASK, "{\"limits\": ", &task), STEPKIT_EPARSE);
-    CHECK(task == NULL);
+    CHECK_FAILS(task, stepkit_task_compile_with_options(SURVEY_TASK, "{\"bogus\": 1}", &task), STEPKIT_EINVAL);
+    CHECK_FAILS(task, stepkit_task_compile_with_options(SURVEY_TASK, "{\"limits\": ", &task), STEPKIT_EPARSE);
 
     /* Within the limits. */
     task = NULL;
@@ -662,9 +654,7 @@ static void test_invalid_utf8_in_answers(void)
     CHECK_RC(stepkit_session_open(task, "{\"taskRunUUID\": \"\xff\"}", &other), STEPKIT_EPARSE);
     CHECK(other == NULL);
     json_decref(check_last_error(STEPKIT_EPARSE, "EPARSE", NULL));
-    out = SENTINEL;
-    CHECK_RC(stepkit_session_finish(session, "discarded\xff", &out), STEPKIT_EINVAL);
-    CHECK(out == NULL);
+    CHECK_FAILS(out, stepkit_session_finish(session, "discarded\xff", &out), STEPKIT_EINVAL);
     CHECK_STEP(session, "about");
 
     stepkit_session_free(session);
@@ -802,9 +792,8 @@ static void test_finish_reasons(void)
     size_t i;
 
     for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        char *out = SENTINEL;
-        CHECK_RC(stepkit_session_finish(session, bad[i], &out), STEPKIT_EINVAL);
-        CHECK(out == NULL);
+        char *out;
+        CHECK_FAILS(out, stepkit_session_finish(session, bad[i], &out), STEPKIT_EINVAL);
         json_decref(check_last_error(STEPKIT_EINVAL, "EINVAL", NULL));
     }
     stepkit_session_free(session);

@@ -61,13 +61,6 @@ static stepkit_task *compile_screener(void)
     return task;
 }
 
-static char *result_text(stepkit_session *session)
-{
-    char *out = NULL;
-    CHECK_RC(stepkit_session_result(session, &out), STEPKIT_OK);
-    return out;
-}
-
 static const char *step_id(json_t *state)
 {
     return json_str(json_object_get(state, "step"), "identifier");

@@ -10,51 +10,28 @@
 
 static void expect_einval_session(stepkit_session *session)
 {
-    char *out = SENTINEL;
-    CHECK_RC(stepkit_session_state(session, &out), STEPKIT_EINVAL);
-    CHECK(out == NULL);
-    out = SENTINEL;
-    CHECK_RC(stepkit_session_set_answer(session, "true", &out), STEPKIT_EINVAL);
-    CHECK(out == NULL);
-    out = SENTINEL;
-    CHECK_RC(stepkit_session_go_forward(session, &out), STEPKIT_EINVAL);
-    CHECK(out == NULL);
-    out = SENTINEL;
-    CHECK_RC(stepkit_session_go_backward(session, &out), STEPKIT_EINVAL);
-    CHECK(out == NULL);
-    out = SENTINEL;
-    CHECK_RC(stepkit_session_skip(session, &out), STEPKIT_EINVAL);
-    CHECK(out == NULL);
-    out = SENTINEL;
-    CHECK_RC(stepkit_session_finish(session, "discarded", &out), STEPKIT_EINVAL);
-    CHECK(out == NULL);
-    out = SENTINEL;
-    CHECK_RC(stepkit_session_result(session, &out), STEPKIT_EINVAL);
-    CHECK(out == NULL);
-    out = SENTINEL;
-    CHECK_RC(stepkit_session_save(session, &out), STEPKIT_EINVAL);
-    CHECK(out == NULL);
+    char *out;
+    CHECK_FAILS(out, stepkit_session_state(session, &out), STEPKIT_EINVAL);
+    CHECK_FAILS(out, stepkit_session_set_answer(session, "true", &out), STEPKIT_EINVAL);
+    CHECK_FAILS(out, stepkit_session_go_forward(session, &out), STEPKIT_EINVAL);
+    CHECK_FAILS(out, stepkit_session_go_backward(session, &out), STEPKIT_EINVAL);
+    CHECK_FAILS(out, stepkit_session_skip(session, &out), STEPKIT_EINVAL);
+    CHECK_FAILS(out, stepkit_session_finish(session, "discarded", &out), STEPKIT_EINVAL);
+    CHECK_FAILS(out, stepkit_session_result(session, &out), STEPKIT_EINVAL);
+    CHECK_FAILS(out, stepkit_session_save(session, &out), STEPKIT_EINVAL);
     CHECK_RC(stepkit_session_set_clock(session, NULL, NULL), STEPKIT_EINVAL);
     json_decref(check_last_error(STEPKIT_EINVAL, "EINVAL", NULL));
 }
 
 static void expect_einval_task(stepkit_task *task)
 {
-    char *out = SENTINEL;
-    stepkit_session *session = SENTINEL;
-    CHECK_RC(stepkit_task_info(task, &out), STEPKIT_EINVAL);
-    CHECK(out == NULL);
-    out = SENTINEL;
-    CHECK_RC(stepkit_task_check(task, &out), STEPKIT_EINVAL);
-    CHECK(out == NULL);
-    out = SENTINEL;
-    CHECK_RC(stepkit_task_graph(task, &out), STEPKIT_EINVAL);
-    CHECK(out == NULL);
-    CHECK_RC(stepkit_session_open(task, NULL, &session), STEPKIT_EINVAL);
-    CHECK(session == NULL);
-    session = SENTINEL;
-    CHECK_RC(stepkit_session_restore(task, "{}", NULL, &session), STEPKIT_EINVAL);
-    CHECK(session == NULL);
+    char *out;
+    stepkit_session *session;
+    CHECK_FAILS(out, stepkit_task_info(task, &out), STEPKIT_EINVAL);
+    CHECK_FAILS(out, stepkit_task_check(task, &out), STEPKIT_EINVAL);
+    CHECK_FAILS(out, stepkit_task_graph(task, &out), STEPKIT_EINVAL);
+    CHECK_FAILS(session, stepkit_session_open(task, NULL, &session), STEPKIT_EINVAL);
+    CHECK_FAILS(session, stepkit_session_restore(task, "{}", NULL, &session), STEPKIT_EINVAL);
     json_decref(check_last_error(STEPKIT_EINVAL, "EINVAL", NULL));
 }
 

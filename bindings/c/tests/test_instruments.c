@@ -38,13 +38,25 @@ static json_t *choice(const char *value)
     return json_pack("[s]", value);
 }
 
+/* The answers of items prefix1..prefixN, each the one choice OFTEN[scores[i]]. */
+static json_t *often_answers(const char *prefix, const int *scores, int n)
+{
+    json_t *answers = json_object();
+    char name[16];
+    int i;
+    for (i = 0; i < n; i++) {
+        snprintf(name, sizeof name, "%s%d", prefix, i + 1);
+        json_object_set_new(answers, name, choice(OFTEN[scores[i]]));
+    }
+    return answers;
+}
+
 /* Walks `task` answering each step named in `answers` (stolen); returns the completed result's
  * "calculations" (the caller decrefs) and whether `watch` was on the path. */
 static json_t *walk(stepkit_task *task, json_t *answers, const char *watch, int *watched)
 {
     stepkit_session *session = open_ok(task, NULL);
     json_t *calculations = NULL;
-    char *out = NULL;
     int guard = 0;
     *watched = 0;
     while (session && guard++ < 100) {
@@ -68,10 +80,7 @@ static json_t *walk(stepkit_task *task, json_t *answers, const char *watch, int 
         json_decref(state);
     }
     if (session) {
-        json_t *result;
-        CHECK_RC(stepkit_session_result(session, &out), STEPKIT_OK);
-        result = out ? parse_json(out) : NULL;
-        stepkit_string_free(out);
+        json_t *result = result_of(session);
         calculations = json_incref(json_object_get(result, "calculations"));
         json_decref(result);
         stepkit_session_free(session);
@@ -100,17 +109,9 @@ static void test_mood_screener(void)
     };
     stepkit_task *task = load("mood-screener");
     size_t c;
-    int i;
     for (c = 0; task && c < sizeof cases / sizeof cases[0]; c++) {
-        json_t *answers = json_object();
-        json_t *calculations;
         int safety;
-        char name[16];
-        for (i = 0; i < 9; i++) {
-            snprintf(name, sizeof name, "mood%d", i + 1);
-            json_object_set_new(answers, name, choice(OFTEN[cases[c].scores[i]]));
-        }
-        calculations = walk(task, answers, "safety", &safety);
+        json_t *calculations = walk(task, often_answers("mood", cases[c].scores, 9), "safety", &safety);
         check_scores(calculations, "moodTotal", cases[c].total, "moodBand", cases[c].band);
         CHECK(safety == cases[c].safety);
         json_decref(calculations);
@@ -127,17 +128,10 @@ static void test_worry_screener(void)
     };
     stepkit_task *task = load("worry-screener");
     size_t c;
-    int i;
     for (c = 0; task && c < sizeof cases / sizeof cases[0]; c++) {
-        json_t *items = json_object();
-        json_t *calculations;
         int unused;
-        char name[16];
-        for (i = 0; i < 7; i++) {
-            snprintf(name, sizeof name, "worry%d", i + 1);
-            json_object_set_new(items, name, choice(OFTEN[cases[c].scores[i]]));
-        }
-        calculations = walk(task, json_pack("{so}", "worry", items), NULL, &unused);
+        json_t *items = often_answers("worry", cases[c].scores, 7);
+        json_t *calculations = walk(task, json_pack("{so}", "worry", items), NULL, &unused);
         check_scores(calculations, "worryTotal", cases[c].total, "worryBand", cases[c].band);
         json_decref(calculations);
     }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "read_file.h"
 
 /* A session of SURVEY_TASK on the "about" form, with history: mood was answered (4), left by
  * going back, and answered again on the way forward; the form has a draft. */
@@ -149,9 +150,8 @@ static void test_finished_round_trip(void)
     CHECK_STR(json_str(state, "finishReason"), "saved");
     json_decref(state);
     {
-        char *out = SENTINEL;
-        CHECK_RC(stepkit_session_go_forward(restored, &out), STEPKIT_ESTATE);
-        CHECK(out == NULL);
+        char *out;
+        CHECK_FAILS(out, stepkit_session_go_forward(restored, &out), STEPKIT_ESTATE);
     }
     stepkit_string_free(saved);
     stepkit_session_free(restored);
@@ -261,29 +261,6 @@ static void test_integrity_key(void)
     stepkit_task_free(task);
 }
 
-/* Reads a whole file; NULL if it cannot. */
-static char *slurp(const char *path)
-{
-    FILE *file = fopen(path, "rb");
-    char *text;
-    long size;
-    if (!file)
-        return NULL;
-    if (fseek(file, 0, SEEK_END) != 0 || (size = ftell(file)) < 0 || fseek(file, 0, SEEK_SET) != 0) {
-        fclose(file);
-        return NULL;
-    }
-    text = malloc((size_t)size + 1);
-    if (text && fread(text, 1, (size_t)size, file) != (size_t)size) {
-        free(text);
-        text = NULL;
-    }
-    if (text)
-        text[size] = '\0';
-    fclose(file);
-    return text;
-}
-
 static void test_autosave(void)
 {
     char directory[] = "/tmp/stepkit-autosave.XXXXXX";
@@ -310,14 +287,14 @@ static void test_autosave(void)
     sprintf(path, "%s/run.json", directory);
     sprintf(options, "{\"autosave\": \"%s\"}", path);
     session = open_ok(task, options);
-    saved = slurp(path);
+    saved = read_file(path, NULL);
     CHECK(saved != NULL); /* written at open */
     free(saved);
 
     CHECK_OK_OUT(stepkit_session_go_forward(session, &out));
     CHECK_OK_OUT(stepkit_session_set_answer(session, "true", &out));
     /* The file holds the draft: restoring it gives the same state. */
-    saved = slurp(path);
+    saved = read_file(path, NULL);
     CHECK(saved != NULL);
     before = state_text(session);
     if (saved) {
@@ -335,9 +312,8 @@ static void test_autosave(void)
     CHECK(unlink(path) == 0);
     CHECK(rmdir(directory) == 0);
     {
-        char *out = SENTINEL;
-        CHECK_RC(stepkit_session_go_forward(session, &out), STEPKIT_EIO);
-        CHECK(out == NULL);
+        char *out;
+        CHECK_FAILS(out, stepkit_session_go_forward(session, &out), STEPKIT_EIO);
         json_decref(check_last_error(STEPKIT_EIO, "EIO", NULL));
     }
     after = state_text(session);
