@@ -112,6 +112,12 @@ static walk_t load_walk(const char *path) {
     return w; /* `text` stays allocated: the walk points into it */
 }
 
+/* an entry count argument: 0 or more than the walk has means the whole walk */
+static size_t entries_arg(const char *arg, size_t count) {
+    size_t n = (size_t)atol(arg);
+    return n == 0 || n > count ? count : n;
+}
+
 static stepkit_task *compile_file(const char *path, double *seconds) {
     char *text = text_of(path, NULL);
     stepkit_task *task = NULL;
@@ -244,14 +250,27 @@ static int cmd_compile(int argc, char **argv) {
 /* ------------------------------------------------------------------------------------------ */
 /* steps: per-step cost of a walk vs jansson parsing the answer + dumping the new state */
 
+/* the floor of `n` steps, `reps` times: parse each answer, dump each state */
+static void steps_floor(const walk_t *w, json_t **states, size_t n, long reps) {
+    json_error_t err;
+    for (long r = 0; r < reps; r++)
+        for (size_t i = 0; i < n; i++) {
+            if (w->answers[i]) {
+                json_t *ans = json_loads(w->answers[i], JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &err);
+                json_decref(ans);
+            }
+            char *d = json_dumps(states[i], JSON_COMPACT);
+            free(d);
+        }
+}
+
 static int cmd_steps(int argc, char **argv) {
     if (argc < 6) return 1;
     double compile_s;
     stepkit_task *task = compile_file(argv[2], &compile_s);
     walk_t w = load_walk(argv[3]);
-    size_t max = (size_t)atol(argv[4]);
+    size_t max = entries_arg(argv[4], w.count);
     double budget = atof(argv[5]);
-    if (max == 0 || max > w.count) max = w.count;
     double start = now();
 
     /* first walk: verified against the walk file; keeps each new state for the floor; stops early
@@ -283,18 +302,9 @@ static int cmd_steps(int argc, char **argv) {
     eng[ns] = first_sum / n;
     /* floor, repeated to last >= 20 ms */
     long reps = 1;
-    json_error_t err;
     for (;;) {
         double a = now();
-        for (long r = 0; r < reps; r++)
-            for (size_t i = 0; i < n; i++) {
-                if (w.answers[i]) {
-                    json_t *ans = json_loads(w.answers[i], JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &err);
-                    json_decref(ans);
-                }
-                char *d = json_dumps(states[i], JSON_COMPACT);
-                free(d);
-            }
+        steps_floor(&w, states, n, reps);
         double el = now() - a;
         if (el >= 0.02 || reps >= (1L << 20)) {
             if (ns == 0) flo[0] = el / (double)(reps * n);
@@ -330,15 +340,7 @@ static int cmd_steps(int argc, char **argv) {
         fwd_part[nparts] = fwd_sum / n;
         nparts++;
         double a = now();
-        for (long r = 0; r < reps; r++)
-            for (size_t i = 0; i < n; i++) {
-                if (w.answers[i]) {
-                    json_t *ans = json_loads(w.answers[i], JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &err);
-                    json_decref(ans);
-                }
-                char *d = json_dumps(states[i], JSON_COMPACT);
-                free(d);
-            }
+        steps_floor(&w, states, n, reps);
         flo[ns] = (now() - a) / (double)(reps * n);
         ns++;
     }
@@ -626,6 +628,17 @@ static double cpu_seconds(void) {
 /* CPU time / wall time of the last run_threads or run_control: the cores the run really had */
 static double last_cpu_share;
 
+/* releases the threads waiting at the barrier and times them until the last has ended */
+static double join_timed(pthread_t *th, int nthreads, pthread_barrier_t *barrier) {
+    pthread_barrier_wait(barrier);
+    double a = now(), ca = cpu_seconds();
+    for (int i = 0; i < nthreads; i++) pthread_join(th[i], NULL);
+    double el = now() - a;
+    last_cpu_share = (cpu_seconds() - ca) / el;
+    pthread_barrier_destroy(barrier);
+    return el;
+}
+
 static double run_threads(stepkit_task *task, walk_t *w, long walks, int nthreads, const char *own_task) {
     pthread_t th[8];
     thread_arg args[8];
@@ -635,13 +648,7 @@ static double run_threads(stepkit_task *task, walk_t *w, long walks, int nthread
         args[i] = (thread_arg){task, w, walks, &barrier, own_task};
         pthread_create(&th[i], NULL, thread_main, &args[i]);
     }
-    pthread_barrier_wait(&barrier);
-    double a = now(), ca = cpu_seconds();
-    for (int i = 0; i < nthreads; i++) pthread_join(th[i], NULL);
-    double el = now() - a;
-    last_cpu_share = (cpu_seconds() - ca) / el;
-    pthread_barrier_destroy(&barrier);
-    return el;
+    return join_timed(th, nthreads, &barrier);
 }
 
 /* the control: the same thread layout doing only jansson work (parse + dump the task text), to
@@ -674,13 +681,7 @@ static double run_control(const char *text, long reps, int nthreads) {
         args[i] = (control_arg){text, reps, &barrier};
         pthread_create(&th[i], NULL, control_main, &args[i]);
     }
-    pthread_barrier_wait(&barrier);
-    double a = now(), ca = cpu_seconds();
-    for (int i = 0; i < nthreads; i++) pthread_join(th[i], NULL);
-    double el = now() - a;
-    last_cpu_share = (cpu_seconds() - ca) / el;
-    pthread_barrier_destroy(&barrier);
-    return el;
+    return join_timed(th, nthreads, &barrier);
 }
 
 static int cmd_threads(int argc, char **argv) {
@@ -741,8 +742,7 @@ static int cmd_profile(int argc, char **argv) {
     if (argc < 5) return 1;
     stepkit_task *task = compile_file(argv[2], NULL);
     walk_t w = load_walk(argv[3]);
-    size_t n = (size_t)atol(argv[4]);
-    if (n == 0 || n > w.count) n = w.count;
+    size_t n = entries_arg(argv[4], w.count);
     stepkit_session *s = open_session(task);
     one_step(s, w.answers[0], 0); /* warm: first-call work stays out of the profile */
     CALLGRIND_ZERO_STATS;
@@ -827,6 +827,23 @@ static char *result_of(stepkit_session *s) {
     return out;
 }
 
+/* open + walk + result + free, on a compiled task */
+static void reused_run(stepkit_task *task, walk_t *w) {
+    stepkit_session *x = open_session(task);
+    walk_quiet(x, w, 0, w->count);
+    stepkit_string_free(result_of(x));
+    stepkit_session_free(x);
+}
+
+/* compile + the reused run + free */
+static void whole_run(const char *text, walk_t *w) {
+    stepkit_task *t = NULL;
+    int rc = stepkit_task_compile(text, &t);
+    if (rc) die("stepkit_task_compile", rc);
+    reused_run(t, w);
+    stepkit_task_free(t);
+}
+
 static int cmd_run(int argc, char **argv) {
     if (argc < 5) return 1;
     size_t task_len;
@@ -858,15 +875,7 @@ static int cmd_run(int argc, char **argv) {
     long reps = 1;
     for (;;) {
         double a = now();
-        for (long r = 0; r < reps; r++) {
-            stepkit_task *t = NULL;
-            if (stepkit_task_compile(text, &t)) die("stepkit_task_compile", -1);
-            stepkit_session *x = open_session(t);
-            walk_quiet(x, &w, 0, w.count);
-            stepkit_string_free(result_of(x));
-            stepkit_session_free(x);
-            stepkit_task_free(t);
-        }
+        for (long r = 0; r < reps; r++) whole_run(text, &w);
         if (now() - a >= 0.02 || reps >= (1L << 16)) break;
         reps *= 2;
     }
@@ -876,16 +885,7 @@ static int cmd_run(int argc, char **argv) {
     double start = now();
     while (n < 31 && (n < 5 || now() - start < budget)) {
         double a = now();
-        for (long r = 0; r < reps; r++) {
-            stepkit_task *t = NULL;
-            int rc = stepkit_task_compile(text, &t);
-            if (rc) die("stepkit_task_compile", rc);
-            stepkit_session *x = open_session(t);
-            walk_quiet(x, &w, 0, w.count);
-            stepkit_string_free(result_of(x));
-            stepkit_session_free(x);
-            stepkit_task_free(t);
-        }
+        for (long r = 0; r < reps; r++) whole_run(text, &w);
         double b = now();
         for (long r = 0; r < reps; r++) {
             json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &err);
@@ -893,12 +893,7 @@ static int cmd_run(int argc, char **argv) {
             free(json_dumps(doc, JSON_COMPACT));
         }
         double c = now();
-        for (long r = 0; r < reps; r++) {
-            stepkit_session *x = open_session(task);
-            walk_quiet(x, &w, 0, w.count);
-            stepkit_string_free(result_of(x));
-            stepkit_session_free(x);
-        }
+        for (long r = 0; r < reps; r++) reused_run(task, &w);
         double d = now();
         for (long r = 0; r < reps; r++) free(json_dumps(doc, JSON_COMPACT));
         double e = now();
@@ -934,8 +929,7 @@ static int cmd_instr(int argc, char **argv) {
     if (argc < 5) return 1;
     stepkit_task *task = compile_file(argv[2], NULL);
     walk_t w = load_walk(argv[3]);
-    size_t n = (size_t)atol(argv[4]);
-    if (n == 0 || n > w.count) n = w.count;
+    size_t n = entries_arg(argv[4], w.count);
     stepkit_session *s = open_session(task);
     walk_quiet(s, &w, 0, 1); /* warm: first-call work stays out */
     CALLGRIND_ZERO_STATS;
