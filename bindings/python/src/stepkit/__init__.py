@@ -28,17 +28,18 @@ from ._ffi import ENV_VAR as LIBRARY_ENV_VAR
 from ._ffi import library_path, load_library
 from .clock import ManualClock, iso8601_ms, parse_iso8601_ms
 from .realtime import RealTimeDriver
-from .errors import (
-    AnswerError,
-    DefinitionError,
-    InternalError,
-    InvalidArgumentError,
-    LibraryNotFoundError,
-    ParseError,
-    RestorationError,
-    StateError,
-    StepKitError,
-    StepKitIOError,
+from . import errors
+from .errors import (  # "X as X": re-exported, for type checkers too
+    AnswerError as AnswerError,
+    DefinitionError as DefinitionError,
+    InternalError as InternalError,
+    InvalidArgumentError as InvalidArgumentError,
+    LibraryNotFoundError as LibraryNotFoundError,
+    ParseError as ParseError,
+    RestorationError as RestorationError,
+    StateError as StateError,
+    StepKitError as StepKitError,
+    StepKitIOError as StepKitIOError,
 )
 
 
@@ -73,15 +74,6 @@ __all__ = [
     "LIBRARY_ENV_VAR",
     "iso8601_ms",
     "parse_iso8601_ms",
-    "StepKitError",
-    "InvalidArgumentError",
-    "ParseError",
-    "DefinitionError",
-    "AnswerError",
-    "StateError",
-    "RestorationError",
-    "StepKitIOError",
-    "InternalError",
-    "LibraryNotFoundError",
     "__version__",
 ]
+__all__ += errors.__all__  # the exception classes

@@ -32,6 +32,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Type
 
+# The exception classes, which ``stepkit`` exports as they are (its ``__all__`` adds this list);
+# :func:`error_from_json` and :func:`error_class` are the binding's own.
 __all__ = [
     "StepKitError",
     "InvalidArgumentError",
@@ -43,7 +45,6 @@ __all__ = [
     "StepKitIOError",
     "InternalError",
     "LibraryNotFoundError",
-    "error_from_json",
 ]
 
 
