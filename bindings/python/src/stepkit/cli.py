@@ -43,7 +43,7 @@ import argparse
 import json
 import os
 import sys
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Callable, Dict, Optional, Sequence
 
 from . import __version__, active_presenter, checker, graph
 from ._core import Task, version
@@ -216,23 +216,17 @@ def cmd_graph(args: argparse.Namespace) -> int:
     return graph.run(args)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m stepkit",
-        description="StepKit: run research tasks (ResearchKit-style) in a terminal.",
-        epilog="Exit codes: 0 completed/valid, 1 not completed/invalid answers, 2 usage or file problems. "
-        "The library is found through STEPKIT_LIBRARY, the package directory, or the system.",
-    )
-    parser.add_argument("--version", action="store_true", help="print the package and library versions")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+def _command(
+    commands: Any, name: str, func: Callable[[argparse.Namespace], int],
+    add_arguments: Callable[[argparse.ArgumentParser], None], help: str, description: str,
+) -> None:
+    """Adds the subcommand `name`, run by `func`, whose options `add_arguments` adds."""
+    command = commands.add_parser(name, help=help, description=description)
+    add_arguments(command)
+    command.set_defaults(func=func)
 
-    run = commands.add_parser(
-        "run",
-        help="run a task interactively or with an answers file",
-        description="Run a task. On a terminal, answer each step; with --answers, or when stdin "
-        "is not a terminal (then TASK.answers.json next to TASK.json is used), walk the task "
-        "with the given answers. Prints the task result as JSON.",
-    )
+
+def _run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("task", metavar="TASK.json", help="the task definition")
     run.add_argument("--answers", metavar="FILE", help='a JSON object {"stepIdentifier": answer, ...}')
     run.add_argument("--output", "-o", metavar="FILE", help="also write the result JSON to FILE")
@@ -247,40 +241,45 @@ def build_parser() -> argparse.ArgumentParser:
         "Questionnaire, a FHIR R4 QuestionnaireResponse",
     )
     active_presenter.add_arguments(run)
-    run.set_defaults(func=cmd_run)
 
-    fhir = commands.add_parser(
-        "import-fhir",
-        help="translate a FHIR R4 Questionnaire into a task (docs/fhir.md)",
-        description="Translate a FHIR R4 Questionnaire into a StepKit task definition. The "
-        "import report (what was not translated) goes to stderr. Exit status: 0 translated, "
-        "1 the Questionnaire cannot be imported (with --strict: or the report is not empty), "
-        "2 unreadable file.",
-    )
+
+def _import_fhir_arguments(fhir: argparse.ArgumentParser) -> None:
     fhir.add_argument("questionnaire", metavar="QUESTIONNAIRE.json", help="a FHIR R4 Questionnaire")
     fhir.add_argument("--output", "-o", metavar="TASK.json", help="write the task here (default: stdout)")
     fhir.add_argument("--report", metavar="FILE", help="also write the import report as JSON to FILE")
     fhir.add_argument("--strict", action="store_true", help="refuse the import if anything is not translated")
-    fhir.set_defaults(func=cmd_import_fhir)
 
-    check = commands.add_parser(
-        "check",
-        help="compile a task and check it for what is probably wrong (docs/checker.md)",
-        description="Compile a task, list every problem of its definition, and run the static "
-        "checker. Exit status: 0 no errors, 1 errors (with --strict: or warnings), 2 unreadable "
-        "file or usage.",
-    )
-    checker.add_arguments(check)
-    check.set_defaults(func=cmd_check)
 
-    draw = commands.add_parser(
-        "graph",
-        help="draw the navigation graph (Graphviz)",
-        description="Draw the task's steps and navigation rules: -o FILE.svg, .png, .pdf or .dot "
-        "(DOT on stdout without -o). SVG, PNG and PDF need Graphviz's dot.",
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m stepkit",
+        description="StepKit: run research tasks (ResearchKit-style) in a terminal.",
+        epilog="Exit codes: 0 completed/valid, 1 not completed/invalid answers, 2 usage or file problems. "
+        "The library is found through STEPKIT_LIBRARY, the package directory, or the system.",
     )
-    graph.add_arguments(draw)
-    draw.set_defaults(func=cmd_graph)
+    parser.add_argument("--version", action="store_true", help="print the package and library versions")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    _command(commands, "run", cmd_run, _run_arguments,
+             help="run a task interactively or with an answers file",
+             description="Run a task. On a terminal, answer each step; with --answers, or when stdin "
+             "is not a terminal (then TASK.answers.json next to TASK.json is used), walk the task "
+             "with the given answers. Prints the task result as JSON.")
+    _command(commands, "import-fhir", cmd_import_fhir, _import_fhir_arguments,
+             help="translate a FHIR R4 Questionnaire into a task (docs/fhir.md)",
+             description="Translate a FHIR R4 Questionnaire into a StepKit task definition. The "
+             "import report (what was not translated) goes to stderr. Exit status: 0 translated, "
+             "1 the Questionnaire cannot be imported (with --strict: or the report is not empty), "
+             "2 unreadable file.")
+    _command(commands, "check", cmd_check, checker.add_arguments,
+             help="compile a task and check it for what is probably wrong (docs/checker.md)",
+             description="Compile a task, list every problem of its definition, and run the static "
+             "checker. Exit status: 0 no errors, 1 errors (with --strict: or warnings), 2 unreadable "
+             "file or usage.")
+    _command(commands, "graph", cmd_graph, graph.add_arguments,
+             help="draw the navigation graph (Graphviz)",
+             description="Draw the task's steps and navigation rules: -o FILE.svg, .png, .pdf or .dot "
+             "(DOT on stdout without -o). SVG, PNG and PDF need Graphviz's dot.")
     return parser
 
 
