@@ -182,6 +182,12 @@ def example(name: str) -> Path:
     return path
 
 
+def write_json(path: Path, value: Any) -> Path:
+    """Writes `value` as JSON to `path` (a task or answers file for the CLI); returns the path."""
+    path.write_text(json.dumps(value), encoding="utf-8")
+    return path
+
+
 def load_json(path: Path) -> Any:
     with open(path, encoding="utf-8") as handle:
         return json.load(handle)

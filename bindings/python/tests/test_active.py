@@ -13,14 +13,14 @@ import threading
 import time
 import weakref
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
 import stepkit
 from stepkit.clock import iso8601_ms, parse_iso8601_ms, system_time_ms
 
-from conftest import EXAMPLES, START_MS, run_cli
+from conftest import EXAMPLES, START_MS, run_cli, write_json
 
 RUN = "0b3f1c2e-8d4a-4f6b-9c1d-2e3f4a5b6c7d"
 
@@ -84,6 +84,17 @@ def out_dir(tmp_path: Path) -> Path:
     return directory
 
 
+Walk = Tuple[stepkit.Session, stepkit.ManualClock]
+
+
+@pytest.fixture
+def walk(walk_task: stepkit.Task, out_dir: Path) -> Iterator[Walk]:
+    """The walk task's session (recording into out_dir) and its clock; closed after the test."""
+    session, clock = open_walk(walk_task, out_dir)
+    with session:
+        yield session, clock
+
+
 def open_walk(
     task: stepkit.Task, out_dir: Optional[Path], **options: Any
 ) -> Tuple[stepkit.Session, stepkit.ManualClock]:
@@ -98,9 +109,18 @@ def open_walk(
 
 def to_walking(session: stepkit.Session, clock: stepkit.ManualClock) -> Dict[str, Any]:
     session.forward()
-    clock.advance(5000)
+    state = tick_after(session, clock, 5000, "walking")
+    return state
+
+
+def tick_after(
+    session: stepkit.Session, clock: stepkit.ManualClock, ms: int, step: Optional[str] = None
+) -> Dict[str, Any]:
+    """Moves the clock on by `ms` and ticks: the new state, checked to be on `step` when given."""
+    clock.advance(ms)
     state = session.tick()
-    assert state["step"]["identifier"] == "walking"
+    if step is not None:
+        assert state["step"]["identifier"] == step
     return state
 
 
@@ -147,39 +167,37 @@ def test_requested_permissions(walk_task: stepkit.Task, task: stepkit.Task) -> N
 # Lifecycle
 
 
-def test_countdown_starts_and_continues_by_itself(walk_task: stepkit.Task, out_dir: Path) -> None:
-    session, clock = open_walk(walk_task, out_dir)
-    with session:
-        assert session.state["active"] is None
-        assert session.state["nextDeadline"] is None
-        state = session.forward()
-        assert state["step"]["identifier"] == "countdown"
-        assert types(state["events"])[-4:] == [
-            "stepWillAppear",
-            "stepDidChange",
-            "recorderStarted",
-            "activeStepStarted",
-        ]
-        active = state["active"]
-        assert active["kind"] == "countdown"
-        assert active["status"] == "running"
-        assert active["duration"] == 5
-        assert state["nextDeadline"] == at(2000)  # the spoken "3"
-        assert state["problems"][0]["code"] == "activeStepNotFinished"
-        assert state["navigation"]["canGoForward"] is False
-        with pytest.raises(stepkit.StateError):
-            session.forward()
-        with pytest.raises(stepkit.StateError):
-            session.start()  # already running
-        clock.advance(5000)
-        state = session.tick()
-        spoken = [(e["text"], e["date"]) for e in state["events"] if e["type"] == "speak"]
-        assert spoken[:3] == [("3", at(2000)), ("2", at(3000)), ("1", at(4000))]
-        assert state["step"]["identifier"] == "walking"
-        assert state["active"]["status"] == "running"
-        result = session.result
-        assert step_result(result, "countdown")["endDate"] == at(5000)
-        assert step_result(result, "walking")["startDate"] == at(5000)
+def test_countdown_starts_and_continues_by_itself(walk: Walk) -> None:
+    session, clock = walk
+    assert session.state["active"] is None
+    assert session.state["nextDeadline"] is None
+    state = session.forward()
+    assert state["step"]["identifier"] == "countdown"
+    assert types(state["events"])[-4:] == [
+        "stepWillAppear",
+        "stepDidChange",
+        "recorderStarted",
+        "activeStepStarted",
+    ]
+    active = state["active"]
+    assert active["kind"] == "countdown"
+    assert active["status"] == "running"
+    assert active["duration"] == 5
+    assert state["nextDeadline"] == at(2000)  # the spoken "3"
+    assert state["problems"][0]["code"] == "activeStepNotFinished"
+    assert state["navigation"]["canGoForward"] is False
+    with pytest.raises(stepkit.StateError):
+        session.forward()
+    with pytest.raises(stepkit.StateError):
+        session.start()  # already running
+    state = tick_after(session, clock, 5000)
+    spoken = [(e["text"], e["date"]) for e in state["events"] if e["type"] == "speak"]
+    assert spoken[:3] == [("3", at(2000)), ("2", at(3000)), ("1", at(4000))]
+    assert state["step"]["identifier"] == "walking"
+    assert state["active"]["status"] == "running"
+    result = session.result
+    assert step_result(result, "countdown")["endDate"] == at(5000)
+    assert step_result(result, "walking")["startDate"] == at(5000)
 
 
 def test_a_whole_walk_in_one_tick_with_every_prompt_on_time(
@@ -188,9 +206,7 @@ def test_a_whole_walk_in_one_tick_with_every_prompt_on_time(
     session, clock = open_walk(walk_task, out_dir)
     with session:
         session.forward()
-        clock.advance(5000 + 60_000 + 30_000)
-        state = session.tick()
-        assert state["step"]["identifier"] == "rest"
+        state = tick_after(session, clock, 5000 + 60_000 + 30_000, "rest")
         assert state["active"]["status"] == "prepared"  # rest does not start by itself
         assert state["nextDeadline"] is None
         timeline = [
@@ -258,8 +274,7 @@ def test_prompts_of_a_step_with_every_option(out_dir: Path) -> None:
             deadlines = [state["nextDeadline"]]
             events: List[Dict[str, Any]] = []
             for _ in range(20):
-                clock.advance(500)
-                state = session.tick()
+                state = tick_after(session, clock, 500)
                 events += state["events"]
                 if state["nextDeadline"] not in deadlines:
                     deadlines.append(state["nextDeadline"])
@@ -313,104 +328,94 @@ def test_the_start_prompts_come_with_the_start(walk_task: stepkit.Task, out_dir:
             ]
 
 
-def test_host_started_step_and_timer_expiry(walk_task: stepkit.Task, out_dir: Path) -> None:
-    session, clock = open_walk(walk_task, out_dir)
-    with session:
-        session.forward()
-        clock.advance(65_000)
-        state = session.tick()
-        assert state["step"]["identifier"] == "rest"
-        assert state["active"]["status"] == "prepared"
-        assert state["active"]["remaining"] == 30
-        with pytest.raises(stepkit.StateError):
-            session.forward()  # not finished
-        with pytest.raises(stepkit.StateError):
-            session.suspend()  # not running
-        clock.advance(100_000)
-        assert session.tick()["active"]["status"] == "prepared"  # nothing starts by itself
-        state = session.start()
-        assert types(state["events"]) == ["activeStepStarted"]
-        assert state["active"]["status"] == "running"
-        assert state["nextDeadline"] == at(165_000 + 30_000)
-        with pytest.raises(stepkit.StateError):
-            session.start()
-        clock.advance(12_000)
-        state = session.state
-        assert state["active"]["elapsed"] == 12
-        assert state["active"]["remaining"] == 18
-        clock.advance(18_000)
-        state = session.tick()
-        assert types(state["events"]) == ["activeStepFinished"]  # gps runs until rest is left
-        assert state["active"]["status"] == "finished"
-        assert state["step"]["identifier"] == "rest"  # no shouldContinueOnFinish
-        assert state["navigation"]["canGoForward"] is True
-        with pytest.raises(stepkit.StateError):
-            session.finish_active()  # already finished
-        state = session.forward()
-        assert state["step"]["identifier"] == "done"
-        assert [e.get("recorder") for e in state["events"] if e["type"] == "recorderStopped"] == ["gps"]
-        rest = step_result(session.result, "rest")
-        assert rest["startDate"] == at(65_000)
-        assert rest["endDate"] == at(195_000)
+def test_host_started_step_and_timer_expiry(walk: Walk) -> None:
+    session, clock = walk
+    session.forward()
+    state = tick_after(session, clock, 65_000, "rest")
+    assert state["active"]["status"] == "prepared"
+    assert state["active"]["remaining"] == 30
+    with pytest.raises(stepkit.StateError):
+        session.forward()  # not finished
+    with pytest.raises(stepkit.StateError):
+        session.suspend()  # not running
+    clock.advance(100_000)
+    assert session.tick()["active"]["status"] == "prepared"  # nothing starts by itself
+    state = session.start()
+    assert types(state["events"]) == ["activeStepStarted"]
+    assert state["active"]["status"] == "running"
+    assert state["nextDeadline"] == at(165_000 + 30_000)
+    with pytest.raises(stepkit.StateError):
+        session.start()
+    clock.advance(12_000)
+    state = session.state
+    assert state["active"]["elapsed"] == 12
+    assert state["active"]["remaining"] == 18
+    state = tick_after(session, clock, 18_000)
+    assert types(state["events"]) == ["activeStepFinished"]  # gps runs until rest is left
+    assert state["active"]["status"] == "finished"
+    assert state["step"]["identifier"] == "rest"  # no shouldContinueOnFinish
+    assert state["navigation"]["canGoForward"] is True
+    with pytest.raises(stepkit.StateError):
+        session.finish_active()  # already finished
+    state = session.forward()
+    assert state["step"]["identifier"] == "done"
+    assert [e.get("recorder") for e in state["events"] if e["type"] == "recorderStopped"] == ["gps"]
+    rest = step_result(session.result, "rest")
+    assert rest["startDate"] == at(65_000)
+    assert rest["endDate"] == at(195_000)
 
 
-def test_suspended_time_does_not_count(walk_task: stepkit.Task, out_dir: Path) -> None:
-    session, clock = open_walk(walk_task, out_dir)
-    with session:
-        to_walking(session, clock)
-        clock.advance(10_000)
-        state = session.suspend()
-        assert types(state["events"]) == ["activeStepSuspended"]
-        assert state["events"][0]["date"] == at(15_000)
-        assert state["active"]["status"] == "suspended"
-        assert state["nextDeadline"] is None
-        with pytest.raises(stepkit.StateError):
-            session.suspend()
-        clock.advance(100_000)
-        state = session.tick()
-        assert state["step"]["identifier"] == "walking"
-        assert state["active"]["elapsed"] == 10
-        assert state["active"]["remaining"] == 50
-        state = session.resume()
-        assert types(state["events"]) == ["activeStepResumed"]
-        with pytest.raises(stepkit.StateError):
-            session.resume()
-        # The halfway prompt comes 20 s of step time later: 20 s after the resume.
-        assert state["nextDeadline"] == at(115_000 + 20_000)
-        clock.advance(49_999)
-        assert session.tick()["step"]["identifier"] == "walking"
-        clock.advance(1)
-        state = session.tick()
-        assert state["step"]["identifier"] == "rest"
-        assert step_result(session.result, "walking")["endDate"] == at(165_000)
+def test_suspended_time_does_not_count(walk: Walk) -> None:
+    session, clock = walk
+    to_walking(session, clock)
+    clock.advance(10_000)
+    state = session.suspend()
+    assert types(state["events"]) == ["activeStepSuspended"]
+    assert state["events"][0]["date"] == at(15_000)
+    assert state["active"]["status"] == "suspended"
+    assert state["nextDeadline"] is None
+    with pytest.raises(stepkit.StateError):
+        session.suspend()
+    state = tick_after(session, clock, 100_000, "walking")
+    assert state["active"]["elapsed"] == 10
+    assert state["active"]["remaining"] == 50
+    state = session.resume()
+    assert types(state["events"]) == ["activeStepResumed"]
+    with pytest.raises(stepkit.StateError):
+        session.resume()
+    # The halfway prompt comes 20 s of step time later: 20 s after the resume.
+    assert state["nextDeadline"] == at(115_000 + 20_000)
+    clock.advance(49_999)
+    assert session.tick()["step"]["identifier"] == "walking"
+    state = tick_after(session, clock, 1, "rest")
+    assert step_result(session.result, "walking")["endDate"] == at(165_000)
 
 
-def test_finish_early_by_the_host(walk_task: stepkit.Task, out_dir: Path) -> None:
-    session, clock = open_walk(walk_task, out_dir)
-    with session:
-        state = session.forward()
-        with pytest.raises(stepkit.StateError):
-            session.start()
-        state = session.finish_active()  # the countdown, at once; it continues by itself
-        assert state["step"]["identifier"] == "walking"
-        assert state["active"]["status"] == "running"
-        clock.advance(10_000)
-        state = session.finish_active()
-        assert [(e["type"], e.get("step"), e.get("kind") or e.get("recorder")) for e in state["events"]] == [
-            ("recorderStopped", None, "accel"),
-            ("recorderStopped", None, "pedometer"),
-            ("speak", "walking", "finishedSpokenInstruction"),
-            ("playSound", "walking", "finish"),
-            ("activeStepFinished", "walking", None),
-            ("stepWillAppear", "rest", None),
-            ("stepDidChange", "rest", None),
-        ]
-        assert all(e["date"] == at(10_000) for e in state["events"])
-        assert state["step"]["identifier"] == "rest"  # shouldContinueOnFinish
-        assert step_result(session.result, "walking")["endDate"] == at(10_000)
-        # No halfway or countdown prompt ever comes for the finished walk.
-        clock.advance(120_000)
-        assert session.tick()["events"] == []
+def test_finish_early_by_the_host(walk: Walk) -> None:
+    session, clock = walk
+    state = session.forward()
+    with pytest.raises(stepkit.StateError):
+        session.start()
+    state = session.finish_active()  # the countdown, at once; it continues by itself
+    assert state["step"]["identifier"] == "walking"
+    assert state["active"]["status"] == "running"
+    clock.advance(10_000)
+    state = session.finish_active()
+    assert [(e["type"], e.get("step"), e.get("kind") or e.get("recorder")) for e in state["events"]] == [
+        ("recorderStopped", None, "accel"),
+        ("recorderStopped", None, "pedometer"),
+        ("speak", "walking", "finishedSpokenInstruction"),
+        ("playSound", "walking", "finish"),
+        ("activeStepFinished", "walking", None),
+        ("stepWillAppear", "rest", None),
+        ("stepDidChange", "rest", None),
+    ]
+    assert all(e["date"] == at(10_000) for e in state["events"])
+    assert state["step"]["identifier"] == "rest"  # shouldContinueOnFinish
+    assert step_result(session.result, "walking")["endDate"] == at(10_000)
+    # No halfway or countdown prompt ever comes for the finished walk.
+    clock.advance(120_000)
+    assert session.tick()["events"] == []
 
 
 def test_zero_duration_step_starts_finished_and_wait_step_is_host_driven() -> None:
@@ -468,46 +473,40 @@ def test_going_forward_past_a_wait_step_finishes_it() -> None:
         assert state["step"]["identifier"] == "i"
 
 
-def test_task_level_suspend_and_resume(walk_task: stepkit.Task, out_dir: Path) -> None:
-    session, clock = open_walk(walk_task, out_dir)
-    with session:
-        session.forward()
-        clock.advance(1000)
-        state = session.suspend_task()
-        assert state["taskSuspended"] is True
-        assert "taskSuspended" in types(state["events"])
-        assert "activeStepSuspended" in types(state["events"])
-        assert state["active"]["status"] == "suspended"
-        assert state["nextDeadline"] is None
-        for op in (session.resume, session.start, session.suspend, session.suspend_task):
-            with pytest.raises(stepkit.StateError):
-                op()
-        clock.advance(60_000)
-        state = session.tick()
-        assert state["step"]["identifier"] == "countdown"
-        assert state["events"] == []
-        state = session.resume_task()
-        assert state["taskSuspended"] is False
-        assert "taskResumed" in types(state["events"])
-        assert state["active"]["status"] == "running"
+def test_task_level_suspend_and_resume(walk: Walk) -> None:
+    session, clock = walk
+    session.forward()
+    clock.advance(1000)
+    state = session.suspend_task()
+    assert state["taskSuspended"] is True
+    assert "taskSuspended" in types(state["events"])
+    assert "activeStepSuspended" in types(state["events"])
+    assert state["active"]["status"] == "suspended"
+    assert state["nextDeadline"] is None
+    for op in (session.resume, session.start, session.suspend, session.suspend_task):
         with pytest.raises(stepkit.StateError):
-            session.resume_task()
-        clock.advance(4000)
-        state = session.tick()
-        assert state["step"]["identifier"] == "walking"
-        assert step_result(session.result, "countdown")["endDate"] == at(65_000)
+            op()
+    state = tick_after(session, clock, 60_000, "countdown")
+    assert state["events"] == []
+    state = session.resume_task()
+    assert state["taskSuspended"] is False
+    assert "taskResumed" in types(state["events"])
+    assert state["active"]["status"] == "running"
+    with pytest.raises(stepkit.StateError):
+        session.resume_task()
+    state = tick_after(session, clock, 4000, "walking")
+    assert step_result(session.result, "countdown")["endDate"] == at(65_000)
 
 
 # Behaviour stepkit.h promises that an earlier engine got wrong
 
 
-def test_finish_is_refused_while_the_task_is_suspended(walk_task: stepkit.Task, out_dir: Path) -> None:
-    session, clock = open_walk(walk_task, out_dir)
-    with session:
-        session.forward()
-        session.suspend_task()
-        with pytest.raises(stepkit.StateError):
-            session.finish_active()
+def test_finish_is_refused_while_the_task_is_suspended(walk: Walk) -> None:
+    session, clock = walk
+    session.forward()
+    session.suspend_task()
+    with pytest.raises(stepkit.StateError):
+        session.finish_active()
 
 
 def test_set_clock_after_open_redates_a_first_step_that_started_by_itself(out_dir: Path) -> None:
@@ -529,48 +528,47 @@ def test_set_clock_after_open_redates_a_first_step_that_started_by_itself(out_di
 # Recorders
 
 
-def test_recorder_files_hold_every_sample(walk_task: stepkit.Task, out_dir: Path) -> None:
-    session, clock = open_walk(walk_task, out_dir)
-    with session:
-        state = to_walking(session, clock)
-        started = {e["recorder"]: e for e in state["events"] if e["type"] == "recorderStarted"}
-        assert set(started) == {"accel", "pedometer"}
-        assert started["accel"]["recorderType"] == "accelerometer"
-        assert started["accel"]["configuration"]["frequency"] == 100
-        pushed: List[Dict[str, Any]] = []
-        for i in range(5):
-            batch = [{"timestamp": i + j / 10, "x": 0.25, "y": -1, "z": i} for j in range(3)]
-            state = session.record("accel", batch)
-            pushed += batch
-            accel = next(r for r in state["active"]["recorders"] if r["identifier"] == "accel")
-            assert accel["samples"] == len(pushed)
-            # The file is valid JSON after every call.
-            files = step_result(session.result, "walking")["results"]
-            assert read_items(out_dir, files[0]) == pushed
-        session.record("pedometer", {"timestamp": 1.0, "steps": 3})
-        with pytest.raises(stepkit.StateError):
-            session.record("nope", {"x": 1})
-        with pytest.raises(TypeError):
-            session.record("accel", [1, 2])  # type: ignore[list-item]
-        with pytest.raises(TypeError):
-            session.record("accel", "[]")  # type: ignore[arg-type]
-        with pytest.raises(stepkit.InvalidArgumentError):
-            session.record("accel", {"x": float("nan")})
-        clock.advance(60_000)
-        assert session.tick()["step"]["identifier"] == "rest"
+def test_recorder_files_hold_every_sample(walk: Walk, out_dir: Path) -> None:
+    session, clock = walk
+    state = to_walking(session, clock)
+    started = {e["recorder"]: e for e in state["events"] if e["type"] == "recorderStarted"}
+    assert set(started) == {"accel", "pedometer"}
+    assert started["accel"]["recorderType"] == "accelerometer"
+    assert started["accel"]["configuration"]["frequency"] == 100
+    pushed: List[Dict[str, Any]] = []
+    for i in range(5):
+        batch = [{"timestamp": i + j / 10, "x": 0.25, "y": -1, "z": i} for j in range(3)]
+        state = session.record("accel", batch)
+        pushed += batch
+        accel = next(r for r in state["active"]["recorders"] if r["identifier"] == "accel")
+        assert accel["samples"] == len(pushed)
+        # The file is valid JSON after every call.
         files = step_result(session.result, "walking")["results"]
-        by_id = {f["identifier"]: f for f in files}
-        assert set(by_id) == {"accel", "pedometer"}
-        for f in files:
-            assert f["type"] == "file"
-            assert f["contentType"] == "application/json"
-            assert (out_dir / f["fileName"]).is_file()
-            assert RUN.upper() in f["fileName"].upper()
-            assert f["startDate"] and f["endDate"]
-        assert read_items(out_dir, by_id["accel"]) == pushed
-        assert read_items(out_dir, by_id["pedometer"]) == [{"timestamp": 1.0, "steps": 3}]
-        with pytest.raises(stepkit.StateError):
-            session.record("accel", {"x": 1})  # stopped with the walk
+        assert read_items(out_dir, files[0]) == pushed
+    session.record("pedometer", {"timestamp": 1.0, "steps": 3})
+    with pytest.raises(stepkit.StateError):
+        session.record("nope", {"x": 1})
+    with pytest.raises(TypeError):
+        session.record("accel", [1, 2])  # type: ignore[list-item]
+    with pytest.raises(TypeError):
+        session.record("accel", "[]")  # type: ignore[arg-type]
+    with pytest.raises(stepkit.InvalidArgumentError):
+        session.record("accel", {"x": float("nan")})
+    clock.advance(60_000)
+    assert session.tick()["step"]["identifier"] == "rest"
+    files = step_result(session.result, "walking")["results"]
+    by_id = {f["identifier"]: f for f in files}
+    assert set(by_id) == {"accel", "pedometer"}
+    for f in files:
+        assert f["type"] == "file"
+        assert f["contentType"] == "application/json"
+        assert (out_dir / f["fileName"]).is_file()
+        assert RUN.upper() in f["fileName"].upper()
+        assert f["startDate"] and f["endDate"]
+    assert read_items(out_dir, by_id["accel"]) == pushed
+    assert read_items(out_dir, by_id["pedometer"]) == [{"timestamp": 1.0, "steps": 3}]
+    with pytest.raises(stepkit.StateError):
+        session.record("accel", {"x": 1})  # stopped with the walk
 
 
 def test_recorder_files_roll_past_the_size_limit(walk_task: stepkit.Task, out_dir: Path) -> None:
@@ -622,9 +620,7 @@ def test_continue_on_recorder_failure_keeps_going(walk_task: stepkit.Task) -> No
         state = session.forward()
         assert state["finishReason"] is None
         assert "recorderFailed" in types(state["events"])
-        clock.advance(5000)
-        state = session.tick()
-        assert state["step"]["identifier"] == "walking"
+        state = tick_after(session, clock, 5000, "walking")
         assert types(state["events"]).count("recorderFailed") == 2  # accel and pedometer
         with pytest.raises(stepkit.StateError):
             session.record("accel", {"x": 1})  # failed: not running
@@ -680,36 +676,34 @@ def test_a_write_failure_keeps_earlier_samples(walk_task: stepkit.Task, out_dir:
 # Async actions
 
 
-def test_async_action_records_across_steps(walk_task: stepkit.Task, out_dir: Path) -> None:
-    session, clock = open_walk(walk_task, out_dir)
-    with session:
-        session.forward()
-        fixes = [{"latitude": 52.5 + i / 1000, "longitude": 13.4} for i in range(4)]
-        session.record("gps", fixes[0])  # countdown
-        clock.advance(5000)
-        assert session.tick()["step"]["identifier"] == "walking"
-        session.record("gps", fixes[1])  # walking
-        clock.advance(60_000)
-        session.tick()
-        session.record("gps", fixes[2])  # rest, prepared
-        session.start()
-        session.record("gps", [fixes[3]])  # rest, running
-        clock.advance(30_000)
-        state = session.tick()
-        assert "recorderStopped" not in types(state["events"])  # until rest is left
-        state = session.forward()
-        stopped = [e for e in state["events"] if e["type"] == "recorderStopped"]
-        assert [e["recorder"] for e in stopped] == ["gps"]
-        with pytest.raises(stepkit.StateError):
-            session.record("gps", fixes[0])
-        result = session.result
-        asynchronous = result["asyncResults"]
-        assert len(asynchronous) == 1
-        assert asynchronous[0]["identifier"] == "gps"
-        assert asynchronous[0]["type"] == "file"
-        assert read_items(out_dir, asynchronous[0]) == fixes
-        # Not in any step's results.
-        assert all(f["identifier"] != "gps" for r in result["results"] for f in r["results"])
+def test_async_action_records_across_steps(walk: Walk, out_dir: Path) -> None:
+    session, clock = walk
+    session.forward()
+    fixes = [{"latitude": 52.5 + i / 1000, "longitude": 13.4} for i in range(4)]
+    session.record("gps", fixes[0])  # countdown
+    clock.advance(5000)
+    assert session.tick()["step"]["identifier"] == "walking"
+    session.record("gps", fixes[1])  # walking
+    clock.advance(60_000)
+    session.tick()
+    session.record("gps", fixes[2])  # rest, prepared
+    session.start()
+    session.record("gps", [fixes[3]])  # rest, running
+    state = tick_after(session, clock, 30_000)
+    assert "recorderStopped" not in types(state["events"])  # until rest is left
+    state = session.forward()
+    stopped = [e for e in state["events"] if e["type"] == "recorderStopped"]
+    assert [e["recorder"] for e in stopped] == ["gps"]
+    with pytest.raises(stepkit.StateError):
+        session.record("gps", fixes[0])
+    result = session.result
+    asynchronous = result["asyncResults"]
+    assert len(asynchronous) == 1
+    assert asynchronous[0]["identifier"] == "gps"
+    assert asynchronous[0]["type"] == "file"
+    assert read_items(out_dir, asynchronous[0]) == fixes
+    # Not in any step's results.
+    assert all(f["identifier"] != "gps" for r in result["results"] for f in r["results"])
 
 
 def test_async_actions_stop_cleanly_when_the_task_ends_early(
@@ -827,29 +821,28 @@ def test_removing_and_replacing_the_callback(walk_task: stepkit.Task, out_dir: P
         session.on_event(print)
 
 
-def test_a_callback_that_raises(walk_task: stepkit.Task, out_dir: Path) -> None:
-    session, clock = open_walk(walk_task, out_dir)
-    with session:
-        seen: List[str] = []
+def test_a_callback_that_raises(walk: Walk) -> None:
+    session, clock = walk
+    seen: List[str] = []
 
-        def callback(event: Dict[str, Any]) -> None:
-            seen.append(event["type"])
-            if event["type"] == "speak":
-                raise KeyError("boom")
+    def callback(event: Dict[str, Any]) -> None:
+        seen.append(event["type"])
+        if event["type"] == "speak":
+            raise KeyError("boom")
 
-        session.on_event(callback)
-        session.forward()
-        clock.advance(5000)
-        with pytest.raises(KeyError, match="boom"):
-            session.tick()
-        # The call happened, every event was still delivered, and the first exception raised.
-        state = session.state
-        assert state["step"]["identifier"] == "walking"
-        assert seen.count("speak") >= 3
-        assert "recorderStarted" in seen[seen.index("speak") :]
-        # The session keeps working, and the next call raises only for its own events.
-        session.on_event(lambda event: None)
-        assert session.record("accel", {"x": 1})["status"] == "inProgress"
+    session.on_event(callback)
+    session.forward()
+    clock.advance(5000)
+    with pytest.raises(KeyError, match="boom"):
+        session.tick()
+    # The call happened, every event was still delivered, and the first exception raised.
+    state = session.state
+    assert state["step"]["identifier"] == "walking"
+    assert seen.count("speak") >= 3
+    assert "recorderStarted" in seen[seen.index("speak") :]
+    # The session keeps working, and the next call raises only for its own events.
+    session.on_event(lambda event: None)
+    assert session.record("accel", {"x": 1})["status"] == "inProgress"
 
 
 def test_a_callback_that_calls_back_into_the_session(walk_task: stepkit.Task, out_dir: Path) -> None:
@@ -946,47 +939,46 @@ def test_a_callback_may_close_its_session(walk_task: stepkit.Task, out_dir: Path
         session.tick()
 
 
-def test_events_from_several_threads(walk_task: stepkit.Task, out_dir: Path) -> None:
-    session, clock = open_walk(walk_task, out_dir)
-    with session:
-        to_walking(session, clock)
-        received: List[Dict[str, Any]] = []
-        lock = threading.Lock()
+def test_events_from_several_threads(walk: Walk, out_dir: Path) -> None:
+    session, clock = walk
+    to_walking(session, clock)
+    received: List[Dict[str, Any]] = []
+    lock = threading.Lock()
 
-        def callback(event: Dict[str, Any]) -> None:
-            with lock:
-                received.append(event)
+    def callback(event: Dict[str, Any]) -> None:
+        with lock:
+            received.append(event)
 
-        session.on_event(callback)
-        returned: List[List[Dict[str, Any]]] = []
-        errors: List[BaseException] = []
+    session.on_event(callback)
+    returned: List[List[Dict[str, Any]]] = []
+    errors: List[BaseException] = []
 
-        def work(recorder: str) -> None:
-            try:
-                for i in range(200):
-                    events = session.record(recorder, {"i": i})["events"]
-                    events += session.tick()["events"]
-                    with lock:
-                        returned.append(events)
-            except BaseException as exc:  # noqa: B902
-                errors.append(exc)
+    def work(recorder: str) -> None:
+        try:
+            for i in range(200):
+                events = session.record(recorder, {"i": i})["events"]
+                events += session.tick()["events"]
+                with lock:
+                    returned.append(events)
+        except BaseException as exc:  # noqa: B902
+            errors.append(exc)
 
-        threads = [threading.Thread(target=work, args=(r,)) for r in ("accel", "pedometer")]
-        for t in threads:
-            t.start()
-        for _ in range(30):
-            clock.advance(1000)
-            time.sleep(0.001)
-        for t in threads:
-            t.join(30)
-        assert not errors
-        flat = [e for events in returned for e in events]
-        assert sorted(json.dumps(e, sort_keys=True) for e in flat) == sorted(
-            json.dumps(e, sort_keys=True) for e in received
-        )
-        files = step_result(session.result, "walking")["results"]
-        counts = {f["identifier"]: len(read_items(out_dir, f)) for f in files}
-        assert counts == {"accel": 200, "pedometer": 200}
+    threads = [threading.Thread(target=work, args=(r,)) for r in ("accel", "pedometer")]
+    for t in threads:
+        t.start()
+    for _ in range(30):
+        clock.advance(1000)
+        time.sleep(0.001)
+    for t in threads:
+        t.join(30)
+    assert not errors
+    flat = [e for events in returned for e in events]
+    assert sorted(json.dumps(e, sort_keys=True) for e in flat) == sorted(
+        json.dumps(e, sort_keys=True) for e in received
+    )
+    files = step_result(session.result, "walking")["results"]
+    counts = {f["identifier"]: len(read_items(out_dir, f)) for f in files}
+    assert counts == {"accel": 200, "pedometer": 200}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1070,23 +1062,22 @@ def test_a_tick_before_the_first_answer_leaves_the_start_to_the_clock(walk_task:
         assert result["endDate"] == iso8601_ms(START_MS + 1000)
 
 
-def test_save_and_restore_a_suspended_step(walk_task: stepkit.Task, out_dir: Path) -> None:
-    session, clock = open_walk(walk_task, out_dir)
-    with session:
-        to_walking(session, clock)
-        clock.advance(7000)
-        session.suspend()
-        clock.advance(50_000)
-        saved = session.save()
-        with walk_task.restore(saved, {"outputDirectory": str(out_dir)}) as restored:
-            restored.set_clock(clock)
-            state = restored.state
-            assert state == session.state
-            assert state["active"]["status"] == "suspended"
-            assert state["active"]["elapsed"] == 7
-            restored.resume()
-            clock.advance(53_000)
-            assert restored.tick()["step"]["identifier"] == "rest"
+def test_save_and_restore_a_suspended_step(walk: Walk, walk_task: stepkit.Task, out_dir: Path) -> None:
+    session, clock = walk
+    to_walking(session, clock)
+    clock.advance(7000)
+    session.suspend()
+    clock.advance(50_000)
+    saved = session.save()
+    with walk_task.restore(saved, {"outputDirectory": str(out_dir)}) as restored:
+        restored.set_clock(clock)
+        state = restored.state
+        assert state == session.state
+        assert state["active"]["status"] == "suspended"
+        assert state["active"]["elapsed"] == 7
+        restored.resume()
+        clock.advance(53_000)
+        assert restored.tick()["step"]["identifier"] == "rest"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1255,25 +1246,11 @@ def test_cli_uses_a_temporary_directory_by_default(tmp_path: Path) -> None:
 
 
 def test_cli_wait_and_host_started_steps(tmp_path: Path) -> None:
-    task = tmp_path / "t.json"
-    task.write_text(
-        json.dumps(
-            {
-                "identifier": "t",
-                "steps": [
-                    {"type": "wait", "identifier": "w", "title": "Connecting"},
-                    {
-                        "type": "active",
-                        "identifier": "tap",
-                        "title": "Tap",
-                        "stepDuration": 3,
-                        "recorderConfigurations": [{"type": "touch", "identifier": "touches"}],
-                    },
-                    {"type": "question", "identifier": "q", "answerFormat": {"type": "boolean"}},
-                ],
-            }
-        )
-    )
+    task = write_json(tmp_path / "t.json", {"identifier": "t", "steps": [
+        {"type": "wait", "identifier": "w", "title": "Connecting"},
+        {"type": "active", "identifier": "tap", "title": "Tap", "stepDuration": 3,
+         "recorderConfigurations": [{"type": "touch", "identifier": "touches"}]},
+        {"type": "question", "identifier": "q", "answerFormat": {"type": "boolean"}}]})
     answers = tmp_path / "a.json"
     answers.write_text('{"q": true}')
     done = run_cli("run", str(task), "--answers", str(answers), "--output-dir", str(tmp_path / "o"))
@@ -1285,26 +1262,12 @@ def test_cli_wait_and_host_started_steps(tmp_path: Path) -> None:
 
 
 def test_cli_interactive_active_steps(tmp_path: Path) -> None:
-    task = tmp_path / "t.json"
-    task.write_text(
-        json.dumps(
-            {
-                "identifier": "t",
-                "steps": [
-                    {"type": "instruction", "identifier": "i", "title": "Hello"},
-                    {
-                        "type": "active",
-                        "identifier": "a",
-                        "title": "Hold",
-                        "stepDuration": 0.5,
-                        "spokenInstruction": "Hold still.",
-                    },
-                    {"type": "wait", "identifier": "w", "title": "Wait"},
-                    {"type": "completion", "identifier": "done"},
-                ],
-            }
-        )
-    )
+    task = write_json(tmp_path / "t.json", {"identifier": "t", "steps": [
+        {"type": "instruction", "identifier": "i", "title": "Hello"},
+        {"type": "active", "identifier": "a", "title": "Hold", "stepDuration": 0.5,
+         "spokenInstruction": "Hold still."},
+        {"type": "wait", "identifier": "w", "title": "Wait"},
+        {"type": "completion", "identifier": "done"}]})
     # Enter (intro), Enter (start), Enter (leave the finished step), :finish (wait), Enter, Enter
     done = run_cli("run", str(task), "-i", input="\n\n\n:finish\n\n\n", timeout=30)
     assert done.returncode == 0, done.stderr + done.stdout
