@@ -193,6 +193,22 @@ def load_json(path: Path) -> Any:
         return json.load(handle)
 
 
+#: A question that loops back to itself while it is answered True: one step result per visit.
+LOOP = {
+    "identifier": "loop",
+    "steps": [
+        {"type": "question", "identifier": "again", "title": "Again?", "answerFormat": {"type": "boolean"}},
+        {"type": "completion", "identifier": "done"},
+    ],
+    "navigationRules": {
+        "again": {
+            "type": "predicate",
+            "branches": [{"when": {"result": "again", "equals": True}, "destination": "again"}],
+        }
+    },
+}
+
+
 #: Every example task (not its answers file).
 EXAMPLE_TASKS = sorted(p for p in EXAMPLES.glob("*.json") if not p.name.endswith(".answers.json"))
 

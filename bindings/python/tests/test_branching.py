@@ -236,22 +236,7 @@ def test_back_on_the_first_step_is_refused(headache):
 
 
 def test_a_skipped_optional_question_counts_as_unanswered():
-    definition = {
-        "identifier": "t",
-        "steps": [
-            {"type": "question", "identifier": "q", "optional": True, "answerFormat": BOOLEAN},
-            {"type": "instruction", "identifier": "answered"},
-            {"type": "instruction", "identifier": "unanswered"},
-        ],
-        "navigationRules": {
-            "q": {
-                "type": "predicate",
-                "branches": [{"when": {"result": "q", "answered": False}, "destination": "unanswered"}],
-                "defaultDestination": "answered",
-            }
-        },
-    }
-    s = open_session(definition)
+    s = open_session(branch_after_q(BOOLEAN, {"result": "q", "answered": False}, "unanswered", "answered"))
     s.set_answer(True)
     s.skip()  # the draft is kept, the result records null, predicates see no answer
     assert current(s) == "unanswered"
@@ -315,18 +300,24 @@ def test_loop_gives_one_step_result_per_visit(medications):
     assert more == [True, True, False]
 
 
+#: A name, then "more?": True loops back to the name.
+MEDS_LOOP = {
+    "identifier": "meds",
+    "steps": [
+        {"type": "question", "identifier": "name", "answerFormat": {"type": "text"}},
+        {"type": "question", "identifier": "more", "answerFormat": BOOLEAN},
+        {"type": "completion", "identifier": "done"},
+    ],
+    "navigationRules": {
+        "more": {"type": "predicate",
+                 "branches": [{"when": {"result": "more", "equals": True}, "destination": "name"}]}
+    },
+}
+
+
 def test_loop_predicates_see_the_latest_answer():
     definition = {
-        "identifier": "meds",
-        "steps": [
-            {"type": "question", "identifier": "name", "answerFormat": {"type": "text"}},
-            {"type": "question", "identifier": "more", "answerFormat": BOOLEAN},
-            {"type": "completion", "identifier": "done"},
-        ],
-        "navigationRules": {
-            "more": {"type": "predicate",
-                     "branches": [{"when": {"result": "more", "equals": True}, "destination": "name"}]}
-        },
+        **MEDS_LOOP,
         "stepModifiers": {"done": {"when": {"result": "name", "equals": "last"}, "set": {"text": "last one"}}},
     }
     s = open_session(definition)
@@ -346,19 +337,7 @@ def test_loop_predicates_see_the_latest_answer():
 
 
 def test_going_back_through_a_loop_restores_each_visits_own_answer():
-    definition = {
-        "identifier": "meds",
-        "steps": [
-            {"type": "question", "identifier": "name", "answerFormat": {"type": "text"}},
-            {"type": "question", "identifier": "more", "answerFormat": BOOLEAN},
-            {"type": "completion", "identifier": "done"},
-        ],
-        "navigationRules": {
-            "more": {"type": "predicate",
-                     "branches": [{"when": {"result": "more", "equals": True}, "destination": "name"}]}
-        },
-    }
-    s = open_session(definition)
+    s = open_session(MEDS_LOOP)
     s.set_answer("aspirin"); s.forward(); s.set_answer(True); s.forward()  # noqa: E702
     s.set_answer("ibuprofen"); s.forward(); s.set_answer(False); s.forward()  # noqa: E702
     s.back()  # more (2nd visit)
@@ -767,21 +746,26 @@ def holds(answer_format: Dict[str, Any], answer: Any, **operators: Any) -> bool:
     return holds_predicate(answer_format, answer, {"result": "q", **operators})
 
 
-def holds_predicate(answer_format: Dict[str, Any], answer: Any, predicate: Dict[str, Any]) -> bool:
-    definition = {
+def branch_after_q(answer_format: Dict[str, Any], predicate: Dict[str, Any], then: str, otherwise: str) -> Dict[str, Any]:
+    """A task: an optional question q; then the step `then` (which ends the task) when `predicate`
+    holds, else the step `otherwise`."""
+    return {
         "identifier": "p",
         "steps": [
             {"type": "question", "identifier": "q", "optional": True, "answerFormat": answer_format},
-            {"type": "instruction", "identifier": "yes"},
-            {"type": "instruction", "identifier": "no"},
+            {"type": "instruction", "identifier": then},
+            {"type": "instruction", "identifier": otherwise},
         ],
         "navigationRules": {
-            "q": {"type": "predicate", "branches": [{"when": predicate, "destination": "yes"}],
-                  "defaultDestination": "no"},
-            "yes": {"type": "direct", "destination": "$end"},
+            "q": {"type": "predicate", "branches": [{"when": predicate, "destination": then}],
+                  "defaultDestination": otherwise},
+            then: {"type": "direct", "destination": "$end"},
         },
     }
-    s = open_session(definition)
+
+
+def holds_predicate(answer_format: Dict[str, Any], answer: Any, predicate: Dict[str, Any]) -> bool:
+    s = open_session(branch_after_q(answer_format, predicate, "yes", "no"))
     if answer is UNANSWERED:
         s.skip()
     else:

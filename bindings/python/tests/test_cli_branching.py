@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import run_cli, step_ids
+from conftest import LOOP, run_cli, step_ids
 
 HEADACHE = {
     "identifier": "headache",
@@ -57,21 +57,6 @@ HEADACHE = {
     },
     "skipRules": {"about": {"result": "severity", "equals": False}},
 }
-
-LOOP = {
-    "identifier": "loop",
-    "steps": [
-        {"type": "question", "identifier": "again", "title": "Again?", "answerFormat": {"type": "boolean"}},
-        {"type": "completion", "identifier": "done"},
-    ],
-    "navigationRules": {
-        "again": {
-            "type": "predicate",
-            "branches": [{"when": {"result": "again", "equals": True}, "destination": "again"}],
-        }
-    },
-}
-
 
 def test_presenter_follows_branches_and_visibility(tmp_path):
     task_file = tmp_path / "headache.json"

@@ -7,7 +7,7 @@ import re
 import pytest
 
 import stepkit
-from conftest import RUN_UUID, step_id, walk_to
+from conftest import LOOP, RUN_UUID, step_id, walk_to
 
 UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 ISO_MS_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
@@ -435,19 +435,7 @@ def test_result_before_finishing_includes_current_step(session):
 
 
 def test_result_one_step_result_per_visit():
-    definition = {
-        "identifier": "loop",
-        "steps": [
-            {"type": "question", "identifier": "again", "title": "Again?", "answerFormat": {"type": "boolean"}},
-            {"type": "completion", "identifier": "done"},
-        ],
-        "navigationRules": {
-            "again": {
-                "type": "predicate",
-                "branches": [{"when": {"result": "again", "equals": True}, "destination": "again"}],
-            }
-        },
-    }
+    definition = LOOP
     try:
         task = stepkit.Task.from_json(definition)
     except stepkit.DefinitionError as exc:
