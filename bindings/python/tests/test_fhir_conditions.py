@@ -453,21 +453,28 @@ def test_time_without_seconds_is_refused_and_its_initial_keeps_them() -> None:
         assert s.result_as("fhir")["item"][0]["answer"] == [{"valueTime": "00:00:01"}]
 
 
+def answered_as(item: Dict[str, Any], value: Any, accepted: bool, key: str) -> Optional[Dict[str, Any]]:
+    """Answers the one item of a Questionnaire with `value`. Accepted: the QuestionnaireResponse
+    is valid R4 and holds the answer as `key` (returned). Refused: an AnswerError, and the
+    response holds no answer (None)."""
+    with stepkit.Task.from_fhir(questionnaire(item)).open() as s:
+        if not accepted:
+            with pytest.raises(stepkit.AnswerError):
+                s.set_answer(value)
+            assert "item" not in s.result_as("fhir")
+            return None
+        s.set_answer(value)
+        response = s.result_as("fhir")
+    validate(response)
+    assert response["item"][0]["answer"] == [{key: value}]
+    return response
+
+
 @pytest.mark.parametrize("value,accepted", [(2147483647, True), (-2147483648, True), (2147483648, False), (-2147483649, False),
                                             (9007199254740991, False)])
 def test_integer_answers_are_32_bits(value: int, accepted: bool) -> None:
     """R4: integer is a signed 32-bit integer (-2,147,483,648..2,147,483,647)."""
-    q = questionnaire({"linkId": "n", "type": "integer", "text": "n"})
-    with stepkit.Task.from_fhir(q).open() as s:
-        if accepted:
-            s.set_answer(value)
-            response = s.result_as("fhir")
-            validate(response)
-            assert response["item"][0]["answer"] == [{"valueInteger": value}]
-        else:
-            with pytest.raises(stepkit.AnswerError):
-                s.set_answer(value)
-            assert "item" not in s.result_as("fhir")
+    answered_as({"linkId": "n", "type": "integer", "text": "n"}, value, accepted, "valueInteger")
 
 
 def test_integer_bounds_stay_within_min_and_max_value() -> None:
@@ -481,16 +488,7 @@ def test_integer_bounds_stay_within_min_and_max_value() -> None:
                                             ("2021-05-03T10:30:00", False), ("2021-05-03T10:30", False)])
 def test_a_date_time_with_a_time_needs_a_zone(value: str, accepted: bool) -> None:
     """R4 dateTime: "If hours and minutes are specified, a time zone SHALL be populated"."""
-    q = questionnaire({"linkId": "d", "type": "dateTime", "text": "d"})
-    with stepkit.Task.from_fhir(q).open() as s:
-        if accepted:
-            s.set_answer(value)
-            response = s.result_as("fhir")
-            validate(response)
-            assert response["item"][0]["answer"] == [{"valueDateTime": value}]
-        else:
-            with pytest.raises(stepkit.AnswerError):
-                s.set_answer(value)
+    answered_as({"linkId": "d", "type": "dateTime", "text": "d"}, value, accepted, "valueDateTime")
 
 
 @pytest.mark.parametrize("answer", ["2021", "2020", "2019", "2020-06", "2020-05", "2020-04", "2020-05-01", "2020-04-30", None])
@@ -524,17 +522,9 @@ def test_reduced_precision_dates_are_kept_and_compared_as_far_as_both_go(answer:
 @pytest.mark.parametrize("value,accepted", [("2021", True), ("2021-05", True), ("2021-05-03", True), ("2021-05-03T10:30:00Z", True),
                                             ("2021-13", False), ("0000", False), ("21", False), ("2021-5", False)])
 def test_date_time_answers_at_reduced_precision_are_exported_as_written(value: str, accepted: bool) -> None:
-    q = questionnaire({"linkId": "d", "type": "dateTime", "text": "d"})
-    with stepkit.Task.from_fhir(q).open() as s:
-        if not accepted:
-            with pytest.raises(stepkit.AnswerError):
-                s.set_answer(value)
-            return
-        s.set_answer(value)
-        response = s.result_as("fhir")
-    validate(response)
-    assert response["item"][0]["answer"] == [{"valueDateTime": value}]
-    assert fhirpath(response, "QuestionnaireResponse.item.answer.value.toString()") == [value]
+    response = answered_as({"linkId": "d", "type": "dateTime", "text": "d"}, value, accepted, "valueDateTime")
+    if accepted:
+        assert fhirpath(response, "QuestionnaireResponse.item.answer.value.toString()") == [value]
 
 
 def test_a_partial_date_respects_its_limits_where_it_is_wholly_outside() -> None:
