@@ -21,7 +21,7 @@ import sys
 import textwrap
 from pathlib import Path
 import tempfile
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, List
 
 import pytest
 
@@ -85,11 +85,22 @@ def error_code(info: Any) -> str:
 # Autosave: links, temporaries, one session per path
 
 
-def test_a_link_at_the_old_temporary_name_is_left_alone(tmp_path: Path) -> None:
+def victim_file(tmp_path: Path) -> Path:
+    """A file holding "precious" that a link may point to: nothing StepKit does may change it."""
     victim = tmp_path / "victim.txt"
     victim.write_text("precious")
+    return victim
+
+
+def saves_dir(tmp_path: Path) -> Path:
+    """An empty directory for autosaves."""
     saves = tmp_path / "saves"
     saves.mkdir()
+    return saves
+
+
+def test_a_link_at_the_old_temporary_name_is_left_alone(tmp_path: Path) -> None:
+    victim, saves = victim_file(tmp_path), saves_dir(tmp_path)
     path = saves / "session.json"
     os.symlink(victim, str(path) + ".tmp")  # the name earlier versions wrote through
     with stepkit.Task.from_json(SIMPLE) as task:
@@ -104,10 +115,7 @@ def test_a_link_at_the_old_temporary_name_is_left_alone(tmp_path: Path) -> None:
 
 
 def test_stale_temporaries_of_a_crash_are_removed_and_only_they(tmp_path: Path) -> None:
-    victim = tmp_path / "victim.txt"
-    victim.write_text("precious")
-    saves = tmp_path / "saves"
-    saves.mkdir()
+    victim, saves = victim_file(tmp_path), saves_dir(tmp_path)
     path = saves / "session.json"
     stale = saves / ".session.json.stepkit-tmp-abcdefghij12"
     stale.write_text("{half a save")
@@ -125,10 +133,24 @@ def test_stale_temporaries_of_a_crash_are_removed_and_only_they(tmp_path: Path) 
                 assert (saves / name).read_text() == "not ours"
 
 
+def failed_recorders_after_planting(out: Path, plant: Callable[[Path], None]) -> List[str]:
+    """Records one accelerometer sample into `out` (the session going on after a recorder
+    failure), removes the file and calls `plant` with its name, records another: the recorders
+    that failed then."""
+    with stepkit.Task.from_json(task_with("walk", ["accel"])) as task:
+        with task.open({"taskRunUUID": RUN, "outputDirectory": str(out), "continueOnRecorderFailure": True}) as session:
+            start(session)
+            session.record("accel", {"x": 1})
+            name = out / file_results(session)[0]["fileName"]
+            name.unlink()
+            plant(name)
+            state = session.record("accel", {"x": 2})
+            return [e["recorder"] for e in state["events"] if e["type"] == "recorderFailed"]
+
+
 def test_a_fifo_planted_at_our_names_blocks_nothing(tmp_path: Path) -> None:
     # Opening a FIFO waits for its other end; StepKit opens existing names without waiting.
-    saves = tmp_path / "saves"
-    saves.mkdir()
+    saves = saves_dir(tmp_path)
     path = saves / "session.json"
     os.mkfifo(saves / ".session.json.stepkit-tmp-fifofifofifo")
     with stepkit.Task.from_json(SIMPLE) as task:
@@ -137,15 +159,7 @@ def test_a_fifo_planted_at_our_names_blocks_nothing(tmp_path: Path) -> None:
             session.forward()
     out = tmp_path / "out"
     out.mkdir()
-    with stepkit.Task.from_json(task_with("walk", ["accel"])) as task:
-        with task.open({"taskRunUUID": RUN, "outputDirectory": str(out), "continueOnRecorderFailure": True}) as session:
-            start(session)
-            session.record("accel", {"x": 1})
-            name = out / file_results(session)[0]["fileName"]
-            name.unlink()
-            os.mkfifo(name)
-            state = session.record("accel", {"x": 2})
-            assert [e["recorder"] for e in state["events"] if e["type"] == "recorderFailed"] == ["accel"]
+    assert failed_recorders_after_planting(out, os.mkfifo) == ["accel"]
 
 
 def test_a_link_at_the_autosave_path_is_refused(tmp_path: Path) -> None:
@@ -346,8 +360,7 @@ def test_restore_accepts_names_of_earlier_versions(tmp_path: Path) -> None:
 
 
 def test_a_link_planted_at_a_recorder_file_name_is_not_followed(tmp_path: Path) -> None:
-    victim = tmp_path / "victim.txt"
-    victim.write_text("precious")
+    victim = victim_file(tmp_path)
     out = tmp_path / "out"
     out.mkdir()
     with stepkit.Task.from_json(task_with("walk", ["accel"])) as task:
@@ -375,15 +388,7 @@ def test_a_hard_link_at_a_recorder_file_is_not_written(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
     victim.write_text("precious, and long enough to be written into by an offset")
-    with stepkit.Task.from_json(task_with("walk", ["accel"])) as task:
-        with task.open({"taskRunUUID": RUN, "outputDirectory": str(out), "continueOnRecorderFailure": True}) as session:
-            start(session)
-            session.record("accel", {"x": 1})
-            name = out / file_results(session)[0]["fileName"]
-            name.unlink()
-            os.link(victim, name)
-            state = session.record("accel", {"x": 2})
-            assert [e["recorder"] for e in state["events"] if e["type"] == "recorderFailed"] == ["accel"]
+    assert failed_recorders_after_planting(out, lambda name: os.link(victim, name)) == ["accel"]
     assert victim.read_text() == "precious, and long enough to be written into by an offset"
 
 
