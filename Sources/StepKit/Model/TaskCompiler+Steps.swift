@@ -1,0 +1,137 @@
+// Steps and sections: the first pass, which flattens sections and compiles answer formats.
+
+extension TaskCompiler {
+    private static let commonStepKeys = ["title", "text", "detailText", "footnote"]
+    private static let stepTypes = ["instruction", "completion", "question", "form", "section", "active", "countdown", "wait"]
+    private static let laterStepTypes = ["review", "page", "consentReview", "signature", "table"]
+
+    static func compileSteps(_ items: [JSON], at path: JSONPath, in sections: [Int], _ b: Builder) {
+        for (i, item) in items.enumerated() {
+            let itemPath = path.index(i)
+            // Identifiers are checked for duplicates even on steps with other problems.
+            if let id = item.objectValue?["identifier"]?.stringValue, !id.isEmpty, !b.seen.insert(id).inserted {
+                b.d.error("duplicateIdentifier", "Another step or section is already called \"\(id)\".", at: itemPath.key("identifier"))
+                // Its other problems are reported too; the step itself is left out.
+                if item.objectValue?["type"] != .string("section") {
+                    _ = compileStep(item, at: itemPath, in: sections, b)
+                }
+                continue
+            }
+            if item.objectValue?["type"] == .string("section") {
+                compileSection(item, at: itemPath, in: sections, b)
+                continue
+            }
+            guard let step = compileStep(item, at: itemPath, in: sections, b) else { continue }
+            b.stepIndex[step.identifier] = b.steps.count
+            b.steps.append(step)
+        }
+    }
+
+    private static func compileSection(_ value: JSON, at path: JSONPath, in outer: [Int], _ b: Builder) {
+        guard let r = FieldReader(value, at: path, b.d, what: "a section") else { return }
+        _ = r.string("type")
+        let identifier = r.string("identifier", required: true, nonEmpty: true)
+        r.accept(strings: commonStepKeys)
+        let visibleWhen = r.value("visibleWhen")
+        let first = b.steps.count
+        let index = b.sections.count
+        // Reserve the section's place so nested sections get later indexes.
+        b.sections.append(Section(identifier: identifier ?? "", firstStep: first, lastStep: first, sections: outer))
+        if let items = r.array("steps", required: true) {
+            if items.isEmpty {
+                b.d.error("emptySection", "A section needs at least one step.", at: path.key("steps"))
+            }
+            compileSteps(items, at: path.key("steps"), in: outer + [index], b)
+        }
+        r.finish()
+        let last = b.steps.count - 1
+        b.sections[index] = Section(identifier: identifier ?? "", firstStep: first, lastStep: max(first, last), sections: outer, definitionPath: path)
+        if let identifier, last >= first { b.sectionIndex[identifier] = index }
+        if let visibleWhen { b.pendingSections.append((index, visibleWhen, path.key("visibleWhen"))) }
+    }
+
+    private static func compileStep(_ value: JSON, at path: JSONPath, in sections: [Int], _ b: Builder) -> Step? {
+        let d = b.d
+        guard let r = FieldReader(value, at: path, d, what: "a step") else { return nil }
+        let before = d.problems.count
+        let type = r.string("type", required: true)
+        let identifier = r.string("identifier", required: true, nonEmpty: true)
+        let optional = r.bool("optional") ?? false
+        // An author's mark that the task may deliberately end after this step (a screening
+        // that stops); only the checker reads it (`endsBeforeCompletion`).
+        _ = r.bool("terminal")
+        r.accept(strings: commonStepKeys)
+        var calculationNames: [String] = []
+        for (i, name) in (r.array("calculations") ?? []).enumerated() {
+            if let name = name.stringValue { calculationNames.append(name) } else {
+                d.error("wrongType", "\"calculations\" lists calculation names (strings).", at: path.key("calculations").index(i))
+            }
+        }
+        var content: Step.Content?
+        var active: ActiveStepSettings?
+        switch type {
+        case "instruction", "completion":
+            _ = r.string("image")
+            content = .message
+        case "active", "countdown", "wait":
+            let kind = ActiveStepSettings.Kind(rawValue: type ?? "") ?? .active
+            active = ActiveStepSettings.parse(r, kind: kind, path: path, seenRecorders: &b.recorders)
+            content = .message
+        case "question":
+            _ = r.string("placeholder")
+            _ = r.string("question")
+            if let initial = r.value("initial") { b.pendingInitials.append((b.steps.count, nil, initial, path.key("initial"))) }
+            if let format = r.value("answerFormat", required: true) {
+                content = AnswerFormat.compile(format, at: path.key("answerFormat"), d).map { .question($0) }
+                if case .question(let f)? = content, f.rules is ConfirmTextFormat {
+                    d.error("confirmTextOutsideForm", "A \"confirmText\" answer confirms another item of the same form; use it in a form step.", at: path.key("answerFormat").key("type"))
+                }
+            }
+        case "form":
+            _ = r.bool("useCardView")
+            if let validations = r.value("validations") {
+                b.pendingValidations.append((b.steps.count, validations, path.key("validations")))
+            }
+            if let items = r.array("formItems", required: true) {
+                content = compileForm(items, at: path.key("formItems"), stepIndex: b.steps.count, b).map { .form($0) }
+            }
+        case let other?:
+            let later = laterStepTypes.contains(other) ? " (\"\(other)\" steps are not supported yet)" : ""
+            d.error("unknownStepType", "Unknown step type \"\(other)\"\(later); expected one of: " + stepTypes.joined(separator: ", ") + ".", at: path.key("type"))
+            return nil
+        case nil:
+            return nil
+        }
+        r.finish()
+        guard let type, let identifier, let content, d.problems.count == before else { return nil }
+        var presentation = r.object
+        presentation["optional"] = .bool(optional)
+        switch content {
+        case .message:
+            break
+        case .question(let format):
+            presentation["answerFormat"] = .object(format.presentation)
+        case .form(let form):
+            presentation["formItems"] = presentation["formItems"].map { withEffectiveFormats($0, of: form) }
+        }
+        if let active {
+            // The host reads the effective settings, ResearchKit's defaults included.
+            presentation["stepDuration"] = .number(Double(active.duration) / 1000)
+            presentation["shouldStartTimerAutomatically"] = .bool(active.startsAutomatically)
+            presentation["shouldContinueOnFinish"] = .bool(active.continuesOnFinish)
+        }
+        return Step(type: type, identifier: identifier, optional: optional, content: content, presentation: presentation,
+                    sections: sections, definitionPath: path, active: active, calculationNames: calculationNames)
+    }
+
+    /// A form's `formItems` with each item's answer format as `AnswerFormat.presentation`.
+    private static func withEffectiveFormats(_ entries: JSON, of form: Form) -> JSON {
+        guard case .array(let items) = entries else { return entries }
+        return .array(items.map { entry in
+            guard var item = entry.objectValue, let id = item["identifier"]?.stringValue,
+                  let format = form.item(id)?.format else { return entry }
+            item["answerFormat"] = .object(format.presentation)
+            return .object(item)
+        })
+    }
+}
