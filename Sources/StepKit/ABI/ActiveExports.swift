@@ -32,7 +32,7 @@ public func stepkit_session_record(_ session: OpaquePointer?, _ recorder_id: Uns
                                    _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     Boundary.change(out) { (wantsState: Bool) throws(StepKitError) in
         let handle = try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session")
-        guard let recorder_id else { throw StepKitError(.invalidArgument, code: "nullArgument", message: "recorder_id is NULL.") }
+        guard let recorder_id else { throw .nullArgument("recorder_id") }
         let recorder = shortText(recorder_id)
         let samples = try Boundary.json(samples_json, argument: "samples_json", limits: handle.limits.samples)
         return try handle.call(wantsState: wantsState) { (s: inout Session) throws(StepKitError) in try s.record(recorder, samples) }

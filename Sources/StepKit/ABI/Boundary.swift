@@ -29,7 +29,7 @@ enum Boundary {
     private static func run(_ out: OutString?, required: Bool,
                             _ body: (_ wantsOutput: Bool) throws(StepKitError) -> UnsafeMutablePointer<CChar>?) -> Int32 {
         if required && out == nil {
-            return fail(StepKitError(.invalidArgument, code: "nullArgument", message: "out is NULL."))
+            return fail(.nullArgument("out"))
         }
         out?.pointee = nil
         do throws(StepKitError) {
@@ -61,7 +61,7 @@ enum Boundary {
     static func create<Object: AnyObject & Sendable>(_ out_handle: UnsafeMutablePointer<OpaquePointer?>?, argument: String,
                                                      _ body: () throws(StepKitError) -> Object) -> Int32 {
         guard let out_handle else {
-            return fail(StepKitError(.invalidArgument, code: "nullArgument", message: "\(argument) is NULL."))
+            return fail(.nullArgument(argument))
         }
         out_handle.pointee = nil
         return status { () throws(StepKitError) in
@@ -78,7 +78,7 @@ enum Boundary {
     /// `argument`.
     static func json(_ text: UnsafePointer<CChar>?, argument: String, limits: InputLimits) throws(StepKitError) -> JSON {
         guard let text else {
-            throw StepKitError(.invalidArgument, code: "nullArgument", message: "\(argument) is NULL.")
+            throw .nullArgument(argument)
         }
         let value = try JSONParser.parse(cString: text, within: limits, argument: argument)
         assert(limits.fits(value), "\(argument) was parsed, and passes a limit")
@@ -91,13 +91,20 @@ enum Boundary {
                                                                  code: String, what: String) throws(StepKitError) -> Choice
     where Choice.RawValue == String {
         guard let text else {
-            throw StepKitError(.invalidArgument, code: "nullArgument", message: "\(argument) is NULL.")
+            throw .nullArgument(argument)
         }
         guard let value = Choice(rawValue: shortText(text)) else {
             let names = Choice.allCases.map { "\"" + $0.rawValue + "\"" }.joined(separator: ", ")
             throw StepKitError(.invalidArgument, code: code, message: "Unknown \(what); expected one of: \(names).")
         }
         return value
+    }
+}
+
+extension StepKitError {
+    /// A NULL pointer where the call needs one: `EINVAL nullArgument`, naming the parameter.
+    static func nullArgument(_ argument: String) -> StepKitError {
+        StepKitError(.invalidArgument, code: "nullArgument", message: "\(argument) is NULL.")
     }
 }
 

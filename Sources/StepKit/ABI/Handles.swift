@@ -100,7 +100,7 @@ enum HandleRegistry {
     /// The object behind a live handle of type `T`, retained for the caller.
     static func resolve<T: AnyObject & Sendable>(_ handle: OpaquePointer?, as type: T.Type, argument: String) throws(StepKitError) -> T {
         guard let handle else {
-            throw StepKitError(.invalidArgument, code: "nullArgument", message: "\(argument) is NULL.")
+            throw .nullArgument(argument)
         }
         let key = IndexKey(Int(bitPattern: UnsafeRawPointer(handle)))
         let object: T? = live.withLock { live in

@@ -18,7 +18,7 @@ public func stepkit_session_restore(_ task: OpaquePointer?, _ saved_json: Unsafe
     Boundary.create(out_session, argument: "out_session") { () throws(StepKitError) in
         let handle = try HandleRegistry.resolve(task, as: TaskHandle.self, argument: "task")
         guard let saved_json else {
-            throw StepKitError(.invalidArgument, code: "nullArgument", message: "saved_json is NULL.")
+            throw .nullArgument("saved_json")
         }
         let options = try SessionOptions.parse(options_json == nil ? nil : Boundary.json(options_json, argument: "options_json", limits: .document), restoring: true)
         return try SessionHandle(Restoration.restore(saved_json, limits: .document, argument: "saved_json", task: handle.task,
