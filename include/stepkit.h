@@ -158,7 +158,7 @@ int stepkit_task_compile(const char *task_json, stepkit_task **out_task);
  * Compiling takes about 13 to 25 times the definition's size at its peak (about 450 MiB at the
  * default size limit): raise the limits only as far as the host's memory allows.
  * Size, depth and string lengths are checked in one pass over the text before anything is
- * parsed. "maxDepth" may be set up to 256: every recursive walk of the engine then still fits a
+ * parsed; the options text itself is read within the defaults above. "maxDepth" may be set up to 256: every recursive walk of the engine then still fits a
  * 256 KiB thread stack. A regular expression ("validationRegularExpression", "matches") that
  * PCRE2 cannot compile, longer than 4096 bytes or nesting parentheses past 64 levels is a
  * definition error ("invalidRegularExpression"). Thread-safe. */

@@ -7,7 +7,7 @@ import CStepKit
 public func stepkit_task_compile_fhir(_ questionnaire_json: UnsafePointer<CChar>?, _ options_json: UnsafePointer<CChar>?,
                                       _ out_task: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     Boundary.create(out_task, argument: "out_task") { () throws(StepKitError) in
-        let options = try FHIRImportOptions.parse(options_json == nil ? nil : Boundary.json(options_json, argument: "options_json", limits: .answer))
+        let options = try FHIRImportOptions.parse(options_json == nil ? nil : Boundary.json(options_json, argument: "options_json", limits: .compileOptions))
         let questionnaire = try Boundary.json(questionnaire_json, argument: "questionnaire_json", limits: options.compile.input)
         return TaskHandle(try FHIRImporter.compile(questionnaire, options: options).task)
     }
@@ -17,7 +17,7 @@ public func stepkit_task_compile_fhir(_ questionnaire_json: UnsafePointer<CChar>
 public func stepkit_task_translate_fhir(_ questionnaire_json: UnsafePointer<CChar>?, _ options_json: UnsafePointer<CChar>?,
                                         _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     Boundary.output(out) { () throws(StepKitError) in
-        let options = try FHIRImportOptions.parse(options_json == nil ? nil : Boundary.json(options_json, argument: "options_json", limits: .answer))
+        let options = try FHIRImportOptions.parse(options_json == nil ? nil : Boundary.json(options_json, argument: "options_json", limits: .compileOptions))
         let questionnaire = try Boundary.json(questionnaire_json, argument: "questionnaire_json", limits: options.compile.input)
         let result = try FHIRImporter.compile(questionnaire, options: options)
         return .object(["task": result.definition, "report": result.report.json])

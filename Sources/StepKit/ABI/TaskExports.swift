@@ -16,7 +16,7 @@ public func stepkit_task_compile_with_options(_ task_json: UnsafePointer<CChar>?
 private func compile(_ task_json: UnsafePointer<CChar>?, _ options_json: UnsafePointer<CChar>?,
                      _ out_task: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     Boundary.create(out_task, argument: "out_task") { () throws(StepKitError) in
-        let options = try CompileOptions.parse(options_json == nil ? nil : Boundary.json(options_json, argument: "options_json", limits: .answer))
+        let options = try CompileOptions.parse(options_json == nil ? nil : Boundary.json(options_json, argument: "options_json", limits: .compileOptions))
         let definition = try Boundary.json(task_json, argument: "task_json", limits: options.input)
         return TaskHandle(try TaskCompiler.compile(definition, maxSteps: options.maxSteps))
     }

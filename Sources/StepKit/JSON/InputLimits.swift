@@ -22,6 +22,10 @@ struct InputLimits: Sendable, Equatable {
     /// which names the item, unless it is nested so deep (about 60 levels) that this limit
     /// refuses the text first.
     static let questionnaire = InputLimits(maxBytes: 32 << 20, maxDepth: 128, maxStringBytes: 1 << 20)
+    /// The options of compiling and importing (`CompileOptions`, `FHIRImportOptions`): a
+    /// definition's defaults, since they carry definition content (a FHIR import's value sets)
+    /// and the limits a definition is read within, which cannot raise their own.
+    static let compileOptions = definition
     /// Answers: 1 MiB, 32 levels, 1 MiB strings.
     static let answer = InputLimits(maxBytes: 1 << 20, maxDepth: 32, maxStringBytes: 1 << 20)
     /// One batch of recorder samples: 16 MiB.
