@@ -54,7 +54,9 @@ enum CivilTime {
         let hour = rest / 3_600_000, minute = rest / 60_000 % 60, second = rest / 1000 % 60, milli = rest % 1000
         return String(unsafeUninitializedCapacity: 24) { buffer in
             // The clamp keeps every field within its width (year 0...9999), so no digit is lost.
-            func put(_ value: Int64, _ width: Int, at start: Int) {
+            var start = 0
+            // Writes `value` in `width` digits, then `separator`.
+            func put(_ value: Int64, _ width: Int, _ separator: Unicode.Scalar) {
                 var v = value
                 var i = start + width - 1
                 while i >= start {
@@ -62,22 +64,17 @@ enum CivilTime {
                     v /= 10
                     i -= 1
                 }
+                buffer[start + width] = UInt8(ascii: separator)
+                start += width + 1
             }
-            put(y, 4, at: 0)
-            buffer[4] = UInt8(ascii: "-")
-            put(m, 2, at: 5)
-            buffer[7] = UInt8(ascii: "-")
-            put(d, 2, at: 8)
-            buffer[10] = UInt8(ascii: "T")
-            put(hour, 2, at: 11)
-            buffer[13] = UInt8(ascii: ":")
-            put(minute, 2, at: 14)
-            buffer[16] = UInt8(ascii: ":")
-            put(second, 2, at: 17)
-            buffer[19] = UInt8(ascii: ".")
-            put(milli, 3, at: 20)
-            buffer[23] = UInt8(ascii: "Z")
-            return 24
+            put(y, 4, "-")
+            put(m, 2, "-")
+            put(d, 2, "T")
+            put(hour, 2, ":")
+            put(minute, 2, ":")
+            put(second, 2, ".")
+            put(milli, 3, "Z")
+            return start
         }
     }
 }
