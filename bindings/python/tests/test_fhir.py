@@ -14,7 +14,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 import pytest
 
@@ -96,6 +96,20 @@ def test_every_published_form_is_listed() -> None:
 
 def visible(session: stepkit.Session) -> List[str]:
     return list(session.state["visibleItems"])
+
+
+def shown_after_answering(task: stepkit.Task, group: str, answer: Dict[str, Any]) -> Tuple[Set[str], Dict[str, Any]]:
+    """Goes forward to the step `group`, gives it `answer` (nothing when it is empty): the items
+    shown then, and the QuestionnaireResponse, checked to be valid R4."""
+    with task.open() as s:
+        while s.state["step"]["identifier"] != group:
+            s.forward()
+        if answer:
+            s.set_answer(answer)
+        shown = set(visible(s))
+        response = s.result_as("fhir")
+    validate(response)
+    return shown, response
 
 
 def test_enablewhen_boolean_group_visibility() -> None:
@@ -278,14 +292,7 @@ def test_enablewhen_matches_fhirpath(group: str, answer: Dict[str, Any]) -> None
     task = stepkit.Task.from_fhir(questionnaire)
     spec = next(g for g in questionnaire["item"] if g["linkId"] == group)
     translated = {e["linkId"] for e in stepkit.Task.translate_fhir(questionnaire)["report"]}
-    with task.open() as s:
-        while s.state["step"]["identifier"] != group:
-            s.forward()
-        if answer:
-            s.set_answer(answer)
-        shown = set(visible(s))
-        response = s.result_as("fhir")
-    validate(response)
+    shown, response = shown_after_answering(task, group, answer)
     for item in spec["item"]:
         if "enableWhen" not in item or item["linkId"] in translated:
             continue   # string ordering is reported as not translated

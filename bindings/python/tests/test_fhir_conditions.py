@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional
 import pytest
 
 import stepkit
-from test_fhir import FORMS, form, items_by_link, validate, visible
+from test_fhir import FORMS, form, items_by_link, shown_after_answering, validate, visible
 
 CODES_THAT_DECLINE = {"conditionNotTranslated", "conditionOnUnaskedItem", "externalValueSet", "unsupportedExpression",
                       "unsupportedItemType"}
@@ -127,16 +127,9 @@ def test_enable_when_expression_with_ampersand_matches_fhirpath(first: Optional[
     q = form("lhc_enablewhen_test.json")
     group = next(g for g in q["item"] if g["linkId"] == "g10")
     expression = next(e for e in group["item"][2]["extension"] if e["url"] == ENABLE_WHEN_EXPRESSION)["valueExpression"]["expression"]
-    task = stepkit.Task.from_fhir(q)
-    with task.open() as s:
-        while s.state["step"]["identifier"] != "g10":
-            s.forward()
-        answers = {k: v for k, v in (("Q10", first), ("Q10b", second)) if v is not None}
-        if answers:
-            s.set_answer(answers)
-        shown = "Q10-ewe" in visible(s)
-        response = s.result_as("fhir")
-    validate(response)
+    answers = {k: v for k, v in (("Q10", first), ("Q10b", second)) if v is not None}
+    shown_items, response = shown_after_answering(stepkit.Task.from_fhir(q), "g10", answers)
+    shown = "Q10-ewe" in shown_items
     expected = fhirpath(response, expression) == [True]
     assert shown == expected
     assert shown == (((first or "") + (second or "")) == "chicken")
@@ -150,15 +143,7 @@ def test_enable_when_orders_strings_by_code_point(answer: Optional[str]) -> None
     group = next(g for g in q["item"] if g["linkId"] == "g7")
     ordered = [i for i in group["item"] if i.get("enableWhen", [{}])[0].get("operator") in (">", "<", ">=", "<=")]
     assert len(ordered) == 6
-    task = stepkit.Task.from_fhir(q)
-    with task.open() as s:
-        while s.state["step"]["identifier"] != "g7":
-            s.forward()
-        if answer:
-            s.set_answer({"Q7": answer})
-        shown = set(visible(s))
-        response = s.result_as("fhir")
-    validate(response)
+    shown, response = shown_after_answering(stepkit.Task.from_fhir(q), "g7", {"Q7": answer} if answer else {})
     ops = {">": lambda a, b: a > b, "<": lambda a, b: a < b, ">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b}
     for item in ordered:
         condition = item["enableWhen"][0]
@@ -259,14 +244,7 @@ def test_supplied_value_set_becomes_coded_choices_with_conditions_kept(code: Opt
     translated = stepkit.Task.translate_fhir(q, value_sets=options["valueSets"])
     assert not [e for e in translated["report"] if e["linkId"] in (QUESTION, WHEN_YES, WHEN_NOT_ASKU)]
     task = stepkit.Task.from_fhir(q, value_sets=options["valueSets"])
-    with task.open() as s:
-        while s.state["step"]["identifier"] != "02a7536f-06b2-4dee-94e1-f5cfcb0e8622":
-            s.forward()
-        if code:
-            s.set_answer({QUESTION: [code]})
-        shown = set(visible(s))
-        response = s.result_as("fhir")
-    validate(response)
+    shown, response = shown_after_answering(task, "02a7536f-06b2-4dee-94e1-f5cfcb0e8622", {QUESTION: [code]} if code else {})
     # R4 enableWhen: `=` holds when an answer equals the coding; `!=` when none does (unanswered too).
     assert ("840c08ad-4b27-4c1d-9d6e-824202518ad0" in shown) == (code == "Y")
     assert ("e78586ac-8c97-42a8-a56b-779c5c1d81f1" in shown) == (code != "ASKU")
@@ -424,14 +402,7 @@ def test_time_answers_have_seconds_and_compare_to_the_second(answer: Optional[st
     another when it is <= 11:11:11; fhirpathpy evaluates the same on the exported response."""
     q = form("sdc_enablewhen.json")
     group = "02a7536f-06b2-4dee-94e1-f5cfcb088990"
-    with stepkit.Task.from_fhir(q).open() as s:
-        while s.state["step"]["identifier"] != group:
-            s.forward()
-        if answer:
-            s.set_answer({"datetime_question": answer})
-        shown = set(visible(s))
-        response = s.result_as("fhir")
-    validate(response)
+    shown, response = shown_after_answering(stepkit.Task.from_fhir(q), group, {"datetime_question": answer} if answer else {})
     by = items_by_link(response)
     assert by.get("datetime_question", {}).get("answer", []) == ([{"valueTime": answer}] if answer else [])
     for link, op in (("datetime_question_greter_than", ">"), ("datetime_question_less_than_equal", "<=")):
@@ -499,14 +470,7 @@ def test_reduced_precision_dates_are_kept_and_compared_as_far_as_both_go(answer:
     q = form("lhc_enablewhen_test.json")
     group = next(g for g in q["item"] if g["linkId"] == "g4")
     conditional = [i for i in group["item"] if i.get("enableWhen")]
-    with stepkit.Task.from_fhir(q).open() as s:
-        while s.state["step"]["identifier"] != "g4":
-            s.forward()
-        if answer:
-            s.set_answer({"Q4": answer})
-        shown = set(visible(s))
-        response = s.result_as("fhir")
-    validate(response)
+    shown, response = shown_after_answering(stepkit.Task.from_fhir(q), "g4", {"Q4": answer} if answer else {})
     assert items_by_link(response).get("Q4", {}).get("answer", []) == ([{"valueDate": answer}] if answer else [])
     for item in conditional:
         c = item["enableWhen"][0]
