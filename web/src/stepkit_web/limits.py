@@ -8,6 +8,8 @@ import asyncio
 import time
 from typing import Any
 
+from .middleware import Headers, HTTPMiddleware, Send, rewriting_headers
+
 MAX_BODY = 64 * 1024
 
 _PAGE = (b"<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Too much data"
@@ -90,27 +92,18 @@ class BodyLimit:
         await self.app(scope, replay, send)
 
 
-class PrivatePages:
+class PrivatePages(HTTPMiddleware):
     """Participant pages hold answers and carry the token in their address: never cached (the
     browser's Back then shows the current step, not a stored copy that could be sent again).
     They are never sent as a referrer to another site (SecurityHeaders' Referrer-Policy)."""
 
     HEADERS = [(b"cache-control", b"no-store")]
 
-    def __init__(self, app: Any) -> None:
-        self.app = app
+    def applies(self, scope: Any) -> bool:
+        return bool(scope.get("path", "").startswith(("/r/", "/i/")))
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or not scope.get("path", "").startswith(("/r/", "/i/")):
-            await self.app(scope, receive, send)
-            return
+    async def handle(self, scope: Any, receive: Any, send: Send) -> None:
+        def private(headers: Headers) -> Headers:
+            return [(k, v) for k, v in headers if k.lower() != b"cache-control"] + self.HEADERS
 
-        async def send_private(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                message = dict(message)
-                headers = [(k, v) for k, v in message.get("headers", [])
-                           if k.lower() != b"cache-control"]
-                message["headers"] = headers + self.HEADERS
-            await send(message)
-
-        await self.app(scope, receive, send_private)
+        await self.app(scope, receive, rewriting_headers(send, private))

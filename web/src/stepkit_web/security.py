@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from .middleware import Headers, HTTPMiddleware, Send, rewriting_headers
 from .service import NotFound, Refused
 
 log = logging.getLogger("stepkit_web")
@@ -176,25 +177,13 @@ SECURITY_HEADERS = [
 ]
 
 
-class SecurityHeaders:
+class SecurityHeaders(HTTPMiddleware):
     """ASGI middleware: the headers above on every response, error pages and 413s included."""
 
     NAMES = {k for k, _ in SECURITY_HEADERS}
 
-    def __init__(self, app: Any) -> None:
-        self.app = app
+    async def handle(self, scope: Any, receive: Any, send: Send) -> None:
+        def secured(headers: Headers) -> Headers:
+            return [(k, v) for k, v in headers if k.lower() not in self.NAMES] + SECURITY_HEADERS
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def send_secured(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                message = dict(message)
-                headers = [(k, v) for k, v in message.get("headers", [])
-                           if k.lower() not in self.NAMES]
-                message["headers"] = headers + SECURITY_HEADERS
-            await send(message)
-
-        await self.app(scope, receive, send_secured)
+        await self.app(scope, receive, rewriting_headers(send, secured))

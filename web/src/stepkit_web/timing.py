@@ -8,6 +8,8 @@ import contextvars
 import time
 from typing import Any, Callable, List, Optional
 
+from .middleware import Headers, HTTPMiddleware, Send, rewriting_headers
+
 _engine_ns: contextvars.ContextVar[Optional[List[int]]] = contextvars.ContextVar(
     "stepkit_web_engine_ns", default=None)
 
@@ -47,29 +49,20 @@ class TimedSession:
         self._session.close()
 
 
-class ServerTiming:
+class ServerTiming(HTTPMiddleware):
     """ASGI middleware: starts the count for each request and reports it in the headers."""
 
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def handle(self, scope: Any, receive: Any, send: Send) -> None:
         box = [0]
         token = _engine_ns.set(box)
         start = time.perf_counter_ns()
 
-        async def send_with_timing(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                total = (time.perf_counter_ns() - start) / 1e6
-                value = f"engine;dur={box[0] / 1e6:.3f}, app;dur={total:.3f}".encode()
-                message = dict(message)
-                message["headers"] = list(message.get("headers", [])) + [(b"server-timing", value)]
-            await send(message)
+        def with_timing(headers: Headers) -> Headers:
+            total = (time.perf_counter_ns() - start) / 1e6
+            value = f"engine;dur={box[0] / 1e6:.3f}, app;dur={total:.3f}".encode()
+            return headers + [(b"server-timing", value)]
 
         try:
-            await self.app(scope, receive, send_with_timing)
+            await self.app(scope, receive, rewriting_headers(send, with_timing))
         finally:
             _engine_ns.reset(token)
