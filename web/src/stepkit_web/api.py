@@ -165,6 +165,19 @@ def identifier_ok(identifier: str) -> str:
     return identifier
 
 
+def scoped_task(request: Request, identifier: str) -> str:
+    """A task identifier a caller may use: well formed (404 otherwise), and the caller's own
+    task when its key is a per-study key."""
+    in_scope(request, identifier_ok(identifier))
+    return identifier
+
+
+def optional_body(model: Any) -> Dict[str, Any]:
+    """The OpenAPI of a route whose JSON body, described by `model`, may be left out."""
+    return {"requestBody": {"required": False, "content": {
+        "application/json": {"schema": model.model_json_schema()}}}}
+
+
 def participant_ok(participant: Any) -> str:
     """A participant id: 1 to 200 printable characters, kept as given (trimmed)."""
     text = str(participant).strip()
@@ -218,8 +231,7 @@ def build_router(guards: List[Any]) -> APIRouter:
     @router.get("/tasks/{identifier}", response_model=TaskVersions, responses=_errors(404),
                 summary="A task's versions")
     def get_task(request: Request, identifier: str) -> Dict[str, Any]:
-        identifier_ok(identifier)
-        in_scope(request, identifier)
+        scoped_task(request, identifier)
         versions = service_of(request).store.task_versions(identifier)
         if not versions:
             raise NotFound(f"no task {identifier!r}")
@@ -228,11 +240,9 @@ def build_router(guards: List[Any]) -> APIRouter:
     @router.post("/tasks/{identifier}/sessions", status_code=201, response_model=SessionCreated,
                  responses=_errors(400, 404, 413, 415),
                  summary="Create a session; the reply holds its participant link",
-                 openapi_extra={"requestBody": {"required": False, "content": {
-                     "application/json": {"schema": SessionRequest.model_json_schema()}}}})
+                 openapi_extra=optional_body(SessionRequest))
     async def create_session(request: Request, identifier: str) -> Response:
-        identifier_ok(identifier)
-        in_scope(request, identifier)
+        scoped_task(request, identifier)
         wanted = parsed(SessionRequest, await json_object(request))
         created = await run_in_threadpool(service_of(request).create_session, identifier,
                                           wanted.options or {})
@@ -243,11 +253,9 @@ def build_router(guards: List[Any]) -> APIRouter:
     @router.post("/tasks/{identifier}/invites", status_code=201, response_model=InviteCreated,
                  responses=_errors(400, 404, 413, 415),
                  summary="Create an open link, or personal links for participant ids",
-                 openapi_extra={"requestBody": {"required": False, "content": {
-                     "application/json": {"schema": InviteRequest.model_json_schema()}}}})
+                 openapi_extra=optional_body(InviteRequest))
     async def create_invite(request: Request, identifier: str) -> Response:
-        identifier_ok(identifier)
-        in_scope(request, identifier)
+        scoped_task(request, identifier)
         wanted = parsed(InviteRequest, await json_object(request))
         service = service_of(request)
         await run_in_threadpool(service._task_row, identifier)  # unknown: 404 first
@@ -299,8 +307,7 @@ def build_router(guards: List[Any]) -> APIRouter:
                 responses=_errors(404),
                 summary="Every session's FHIR QuestionnaireResponse, as a Bundle (FHIR tasks)")
     def get_responses(request: Request, identifier: str) -> Response:
-        identifier_ok(identifier)
-        in_scope(request, identifier)
+        scoped_task(request, identifier)
         body = service_of(request).response_bundle(identifier)
         return JSONResponse(body, media_type=FHIR_JSON)
 
