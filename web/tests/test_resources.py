@@ -51,6 +51,17 @@ def test_token_buckets_refill_on_the_injected_clock():
     assert [buckets.take("a") for _ in range(4)][-1] is not None
 
 
+def app_with_rates(db_url, clock, now, invite_rate, client_rate):
+    """The service with these session-creation rates, their buckets on the clock `now[0]`."""
+    return create_app(db_url, KEY, api_key=API_KEY, base_url=BASE, clock=clock,
+                      invite_rate=invite_rate, client_rate=client_rate, rate_clock=lambda: now[0])
+
+
+def new_invite(c):
+    """A new open link to daily-checkin, as a path."""
+    return c.post("/api/tasks/daily-checkin/invites").json()["inviteUrl"].replace(BASE, "")
+
+
 def fresh(c, url):
     """A script's POST to an open link: no cookie kept (a browser's cookie resumes instead)."""
     c.cookies.clear()
@@ -59,13 +70,11 @@ def fresh(c, url):
 
 def test_one_invite_link_cannot_create_sessions_without_bound(db_url, clock):
     now = [0]
-    app = create_app(db_url, KEY, api_key=API_KEY, base_url=BASE, clock=clock,
-                     invite_rate=Rate(burst=5, per_ms=1000),
-                     client_rate=Rate(burst=1000, per_ms=1), rate_clock=lambda: now[0])
+    app = app_with_rates(db_url, clock, now, invite_rate=Rate(burst=5, per_ms=1000),
+                         client_rate=Rate(burst=1000, per_ms=1))
     with TestClient(app, base_url=BASE, headers=AUTH) as c:
         register(c, "daily-checkin")
-        invite = c.post("/api/tasks/daily-checkin/invites").json()["inviteUrl"].replace(BASE, "")
-        other = c.post("/api/tasks/daily-checkin/invites").json()["inviteUrl"].replace(BASE, "")
+        invite, other = new_invite(c), new_invite(c)
         codes = [fresh(c, invite).status_code for _ in range(8)]
         assert codes == [303] * 5 + [429] * 3
         r = fresh(c, invite)
@@ -80,13 +89,11 @@ def test_one_invite_link_cannot_create_sessions_without_bound(db_url, clock):
 
 def test_one_client_cannot_create_sessions_without_bound(db_url, clock):
     now = [0]
-    app = create_app(db_url, KEY, api_key=API_KEY, base_url=BASE, clock=clock,
-                     invite_rate=Rate(burst=1000, per_ms=1),
-                     client_rate=Rate(burst=3, per_ms=6000), rate_clock=lambda: now[0])
+    app = app_with_rates(db_url, clock, now, invite_rate=Rate(burst=1000, per_ms=1),
+                         client_rate=Rate(burst=3, per_ms=6000))
     with TestClient(app, base_url=BASE, headers=AUTH) as c:
         register(c, "daily-checkin")
-        links = [c.post("/api/tasks/daily-checkin/invites").json()["inviteUrl"].replace(BASE, "")
-                 for _ in range(5)]
+        links = [new_invite(c) for _ in range(5)]
         codes = [c.post(link, follow_redirects=False).status_code for link in links]
         assert codes == [303, 303, 303, 429, 429]  # a new link each time does not help
         now[0] += 6000
