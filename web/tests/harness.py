@@ -61,6 +61,17 @@ def wait_ready(url: str, timeout: float, proc: Optional[subprocess.Popen] = None
         time.sleep(0.1)
 
 
+def stop_process(proc: subprocess.Popen, sig: int) -> None:
+    """Stops a process still running with `sig`, killing it if it has not ended 30 s later."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def pg_bin(name: str) -> str:
     for candidate in sorted(Path("/usr/lib/postgresql").glob(f"*/bin/{name}"), reverse=True):
         return str(candidate)
@@ -161,13 +172,7 @@ class AppInstance:
             time.sleep(0.1)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, signal.SIGTERM)
         self.log.close()
 
 
@@ -227,13 +232,7 @@ http {{
         return self
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGQUIT)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, signal.SIGQUIT)  # nginx's graceful stop
         self.log.close()
 
 
