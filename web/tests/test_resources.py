@@ -5,6 +5,7 @@ invite link and per client, on an injected clock (no sleeping)."""
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 
 from fastapi.testclient import TestClient
 
@@ -51,10 +52,16 @@ def test_token_buckets_refill_on_the_injected_clock():
     assert [buckets.take("a") for _ in range(4)][-1] is not None
 
 
-def app_with_rates(db_url, clock, now, invite_rate, client_rate):
-    """The service with these session-creation rates, their buckets on the clock `now[0]`."""
-    return create_app(db_url, KEY, api_key=API_KEY, base_url=BASE, clock=clock,
-                      invite_rate=invite_rate, client_rate=client_rate, rate_clock=lambda: now[0])
+@contextmanager
+def rate_limited(db_url, clock, invite_rate, client_rate):
+    """A client of the service with these session-creation rates, daily-checkin registered, and
+    the rate buckets' clock: now[0] (ms), which the test moves."""
+    now = [0]
+    app = create_app(db_url, KEY, api_key=API_KEY, base_url=BASE, clock=clock,
+                     invite_rate=invite_rate, client_rate=client_rate, rate_clock=lambda: now[0])
+    with TestClient(app, base_url=BASE, headers=AUTH) as c:
+        register(c, "daily-checkin")
+        yield c, now
 
 
 def new_invite(c):
@@ -69,11 +76,7 @@ def fresh(c, url):
 
 
 def test_one_invite_link_cannot_create_sessions_without_bound(db_url, clock):
-    now = [0]
-    app = app_with_rates(db_url, clock, now, invite_rate=Rate(burst=5, per_ms=1000),
-                         client_rate=Rate(burst=1000, per_ms=1))
-    with TestClient(app, base_url=BASE, headers=AUTH) as c:
-        register(c, "daily-checkin")
+    with rate_limited(db_url, clock, Rate(burst=5, per_ms=1000), Rate(burst=1000, per_ms=1)) as (c, now):
         invite, other = new_invite(c), new_invite(c)
         codes = [fresh(c, invite).status_code for _ in range(8)]
         assert codes == [303] * 5 + [429] * 3
@@ -88,11 +91,7 @@ def test_one_invite_link_cannot_create_sessions_without_bound(db_url, clock):
 
 
 def test_one_client_cannot_create_sessions_without_bound(db_url, clock):
-    now = [0]
-    app = app_with_rates(db_url, clock, now, invite_rate=Rate(burst=1000, per_ms=1),
-                         client_rate=Rate(burst=3, per_ms=6000))
-    with TestClient(app, base_url=BASE, headers=AUTH) as c:
-        register(c, "daily-checkin")
+    with rate_limited(db_url, clock, Rate(burst=1000, per_ms=1), Rate(burst=3, per_ms=6000)) as (c, now):
         links = [new_invite(c) for _ in range(5)]
         codes = [c.post(link, follow_redirects=False).status_code for link in links]
         assert codes == [303, 303, 303, 429, 429]  # a new link each time does not help

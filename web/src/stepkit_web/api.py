@@ -204,6 +204,12 @@ async def json_object(request: Request) -> Dict[str, Any]:
     return value
 
 
+async def task_request(request: Request, identifier: str, model: Any) -> Any:
+    """The JSON body (none: {}) of a request about a task the caller may use, as `model`."""
+    scoped_task(request, identifier)
+    return parsed(model, await json_object(request))
+
+
 def build_router(guards: List[Any]) -> APIRouter:
     router = APIRouter(prefix="/api", dependencies=[Depends(g) for g in guards],
                        responses=COMMON)
@@ -242,8 +248,7 @@ def build_router(guards: List[Any]) -> APIRouter:
                  summary="Create a session; the reply holds its participant link",
                  openapi_extra=optional_body(SessionRequest))
     async def create_session(request: Request, identifier: str) -> Response:
-        scoped_task(request, identifier)
-        wanted = parsed(SessionRequest, await json_object(request))
+        wanted = await task_request(request, identifier, SessionRequest)
         created = await run_in_threadpool(service_of(request).create_session, identifier,
                                           wanted.options or {})
         return JSONResponse({"session": created["session"],
@@ -255,8 +260,7 @@ def build_router(guards: List[Any]) -> APIRouter:
                  summary="Create an open link, or personal links for participant ids",
                  openapi_extra=optional_body(InviteRequest))
     async def create_invite(request: Request, identifier: str) -> Response:
-        scoped_task(request, identifier)
-        wanted = parsed(InviteRequest, await json_object(request))
+        wanted = await task_request(request, identifier, InviteRequest)
         service = service_of(request)
         await run_in_threadpool(service._task_row, identifier)  # unknown: 404 first
         if wanted.participants is None:
