@@ -4,6 +4,8 @@ names statuses with the library's stepkit_status_name(), and uses the C method n
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
 import warnings
 
@@ -12,6 +14,7 @@ import pytest
 import stepkit
 from stepkit import _ffi
 from stepkit.errors import error_from_json
+from stepkit.presenter import Presenter
 
 from conftest import REPO
 
@@ -240,6 +243,7 @@ def test_no_host_keeps_its_own_presenter_decisions():
         (r"""or\s+["']I don't know["']""", 'the "don\'t know" label'),
         (r"""or\s+["'](Yes|No)["']""", "the boolean labels"),
         (r"""get\(["']title["']\)\s+or\s+\w+\.get\(["'](question|text|identifier)["']\)""", "a step title rule"),
+        (r"""get\(["']question["']\)\s+or\s+\w+\.get\(["'](title|text)["']\)""", "a step title rule"),
         (r"""get\(["']optional["']\)\)?\s*(and|&&)""", "a skip rule"),
     ]
     found = []
@@ -279,3 +283,25 @@ def test_the_old_c_name_is_the_same_function():
     with stepkit.Task.from_json(WALK) as task, task.open() as session:
         state = session._call("stepkit_session_active", b"start")
         assert state["active"]["status"] == "running"
+
+
+class _GoesForwardToTheEnd:
+    """A stand-in session for the terminal presenter: going forward finishes the task."""
+
+    def go_forward(self) -> dict:
+        return {"status": "finished"}
+
+
+@pytest.mark.parametrize("optional, can_skip_now", [(True, False), (False, True), (True, True)])
+def test_the_terminal_says_enter_leaves_a_question_unanswered_when_the_state_says_it_may(optional, can_skip_now):
+    """The hint reads the state's navigation.canSkip, not the step's optional: a state (made up
+    here) where the two disagree shows which one the presenter follows."""
+    out = io.StringIO()
+    presenter = Presenter(_GoesForwardToTheEnd(), out=out, read=lambda prompt: "")
+    state = {"status": "inProgress",
+             "step": {"identifier": "q", "type": "question", "optional": optional, "displayTitle": "q",
+                      "answerFormat": {"type": "boolean"}},
+             "navigation": {"canSkip": can_skip_now, "hasNextStep": True}}
+    with contextlib.ExitStack() as stack:
+        assert presenter._present(state, stack) == {"status": "finished"}
+    assert ("Optional: Enter leaves it unanswered" in out.getvalue()) is can_skip_now

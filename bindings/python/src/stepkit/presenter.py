@@ -16,7 +16,7 @@ from .rendering import is_active
 from .answer_input import InputError, describe_format, parse_input
 from .commands import HELP, NAVIGATION, command_name, navigate
 from .errors import AnswerError, ParseError, StateError, StepKitError
-from .rendering import problems_text, render_answer
+from .rendering import can_skip, problems_text, render_answer
 
 __all__ = ["Presenter"]
 
@@ -208,7 +208,7 @@ class Presenter:
         fmt = step.get("answerFormat") or {}
         describe = True
         while True:
-            given, value = self._ask(fmt, state.get("answer"), bool(step.get("optional")), "> ", describe)
+            given, value = self._ask(fmt, state.get("answer"), can_skip(state), "> ", describe)
             describe = False
             if given:
                 answered = self._set(value)
