@@ -163,3 +163,19 @@ def test_image_choices_show_their_images(client):
     page = client.get(made["resumeUrl"].replace("http://testserver", "")).text
     assert '<img src="/static/cat.png" alt="" class="choice-image"> Cat' in page
     assert '<img src="/static/dog.png" alt="" class="choice-image"> Dog' in page
+
+
+def test_a_question_without_words_of_its_own_is_labelled_with_the_engines_display_title(client):
+    """The field's label is the step's question, else what the engine calls the step
+    (displayTitle): here its text, which a title-or-question rule of the page's own missed."""
+    task = {"identifier": "cups", "steps": [
+        {"type": "question", "identifier": "q", "text": "How many cups today?",
+         "answerFormat": {"type": "numeric", "style": "integer"}}]}
+    r = client.post("/api/tasks", content=json.dumps(task), headers={"content-type": "application/json"})
+    assert r.status_code == 201, r.text
+    made = client.post("/api/tasks/cups/sessions").json()
+    state = client.get(f"/api/sessions/{made['session']}").json()["state"]
+    assert state["step"]["displayTitle"] == "How many cups today?"  # the engine's rule
+    page = client.get(made["resumeUrl"].replace("http://testserver", "")).text
+    assert '<label for="q">How many cups today?</label>' in page
+    assert "<h1>How many cups today?</h1>" in page

@@ -17,7 +17,9 @@ import pytest
 import sqlalchemy as sa
 from fastapi.testclient import TestClient
 
+import stepkit
 from conftest import BASE, answers, example, register
+from stepkit_web import exports
 from stepkit_web.db import session_history, sessions, staff, tokens
 from stepkit_web.walk import post_form, walk_http
 
@@ -322,3 +324,16 @@ def test_staff_routes_never_answer_500(app, client, staff_client):
                 statuses.add(r.status_code)
                 assert r.status_code < 500, (study, route, w[:10], r.status_code, r.text[:200])
     assert 400 in statuses and 404 in statuses
+
+
+def test_the_codebook_names_a_question_without_words_of_its_own_as_the_engine_does():
+    """A question column's text is the question, else the engine's displayTitle (here the
+    step's text, which a title-or-question rule of the exporter's own missed)."""
+    definition = {"identifier": "cups", "steps": [
+        {"type": "question", "identifier": "q", "text": "How many cups today?",
+         "answerFormat": {"type": "numeric", "style": "integer"}},
+        {"type": "question", "identifier": "r", "title": "Sleep", "question": "How did you sleep?",
+         "answerFormat": {"type": "boolean"}}]}
+    with stepkit.Task.from_json(definition) as task:
+        columns = exports.codebook(definition, exports.display_titles(task.info))
+    assert [(c.name, c.text) for c in columns] == [("q", "How many cups today?"), ("r", "How did you sleep?")]

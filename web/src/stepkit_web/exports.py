@@ -39,9 +39,16 @@ def _choices(fmt: Mapping[str, Any]) -> List[Dict[str, Any]]:
     return found
 
 
-def codebook(definition: Mapping[str, Any]) -> List[Column]:
-    """The data columns of a task, in the order of its steps: each question step, each form
-    item, then each calculation."""
+def display_titles(info: Mapping[str, Any]) -> Dict[str, str]:
+    """What the engine calls each step (the task info's ``displayTitle``), by identifier."""
+    return {str(s.get("identifier")): str(s.get("displayTitle") or "")
+            for s in info.get("steps") or [] if isinstance(s, Mapping)}
+
+
+def codebook(definition: Mapping[str, Any], titles: Mapping[str, str]) -> List[Column]:
+    """The data columns of a task, in the order of its steps: each question step (its text: the
+    question, else what the engine calls the step, ``titles`` from :func:`display_titles`),
+    each form item, then each calculation."""
     columns: List[Column] = []
 
     def walk(steps: Any, depth: int) -> None:
@@ -56,7 +63,7 @@ def codebook(definition: Mapping[str, Any]) -> List[Column]:
             elif kind == "question":
                 fmt = step.get("answerFormat") or {}
                 columns.append(Column(ident, "answer", ident, None,
-                                      str(step.get("question") or step.get("title") or ""),
+                                      str(step.get("question") or titles.get(ident, "")),
                                       str(fmt.get("type", "")), _choices(fmt)))
             elif kind == "form":
                 for item in step.get("formItems") or []:

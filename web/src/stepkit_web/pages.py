@@ -100,7 +100,7 @@ def render_step(request: Request, token: str, row: Any, state: Dict[str, Any],
     kind = step.get("type")
     targets: Dict[str, str] = {}
     if kind == "question":
-        label = step.get("question") or step.get("title") or ""
+        label = step.get("question") or step_title(step)  # else the engine's displayTitle
         msg = next((str(e.get("message")) for e in errors if field_of(e) is not None), None)
         w = widget(step.get("answerFormat") or {}, answer, "answer", "q", label=label,
                    detail=None, optional=bool(step.get("optional")),

@@ -395,7 +395,8 @@ def export(request: Request, identifier: str, kind: str,
     if kind not in ("sessions.csv", "codebook.csv", "visits.csv", "sessions.json"):
         raise NotFound("no such export")
     row = service._task_row(identifier)
-    columns = exports.codebook(json.loads(row.definition))
+    columns = exports.codebook(json.loads(row.definition),
+                               exports.display_titles(service.task(row).info))
     if kind == "codebook.csv":
         return _download(exports.codebook_csv(columns), "text/csv; charset=utf-8",
                          f"{stem}-codebook.csv")
