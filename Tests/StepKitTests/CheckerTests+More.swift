@@ -191,9 +191,10 @@ import Testing
 
     // MARK: The graph the checks read
 
-    /// start → a → (b | c) → d → end, and d → a when looping.
-    func diamond(loop: Bool = false) throws -> Task {
-        try compile("""
+    /// start → a → (b | c) → d → end, and d → a when looping; `more` goes after the
+    /// navigation rules (other rules of the task).
+    func diamondText(loop: Bool = false, more: String = "") -> String {
+        """
         {"identifier": "t", "steps": [
           {"type": "question", "identifier": "a", "answerFormat": {"type": "boolean"}},
           {"type": "question", "identifier": "b", "answerFormat": {"type": "boolean"}},
@@ -201,8 +202,12 @@ import Testing
           {"type": "question", "identifier": "d", "answerFormat": {"type": "boolean"}}],
          "navigationRules": {
            "a": {"type": "predicate", "branches": [{"when": {"result": "a", "equals": true}, "destination": "c"}]},
-           "b": {"type": "direct", "destination": "d"}\(loop ? #", "d": {"type": "predicate", "branches": [{"when": {"result": "d", "equals": true}, "destination": "a"}]}"# : "")}}
-        """)
+           "b": {"type": "direct", "destination": "d"}\(loop ? #", "d": {"type": "predicate", "branches": [{"when": {"result": "d", "equals": true}, "destination": "a"}]}"# : "")}\(more)}
+        """
+    }
+
+    func diamond(loop: Bool = false) throws -> Task {
+        try compile(diamondText(loop: loop))
     }
 
     @Test func dominatorsAndPrecedence() throws {
@@ -218,17 +223,7 @@ import Testing
 
     @Test func parallelBranchesCannotReadEachOther() throws {
         // c comes after b in order, but no path passes b before c.
-        let text = """
-        {"identifier": "t", "steps": [
-          {"type": "question", "identifier": "a", "answerFormat": {"type": "boolean"}},
-          {"type": "question", "identifier": "b", "answerFormat": {"type": "boolean"}},
-          {"type": "question", "identifier": "c", "answerFormat": {"type": "boolean"}},
-          {"type": "question", "identifier": "d", "answerFormat": {"type": "boolean"}}],
-         "navigationRules": {
-           "a": {"type": "predicate", "branches": [{"when": {"result": "a", "equals": true}, "destination": "c"}]},
-           "b": {"type": "direct", "destination": "d"}},
-         "skipRules": {"c": {"result": "b", "equals": true}, "d": {"result": "b", "answered": true}}}
-        """
+        let text = diamondText(more: #", "skipRules": {"c": {"result": "b", "equals": true}, "d": {"result": "b", "answered": true}}"#)
         #expect(try findings(text) == [Finding(severity: "warning", code: "readsUnansweredStep", path: "skipRules.c")])
         // b is not on every path to d: "answered" is not certain, so no finding for d either way.
     }

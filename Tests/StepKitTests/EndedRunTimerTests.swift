@@ -18,12 +18,18 @@ import Testing
         return try #require(visit["active"]?.objectValue)
     }
 
-    @Test(arguments: [FinishReason.failed, .discarded, .saved, .earlyTermination])
-    func aRunEndedOnARunningStepSavesTheSameTimerLater(_ reason: FinishReason) throws {
-        let clock = ManualClock(1_767_225_600_000)
+    /// A session on the walk, its timer started by the host at the clock's time.
+    func walking(on clock: ManualClock) throws -> Session {
         var s = Session(task: try compile(Self.task), options: SessionOptions(), clock: clock.clock)
         try s.goForward()
         try s.activeOperation(.start)
+        return s
+    }
+
+    @Test(arguments: [FinishReason.failed, .discarded, .saved, .earlyTermination])
+    func aRunEndedOnARunningStepSavesTheSameTimerLater(_ reason: FinishReason) throws {
+        let clock = ManualClock(1_767_225_600_000)
+        var s = try walking(on: clock)
         clock.now += 5_000
         try s.finish(reason)
         let atEnd = try savedWalk(s)
@@ -47,9 +53,7 @@ import Testing
 
     @Test func dataSavedWithTheTimerStillRunningStopsItOnRestore() throws {
         let clock = ManualClock(1_767_225_600_000)
-        var s = Session(task: try compile(Self.task), options: SessionOptions(), clock: clock.clock)
-        try s.goForward()
-        try s.activeOperation(.start)
+        var s = try walking(on: clock)
         clock.now += 5_000
         try s.finish(.failed)
         // What an earlier version saved: the finished run's step still "running", 7 s counted.
@@ -79,9 +83,7 @@ import Testing
 
     @Test func aStepSuspendedWhenTheRunEndsKeepsTheTimeItRan() throws {
         let clock = ManualClock(1_767_225_600_000)
-        var s = Session(task: try compile(Self.task), options: SessionOptions(), clock: clock.clock)
-        try s.goForward()
-        try s.activeOperation(.start)
+        var s = try walking(on: clock)
         clock.now += 2_000
         try s.activeOperation(.suspend)
         clock.now += 10_000
