@@ -30,18 +30,30 @@ static char *read_form(const char *dir, const char *name)
     return text;
 }
 
+/* A Questionnaire's translation with `options` (NULL: none), parsed; the caller decrefs. */
+static json_t *translation(const char *questionnaire, const char *options)
+{
+    char *out = NULL;
+    CHECK_RC(stepkit_task_translate_fhir(questionnaire, options, &out), STEPKIT_OK);
+    return parse_out(out);
+}
+
+/* The session's QuestionnaireResponse, parsed; the caller decrefs. */
+static json_t *fhir_response(stepkit_session *session)
+{
+    char *out = NULL;
+    CHECK_RC(stepkit_session_result_fhir(session, &out), STEPKIT_OK);
+    return parse_out(out);
+}
+
 /* The number of report entries of a Questionnaire's translation, or -1. */
 static int report_size(const char *questionnaire)
 {
-    char *out = NULL;
-    json_t *doc;
+    json_t *doc = translation(questionnaire, NULL);
     int n = -1;
-    CHECK_RC(stepkit_task_translate_fhir(questionnaire, NULL, &out), STEPKIT_OK);
-    doc = parse_json(out);
     if (doc && json_is_array(json_object_get(doc, "report")) && json_is_array(json_object_get(json_object_get(doc, "task"), "steps")))
         n = (int)json_array_size(json_object_get(doc, "report"));
     json_decref(doc);
-    stepkit_string_free(out);
     return n;
 }
 
@@ -95,7 +107,6 @@ static void test_walk_phr(void)
     char *text = read_form(forms_dir, "lhc_phr_enablewhen.json");
     stepkit_task *task = NULL;
     stepkit_session *s = NULL;
-    char *out = NULL;
     json_t *state, *response, *items;
     if (!text)
         return;
@@ -116,9 +127,7 @@ static void test_walk_phr(void)
     state = fhir_state(s);
     CHECK_STR(json_str(state, "finishReason"), "completed");
     json_decref(state);
-    CHECK_RC(stepkit_session_result_fhir(s, &out), STEPKIT_OK);
-    response = parse_json(out);
-    stepkit_string_free(out);
+    response = fhir_response(s);
     items = json_object_get(response, "item");
     CHECK_STR(json_str(response, "resourceType"), "QuestionnaireResponse");
     CHECK_STR(json_str(response, "status"), "completed");
@@ -160,9 +169,7 @@ static void test_walk_phq9(void)
     /* The total score (ordinalValue 3 + 1): the calculatedExpression as a calculation. */
     CHECK(json_number_value(json_object_get(json_object_get(result, "calculations"), "fhir_1")) == 4.0);
     json_decref(result);
-    CHECK_RC(stepkit_session_result_fhir(s, &out), STEPKIT_OK);
-    response = parse_json(out);
-    stepkit_string_free(out);
+    response = fhir_response(s);
     CHECK_STR(json_str(response, "questionnaire"), "http://hl7.org/fhir/uv/sdc/Questionnaire/questionnaire-sdc-profile-example-PHQ9|0.0.1");
     q1 = json_array_get(json_object_get(json_array_get(json_object_get(response, "item"), 0), "item"), 0);
     CHECK_STR(json_str(q1, "linkId"), "H1/T1/Q1");
@@ -182,7 +189,6 @@ static void test_walk_phq9(void)
 static double apgar_total(stepkit_task *task, const char *const answers[5], int *present)
 {
     stepkit_session *s = NULL;
-    char *out = NULL;
     json_t *response, *items, *item;
     double total = -1;
     size_t i;
@@ -196,9 +202,7 @@ static double apgar_total(stepkit_task *task, const char *const answers[5], int 
             CHECK_RC(stepkit_session_skip(s, NULL), STEPKIT_OK);
         }
     }
-    CHECK_RC(stepkit_session_result_fhir(s, &out), STEPKIT_OK);
-    response = parse_json(out);
-    stepkit_string_free(out);
+    response = fhir_response(s);
     items = json_object_get(response, "item");
     for (i = 0; i < json_array_size(items); i++) {
         item = json_array_get(items, i);
@@ -282,12 +286,9 @@ static void test_conditions_evaluated_or_declined(void)
 {
     stepkit_task *task = NULL;
     stepkit_session *s = NULL;
-    char *out = NULL;
     json_t *doc, *report, *error;
     /* Without the value set: c and if-b (whose condition reads c) are declined, and chars. */
-    CHECK_RC(stepkit_task_translate_fhir(CONDITIONS_Q, NULL, &out), STEPKIT_OK);
-    doc = parse_json(out);
-    stepkit_string_free(out);
+    doc = translation(CONDITIONS_Q, NULL);
     report = json_object_get(doc, "report");
     CHECK(json_array_size(report) == 3);
     /* The items' own entries first, then the conditions'. */
@@ -310,9 +311,7 @@ static void test_conditions_evaluated_or_declined(void)
     json_decref(error);
 
     /* With it: only chars is declined. */
-    CHECK_RC(stepkit_task_translate_fhir(CONDITIONS_Q, VALUE_SETS, &out), STEPKIT_OK);
-    doc = parse_json(out);
-    stepkit_string_free(out);
+    doc = translation(CONDITIONS_Q, VALUE_SETS);
     CHECK(json_array_size(json_object_get(doc, "report")) == 1);
     json_decref(doc);
     CHECK_RC(stepkit_task_compile_fhir(CONDITIONS_Q, VALUE_SETS, &task), STEPKIT_OK);
@@ -326,9 +325,7 @@ static void test_conditions_evaluated_or_declined(void)
     CHECK(!is_visible(s, "after-m") && !is_visible(s, "z") && !is_visible(s, "if-b"));
     CHECK_RC(stepkit_session_set_answer(s, "{\"t\": \"mz\"}", NULL), STEPKIT_OK);
     CHECK(is_visible(s, "after-m") && !is_visible(s, "z"));
-    CHECK_RC(stepkit_session_result_fhir(s, &out), STEPKIT_OK);
-    doc = parse_json(out);
-    stepkit_string_free(out);
+    doc = fhir_response(s);
     /* c's answer is the supplied concept's coding. */
     CHECK_STR(json_str(json_object_get(json_array_get(json_object_get(json_array_get(json_object_get(json_array_get(
               json_object_get(doc, "item"), 0), "item"), 1), "answer"), 0), "valueCoding"), "code"), "a");
@@ -343,7 +340,6 @@ static void test_r4_datatypes(void)
 {
     stepkit_task *task = NULL;
     stepkit_session *s = NULL;
-    char *out = NULL;
     json_t *doc, *items;
     CHECK_RC(stepkit_task_compile_fhir("{\"resourceType\": \"Questionnaire\", \"item\": [{\"linkId\": \"g\", \"type\": \"group\", \"item\": ["
                                        " {\"linkId\": \"n\", \"type\": \"integer\"}, {\"linkId\": \"t\", \"type\": \"time\"},"
@@ -354,9 +350,7 @@ static void test_r4_datatypes(void)
     CHECK_RC(stepkit_session_set_answer(s, "{\"t\": \"11:11\"}", NULL), STEPKIT_EANSWER);
     CHECK_RC(stepkit_session_set_answer(s, "{\"d\": \"2021-05-03T10:30:00\"}", NULL), STEPKIT_EANSWER);
     CHECK_RC(stepkit_session_set_answer(s, "{\"n\": 2147483647, \"t\": \"11:11:11\", \"d\": \"2021-05-03T10:30:00+02:00\"}", NULL), STEPKIT_OK);
-    CHECK_RC(stepkit_session_result_fhir(s, &out), STEPKIT_OK);
-    doc = parse_json(out);
-    stepkit_string_free(out);
+    doc = fhir_response(s);
     items = json_object_get(json_array_get(json_object_get(doc, "item"), 0), "item");
     CHECK(json_integer_value(json_object_get(json_array_get(json_object_get(json_array_get(items, 0), "answer"), 0), "valueInteger")) == 2147483647);
     CHECK_STR(json_str(json_array_get(json_object_get(json_array_get(items, 1), "answer"), 0), "valueTime"), "11:11:11");
@@ -365,9 +359,7 @@ static void test_r4_datatypes(void)
     /* Reduced precision: a month is a dateTime too, exported as written; month 13 is not. */
     CHECK_RC(stepkit_session_set_answer(s, "{\"d\": \"2021-13\"}", NULL), STEPKIT_EANSWER);
     CHECK_RC(stepkit_session_set_answer(s, "{\"d\": \"2021-05\"}", NULL), STEPKIT_OK);
-    CHECK_RC(stepkit_session_result_fhir(s, &out), STEPKIT_OK);
-    doc = parse_json(out);
-    stepkit_string_free(out);
+    doc = fhir_response(s);
     items = json_object_get(json_array_get(json_object_get(doc, "item"), 0), "item");
     CHECK_STR(json_str(json_array_get(json_object_get(json_array_get(items, 2), "answer"), 0), "valueDateTime"), "2021-05");
     json_decref(doc);
@@ -407,7 +399,6 @@ static void test_walk_hidden_items(void)
     char *text = read_form(forms_dir, "lhc_hidden_items.json");
     stepkit_task *task = NULL;
     stepkit_session *s = NULL;
-    char *out = NULL;
     json_t *state, *response;
     if (!text)
         return;
@@ -426,9 +417,7 @@ static void test_walk_hidden_items(void)
     state = state_of(s);
     CHECK_STR(json_str(state, "status"), "finished");
     json_decref(state);
-    CHECK_RC(stepkit_session_result_fhir(s, &out), STEPKIT_OK);
-    response = parse_json(out);
-    stepkit_string_free(out);
+    response = fhir_response(s);
     /* The hidden group is exported with its calculated item. */
     CHECK_STR(json_str(json_array_get(json_object_get(response, "item"), json_array_size(json_object_get(response, "item")) - 1), "linkId"), "GROUP-HIDDEN");
     json_decref(response);
@@ -487,7 +476,6 @@ static void test_required_at_completion(void)
         " {\"linkId\": \"d\", \"text\": \"Last\", \"type\": \"boolean\", \"required\": true}]}";
     stepkit_task *task = NULL;
     stepkit_session *s = NULL;
-    char *out = NULL;
     json_t *state, *missing, *error, *errors, *response;
     CHECK_RC(stepkit_task_compile_fhir(q, NULL, &task), STEPKIT_OK);
     CHECK_RC(stepkit_session_open(task, NULL, &s), STEPKIT_OK);
@@ -514,9 +502,7 @@ static void test_required_at_completion(void)
     CHECK_STR(json_str(json_array_get(errors, 1), "path"), "g.b");
     json_decref(error);
     CHECK_RC(stepkit_session_finish(s, "completed", NULL), STEPKIT_ESTATE);
-    CHECK_RC(stepkit_session_result_fhir(s, &out), STEPKIT_OK);
-    response = parse_json(out);
-    stepkit_string_free(out);
+    response = fhir_response(s);
     CHECK_STR(json_str(response, "status"), "in-progress");
     json_decref(response);
     stepkit_session_free(s);
