@@ -46,6 +46,24 @@ static json_t *fhir_response(stepkit_session *session)
     return parse_out(out);
 }
 
+/* The first answer of a QuestionnaireResponse item, or NULL. */
+static json_t *first_answer(const json_t *item)
+{
+    return json_array_get(json_object_get(item, "answer"), 0);
+}
+
+/* The first answer of the i-th of `items`, or NULL. */
+static json_t *answer_of(const json_t *items, size_t i)
+{
+    return first_answer(json_array_get(items, i));
+}
+
+/* The items of the i-th item (a group) of a response or group, or NULL. */
+static json_t *group_items(const json_t *parent, size_t i)
+{
+    return json_object_get(json_array_get(json_object_get(parent, "item"), i), "item");
+}
+
 /* The number of report entries of a Questionnaire's translation, or -1. */
 static int report_size(const char *questionnaire)
 {
@@ -133,8 +151,8 @@ static void test_walk_phr(void)
     CHECK_STR(json_str(response, "status"), "completed");
     CHECK(json_array_size(items) == 3);
     CHECK_STR(json_str(json_array_get(items, 0), "linkId"), "4.1");
-    CHECK_STR(json_str(json_object_get(json_array_get(json_object_get(json_array_get(items, 0), "answer"), 0), "valueCoding"), "code"), "Other");
-    CHECK_STR(json_str(json_array_get(json_object_get(json_array_get(items, 1), "answer"), 0), "valueString"), "Asthma");
+    CHECK_STR(json_str(json_object_get(answer_of(items, 0), "valueCoding"), "code"), "Other");
+    CHECK_STR(json_str(answer_of(items, 1), "valueString"), "Asthma");
     CHECK_STR(json_str(json_array_get(items, 2), "linkId"), "4.4");
     json_decref(response);
     stepkit_session_free(s);
@@ -171,12 +189,12 @@ static void test_walk_phq9(void)
     json_decref(result);
     response = fhir_response(s);
     CHECK_STR(json_str(response, "questionnaire"), "http://hl7.org/fhir/uv/sdc/Questionnaire/questionnaire-sdc-profile-example-PHQ9|0.0.1");
-    q1 = json_array_get(json_object_get(json_array_get(json_object_get(response, "item"), 0), "item"), 0);
+    q1 = json_array_get(group_items(response, 0), 0);
     CHECK_STR(json_str(q1, "linkId"), "H1/T1/Q1");
-    CHECK_STR(json_str(json_object_get(json_array_get(json_object_get(q1, "answer"), 0), "valueCoding"), "display"), "Nearly every day");
-    q1 = json_array_get(json_object_get(json_array_get(json_object_get(response, "item"), 0), "item"), 9);
+    CHECK_STR(json_str(json_object_get(first_answer(q1), "valueCoding"), "display"), "Nearly every day");
+    q1 = json_array_get(group_items(response, 0), 9);
     CHECK_STR(json_str(q1, "linkId"), "H1/TS");
-    CHECK(json_number_value(json_object_get(json_object_get(json_array_get(json_object_get(q1, "answer"), 0), "valueQuantity"), "value")) == 4.0);
+    CHECK(json_number_value(json_object_get(json_object_get(first_answer(q1), "valueQuantity"), "value")) == 4.0);
     json_decref(response);
     stepkit_session_free(s);
     stepkit_task_free(task);
@@ -208,7 +226,7 @@ static double apgar_total(stepkit_task *task, const char *const answers[5], int 
         item = json_array_get(items, i);
         if (!strcmp(json_str(item, "linkId"), "9272-6")) {
             *present = 1;
-            total = json_number_value(json_object_get(json_array_get(json_object_get(item, "answer"), 0), "valueDecimal"));
+            total = json_number_value(json_object_get(first_answer(item), "valueDecimal"));
         }
     }
     json_decref(response);
@@ -327,8 +345,7 @@ static void test_conditions_evaluated_or_declined(void)
     CHECK(is_visible(s, "after-m") && !is_visible(s, "z"));
     doc = fhir_response(s);
     /* c's answer is the supplied concept's coding. */
-    CHECK_STR(json_str(json_object_get(json_array_get(json_object_get(json_array_get(json_object_get(json_array_get(
-              json_object_get(doc, "item"), 0), "item"), 1), "answer"), 0), "valueCoding"), "code"), "a");
+    CHECK_STR(json_str(json_object_get(answer_of(group_items(doc, 0), 1), "valueCoding"), "code"), "a");
     json_decref(doc);
     stepkit_session_free(s);
     stepkit_task_free(task);
@@ -351,17 +368,17 @@ static void test_r4_datatypes(void)
     CHECK_RC(stepkit_session_set_answer(s, "{\"d\": \"2021-05-03T10:30:00\"}", NULL), STEPKIT_EANSWER);
     CHECK_RC(stepkit_session_set_answer(s, "{\"n\": 2147483647, \"t\": \"11:11:11\", \"d\": \"2021-05-03T10:30:00+02:00\"}", NULL), STEPKIT_OK);
     doc = fhir_response(s);
-    items = json_object_get(json_array_get(json_object_get(doc, "item"), 0), "item");
-    CHECK(json_integer_value(json_object_get(json_array_get(json_object_get(json_array_get(items, 0), "answer"), 0), "valueInteger")) == 2147483647);
-    CHECK_STR(json_str(json_array_get(json_object_get(json_array_get(items, 1), "answer"), 0), "valueTime"), "11:11:11");
-    CHECK_STR(json_str(json_array_get(json_object_get(json_array_get(items, 2), "answer"), 0), "valueDateTime"), "2021-05-03T10:30:00+02:00");
+    items = group_items(doc, 0);
+    CHECK(json_integer_value(json_object_get(answer_of(items, 0), "valueInteger")) == 2147483647);
+    CHECK_STR(json_str(answer_of(items, 1), "valueTime"), "11:11:11");
+    CHECK_STR(json_str(answer_of(items, 2), "valueDateTime"), "2021-05-03T10:30:00+02:00");
     json_decref(doc);
     /* Reduced precision: a month is a dateTime too, exported as written; month 13 is not. */
     CHECK_RC(stepkit_session_set_answer(s, "{\"d\": \"2021-13\"}", NULL), STEPKIT_EANSWER);
     CHECK_RC(stepkit_session_set_answer(s, "{\"d\": \"2021-05\"}", NULL), STEPKIT_OK);
     doc = fhir_response(s);
-    items = json_object_get(json_array_get(json_object_get(doc, "item"), 0), "item");
-    CHECK_STR(json_str(json_array_get(json_object_get(json_array_get(items, 2), "answer"), 0), "valueDateTime"), "2021-05");
+    items = group_items(doc, 0);
+    CHECK_STR(json_str(answer_of(items, 2), "valueDateTime"), "2021-05");
     json_decref(doc);
     stepkit_session_free(s);
     stepkit_task_free(task);
