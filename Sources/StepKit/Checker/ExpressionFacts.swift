@@ -58,17 +58,16 @@ struct ExpressionFacts {
         }
     }
 
-    /// The range of a question's or form item's number answer (scale, continuous scale, numeric).
-    private func range(_ s: Selector) -> NumberRange? {
+    /// The range of a question's or form item's answer when expressions read it as a number:
+    /// its format's `valueRange`, the one the predicate analysis reads too.
+    private func range(_ s: Selector) -> ValueRange? {
         let rules: (any AnswerFormatRules)?
         switch s {
         case .step(let i): rules = task.step(at: i)?.format()?.rules
         case .item(let i, let item): rules = task.step(at: i)?.format(item: item)?.rules
         case .external: rules = nil
         }
-        if let f = rules as? ScaleFormat { return f.range }
-        if let f = rules as? ContinuousScaleFormat { return f.range }
-        if let f = rules as? NumericFormat { return f.range }
-        return nil
+        guard let rules, rules.expressionType == .number else { return nil }
+        return rules.valueRange
     }
 }

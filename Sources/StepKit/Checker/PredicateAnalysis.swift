@@ -247,10 +247,10 @@ struct PredicateAnalysis {
         } else if r.equals.contains(where: { a in r.notEquals.contains { a.sameValue(as: $0) } }) {
             return true
         }
-        // Bounds: the comparisons' and the answer format's own.
-        if let (low, high) = format.map(PredicateAnalysis.bounds), low != nil || high != nil {
-            if let low { r.raise(lower: low, exclusive: false) }
-            if let high { r.lowerUpper(to: high, exclusive: false) }
+        // Bounds: the comparisons' and the answer format's own (its `valueRange`).
+        if let range = format?.rules.valueRange {
+            if let low = range.minimum { r.raise(lower: low, exclusive: false) }
+            if let high = range.maximum { r.lowerUpper(to: high, exclusive: false) }
         }
         if let l = r.lower, let u = r.upper, l.value > u.value || (l.value == u.value && (l.exclusive || u.exclusive)) {
             return true
@@ -287,20 +287,6 @@ struct PredicateAnalysis {
         if !format.multiple && required.count > 1 { return true }
         if required.count > 1 && required.contains(where: { format.options.indices.contains($0) && format.options[$0].exclusive }) { return true }
         return false
-    }
-
-    /// The range of answers a numeric format allows (nil where unbounded).
-    static func bounds(_ format: AnswerFormat) -> (Double?, Double?) {
-        switch format.rules {
-        case let f as ScaleFormat: return (f.range.minimum, f.range.maximum)
-        case let f as ContinuousScaleFormat: return (f.range.minimum, f.range.maximum)
-        case let f as NumericFormat: return (f.range.minimum, f.range.maximum)
-        case let f as MeasurementFormat: return (f.range.minimum, f.range.maximum)
-        case let f as AgeFormat: return (f.range.minimum, f.range.maximum)
-        case is SESFormat: return (SESFormat.range.minimum, SESFormat.range.maximum)
-        case let f as TimeIntervalFormat: return (0, f.maximum)
-        default: return (nil, nil)
-        }
     }
 
     static func equal(_ a: JSON, _ b: JSON, _ type: ResultType) -> Bool {

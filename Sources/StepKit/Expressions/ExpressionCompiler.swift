@@ -198,7 +198,7 @@ struct ExpressionCompiler {
                 diagnostics.error("wrongType", "\"score\" reads a choice or yes/no question of this task, not another task's result.", at: path)
                 return nil
             }
-            let table = ScoreTable.of(format.rules)
+            let table = format.rules.scores
             guard !table.isEmpty else {
                 diagnostics.error("noScores", "The answer read has no scores: give its choices a \"score\" (\"yesScore\"/\"noScore\" on a yes/no question).", at: path)
                 return nil
@@ -206,8 +206,7 @@ struct ExpressionCompiler {
             return (.score(resolved.selector, table), .number)
         default:
             guard let format else { return (.answer(resolved.selector, nil, order: nil), .any) }
-            let withTime = (format.rules as? DateFormat)?.withTime ?? false
-            guard let type = ExpressionType.of(format.resultType, dateTime: withTime) else {
+            guard let type = format.rules.expressionType else {
                 diagnostics.error("wrongType", "A \(format.resultType.rawValue) answer can only be read with \"answered\".", at: path)
                 return nil
             }
@@ -395,19 +394,5 @@ extension String {
     var capitalizedFirst: String {
         guard let first else { return self }
         return first.uppercased() + dropFirst()
-    }
-}
-
-extension ScoreTable {
-    /// The scores a format defines (empty when it has none or is not a choice or yes/no format).
-    static func of(_ rules: any AnswerFormatRules) -> ScoreTable {
-        var table = ScoreTable()
-        if let choice = rules as? ChoiceFormat {
-            table.choices = choice.options.compactMap { o in o.score.map { (o.value, $0) } }
-        } else if let boolean = rules as? BooleanFormat {
-            table.yes = boolean.yesScore
-            table.no = boolean.noScore
-        }
-        return table
     }
 }

@@ -5,19 +5,6 @@ enum ExpressionType: String, Sendable, Equatable {
     /// type is expected; the run-time value decides.
     case any
 
-    /// The type of a result type's answers in expressions; nil for answers only `answered` reads.
-    static func of(_ result: ResultType, dateTime: Bool) -> ExpressionType? {
-        switch result {
-        case .boolean: return .boolean
-        case .choice: return .choice
-        case .scale, .numeric, .timeInterval, .ses: return .number
-        case .text: return .string
-        case .date: return dateTime ? .dateTime : .date
-        case .timeOfDay: return .time
-        case .location, .multipleComponent: return nil
-        }
-    }
-
     /// Whether a value of this type may stand where `expected` is asked for.
     func fits(_ expected: ExpressionType) -> Bool {
         self == expected || self == .any || expected == .any

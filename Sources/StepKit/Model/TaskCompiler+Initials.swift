@@ -7,8 +7,7 @@ extension TaskCompiler {
         for pending in b.pendingInitials {
             guard let step = b.steps.indices.contains(pending.step) ? b.steps[pending.step] : nil,
                   let format = step.format(item: pending.item) else { continue }
-            let dateTime = (format.rules as? DateFormat)?.withTime ?? false
-            guard let answerType = ExpressionType.of(format.resultType, dateTime: dateTime) else {
+            guard let answerType = format.rules.expressionType else {
                 b.d.error("wrongType", "A \(format.resultType.rawValue) answer has no initial value an expression can give.", at: pending.path)
                 continue
             }

@@ -56,7 +56,7 @@ extension Session {
         }
         guard let bounds = task.rules.answerBounds[index] else { return }
         for bound in bounds {
-            guard let format = task.step(at: index)?.format(item: bound.item), let keys = AnswerBounds.keys(of: format.rules) else { continue }
+            let keys = bound.keys
             let (low, high) = bound.evaluated(on: self)
             func place(_ object: inout JSONObject) {
                 if bound.minimum != nil { object[keys.minimum] = low.flatMap { $0.isNull ? nil : $0 } }

@@ -16,6 +16,38 @@ struct AnswerRejection: Error, Sendable {
 /// The type a question result reports, and what predicates compare answers as.
 enum ResultType: String, Sendable {
     case boolean, choice, scale, numeric, text, date, timeOfDay, timeInterval, location, multipleComponent, ses
+
+    /// The type its answers have in expressions (a date's is `.date`; `DateFormat` says when
+    /// it is a date and time); nil for answers only `answered` reads.
+    var expressionType: ExpressionType? {
+        switch self {
+        case .boolean: return .boolean
+        case .choice: return .choice
+        case .scale, .numeric, .timeInterval, .ses: return .number
+        case .text: return .string
+        case .date: return .date
+        case .timeOfDay: return .time
+        case .location, .multipleComponent: return nil
+        }
+    }
+}
+
+/// Where every answer a format accepts lies, in the order predicates and expressions compare
+/// its answers (`AnswerValue.magnitude`): numbers as themselves, dates as their instant,
+/// times of day as seconds since midnight. nil on a side: no bound there. It may be wider than
+/// the exact set of answers (a scale's steps are not in it), never narrower: the checker claims
+/// "never holds" from it.
+struct ValueRange: Sendable, Equatable {
+    var minimum: Double?
+    var maximum: Double?
+}
+
+/// The keys of a format's two bounds that a definition may write as expressions, and the type
+/// each expression must have (`AnswerBounds`).
+struct BoundKeys: Sendable, Equatable {
+    let minimum: String
+    let maximum: String
+    let type: ExpressionType
 }
 
 /// One answer format's rules: what an answer must look like and how it is reported.
@@ -23,8 +55,21 @@ enum ResultType: String, Sendable {
 /// Each format is a small value built once at compile time; `validate` runs on every answer
 /// and returns the answer as it is kept (normalized where the format says so, for example an
 /// exclusive choice clearing the others), or `nil` when the answer clears the question.
+///
+/// Every fact about a format is asked of the format, never worked out elsewhere by its type:
+/// its result type and expression type, its value range (the checker's "never holds"), its
+/// bound keys and what an answer outside bounds written as expressions is told, its scores,
+/// its defaults. Adding a format is one file here and a line in `AnswerFormat.parsers`.
 protocol AnswerFormatRules: Sendable {
     var resultType: ResultType { get }
+    /// The type of its answers in expressions (`resultType`'s, unless the format says more).
+    var expressionType: ExpressionType? { get }
+    /// Where every answer it accepts lies (nil: it has no order, or no bound is known).
+    var valueRange: ValueRange? { get }
+    /// The keys of the bounds a definition may write as expressions (nil: none may be).
+    var boundKeys: BoundKeys? { get }
+    /// What `{"score": ...}` reads of its answers (empty: it has no scores).
+    var scores: ScoreTable { get }
     /// The unit written next to numeric results ("years", "cm"), if any.
     var unit: String? { get }
     /// Every setting this format applies when the definition leaves it out (a bound, a unit, a
@@ -35,9 +80,18 @@ protocol AnswerFormatRules: Sendable {
     /// them once every step is known); the format itself leaves them out of its own checks.
     var boundExpressions: JSONObject { get }
     func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON?
+    /// Why `answer` (as kept, not "don't know") is outside the bounds once those written as
+    /// expressions are evaluated: `minimum`/`maximum` nil where the bound is the definition's
+    /// literal one, `.null` where the expression gives no bound. nil: it is within them.
+    func boundRejection(_ answer: JSON, minimum: ExpressionValue?, maximum: ExpressionValue?) -> AnswerRejection?
 }
 
 extension AnswerFormatRules {
+    var expressionType: ExpressionType? { resultType.expressionType }
+    var valueRange: ValueRange? { nil }
+    var boundKeys: BoundKeys? { nil }
+    var scores: ScoreTable { ScoreTable() }
+    func boundRejection(_ answer: JSON, minimum: ExpressionValue?, maximum: ExpressionValue?) -> AnswerRejection? { nil }
     var unit: String? { nil }
     var defaults: JSONObject { JSONObject() }
     var boundExpressions: JSONObject { JSONObject() }

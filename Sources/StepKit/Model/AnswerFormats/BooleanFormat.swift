@@ -5,6 +5,7 @@ struct BooleanFormat: AnswerFormatRules {
     var noScore: Double?
 
     var resultType: ResultType { .boolean }
+    var scores: ScoreTable { ScoreTable(yes: yesScore, no: noScore) }
 
     /// The labels of the two answers, ResearchKit's, so no host keeps its own "Yes" and "No".
     var defaults: JSONObject { JSONObject(["yesString": .string("Yes"), "noString": .string("No")]) }

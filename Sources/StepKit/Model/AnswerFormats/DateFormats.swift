@@ -12,6 +12,15 @@ struct DateFormat: AnswerFormatRules {
     var boundExpressions = JSONObject()
 
     var resultType: ResultType { .date }
+    var expressionType: ExpressionType? { withTime ? .dateTime : .date }
+    /// The literal limits as instants; none for partial answers, which a limit refuses only
+    /// when they lie wholly outside it.
+    var valueRange: ValueRange? {
+        guard !partial, minimum != nil || maximum != nil else { return nil }
+        return ValueRange(minimum: minimum.map { Double($0.value.instant) }, maximum: maximum.map { Double($0.value.instant) })
+    }
+    var boundKeys: BoundKeys? { BoundKeys(minimum: DateFormat.minimumKey, maximum: DateFormat.maximumKey, type: withTime ? .dateTime : .date) }
+    static let minimumKey = "minimumDate", maximumKey = "maximumDate"
     var defaults: JSONObject {
         JSONObject(["style": .string(withTime ? "dateTime" : "date"), "minuteInterval": .int(Int64(minuteInterval))])
     }
@@ -26,7 +35,7 @@ struct DateFormat: AnswerFormatRules {
             d.error("invalidValue", "\"minuteInterval\" must divide 60.", at: r.path.key("minuteInterval"))
         }
         _ = r.string("calendar")
-        let expressions = expressionBounds(r, ["minimumDate", "maximumDate"])
+        let expressions = expressionBounds(r, [minimumKey, maximumKey])
         func limit(_ key: String) -> (String, CalendarValue)? {
             guard expressions[key] == nil, let text = r.string(key) else { return nil }
             guard let value = CalendarValue.parse(text), value.isDateTime == withTime else {
@@ -35,7 +44,7 @@ struct DateFormat: AnswerFormatRules {
             }
             return (text, value)
         }
-        let minimum = limit("minimumDate"), maximum = limit("maximumDate")
+        let minimum = limit(minimumKey), maximum = limit(maximumKey)
         if let minimum, let maximum, minimum.1.instant > maximum.1.instant {
             d.error("minimumAboveMaximum", "\"minimumDate\" is after \"maximumDate\".", at: r.path.key("minimumDate"))
         }
@@ -83,12 +92,30 @@ struct DateFormat: AnswerFormatRules {
     }
 
     private var rangeMessage: String {
+        DateFormat.rangeMessage(minimum?.text, maximum?.text, neither: "Enter \(shape).")
+    }
+
+    private static func rangeMessage(_ minimum: String?, _ maximum: String?, neither: String) -> String {
         switch (minimum, maximum) {
-        case let (min?, max?): return "Enter a date between \(min.text) and \(max.text)."
-        case let (min?, nil): return "Enter a date on or after \(min.text)."
-        case let (nil, max?): return "Enter a date on or before \(max.text)."
-        case (nil, nil): return "Enter \(shape)."
+        case let (min?, max?): return "Enter a date between \(min) and \(max)."
+        case let (min?, nil): return "Enter a date on or after \(min)."
+        case let (nil, max?): return "Enter a date on or before \(max)."
+        case (nil, nil): return neither
         }
+    }
+
+    /// Outside the bounds written as expressions, as they evaluate now (a literal limit is this
+    /// format's own check; here it only completes the message).
+    func boundRejection(_ answer: JSON, minimum low: ExpressionValue?, maximum high: ExpressionValue?) -> AnswerRejection? {
+        guard let text = answer.stringValue, let parsed = CalendarValue.parse(text) else { return nil }
+        let low = low ?? .null, high = high ?? .null
+        let value = ExpressionValue(parsed)
+        let lowText = low.isNull ? minimum?.text : low.json.stringValue
+        let highText = high.isNull ? maximum?.text : high.json.stringValue
+        let below = ExpressionValue.order(value, low).map { $0 < 0 } ?? false
+        let above = ExpressionValue.order(value, high).map { $0 > 0 } ?? false
+        guard below || above else { return nil }
+        return AnswerRejection("outOfRange", DateFormat.rangeMessage(lowText, highText, neither: "Enter a date within the allowed range."))
     }
 }
 
@@ -106,6 +133,9 @@ struct TimeOfDayFormat: AnswerFormatRules {
     var seconds = false
 
     var resultType: ResultType { .timeOfDay }
+    /// Seconds since midnight: the last time on the interval is 24:00 less one interval (and
+    /// its 59th second, when seconds are written).
+    var valueRange: ValueRange? { ValueRange(minimum: 0, maximum: Double((24 * 60 - minuteInterval) * 60 + (seconds ? 59 : 0))) }
     var defaults: JSONObject { JSONObject(["minuteInterval": .int(Int64(minuteInterval))]) }
 
     static func parse(_ r: FieldReader) -> (any AnswerFormatRules)? {

@@ -21,6 +21,16 @@ struct NumberRange: Sendable {
         }
     }
 
+    /// Whole numbers are kept as 64-bit integers and refused from 9e15 on (`check`).
+    static let wholeLimit = 9.0e15
+
+    /// Where the numbers `check` accepts lie (`AnswerFormatRules.valueRange`).
+    var valueRange: ValueRange {
+        guard wholeNumbers else { return ValueRange(minimum: minimum, maximum: maximum) }
+        let largest = NumberRange.wholeLimit - 1
+        return ValueRange(minimum: Swift.max(minimum ?? -largest, -largest), maximum: Swift.min(maximum ?? largest, largest))
+    }
+
     /// The bounds and unit under a format's keys, for `AnswerFormatRules.defaults`.
     func defaults(minimumKey: String, maximumKey: String) -> JSONObject {
         var fields = JSONObject()
@@ -38,7 +48,7 @@ struct NumberRange: Sendable {
             throw AnswerRejection("notAnInteger", instruction)
         }
         // Whole numbers are kept as 64-bit integers; beyond 2^53 they would not be exact anyway.
-        if wholeNumbers && abs(value) >= 9.0e15 { throw AnswerRejection("outOfRange", instruction) }
+        if wholeNumbers && abs(value) >= NumberRange.wholeLimit { throw AnswerRejection("outOfRange", instruction) }
         if let minimum, value < minimum { throw AnswerRejection("outOfRange", instruction) }
         if let maximum, value > maximum { throw AnswerRejection("outOfRange", instruction) }
         return value

@@ -9,11 +9,15 @@ struct NumericFormat: AnswerFormatRules {
     var boundExpressions = JSONObject()
 
     var resultType: ResultType { .numeric }
+    /// The literal bounds (a bound written as an expression is not known before it is set).
+    var valueRange: ValueRange? { range.valueRange }
+    var boundKeys: BoundKeys? { NumericFormat.boundKeys }
+    static let boundKeys = BoundKeys(minimum: "minimum", maximum: "maximum", type: .number)
 
     static func parse(_ r: FieldReader) -> (any AnswerFormatRules)? {
         let style = r.choice("style", of: ["integer", "decimal"], required: true)
         let whole = style == "integer"
-        let expressions = expressionBounds(r, ["minimum", "maximum"])
+        let expressions = expressionBounds(r, [boundKeys.minimum, boundKeys.maximum])
         let (minimum, maximum) = readBounds(r, minimumKey: "minimum", maximumKey: "maximum", whole: false, skipping: expressions)
         let unit = r.string("unit")
         r.accept(strings: ["displayUnit", "placeholder"])
@@ -35,6 +39,18 @@ struct NumericFormat: AnswerFormatRules {
         }
         return range.wholeNumbers ? .int(Int64(value)) : answer
     }
+
+    /// Outside the bounds as they evaluate now: the message is the format's own sentence with
+    /// the evaluated bounds in it (a bound that evaluates to null is none).
+    func boundRejection(_ answer: JSON, minimum: ExpressionValue?, maximum: ExpressionValue?) -> AnswerRejection? {
+        guard let value = answer.numericValue else { return nil }
+        var bounded = range
+        if let minimum { bounded.minimum = nil; if case .number(let d) = minimum { bounded.minimum = d } }
+        if let maximum { bounded.maximum = nil; if case .number(let d) = maximum { bounded.maximum = d } }
+        let below = bounded.minimum.map { value < $0 } ?? false
+        let above = bounded.maximum.map { value > $0 } ?? false
+        return below || above ? AnswerRejection("outOfRange", bounded.instruction) : nil
+    }
 }
 
 /// `height` (centimetres) and `weight` (kilograms): ResearchKit's `ORKHeightAnswerFormat` and
@@ -45,6 +61,7 @@ struct MeasurementFormat: AnswerFormatRules {
     let range: NumberRange
 
     var resultType: ResultType { .numeric }
+    var valueRange: ValueRange? { range.valueRange }
     var unit: String? { range.unit }
     var defaults: JSONObject { range.defaults(minimumKey: "minimumValue", maximumKey: "maximumValue") }
 
@@ -70,6 +87,7 @@ struct AgeFormat: AnswerFormatRules {
     let range: NumberRange
 
     var resultType: ResultType { .numeric }
+    var valueRange: ValueRange? { range.valueRange }
     var unit: String? { "years" }
     var defaults: JSONObject { range.defaults(minimumKey: "minimumAge", maximumKey: "maximumAge") }
 
@@ -94,6 +112,7 @@ struct SESFormat: AnswerFormatRules {
     static let range = NumberRange(minimum: 0, maximum: 9, wholeNumbers: true)
 
     var resultType: ResultType { .ses }
+    var valueRange: ValueRange? { SESFormat.range.valueRange }
     /// The ladder's rungs, which a definition cannot change.
     var defaults: JSONObject { SESFormat.range.defaults(minimumKey: "minimum", maximumKey: "maximum") }
 
@@ -114,6 +133,8 @@ struct TimeIntervalFormat: AnswerFormatRules {
     let stepMinutes: Int
 
     var resultType: ResultType { .timeInterval }
+    /// Seconds, from none to `maximumInterval`.
+    var valueRange: ValueRange? { ValueRange(minimum: 0, maximum: maximum) }
     /// Answers are seconds: the unit is stated for the host, not written with the result.
     var defaults: JSONObject {
         JSONObject(["maximumInterval": .number(maximum), "step": .int(Int64(stepMinutes)), "unit": .string("s")])

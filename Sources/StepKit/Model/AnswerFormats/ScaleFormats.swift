@@ -9,6 +9,7 @@ struct ScaleFormat: AnswerFormatRules {
     let step: Int
 
     var resultType: ResultType { .scale }
+    var valueRange: ValueRange? { range.valueRange }
     var defaults: JSONObject { JSONObject(["step": .int(Int64(step))]) }
 
     static func parse(_ r: FieldReader) -> (any AnswerFormatRules)? {
@@ -52,6 +53,7 @@ struct ContinuousScaleFormat: AnswerFormatRules {
     let fractionDigits: Int
 
     var resultType: ResultType { .scale }
+    var valueRange: ValueRange? { range.valueRange }
     var defaults: JSONObject { JSONObject(["maximumFractionDigits": .int(Int64(fractionDigits))]) }
 
     static func parse(_ r: FieldReader) -> (any AnswerFormatRules)? {

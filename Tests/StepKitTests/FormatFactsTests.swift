@@ -1,0 +1,125 @@
+import Testing
+@testable import StepKit
+
+/// The facts each answer format owns (issue 28): what the checker, the expression compiler and
+/// the bounds read from the format. Expected values come from the formats' definitions in
+/// docs/task-format.md ("Answer formats"), not from the engine.
+@Suite struct FormatFactsTests {
+    private func rules(_ format: String) throws -> any AnswerFormatRules {
+        let task = try questionTask(format)
+        guard let rules = task.steps.first?.format()?.rules else { throw StepKitError(.internal, code: "noFormat", message: format) }
+        return rules
+    }
+
+    private func range(_ format: String) throws -> ValueRange? { try rules(format).valueRange }
+
+    /// 2020-01-01 and 2020-12-31 at 00:00 UTC, in milliseconds since 1970 (18262 and 18627 days).
+    private static let newYear2020 = 18_262.0 * 86_400_000
+    private static let newYearsEve2020 = 18_627.0 * 86_400_000
+
+    @Test func eachFormatStatesTheRangeItsDefinitionGives() throws {
+        // Bounds the definition gives.
+        #expect(try range(#"{"type": "scale", "minimum": 1, "maximum": 5}"#) == ValueRange(minimum: 1, maximum: 5))
+        #expect(try range(#"{"type": "continuousScale", "minimum": -2.5, "maximum": 7.5, "maximumFractionDigits": 1}"#) == ValueRange(minimum: -2.5, maximum: 7.5))
+        #expect(try range(#"{"type": "numeric", "style": "decimal", "minimum": 0, "maximum": 24}"#) == ValueRange(minimum: 0, maximum: 24))
+        #expect(try range(#"{"type": "numeric", "style": "decimal"}"#) == ValueRange(minimum: nil, maximum: nil))
+        // An integer is a whole number below 9×10^15 in magnitude.
+        #expect(try range(#"{"type": "numeric", "style": "integer"}"#) == ValueRange(minimum: -8_999_999_999_999_999, maximum: 8_999_999_999_999_999))
+        #expect(try range(#"{"type": "numeric", "style": "integer", "minimum": 18}"#) == ValueRange(minimum: 18, maximum: 8_999_999_999_999_999))
+        #expect(try range(#"{"type": "age", "minimumAge": 18, "maximumAge": 90}"#) == ValueRange(minimum: 18, maximum: 90))
+        #expect(try range(#"{"type": "timeInterval", "maximumInterval": 3600}"#) == ValueRange(minimum: 0, maximum: 3600))
+        // The documented defaults where the definition leaves a bound out.
+        #expect(try range(#"{"type": "height"}"#) == ValueRange(minimum: 0, maximum: 300))
+        #expect(try range(#"{"type": "weight"}"#) == ValueRange(minimum: 0, maximum: 657))
+        #expect(try range(#"{"type": "age"}"#) == ValueRange(minimum: 0, maximum: 125))
+        #expect(try range(#"{"type": "ses"}"#) == ValueRange(minimum: 0, maximum: 9))
+        #expect(try range(#"{"type": "timeInterval"}"#) == ValueRange(minimum: 0, maximum: 86_340))
+        // Times of day as seconds since midnight: 23:59, 23:59:59, and 23:45 on a 15-minute interval.
+        #expect(try range(#"{"type": "timeOfDay"}"#) == ValueRange(minimum: 0, maximum: 23 * 3600 + 59 * 60))
+        #expect(try range(#"{"type": "timeOfDay", "seconds": true}"#) == ValueRange(minimum: 0, maximum: 23 * 3600 + 59 * 60 + 59))
+        #expect(try range(#"{"type": "timeOfDay", "minuteInterval": 15}"#) == ValueRange(minimum: 0, maximum: 23 * 3600 + 45 * 60))
+        // Dates as instants.
+        #expect(try range(#"{"type": "date", "minimumDate": "2020-01-01", "maximumDate": "2020-12-31"}"#)
+                == ValueRange(minimum: Self.newYear2020, maximum: Self.newYearsEve2020))
+        #expect(try range(#"{"type": "date", "minimumDate": "2020-01-01"}"#) == ValueRange(minimum: Self.newYear2020, maximum: nil))
+        // No order, or nothing known: a partial date may lie partly outside its limits.
+        #expect(try range(#"{"type": "date"}"#) == nil)
+        #expect(try range(#"{"type": "date", "minimumDate": "2020-01-01", "partial": true}"#) == nil)
+        #expect(try range(#"{"type": "date", "minimumDate": {"today": []}}"#) == nil)
+        #expect(try range(#"{"type": "numeric", "style": "decimal", "minimum": {"+": [1, 2]}, "maximum": 10}"#) == ValueRange(minimum: nil, maximum: 10))
+        for format in [#"{"type": "boolean"}"#, #"{"type": "text"}"#, #"{"type": "email"}"#, #"{"type": "location"}"#,
+                       #"{"type": "textChoice", "style": "singleChoice", "textChoices": [{"text": "A", "value": 1}]}"#] {
+            #expect(try range(format) == nil, "\(format)")
+        }
+    }
+
+    @Test func eachFormatStatesItsExpressionTypeBoundKeysAndScores() throws {
+        #expect(try rules(#"{"type": "date"}"#).expressionType == .date)
+        #expect(try rules(#"{"type": "date", "style": "dateTime"}"#).expressionType == .dateTime)
+        #expect(try rules(#"{"type": "timeOfDay"}"#).expressionType == .time)
+        for number in [#"{"type": "scale", "minimum": 0, "maximum": 10}"#, #"{"type": "numeric", "style": "integer"}"#,
+                       #"{"type": "timeInterval"}"#, #"{"type": "ses"}"#, #"{"type": "age"}"#, #"{"type": "height"}"#] {
+            #expect(try rules(number).expressionType == .number, "\(number)")
+        }
+        #expect(try rules(#"{"type": "text"}"#).expressionType == .string)
+        #expect(try rules(#"{"type": "boolean"}"#).expressionType == .boolean)
+        #expect(try rules(#"{"type": "location"}"#).expressionType == nil)
+
+        // Which bounds may be written as expressions: numeric's minimum/maximum, date's minimumDate/maximumDate.
+        #expect(try rules(#"{"type": "numeric", "style": "decimal"}"#).boundKeys == BoundKeys(minimum: "minimum", maximum: "maximum", type: .number))
+        #expect(try rules(#"{"type": "date", "style": "dateTime"}"#).boundKeys == BoundKeys(minimum: "minimumDate", maximum: "maximumDate", type: .dateTime))
+        #expect(try rules(#"{"type": "scale", "minimum": 0, "maximum": 10}"#).boundKeys == nil)
+        #expect(problems(#"{"identifier": "t", "steps": [{"type": "question", "identifier": "q", "answerFormat": {"type": "scale", "minimum": 0, "maximum": {"today": []}}}]}"#).isEmpty == false)
+
+        let yesNo = try rules(#"{"type": "boolean", "yesScore": 2, "noScore": 0}"#).scores
+        #expect(yesNo.yes == 2 && yesNo.no == 0)
+        let choice = try rules(#"{"type": "textChoice", "style": "multipleChoice", "textChoices": [{"text": "A", "value": "a", "score": 1}, {"text": "B", "value": "b"}, {"text": "C", "value": "c", "score": 3}]}"#).scores
+        #expect(choice.choices.map(\.score) == [1, 3])
+        #expect(try rules(#"{"type": "text"}"#).scores.isEmpty)
+    }
+
+    /// A task whose step `q` has `format`, then `a`, `b` and `done`; `a` is skipped by `skip`.
+    private func skipFindings(_ format: String, _ skip: String) throws -> [String] {
+        try findings("""
+        {"identifier": "t", "steps": [
+          {"type": "question", "identifier": "q", "answerFormat": \(format)},
+          {"type": "instruction", "identifier": "a"}, {"type": "instruction", "identifier": "b"},
+          {"type": "completion", "identifier": "done"}],
+         "skipRules": {"a": \(skip)}}
+        """).map(\.code)
+    }
+
+    /// The checker read a format's range in two places that disagreed: predicates knew seven
+    /// formats, expressions three (scale, continuous scale, numeric). Both read the format's
+    /// range now, so a comparison past the documented top of each format never holds, written
+    /// either way, and one just inside it may.
+    @Test func predicatesAndExpressionsReadOneRange() throws {
+        let tops: [(format: String, top: Int)] = [
+            (#"{"type": "age"}"#, 125), (#"{"type": "ses"}"#, 9), (#"{"type": "timeInterval"}"#, 86_340),
+            (#"{"type": "height"}"#, 300), (#"{"type": "weight"}"#, 657), (#"{"type": "scale", "minimum": 1, "maximum": 5}"#, 5),
+            (#"{"type": "numeric", "style": "decimal", "minimum": 0, "maximum": 24}"#, 24),
+        ]
+        for (format, top) in tops {
+            #expect(try skipFindings(format, #"{"result": "q", "exclusiveMinimum": \#(top)}"#) == ["skipRuleNeverApplies"], "\(format)")
+            #expect(try skipFindings(format, #"{">": [{"answer": "q"}, \#(top)]}"#) == ["skipRuleNeverApplies"], "\(format)")
+            #expect(try skipFindings(format, #"{"<": [\#(top), {"answer": "q"}]}"#) == ["skipRuleNeverApplies"], "\(format)")
+            #expect(try skipFindings(format, #"{"==": [{"answer": "q"}, \#(top + 1)]}"#) == ["skipRuleNeverApplies"], "\(format)")
+            #expect(try skipFindings(format, #"{"result": "q", "exclusiveMinimum": \#(top - 1)}"#).isEmpty, "\(format)")
+            #expect(try skipFindings(format, #"{">": [{"answer": "q"}, \#(top - 1)]}"#).isEmpty, "\(format)")
+        }
+    }
+
+    /// Dates and times of day have a range too: their limits (a date's `minimumDate` and
+    /// `maximumDate`; a time's last minute on its interval).
+    @Test func datesAndTimesOfDayHaveTheirLimitsAsRange() throws {
+        let year = #"{"type": "date", "minimumDate": "2020-01-01", "maximumDate": "2020-12-31"}"#
+        #expect(try skipFindings(year, #"{"result": "q", "maximum": "2019-12-31"}"#) == ["skipRuleNeverApplies"])
+        #expect(try skipFindings(year, #"{"result": "q", "equals": "2021-01-01"}"#) == ["skipRuleNeverApplies"])
+        #expect(try skipFindings(year, #"{"result": "q", "maximum": "2020-01-01"}"#).isEmpty)
+        // A partial answer may lie partly before the minimum: no claim.
+        #expect(try skipFindings(#"{"type": "date", "minimumDate": "2020-01-01", "partial": true}"#, #"{"result": "q", "maximum": "2019-12-31"}"#).isEmpty)
+        let quarters = #"{"type": "timeOfDay", "minuteInterval": 15}"#
+        #expect(try skipFindings(quarters, #"{"result": "q", "minimum": "23:50"}"#) == ["skipRuleNeverApplies"])
+        #expect(try skipFindings(quarters, #"{"result": "q", "minimum": "23:45"}"#).isEmpty)
+    }
+}
