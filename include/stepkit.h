@@ -407,8 +407,14 @@ int stepkit_session_open(stepkit_task *task, const char *options_json,
  * where navigation ends, and the dates must follow each other (the run starts before its first
  * visit, each visit ends after it starts and before the next starts, the run ends after its
  * last visit; only the current visit is open, and only a finished run has an end date). Every
- * saved answer is checked by the validation stepkit_session_set_answer() uses ("damaged" when
- * it fails). This holds keyed or not, and it does not make unkeyed data authentic: see
+ * saved answer is checked again by the parts of stepkit_session_set_answer()'s decision that
+ * depend only on the task and the answer: its answer format and the bound of every "matches"
+ * condition that reads it ("damaged" when it fails, with the part's message). The other two
+ * parts depended on the moment the answer was set, so they are not replayed on it: a form's
+ * confirmations are checked where a visit was left going forward (as go_forward checks them;
+ * a draft may hold one its original has since moved away from), and bounds given as expressions
+ * were evaluated on the answers and the clock of that moment (a later change of an answer they
+ * read, or "today" moving on, would refuse an answer rightly accepted). This holds keyed or not, and it does not make unkeyed data authentic: see
  * stepkit_session_save(). With "migrate" the saved answers are validated and the run is walked
  * again on the new version, so its path is the engine's own; its visits keep their saved dates
  * while they follow each other (a step asked again is a new visit, dated now).
@@ -511,6 +517,13 @@ int stepkit_session_state(stepkit_session *session, char **out);
  * For a form step it is an object {"item": answer, ...}: the named items are set (null clears
  * one), the others keep their answers. An exclusive choice that is newly selected clears the
  * other choices; a choice newly selected next to an exclusive one clears the exclusive one.
+ *
+ * Whether the answer is accepted is one decision in four parts, each run once the ones before
+ * it pass: the answer format (a form's items each by theirs); a form's "confirmText" item set by
+ * this answer equals its original's answer, once the original has one ("confirmationMismatch");
+ * every "matches" condition that reads the answer can match it within its bound; the bounds
+ * given as expressions hold. Restore replays the first and the third (see
+ * stepkit_session_restore()).
  *
  * On success stores the new state (as stepkit_session_state) in *out. On failure changes nothing
  * and returns STEPKIT_EINVAL (NULL argument), STEPKIT_EPARSE, STEPKIT_EANSWER (the message says

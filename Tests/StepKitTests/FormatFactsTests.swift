@@ -123,3 +123,151 @@ import Testing
         #expect(try skipFindings(quarters, #"{"result": "q", "minimum": "23:45"}"#).isEmpty)
     }
 }
+
+/// The one decision whether an answer is accepted (`Task.accept`, issue 28): its four parts,
+/// each refusing with its own message, what `set_answer` runs and what restore replays.
+@Suite struct AnswerAcceptanceTests {
+    private static let definition = """
+    {"identifier": "t", "steps": [
+      {"type": "question", "identifier": "start", "answerFormat": {"type": "date"}},
+      {"type": "question", "identifier": "end", "answerFormat": {"type": "date", "minimumDate": {"answer": "start"}}},
+      {"type": "question", "identifier": "code", "answerFormat": {"type": "text", "maximumLength": 100}},
+      {"type": "form", "identifier": "account", "formItems": [
+        {"identifier": "email", "answerFormat": {"type": "email"}},
+        {"identifier": "again", "answerFormat": {"type": "confirmText", "originalItemIdentifier": "email", "errorMessage": "Type the same address twice."}}]},
+      {"type": "question", "identifier": "score", "answerFormat": {"type": "scale", "minimum": 0, "maximum": 10}},
+      {"type": "instruction", "identifier": "a"}, {"type": "instruction", "identifier": "b"}],
+     "skipRules": {"a": {"result": "code", "matches": "^(a+)+$"}}}
+    """
+
+    /// A text a pattern with nested repetition cannot check within its bound (RegexTests).
+    private static let tooRepetitive = String(repeating: "a", count: 20) + "!"
+
+    private func refusal(_ task: Task, _ step: String, _ answer: String, previous: String? = nil,
+                         parts: AcceptanceParts = .setAnswer, answers: [String: String] = [:]) throws -> String? {
+        guard let index = task.stepIndex[step], let s = task.step(at: index) else { return "no step" }
+        var session = Session(task: task, options: SessionOptions())
+        for (id, value) in answers { if let i = task.stepIndex[id] { session.answers[i] = try json(value) } }
+        let given = try json(answer), before = try previous.map(json)
+        do throws(AnswerRefusal) {
+            _ = try task.accept(given, to: s, at: index, previous: before, parts: parts) { kept in
+                var trial = session
+                trial.answers[index] = kept
+                return trial
+            }
+            return nil
+        } catch {
+            return error.problems.map { "\($0.code): \($0.message)" }.joined(separator: " | ")
+        }
+    }
+
+    @Test func eachPartRefusesWithItsOwnMessage() throws {
+        let task = try compile(Self.definition)
+        // The format.
+        #expect(try refusal(task, "score", "11") == "outOfRange: Enter a whole number between 0 and 10.")
+        // The confirm text: the definition's errorMessage, once the original has an answer.
+        #expect(try refusal(task, "account", #"{"again": "b@example.org"}"#, previous: #"{"email": "a@example.org"}"#)
+                == "confirmationMismatch: Type the same address twice.")
+        #expect(try refusal(task, "account", #"{"again": "b@example.org"}"#) == nil)
+        // The match bounds of the conditions that read the answer.
+        #expect(try refusal(task, "code", "\"\(Self.tooRepetitive)\"")
+                == "patternTooComplex: This text is too long or too repetitive to check against the expected pattern; shorten it.")
+        #expect(try refusal(task, "code", #""aaa""#) == nil)
+        // The bounds written as expressions, on the answers as they will be.
+        #expect(try refusal(task, "end", #""2026-10-31""#, answers: ["start": #""2026-11-01""#])
+                == "outOfRange: Enter a date on or after 2026-11-01.")
+        #expect(try refusal(task, "end", #""2026-11-01""#, answers: ["start": #""2026-11-01""#]) == nil)
+        // The parts restore leaves out pass what only they refuse.
+        #expect(try refusal(task, "end", #""2026-10-31""#, parts: .restore, answers: ["start": #""2026-11-01""#]) == nil)
+        #expect(try refusal(task, "account", #"{"again": "b@example.org"}"#, previous: #"{"email": "a@example.org"}"#, parts: .restore) == nil)
+        // ...and not what the format or the match bounds refuse.
+        #expect(try refusal(task, "score", "11", parts: .restore) != nil)
+        #expect(try refusal(task, "code", "\"\(Self.tooRepetitive)\"", parts: .restore) != nil)
+    }
+
+    @Test func setAnswerRefusesThroughTheOneDecisionAndChangesNothing() throws {
+        let task = try compile(Self.definition)
+        var s = Session(task: task, options: SessionOptions())
+        func refusal(_ answer: String) -> String? {
+            do { try s.setAnswer(try json(answer)); return nil } catch let e as StepKitError {
+                #expect(e.status == .answer)
+                return e.problems.first.map { "\($0.code): \($0.message)" }
+            } catch { return "?" }
+        }
+        #expect(refusal(#""2026-11-01""#) == nil)
+        try s.goForward()
+        #expect(refusal(#""2026-10-31""#) == "outOfRange: Enter a date on or after 2026-11-01.")
+        #expect(s.answers[1] == nil)
+        #expect(refusal(#""2026-11-02""#) == nil)
+        try s.goForward()
+        #expect(refusal("\"\(Self.tooRepetitive)\"") == "patternTooComplex: This text is too long or too repetitive to check against the expected pattern; shorten it.")
+        #expect(s.answers[2] == nil)
+        #expect(refusal(#""aaa""#) == nil)
+        try s.goForward()
+        #expect(refusal(#"{"email": "a@example.org"}"#) == nil)
+        #expect(refusal(#"{"again": "b@example.org"}"#) == "confirmationMismatch: Type the same address twice.")
+        #expect(s.answers[3]?.objectValue?["again"] == nil)
+    }
+
+    private func restore(_ saved: JSON, _ task: Task) throws(StepKitError) -> Session {
+        let text = JSONWriter.string(saved)
+        let result = text.withCString { pointer in
+            Result { () throws(StepKitError) -> Session in try Restoration.restore(pointer, task: task, options: SessionOptions(), clock: .system) }
+        }
+        return try result.get()
+    }
+
+    /// `document` with `answer` saved in place of `old` (every copy of it), signed again as a
+    /// writer of unkeyed data could.
+    private func forged(_ document: JSON, replacing old: String, with answer: String) throws -> JSON {
+        guard case .object(var object) = document else { return document }
+        object["integrity"] = nil
+        let text = JSONWriter.string(.object(object))
+        var parts = text.split(separator: Substring(old), omittingEmptySubsequences: false).map(String.init)
+        #expect(parts.count > 1, "the saved document has no \(old)")
+        let joined = parts.removeFirst() + parts.map { answer + $0 }.joined()
+        guard case .object(var changed) = try json(joined) else { return document }
+        let (algorithm, digest) = try Restoration.sign(JSONWriter.string(.object(changed)), key: nil)
+        changed["integrity"] = .object(JSONObject(["algorithm": .string(algorithm), "digest": .string(digest)]))
+        return .object(changed)
+    }
+
+    /// Restore replays the format and the match bounds on every saved answer ("damaged" with
+    /// the part's message), and not the confirm text of a draft nor the expression bounds:
+    /// those held when the answer was set and may not now (include/stepkit.h,
+    /// stepkit_session_restore()).
+    @Test func restoreReplaysWhatDependsOnlyOnTheTaskAndTheAnswer() throws {
+        let task = try compile(Self.definition)
+        var s = Session(task: task, options: SessionOptions())
+        try s.setAnswer(try json(#""2026-11-01""#))
+        try s.goForward()
+        try s.setAnswer(try json(#""2026-11-02""#))
+        // Back to the start, moved past the end's answer: the end's bound no longer holds, and
+        // the end's answer was rightly accepted.
+        try s.goBackward()
+        try s.setAnswer(try json(#""2026-11-20""#))
+        try s.goForward()
+        try s.goForward()
+        try s.setAnswer(try json(#""aaa""#))
+        try s.goForward()
+        // A draft whose confirmation its original has since moved away from.
+        try s.setAnswer(try json(#"{"again": "b@example.org"}"#))
+        try s.setAnswer(try json(#"{"email": "a@example.org"}"#))
+        let saved = Restoration.save(s)
+        let back = try restore(saved, task)
+        #expect(back.answers[1] == .string("2026-11-02"))
+        #expect(back.answers[3] == (try json(#"{"again": "b@example.org", "email": "a@example.org"}"#)))
+        #expect(Restoration.save(back) == saved)
+
+        func refusal(_ document: JSON) -> String? {
+            do throws(StepKitError) { _ = try restore(document, task); return nil } catch {
+                #expect(error.status == .restore)
+                return error.problems.first.map { "\($0.code): \($0.message)" }
+            }
+        }
+        #expect(refusal(try forged(saved, replacing: #""aaa""#, with: "\"\(Self.tooRepetitive)\""))
+                == "damaged: A saved answer does not fit the task: This text is too long or too repetitive to check against the expected pattern; shorten it.")
+        #expect(refusal(try forged(saved, replacing: #""aaa""#, with: "\"\(String(repeating: "x", count: 101))\""))
+                == "damaged: A saved answer does not fit the task: Enter at most 100 characters.")
+    }
+}

@@ -1,8 +1,9 @@
-/// The one validation of an answer to a step, used by `set_answer`, by restore (which checks
-/// saved answers exactly as they were accepted) and by migration (which keeps what still fits):
-/// a question's answer by its answer format (`Model/AnswerFormats/`), a form's item by item by
-/// theirs, with the rule a form adds across items: a `confirmText` item must equal its original
-/// (the one confirm-text check, used when a confirmation is set and when the form is left).
+/// The format part of accepting an answer, and the confirm-text part after it: `Task.accept`
+/// (`Rules/Acceptance.swift`, the one decision, for `set_answer` and restore) runs it first, and
+/// migration alone (keeping what still fits): a question's answer by its answer format
+/// (`Model/AnswerFormats/`), a form's item by item by theirs, with the rule a form adds across
+/// items: a `confirmText` item must equal its original (the one confirm-text check, used when a
+/// confirmation is set and when the form is left).
 extension Step {
     /// This step's answer checked (`previous`: the answer it replaces, which some formats keep
     /// parts of; for a form, the items it does not change). The value is nil for an empty

@@ -22,7 +22,7 @@ struct Pattern: Sendable {
     }
 
     /// Whether the pattern matches somewhere in `text`; a match past its bound counts as none
-    /// (an answer is refused before that can happen: see `Session.checkConditionMatches`).
+    /// (an answer is refused before that can happen: see `Task.accept`, its match bounds).
     func matches(_ text: String) -> Bool {
         match(text) == .match
     }

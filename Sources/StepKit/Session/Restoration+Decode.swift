@@ -19,12 +19,13 @@ extension Restoration {
             finishReason = r
         }
         // A step's answer is usually saved twice (as the step's answer and as its latest
-        // visit's), and validating is a pure function of the answer and the step: each distinct
-        // text is validated once per step (`validatedOnce` below), the second copy compared instead.
+        // visit's), and validating is a pure function of the answer and the step (its formats
+        // and the patterns that read it): each distinct text is validated once per step
+        // (`validatedOnce` below), the second copy compared instead.
         var checked: IndexTable<(saved: JSON, value: JSON)> = [:]
         func validatedOnce(_ answer: JSON, step index: Int, _ step: Step, at path: JSONPath) throws(StepKitError) -> JSON {
             if let done = checked[index], done.saved == answer { return done.value }
-            let value = try validated(answer, for: step, at: path)
+            let value = try validated(answer, to: step, at: index, of: task, path: path)
             checked[index] = (answer, value)
             return value
         }
@@ -101,14 +102,16 @@ extension Restoration {
         }
     }
 
-    /// A saved answer, checked again by the validation `set_answer` uses (`Step.validate`; a
-    /// form's confirmations are checked where the run left the step, by the replay in
-    /// `Restoration+Replay.swift`).
-    static func validated(_ answer: JSON, for step: Step, at path: JSONPath) throws(StepKitError) -> JSON {
-        let checked = step.validate(answer, previous: nil, confirming: .never)
-        if let problem = checked.problems.first {
-            throw refuse("damaged", "A saved answer does not fit the task: " + problem.message, path)
+    /// A saved answer, checked again by the parts of `set_answer`'s decision that depend only on
+    /// the task and the answer (`Task.accept` with `AcceptanceParts.restore`: its format and the
+    /// match bounds of the conditions that read it). A form's confirmations are checked where the
+    /// run left the step, by the replay in `Restoration+Replay.swift`; expression bounds are not
+    /// checked again (`Rules/Acceptance.swift` says why).
+    static func validated(_ answer: JSON, to step: Step, at index: Int, of task: Task, path: JSONPath) throws(StepKitError) -> JSON {
+        do throws(AnswerRefusal) {
+            return try task.accept(answer, to: step, at: index, previous: nil, parts: .restore) { _ in NoAnswers() } ?? .null
+        } catch {
+            throw refuse("damaged", "A saved answer does not fit the task: " + (error.problems.first?.message ?? ""), path)
         }
-        return checked.value ?? .null
     }
 }

@@ -8,20 +8,21 @@ extension Session {
         if case .message = step.content {
             throw stateError("noAnswer", "The step \"\(step.identifier)\" takes no answer.")
         }
-        let checked = step.validate(answer, previous: answers[index], confirming: .changed)
-        guard checked.problems.isEmpty else { throw StepKitError(.answer, problems: checked.problems) }
-        // Every `matches` condition reading this answer matches it now, once, within its bound.
-        let problems = task.rules.conditionPatterns.problems(step: index, value: checked.value)
-        guard problems.isEmpty else { throw StepKitError(.answer, problems: problems) }
-        // Looked up here, in the mutating call, not by a non-mutating helper: calling one copies
-        // the whole session first (`requireInProgress`), and nearly every step has no bounds.
-        if let bounds = task.rules.answerBounds[index] {
-            let outOfRange = boundProblems(bounds, step: index, value: checked.value, changed: answer)
-            guard outOfRange.isEmpty else { throw StepKitError(.answer, problems: outOfRange) }
+        // The one decision (`Rules/Acceptance.swift`); the answers with the new value in place are
+        // built only for a step with bounds written as expressions.
+        let value: JSON?
+        do throws(AnswerRefusal) {
+            value = try task.accept(answer, to: step, at: index, previous: answers[index], parts: .setAnswer) { kept in
+                var trial = self
+                trial.answers[index] = kept
+                return trial
+            }
+        } catch {
+            throw StepKitError(.answer, problems: error.problems)
         }
         // A form item with an `initial` that this answer shows is enabled now: it starts.
         let hiddenBefore = task.rules.initials[index] != nil && hasVisibilityRules(step: index) ? hiddenItems(step: index) : []
-        answers[index] = checked.value
+        answers[index] = value
         if !hiddenBefore.isEmpty {
             let shown = Set(hiddenBefore).subtracting(hiddenItems(step: index))
             if !shown.isEmpty { applyInitials(step: index, only: shown) }

@@ -29,25 +29,9 @@ extension Session {
     }
 }
 
-/// Answer bounds written as expressions (`AnswerBounds`).
+/// Answer bounds written as expressions (`AnswerBounds`; whether an answer keeps them is
+/// decided by `Task.accept`).
 extension Session {
-    /// The bounds a new answer of step `index` breaks (`bounds`: the step's), evaluated on the
-    /// answers as they will be with it; for a form, the items `changed` sets.
-    func boundProblems(_ bounds: [AnswerBounds], step index: Int, value: JSON?, changed: JSON) -> [Problem] {
-        var trial = self
-        trial.answers[index] = value
-        var problems: [Problem] = []
-        for bound in bounds {
-            if let item = bound.item {
-                guard changed.objectValue?[item] != nil else { continue }
-                if let p = bound.problem(value?.objectValue?[item], on: trial) { problems.append(p) }
-            } else if let p = bound.problem(value, on: trial) {
-                problems.append(p)
-            }
-        }
-        return problems
-    }
-
     /// The current step's presentation with its expression bounds replaced by their values now
     /// (left out when null) and the calculations it shows as `{"name": value}`.
     func presentingExpressions(_ fields: inout JSONObject, step index: Int) {

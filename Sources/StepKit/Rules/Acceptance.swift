@@ -1,0 +1,75 @@
+/// The one decision whether an answer is accepted for a step: `Task.accept`.
+///
+/// It has four parts, run in this order, each only once the ones before it passed, and an
+/// answer is refused with every problem of the first part that finds any:
+///
+/// 1. the format, always: the step's answer format, or a form's items each by its own
+///    (`Step.validate`, `Model/AnswerValidation.swift`, `Model/AnswerFormats/`);
+/// 2. `confirmText`: each confirmation the answer sets equals its original as it stands after
+///    the change, when the original has an answer (`Form.confirmationProblems`, which
+///    `Step.validate` runs once the items pass);
+/// 3. `matchBounds`: every `matches` condition that reads the answer can match it within its
+///    bound (`ConditionPatterns`), so none later reads it as "no match" for being too long;
+/// 4. `expressionBounds`: the bounds written as expressions hold, evaluated on the answers as
+///    they will be with it (`AnswerBounds`; the format words the refusal).
+///
+/// `set_answer` runs all four. Restore runs the format and `matchBounds` on every saved answer:
+/// both depend only on the task and the answer, so an answer `set_answer` accepted passes them
+/// again. It does not run the other two on a saved answer, because they depended on the moment
+/// it was set: a confirmation is checked against its original only as they stood then (a draft
+/// may hold one its original has since moved away from; leaving the form checks it, and the
+/// replay checks every visit left going forward, `Restoration+Replay.swift`), and an expression
+/// bound was evaluated on the answers and the clock of that moment (a later change of the answer
+/// it reads, or "today" moving on, would refuse an answer that was rightly accepted). Migration
+/// keeps, item by item, what still fits its answer format (the format part alone).
+struct AcceptanceParts: OptionSet, Sendable {
+    let rawValue: UInt8
+
+    static let confirmText = AcceptanceParts(rawValue: 1 << 0)
+    static let matchBounds = AcceptanceParts(rawValue: 1 << 1)
+    static let expressionBounds = AcceptanceParts(rawValue: 1 << 2)
+
+    /// What `set_answer` decides.
+    static let setAnswer: AcceptanceParts = [.confirmText, .matchBounds, .expressionBounds]
+    /// What restore replays on every saved answer (with the format), and why only that: see
+    /// the type's comment.
+    static let restore: AcceptanceParts = [.matchBounds]
+}
+
+/// An answer refused: every problem of the first part of `Task.accept` that refused it.
+struct AnswerRefusal: Error {
+    let problems: [Problem]
+}
+
+extension Task {
+    /// Whether `answer` is accepted for `step`, the task's step at `index` (`parts`: which of the decision's parts run),
+    /// and the answer as it is kept (nil: no answer). `previous`: the answer it replaces, which
+    /// some formats and a form's untouched items keep. `answers`: the session's answers with the
+    /// kept value in place, asked for only when a bound written as an expression must be
+    /// evaluated (nearly every step has none).
+    func accept<Lookup: AnswerLookup>(_ answer: JSON, to step: Step, at index: Int, previous: JSON?, parts: AcceptanceParts,
+                                      answers: (JSON?) -> Lookup) throws(AnswerRefusal) -> JSON? {
+        let checked = step.validate(answer, previous: previous, confirming: parts.contains(.confirmText) ? .changed : .never)
+        guard checked.problems.isEmpty else { throw AnswerRefusal(problems: checked.problems) }
+        let value = checked.value
+        if parts.contains(.matchBounds) {
+            let problems = rules.conditionPatterns.problems(step: index, value: value)
+            guard problems.isEmpty else { throw AnswerRefusal(problems: problems) }
+        }
+        if parts.contains(.expressionBounds), let bounds = rules.answerBounds[index] {
+            let lookup = answers(value)
+            var problems: [Problem] = []
+            for bound in bounds {
+                if let item = bound.item {
+                    // A form's bounds are checked on the items this answer sets.
+                    guard answer.objectValue?[item] != nil else { continue }
+                    if let p = bound.problem(value?.objectValue?[item], on: lookup) { problems.append(p) }
+                } else if let p = bound.problem(value, on: lookup) {
+                    problems.append(p)
+                }
+            }
+            guard problems.isEmpty else { throw AnswerRefusal(problems: problems) }
+        }
+        return value
+    }
+}
