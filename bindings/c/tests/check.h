@@ -199,12 +199,19 @@ static inline json_t *parse_out(char *out)
     return value;
 }
 
+/* The output of `read` (stepkit_session_state, stepkit_session_result), which must succeed, as
+ * text (the caller frees with stepkit_string_free), or NULL. */
+static inline char *session_output(int (*read)(stepkit_session *, char **), stepkit_session *session)
+{
+    char *out = NULL;
+    CHECK_RC(read(session, &out), STEPKIT_OK);
+    return out;
+}
+
 /* The session's state as text (the caller frees with stepkit_string_free), or NULL. */
 static inline char *state_text(stepkit_session *session)
 {
-    char *out = NULL;
-    CHECK_RC(stepkit_session_state(session, &out), STEPKIT_OK);
-    return out;
+    return session_output(stepkit_session_state, session);
 }
 
 /* The session's state, parsed (the caller decrefs), or NULL. */
@@ -216,9 +223,7 @@ static inline json_t *state_of(stepkit_session *session)
 /* The session's result as text (the caller frees with stepkit_string_free), or NULL. */
 static inline char *result_text(stepkit_session *session)
 {
-    char *out = NULL;
-    CHECK_RC(stepkit_session_result(session, &out), STEPKIT_OK);
-    return out;
+    return session_output(stepkit_session_result, session);
 }
 
 /* The session's result, parsed (the caller decrefs), or NULL. */
