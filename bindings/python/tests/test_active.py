@@ -6,6 +6,7 @@ Every test but the real-time ones runs on a ManualClock: a whole walk takes micr
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
@@ -93,6 +94,20 @@ def walk(walk_task: stepkit.Task, out_dir: Path) -> Iterator[Walk]:
     session, clock = open_walk(walk_task, out_dir)
     with session:
         yield session, clock
+
+
+def after_an_instruction(identifier: str, *steps: Dict[str, Any]) -> Dict[str, Any]:
+    """A task: an instruction ("i"), then `steps`."""
+    return {"identifier": identifier, "steps": [{"type": "instruction", "identifier": "i"}, *steps]}
+
+
+@contextlib.contextmanager
+def walk_of(definition: Dict[str, Any], out_dir: Path) -> Iterator[Walk]:
+    """A session of `definition` (recording into out_dir) and its clock, closed with its task."""
+    with stepkit.Task.from_json(definition) as task:
+        session, clock = open_walk(task, out_dir)
+        with session:
+            yield session, clock
 
 
 def open_walk(
@@ -200,132 +215,100 @@ def test_countdown_starts_and_continues_by_itself(walk: Walk) -> None:
     assert step_result(result, "walking")["startDate"] == at(5000)
 
 
-def test_a_whole_walk_in_one_tick_with_every_prompt_on_time(
-    walk_task: stepkit.Task, out_dir: Path
-) -> None:
-    session, clock = open_walk(walk_task, out_dir)
-    with session:
-        session.forward()
-        state = tick_after(session, clock, 5000 + 60_000 + 30_000, "rest")
-        assert state["active"]["status"] == "prepared"  # rest does not start by itself
-        assert state["nextDeadline"] is None
-        timeline = [
-            (e["type"], e.get("kind"), e.get("text"), e["date"])
-            for e in state["events"]
-            if e.get("step") == "walking"
-        ]
-        assert timeline == [
-            ("stepWillAppear", None, None, at(5000)),
-            ("stepDidChange", None, None, at(5000)),
-            ("activeStepStarted", None, None, at(5000)),
-            ("speak", "spokenInstruction", "Walk up to 20 steps in a straight line.", at(5000)),
-            ("vibrate", "start", None, at(5000)),
-            ("speak", "halfway", "30 seconds remaining", at(35_000)),
-            ("speak", "countDown", "3", at(62_000)),
-            ("speak", "countDown", "2", at(63_000)),
-            ("speak", "countDown", "1", at(64_000)),
-            ("speak", "finishedSpokenInstruction", "Stop walking.", at(65_000)),
-            ("playSound", "finish", None, at(65_000)),
-            ("activeStepFinished", None, None, at(65_000)),
-        ]
-        # Events come in date order, and the recorders stop when the walk finishes.
-        dates = [parse_iso8601_ms(e["date"]) for e in state["events"]]
-        assert dates == sorted(dates)
-        stopped = [e for e in state["events"] if e["type"] == "recorderStopped"]
-        assert {e["recorder"] for e in stopped} == {"accel", "pedometer"}
-        assert all(e["date"] == at(65_000) for e in stopped)
+def test_a_whole_walk_in_one_tick_with_every_prompt_on_time(walk: Walk) -> None:
+    session, clock = walk
+    session.forward()
+    state = tick_after(session, clock, 5000 + 60_000 + 30_000, "rest")
+    assert state["active"]["status"] == "prepared"  # rest does not start by itself
+    assert state["nextDeadline"] is None
+    timeline = [
+        (e["type"], e.get("kind"), e.get("text"), e["date"])
+        for e in state["events"]
+        if e.get("step") == "walking"
+    ]
+    assert timeline == [
+        ("stepWillAppear", None, None, at(5000)),
+        ("stepDidChange", None, None, at(5000)),
+        ("activeStepStarted", None, None, at(5000)),
+        ("speak", "spokenInstruction", "Walk up to 20 steps in a straight line.", at(5000)),
+        ("vibrate", "start", None, at(5000)),
+        ("speak", "halfway", "30 seconds remaining", at(35_000)),
+        ("speak", "countDown", "3", at(62_000)),
+        ("speak", "countDown", "2", at(63_000)),
+        ("speak", "countDown", "1", at(64_000)),
+        ("speak", "finishedSpokenInstruction", "Stop walking.", at(65_000)),
+        ("playSound", "finish", None, at(65_000)),
+        ("activeStepFinished", None, None, at(65_000)),
+    ]
+    # Events come in date order, and the recorders stop when the walk finishes.
+    dates = [parse_iso8601_ms(e["date"]) for e in state["events"]]
+    assert dates == sorted(dates)
+    stopped = [e for e in state["events"] if e["type"] == "recorderStopped"]
+    assert {e["recorder"] for e in stopped} == {"accel", "pedometer"}
+    assert all(e["date"] == at(65_000) for e in stopped)
 
 
 def test_prompts_of_a_step_with_every_option(out_dir: Path) -> None:
-    definition = {
-        "identifier": "p",
-        "steps": [
-            {"type": "instruction", "identifier": "i"},
-            {
-                "type": "active",
-                "identifier": "a",
-                "stepDuration": 10,
-                "shouldStartTimerAutomatically": True,
-                "shouldSpeakCountDown": True,
-                "shouldSpeakRemainingTimeAtHalfway": True,
-                "spokenInstruction": "Go.",
-                "finishedSpokenInstruction": "Stop.",
-                "shouldPlaySoundOnStart": True,
-                "shouldVibrateOnStart": True,
-                "shouldPlaySoundOnFinish": True,
-                "shouldVibrateOnFinish": True,
-            },
-            {"type": "completion", "identifier": "done"},
-        ],
-    }
-    with stepkit.Task.from_json(definition) as task:
-        session, clock = open_walk(task, out_dir)
-        with session:
-            state = session.forward()
-            assert state["active"]["status"] == "running"  # started as it appeared
-            assert [(e["type"], e.get("kind"), e["date"]) for e in state["events"][-6:]] == [
-                ("stepWillAppear", None, at(0)),
-                ("stepDidChange", None, at(0)),
-                ("activeStepStarted", None, at(0)),
-                ("speak", "spokenInstruction", at(0)),
-                ("playSound", "start", at(0)),
-                ("vibrate", "start", at(0)),
-            ]
-            deadlines = [state["nextDeadline"]]
-            events: List[Dict[str, Any]] = []
-            for _ in range(20):
-                state = tick_after(session, clock, 500)
-                events += state["events"]
-                if state["nextDeadline"] not in deadlines:
-                    deadlines.append(state["nextDeadline"])
-            prompts = [
-                (e["type"], e.get("kind"), e.get("text"), e["date"])
-                for e in events
-                if e["type"] in ("speak", "playSound", "vibrate")
-            ]
-            assert prompts == [
-                ("speak", "halfway", "5 seconds remaining", at(5000)),
-                ("speak", "countDown", "3", at(7000)),
-                ("speak", "countDown", "2", at(8000)),
-                ("speak", "countDown", "1", at(9000)),
-                ("speak", "finishedSpokenInstruction", "Stop.", at(10_000)),
-                ("playSound", "finish", None, at(10_000)),
-                ("vibrate", "finish", None, at(10_000)),
-            ]
-            # nextDeadline named each moment in turn, then nothing once finished.
-            assert deadlines == [at(5000), at(7000), at(8000), at(9000), at(10_000), None]
-            assert state["active"]["status"] == "finished"
-            assert state["step"]["identifier"] == "a"  # no shouldContinueOnFinish
-            assert session.forward()["step"]["identifier"] == "done"
+    definition = after_an_instruction("p", {
+        "type": "active", "identifier": "a", "stepDuration": 10, "shouldStartTimerAutomatically": True,
+        "shouldSpeakCountDown": True, "shouldSpeakRemainingTimeAtHalfway": True,
+        "spokenInstruction": "Go.", "finishedSpokenInstruction": "Stop.",
+        "shouldPlaySoundOnStart": True, "shouldVibrateOnStart": True,
+        "shouldPlaySoundOnFinish": True, "shouldVibrateOnFinish": True,
+    }, {"type": "completion", "identifier": "done"})
+    with walk_of(definition, out_dir) as (session, clock):
+        state = session.forward()
+        assert state["active"]["status"] == "running"  # started as it appeared
+        assert [(e["type"], e.get("kind"), e["date"]) for e in state["events"][-6:]] == [
+            ("stepWillAppear", None, at(0)),
+            ("stepDidChange", None, at(0)),
+            ("activeStepStarted", None, at(0)),
+            ("speak", "spokenInstruction", at(0)),
+            ("playSound", "start", at(0)),
+            ("vibrate", "start", at(0)),
+        ]
+        deadlines = [state["nextDeadline"]]
+        events: List[Dict[str, Any]] = []
+        for _ in range(20):
+            state = tick_after(session, clock, 500)
+            events += state["events"]
+            if state["nextDeadline"] not in deadlines:
+                deadlines.append(state["nextDeadline"])
+        prompts = [
+            (e["type"], e.get("kind"), e.get("text"), e["date"])
+            for e in events
+            if e["type"] in ("speak", "playSound", "vibrate")
+        ]
+        assert prompts == [
+            ("speak", "halfway", "5 seconds remaining", at(5000)),
+            ("speak", "countDown", "3", at(7000)),
+            ("speak", "countDown", "2", at(8000)),
+            ("speak", "countDown", "1", at(9000)),
+            ("speak", "finishedSpokenInstruction", "Stop.", at(10_000)),
+            ("playSound", "finish", None, at(10_000)),
+            ("vibrate", "finish", None, at(10_000)),
+        ]
+        # nextDeadline named each moment in turn, then nothing once finished.
+        assert deadlines == [at(5000), at(7000), at(8000), at(9000), at(10_000), None]
+        assert state["active"]["status"] == "finished"
+        assert state["step"]["identifier"] == "a"  # no shouldContinueOnFinish
+        assert session.forward()["step"]["identifier"] == "done"
 
 
 def test_the_start_prompts_come_with_the_start(walk_task: stepkit.Task, out_dir: Path) -> None:
-    definition = {
-        "identifier": "s",
-        "steps": [
-            {"type": "instruction", "identifier": "i"},
-            {
-                "type": "active",
-                "identifier": "a",
-                "stepDuration": 4,
-                "spokenInstruction": "Begin.",
-                "shouldPlaySoundOnStart": True,
-                "shouldVibrateOnStart": True,
-            },
-        ],
-    }
-    with stepkit.Task.from_json(definition) as task:
-        session, clock = open_walk(task, out_dir)
-        with session:
-            session.forward()
-            clock.advance(7000)
-            state = session.start()
-            assert [(e["type"], e.get("kind"), e["date"]) for e in state["events"]] == [
-                ("activeStepStarted", None, at(7000)),
-                ("speak", "spokenInstruction", at(7000)),
-                ("playSound", "start", at(7000)),
-                ("vibrate", "start", at(7000)),
-            ]
+    definition = after_an_instruction("s", {
+        "type": "active", "identifier": "a", "stepDuration": 4, "spokenInstruction": "Begin.",
+        "shouldPlaySoundOnStart": True, "shouldVibrateOnStart": True})
+    with walk_of(definition, out_dir) as (session, clock):
+        session.forward()
+        clock.advance(7000)
+        state = session.start()
+        assert [(e["type"], e.get("kind"), e["date"]) for e in state["events"]] == [
+            ("activeStepStarted", None, at(7000)),
+            ("speak", "spokenInstruction", at(7000)),
+            ("playSound", "start", at(7000)),
+            ("vibrate", "start", at(7000)),
+        ]
 
 
 def test_host_started_step_and_timer_expiry(walk: Walk) -> None:
@@ -517,11 +500,9 @@ def test_set_clock_after_open_redates_a_first_step_that_started_by_itself(out_di
             {"type": "completion", "identifier": "done"},
         ],
     }
-    with stepkit.Task.from_json(definition) as task:
-        session, clock = open_walk(task, out_dir)
-        with session:
-            assert session.result["results"][0]["startDate"] == at(0)
-            assert session.state["nextDeadline"] == at(10_000)
+    with walk_of(definition, out_dir) as (session, clock):
+        assert session.result["results"][0]["startDate"] == at(0)
+        assert session.state["nextDeadline"] == at(10_000)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -706,77 +687,71 @@ def test_async_action_records_across_steps(walk: Walk, out_dir: Path) -> None:
     assert all(f["identifier"] != "gps" for r in result["results"] for f in r["results"])
 
 
-def test_async_actions_stop_cleanly_when_the_task_ends_early(
-    walk_task: stepkit.Task, out_dir: Path
-) -> None:
-    session, clock = open_walk(walk_task, out_dir)
-    with session:
-        to_walking(session, clock)
-        session.record("gps", {"latitude": 1.0, "longitude": 2.0})
-        session.record("accel", {"x": 1})
-        clock.advance(3000)
-        state = session.finish("discarded")
-        names = types(state["events"])
-        assert names[-1] == "taskFinished"
-        assert state["events"][-1]["reason"] == "discarded"
-        stopped = {e["recorder"] for e in state["events"] if e["type"] == "recorderStopped"}
-        assert stopped == {"gps", "accel", "pedometer"}
-        assert names.index("recorderStopped") < names.index("taskFinished")
-        result = session.result
-        assert read_items(out_dir, result["asyncResults"][0]) == [{"latitude": 1.0, "longitude": 2.0}]
-        accel = step_result(result, "walking")["results"][0]
-        assert read_items(out_dir, accel) == [{"x": 1}]
-        assert session.tick()["events"] == []  # harmless once finished
-        for op in (session.start, session.suspend_task, session.finish_active):
-            with pytest.raises(stepkit.StateError):
-                op()
+def test_async_actions_stop_cleanly_when_the_task_ends_early(walk: Walk, out_dir: Path) -> None:
+    session, clock = walk
+    to_walking(session, clock)
+    session.record("gps", {"latitude": 1.0, "longitude": 2.0})
+    session.record("accel", {"x": 1})
+    clock.advance(3000)
+    state = session.finish("discarded")
+    names = types(state["events"])
+    assert names[-1] == "taskFinished"
+    assert state["events"][-1]["reason"] == "discarded"
+    stopped = {e["recorder"] for e in state["events"] if e["type"] == "recorderStopped"}
+    assert stopped == {"gps", "accel", "pedometer"}
+    assert names.index("recorderStopped") < names.index("taskFinished")
+    result = session.result
+    assert read_items(out_dir, result["asyncResults"][0]) == [{"latitude": 1.0, "longitude": 2.0}]
+    accel = step_result(result, "walking")["results"][0]
+    assert read_items(out_dir, accel) == [{"x": 1}]
+    assert session.tick()["events"] == []  # harmless once finished
+    for op in (session.start, session.suspend_task, session.finish_active):
         with pytest.raises(stepkit.StateError):
-            session.record("gps", {"latitude": 1.0, "longitude": 2.0})
+            op()
+    with pytest.raises(stepkit.StateError):
+        session.record("gps", {"latitude": 1.0, "longitude": 2.0})
 
 
 # ------------------------------------------------------------------------------------------------
 # Events
 
 
-def test_events_reach_the_callback_in_the_order_of_each_call(
-    walk_task: stepkit.Task, out_dir: Path
-) -> None:
-    session, clock = open_walk(walk_task, out_dir)
-    with session:
-        received: List[Dict[str, Any]] = []
-        session.on_event(received.append)
-        returned: List[Dict[str, Any]] = []
-        returned += session.forward()["events"]
-        session.record("gps", {"latitude": 1.0, "longitude": 2.0})
-        for _ in range(70):
-            clock.advance(1000)
-            returned += session.tick()["events"]
-        assert session.state["events"] == []  # reading the state hands out nothing
-        returned += session.start()["events"]
-        returned += session.suspend()["events"]
-        returned += session.resume()["events"]
-        returned += session.finish_active()["events"]
-        returned += session.forward()["events"]
-        returned += session.forward()["events"]
-        assert received == returned
-        names = types(received)
-        for expected in (
-            "stepWillAppear",
-            "stepDidChange",
-            "activeStepStarted",
-            "activeStepSuspended",
-            "activeStepResumed",
-            "activeStepFinished",
-            "speak",
-            "playSound",
-            "vibrate",
-            "recorderStarted",
-            "recorderStopped",
-            "taskFinished",
-        ):
-            assert expected in names, expected
-        assert names[-1] == "taskFinished"
-        assert all(isinstance(e["date"], str) for e in received)
+def test_events_reach_the_callback_in_the_order_of_each_call(walk: Walk) -> None:
+    session, clock = walk
+    received: List[Dict[str, Any]] = []
+    session.on_event(received.append)
+    returned: List[Dict[str, Any]] = []
+    returned += session.forward()["events"]
+    session.record("gps", {"latitude": 1.0, "longitude": 2.0})
+    for _ in range(70):
+        clock.advance(1000)
+        returned += session.tick()["events"]
+    assert session.state["events"] == []  # reading the state hands out nothing
+    returned += session.start()["events"]
+    returned += session.suspend()["events"]
+    returned += session.resume()["events"]
+    returned += session.finish_active()["events"]
+    returned += session.forward()["events"]
+    returned += session.forward()["events"]
+    assert received == returned
+    names = types(received)
+    for expected in (
+        "stepWillAppear",
+        "stepDidChange",
+        "activeStepStarted",
+        "activeStepSuspended",
+        "activeStepResumed",
+        "activeStepFinished",
+        "speak",
+        "playSound",
+        "vibrate",
+        "recorderStarted",
+        "recorderStopped",
+        "taskFinished",
+    ):
+        assert expected in names, expected
+    assert names[-1] == "taskFinished"
+    assert all(isinstance(e["date"], str) for e in received)
 
 
 def test_events_queued_at_open_come_with_the_first_call(walk_task: stepkit.Task) -> None:
@@ -895,30 +870,28 @@ def test_a_callback_that_ticks_delivers_nested_events_first(out_dir: Path) -> No
             {"type": "completion", "identifier": "done"},
         ],
     }
-    with stepkit.Task.from_json(definition) as task:
-        session, clock = open_walk(task, out_dir)
-        with session:
-            order: List[str] = []
+    with walk_of(definition, out_dir) as (session, clock):
+        order: List[str] = []
 
-            def callback(event: Dict[str, Any]) -> None:
-                order.append(event["type"])
-                if event["type"] == "stepDidChange" and event["step"] == "a":
-                    session.start()  # nested events are delivered right here
+        def callback(event: Dict[str, Any]) -> None:
+            order.append(event["type"])
+            if event["type"] == "stepDidChange" and event["step"] == "a":
+                session.start()  # nested events are delivered right here
 
-            session.on_event(callback)
-            session.forward()
-            session.on_event(None)
-            # The events queued at open, then forward's; start's own (nested) events come right
-            # after the event whose callback made the call.
-            assert order == [
-                "stepWillAppear",
-                "stepDidChange",
-                "stepWillAppear",
-                "stepDidChange",
-                "activeStepStarted",
-                "speak",
-            ]
-            assert session.state["active"]["status"] == "running"
+        session.on_event(callback)
+        session.forward()
+        session.on_event(None)
+        # The events queued at open, then forward's; start's own (nested) events come right
+        # after the event whose callback made the call.
+        assert order == [
+            "stepWillAppear",
+            "stepDidChange",
+            "stepWillAppear",
+            "stepDidChange",
+            "activeStepStarted",
+            "speak",
+        ]
+        assert session.state["active"]["status"] == "running"
 
 
 def test_a_callback_may_close_its_session(walk_task: stepkit.Task, out_dir: Path) -> None:
@@ -986,24 +959,23 @@ def test_events_from_several_threads(walk: Walk, out_dir: Path) -> None:
 
 
 def test_save_and_restore_in_the_middle_of_an_active_step(
-    walk_task: stepkit.Task, out_dir: Path
+    walk: Walk, walk_task: stepkit.Task, out_dir: Path
 ) -> None:
-    session, clock = open_walk(walk_task, out_dir)
-    with session:
-        to_walking(session, clock)
-        clock.advance(20_000)
-        session.record("accel", {"t": 1})
-        saved = session.save()
-        with walk_task.restore(saved, {"outputDirectory": str(out_dir)}) as restored:
-            restored.set_clock(clock)
-            assert restored.state == session.state
-            assert restored.state["active"]["elapsed"] == 20
-            assert restored.result == session.result
-            clock.advance(40_000)
-            a, b = session.tick(), restored.tick()
-            assert a["events"] == b["events"]
-            assert b["step"]["identifier"] == "rest"
-            assert restored.state == session.state
+    session, clock = walk
+    to_walking(session, clock)
+    clock.advance(20_000)
+    session.record("accel", {"t": 1})
+    saved = session.save()
+    with walk_task.restore(saved, {"outputDirectory": str(out_dir)}) as restored:
+        restored.set_clock(clock)
+        assert restored.state == session.state
+        assert restored.state["active"]["elapsed"] == 20
+        assert restored.result == session.result
+        clock.advance(40_000)
+        a, b = session.tick(), restored.tick()
+        assert a["events"] == b["events"]
+        assert b["step"]["identifier"] == "rest"
+        assert restored.state == session.state
 
 
 def wait_for_the_system_clock(ms: int) -> None:
@@ -1015,26 +987,25 @@ def wait_for_the_system_clock(ms: int) -> None:
 
 
 def test_restore_is_exact_when_the_clock_is_set_a_moment_later(
-    walk_task: stepkit.Task, out_dir: Path
+    walk: Walk, walk_task: stepkit.Task, out_dir: Path
 ) -> None:
     # The restore reads the system clock; it moves on before the host sets its own clock. The
     # first clock set after the restore takes the restore over (stepkit.h): nothing the system
     # clock read in between counts, so state and restoration data equal the saved ones.
-    session, clock = open_walk(walk_task, out_dir)
-    with session:
-        to_walking(session, clock)
-        clock.advance(20_000)
-        saved = session.save()
-        with walk_task.restore(saved, {"outputDirectory": str(out_dir)}) as restored:
-            wait_for_the_system_clock(3)
-            restored.set_clock(clock)
-            assert restored.state == session.state
-            assert restored.state["active"]["elapsed"] == 20
-            assert restored.save() == saved
-            # A second clock carries on: the step keeps the time it has run.
-            clock.advance(1000)
-            restored.set_clock(stepkit.ManualClock(START_MS + 3_600_000))
-            assert restored.state["active"]["elapsed"] == 21
+    session, clock = walk
+    to_walking(session, clock)
+    clock.advance(20_000)
+    saved = session.save()
+    with walk_task.restore(saved, {"outputDirectory": str(out_dir)}) as restored:
+        wait_for_the_system_clock(3)
+        restored.set_clock(clock)
+        assert restored.state == session.state
+        assert restored.state["active"]["elapsed"] == 20
+        assert restored.save() == saved
+        # A second clock carries on: the step keeps the time it has run.
+        clock.advance(1000)
+        restored.set_clock(stepkit.ManualClock(START_MS + 3_600_000))
+        assert restored.state["active"]["elapsed"] == 21
 
 
 def test_a_restored_untouched_run_keeps_its_start(walk_task: stepkit.Task) -> None:
