@@ -36,25 +36,22 @@ struct AcceptanceParts: OptionSet, Sendable {
     static let restore: AcceptanceParts = [.matchBounds]
 }
 
-/// An answer refused: every problem of the first part of `Task.accept` that refused it.
-struct AnswerRefusal: Error {
-    let problems: [Problem]
-}
-
 extension Task {
     /// Whether `answer` is accepted for `step`, the task's step at `index` (`parts`: which of the decision's parts run),
     /// and the answer as it is kept (nil: no answer). `previous`: the answer it replaces, which
     /// some formats and a form's untouched items keep. `answers`: the session's answers with the
     /// kept value in place, asked for only when a bound written as an expression must be
-    /// evaluated (nearly every step has none).
+    /// evaluated (nearly every step has none). `problems`: every problem of the first part that
+    /// refused it (the caller's error: `STEPKIT_EANSWER` for `set_answer`, "damaged" for restore);
+    /// empty when it is accepted.
     func accept<Lookup: AnswerLookup>(_ answer: JSON, to step: Step, at index: Int, previous: JSON?, parts: AcceptanceParts,
-                                      answers: (JSON?) -> Lookup) throws(AnswerRefusal) -> JSON? {
+                                      answers: (JSON?) -> Lookup) -> (value: JSON?, problems: [Problem]) {
         let checked = step.validate(answer, previous: previous, confirming: parts.contains(.confirmText) ? .changed : .never)
-        guard checked.problems.isEmpty else { throw AnswerRefusal(problems: checked.problems) }
+        guard checked.problems.isEmpty else { return (nil, checked.problems) }
         let value = checked.value
         if parts.contains(.matchBounds) {
             let problems = rules.conditionPatterns.problems(step: index, value: value)
-            guard problems.isEmpty else { throw AnswerRefusal(problems: problems) }
+            guard problems.isEmpty else { return (nil, problems) }
         }
         if parts.contains(.expressionBounds), let bounds = rules.answerBounds[index] {
             let lookup = answers(value)
@@ -68,8 +65,8 @@ extension Task {
                     problems.append(p)
                 }
             }
-            guard problems.isEmpty else { throw AnswerRefusal(problems: problems) }
+            guard problems.isEmpty else { return (nil, problems) }
         }
-        return value
+        return (value, [])
     }
 }

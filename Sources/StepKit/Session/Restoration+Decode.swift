@@ -108,10 +108,10 @@ extension Restoration {
     /// run left the step, by the replay in `Restoration+Replay.swift`; expression bounds are not
     /// checked again (`Rules/Acceptance.swift` says why).
     static func validated(_ answer: JSON, to step: Step, at index: Int, of task: Task, path: JSONPath) throws(StepKitError) -> JSON {
-        do throws(AnswerRefusal) {
-            return try task.accept(answer, to: step, at: index, previous: nil, parts: .restore) { _ in NoAnswers() } ?? .null
-        } catch {
-            throw refuse("damaged", "A saved answer does not fit the task: " + (error.problems.first?.message ?? ""), path)
+        let accepted = task.accept(answer, to: step, at: index, previous: nil, parts: .restore) { _ in NoAnswers() }
+        if let problem = accepted.problems.first {
+            throw refuse("damaged", "A saved answer does not fit the task: " + problem.message, path)
         }
+        return accepted.value ?? .null
     }
 }

@@ -10,19 +10,15 @@ extension Session {
         }
         // The one decision (`Rules/Acceptance.swift`); the answers with the new value in place are
         // built only for a step with bounds written as expressions.
-        let value: JSON?
-        do throws(AnswerRefusal) {
-            value = try task.accept(answer, to: step, at: index, previous: answers[index], parts: .setAnswer) { kept in
-                var trial = self
-                trial.answers[index] = kept
-                return trial
-            }
-        } catch {
-            throw StepKitError(.answer, problems: error.problems)
+        let accepted = task.accept(answer, to: step, at: index, previous: answers[index], parts: .setAnswer) { kept in
+            var trial = self
+            trial.answers[index] = kept
+            return trial
         }
+        guard accepted.problems.isEmpty else { throw StepKitError(.answer, problems: accepted.problems) }
         // A form item with an `initial` that this answer shows is enabled now: it starts.
         let hiddenBefore = task.rules.initials[index] != nil && hasVisibilityRules(step: index) ? hiddenItems(step: index) : []
-        answers[index] = value
+        answers[index] = accepted.value
         if !hiddenBefore.isEmpty {
             let shown = Set(hiddenBefore).subtracting(hiddenItems(step: index))
             if !shown.isEmpty { applyInitials(step: index, only: shown) }
