@@ -76,6 +76,13 @@ import Testing
         let choice = try rules(#"{"type": "textChoice", "style": "multipleChoice", "textChoices": [{"text": "A", "value": "a", "score": 1}, {"text": "B", "value": "b"}, {"text": "C", "value": "c", "score": 3}]}"#).scores
         #expect(choice.choices.map(\.score) == [1, 3])
         #expect(try rules(#"{"type": "text"}"#).scores.isEmpty)
+
+        // The choices an answer selects from, in the definition's order.
+        let several = try rules(#"{"type": "textChoice", "style": "multipleChoice", "textChoices": [{"text": "A", "value": "a"}, {"text": "B", "value": 2}]}"#)
+        #expect(several.choiceOptions?.map(\.value) == [.string("a"), .int(2)])
+        #expect(several.allowsMultipleChoices)
+        #expect(try rules(#"{"type": "textScale", "textChoices": [{"text": "Low", "value": 1}, {"text": "High", "value": 2}]}"#).allowsMultipleChoices == false)
+        #expect(try rules(#"{"type": "text"}"#).choiceOptions == nil)
     }
 
     /// A task whose step `q` has `format`, then `a`, `b` and `done`; `a` is skipped by `skip`.

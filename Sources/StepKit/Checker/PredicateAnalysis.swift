@@ -263,14 +263,14 @@ struct PredicateAnalysis {
             }
         }
         // Choices.
-        if type == .choice, let choice = format?.rules as? ChoiceFormat {
-            return impossibleChoice(r, choice)
+        if type == .choice, let rules = format?.rules, let options = rules.choiceOptions {
+            return impossibleChoice(r, options, multiple: rules.allowsMultipleChoices)
         }
         return false
     }
 
-    private func impossibleChoice(_ r: Requirements, _ format: ChoiceFormat) -> Bool {
-        func index(_ v: JSON) -> Int? { format.options.index(of: v) }
+    private func impossibleChoice(_ r: Requirements, _ options: [ChoiceOption], multiple: Bool) -> Bool {
+        func index(_ v: JSON) -> Int? { options.index(of: v) }
         var required = Set(r.contains.compactMap(index))
         var fixed: Set<Int>?
         for e in r.equals {
@@ -284,8 +284,8 @@ struct PredicateAnalysis {
             for any in r.containsAny where Set(any.compactMap(index)).isDisjoint(with: fixed) { return true }
         }
         for none in r.containsNone where !Set(none.compactMap(index)).isDisjoint(with: required) { return true }
-        if !format.multiple && required.count > 1 { return true }
-        if required.count > 1 && required.contains(where: { format.options.indices.contains($0) && format.options[$0].exclusive }) { return true }
+        if !multiple && required.count > 1 { return true }
+        if required.count > 1 && required.contains(where: { options.indices.contains($0) && options[$0].exclusive }) { return true }
         return false
     }
 

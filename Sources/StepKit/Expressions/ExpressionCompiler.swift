@@ -210,7 +210,7 @@ struct ExpressionCompiler {
                 diagnostics.error("wrongType", "A \(format.resultType.rawValue) answer can only be read with \"answered\".", at: path)
                 return nil
             }
-            let order = (format.rules as? ChoiceFormat)?.options
+            let order = format.rules.choiceOptions
             return (.answer(resolved.selector, format.resultType, order: order), type)
         }
     }

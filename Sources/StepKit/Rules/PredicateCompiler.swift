@@ -140,7 +140,7 @@ struct PredicateCompiler {
     }
 
     private func choiceOptions(_ format: AnswerFormat) -> [ChoiceOption]? {
-        (format.rules as? ChoiceFormat)?.options
+        format.rules.choiceOptions
     }
 
     /// Which result types each operator applies to.

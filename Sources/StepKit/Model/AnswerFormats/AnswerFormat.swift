@@ -70,6 +70,10 @@ protocol AnswerFormatRules: Sendable {
     var boundKeys: BoundKeys? { get }
     /// What `{"score": ...}` reads of its answers (empty: it has no scores).
     var scores: ScoreTable { get }
+    /// The choices its answers select from, in order (nil: it is not answered by choosing), and
+    /// whether more than one may be selected.
+    var choiceOptions: [ChoiceOption]? { get }
+    var allowsMultipleChoices: Bool { get }
     /// The unit written next to numeric results ("years", "cm"), if any.
     var unit: String? { get }
     /// Every setting this format applies when the definition leaves it out (a bound, a unit, a
@@ -91,6 +95,8 @@ extension AnswerFormatRules {
     var valueRange: ValueRange? { nil }
     var boundKeys: BoundKeys? { nil }
     var scores: ScoreTable { ScoreTable() }
+    var choiceOptions: [ChoiceOption]? { nil }
+    var allowsMultipleChoices: Bool { false }
     func boundRejection(_ answer: JSON, minimum: ExpressionValue?, maximum: ExpressionValue?) -> AnswerRejection? { nil }
     var unit: String? { nil }
     var defaults: JSONObject { JSONObject() }

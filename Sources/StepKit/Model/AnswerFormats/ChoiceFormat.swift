@@ -10,6 +10,8 @@ struct ChoiceFormat: AnswerFormatRules {
     let multiple: Bool
 
     var resultType: ResultType { .choice }
+    var choiceOptions: [ChoiceOption]? { options }
+    var allowsMultipleChoices: Bool { multiple }
     var scores: ScoreTable { ScoreTable(choices: options.compactMap { o in o.score.map { (o.value, $0) } }) }
     /// Text scales and value pickers take one choice; the style says so for every kind.
     var defaults: JSONObject { JSONObject(["style": .string(multiple ? "multipleChoice" : "singleChoice")]) }
