@@ -20,7 +20,7 @@ final class CheckerGraph {
     }
 
     func successors(_ i: Int) -> [Int] {
-        task.graph.successors.indices.contains(i) ? task.graph.successors[i] : []
+        task.graph.successors[ifPresent: i] ?? []
     }
 
     /// Whether a skip rule (the step's own or one of its sections') may pass over the step.

@@ -46,7 +46,7 @@ final class CalculationCache: Sendable {
             case .day: time = ExpressionEvaluator<NoAnswers>.day(of: lookup.evaluationTime)
             case .instant: time = lookup.evaluationTime
             }
-            let old = previous.indices.contains(i) ? previous[i] : nil
+            let old = previous[ifPresent: i] ?? nil
             if let old, old.inputs == inputs, old.time == time,
                !c.dependencies.calculations.contains(where: { changed.indices.contains($0) && changed[$0] }) {
                 values[i] = old.value

@@ -25,7 +25,7 @@ struct Calculations: Sendable {
                 "type": .string(c.type.rawValue),
                 "dependsOn": .object([
                     "steps": .array(c.dependencies.steps.compactMap { task.step(at: $0).map { .string($0.identifier) } }),
-                    "calculations": .array(c.dependencies.calculations.compactMap { list.indices.contains($0) ? .string(list[$0].name) : nil }),
+                    "calculations": .array(c.dependencies.calculations.compactMap { list[ifPresent: $0].map { .string($0.name) } }),
                 ]),
             ])
         })
@@ -57,7 +57,7 @@ struct Calculations: Sendable {
         let (order, cycles) = topologicalOrder(edges)
         for cycle in cycles {
             guard let first = cycle.first, entries.indices.contains(first) else { continue }
-            let names = (cycle + [first]).compactMap { entries.indices.contains($0) ? entries[$0].key : nil }
+            let names = (cycle + [first]).compactMap { entries[ifPresent: $0]?.key }
             d.error("calculationCycle", "The calculations read each other in a cycle: " + names.joined(separator: " → ") + ".", at: path.key(entries[first].key))
         }
         var compiled: [Calculation?] = Array(repeating: nil, count: entries.count)

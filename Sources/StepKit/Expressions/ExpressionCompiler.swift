@@ -120,7 +120,7 @@ struct ExpressionCompiler {
                 diagnostics.error("unknownCalculation", "No calculation is called \"\(name)\".", at: here)
                 return nil
             }
-            let type = predicates.calculations.types.indices.contains(index) ? predicates.calculations.types[index] : nil
+            let type = predicates.calculations.types[ifPresent: index] ?? nil
             return (.calculation(index), type ?? .any)
         case "today", "now":
             guard operand.arrayValue?.isEmpty == true else {

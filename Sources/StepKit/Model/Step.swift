@@ -134,7 +134,7 @@ final class Form: Sendable {
     /// less than hashing the name (`JSONObject` does the same).
     func item(_ identifier: String) -> Item? {
         if items.count <= Form.linearLimit { return items.first { $0.identifier == identifier } }
-        return itemIndex[identifier].flatMap { items.indices.contains($0) ? items[$0] : nil }
+        return itemIndex[identifier].flatMap { items[ifPresent: $0] }
     }
 
     private static let linearLimit = 8

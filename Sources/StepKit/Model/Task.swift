@@ -61,11 +61,11 @@ final class Task: Sendable {
     }
 
     func step(at index: Int) -> Step? {
-        steps.indices.contains(index) ? steps[index] : nil
+        steps[ifPresent: index]
     }
 
     func section(at index: Int) -> Section? {
-        sections.indices.contains(index) ? sections[index] : nil
+        sections[ifPresent: index]
     }
 }
 
@@ -124,7 +124,7 @@ struct TaskRules: Sendable {
             guard !items.isEmpty else { continue }
             let headers = formHeaders[step] ?? []
             governedItems[step] = items.sorted().map { item in
-                let header = itemHeaders[step]?[item].flatMap { headers.indices.contains($0) ? headers[$0].predicate : nil }
+                let header = itemHeaders[step]?[item].flatMap { headers[ifPresent: $0]?.predicate }
                 return GovernedItem(identifier: item, header: header, own: visibility[step]?[item])
             }
         }

@@ -104,7 +104,7 @@ struct PredicateCompiler {
         if let taskID {
             return (.external(task: taskID, step: stepID, item: itemID), nil, nil, nil)
         }
-        guard let index = stepIndex[stepID], let step = steps.indices.contains(index) ? steps[index] : nil else {
+        guard let index = stepIndex[stepID], let step = steps[ifPresent: index] else {
             let what: String
             if sectionIdentifiers.contains(stepID) {
                 what = "\"\(stepID)\" is a section, which has no answer."

@@ -123,7 +123,7 @@ final class Routing: Sendable {
     func resolve(_ destination: Destination) -> Int? {
         switch destination {
         case .step(let s): return s
-        case .section(let s): return firstStep.indices.contains(s) ? firstStep[s] : nil
+        case .section(let s): return firstStep[ifPresent: s]
         case .end: return nil
         }
     }
@@ -131,8 +131,8 @@ final class Routing: Sendable {
     /// The identifier of a rule's owner (the key of its rule in `navigationRules`).
     func identifier(of owner: Owner) -> String {
         switch owner {
-        case .step(let i): return steps.indices.contains(i) ? steps[i].identifier : ""
-        case .section(let s): return sections.indices.contains(s) ? sections[s].identifier : ""
+        case .step(let i): return steps[ifPresent: i]?.identifier ?? ""
+        case .section(let s): return sections[ifPresent: s]?.identifier ?? ""
         }
     }
 
@@ -190,7 +190,7 @@ final class Routing: Sendable {
             for edge in edges(leaving: i) {
                 var fields = JSONObject([
                     "from": .string(step.identifier),
-                    "to": edge.target.map { steps.indices.contains($0) ? .string(steps[$0].identifier) : .null } ?? .null,
+                    "to": edge.target.flatMap { steps[ifPresent: $0] }.map { .string($0.identifier) } ?? .null,
                 ])
                 switch edge.kind {
                 case .next: fields["kind"] = .string("next")

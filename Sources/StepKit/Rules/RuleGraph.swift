@@ -30,7 +30,7 @@ struct RuleGraph: Sendable {
         let fewest = RuleGraph.fewest(RuleGraph.predecessors(successors), skippable: skippable)
         let longest = RuleGraph.longest(successors)
         fewestAfter = successors.map { next in
-            next.compactMap { fewest.indices.contains($0) ? fewest[$0] : nil }.min()
+            next.compactMap { fewest[ifPresent: $0] ?? nil }.min()
         }
         mostAfter = successors.map { next in
             var most = 0

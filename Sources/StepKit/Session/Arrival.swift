@@ -58,7 +58,7 @@ enum ArrivalNotes: Sendable, Equatable, Sequence, ExpressibleByArrayLiteral {
             switch notes {
             case .none: return nil
             case .one(let note): return position == 0 ? note : nil
-            case .many(let list): return list.indices.contains(position) ? list[position] : nil
+            case .many(let list): return list[ifPresent: position]
             }
         }
     }

@@ -37,7 +37,7 @@ extension Restoration {
             if step.active != nil && visit.active == nil && !endedOnArrival {
                 throw notAllowed("The visit of the active step \"\(step.identifier)\" carries no active-step state.", path.key("active"))
             }
-            let next = visits.indices.contains(i + 1) ? visits[i + 1] : nil
+            let next = visits[ifPresent: i + 1]
             // Only visits left going forward were decided by navigation: the current one and the
             // last one of a run that ended otherwise (saved, discarded, failed) were not left.
             guard next != nil || s.finishReason == .completed else { break }

@@ -66,8 +66,8 @@ extension Session {
                 "fewestRemaining": .int(0), "mostRemaining": .int(0),
             ])
         }
-        let fewest = task.graph.fewestAfter.indices.contains(index) ? task.graph.fewestAfter[index] : nil
-        let most = task.graph.mostAfter.indices.contains(index) ? task.graph.mostAfter[index] : nil
+        let fewest = task.graph.fewestAfter[ifPresent: index] ?? nil
+        let most = task.graph.mostAfter[ifPresent: index] ?? nil
         return .object([
             "current": .int(Int64(presented)),
             "total": .int(Int64(presented + projectedRemaining(from: index))),
@@ -90,7 +90,7 @@ extension Session {
             count += 1
             step = next
             if count >= Session.projectionHorizon {
-                let rest = task.graph.fewestAfter.indices.contains(step) ? task.graph.fewestAfter[step] : nil
+                let rest = task.graph.fewestAfter[ifPresent: step] ?? nil
                 return count + (rest ?? 0)
             }
         }

@@ -24,7 +24,7 @@ struct IndexTable<Value: Sendable>: Sendable, Sequence, ExpressibleByDictionaryL
 
     /// The value at `index`; nil for an index never written (a negative one included).
     subscript(index: Int) -> Value? {
-        get { slots.indices.contains(index) ? slots[index] : nil }
+        get { slots[ifPresent: index] ?? nil }
         set {
             guard makeSlot(index, for: newValue != nil) else { return }
             count += (newValue != nil ? 1 : 0) - (slots[index] != nil ? 1 : 0)
