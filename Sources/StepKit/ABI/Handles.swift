@@ -42,8 +42,8 @@ final class SessionHandle: Sendable {
     func call(wantsState: Bool = true, _ body: (inout Session) throws(StepKitError) -> Void) throws(StepKitError) -> JSON {
         let heard = wantsState || hasCallback.load(ordering: .acquiring)
         let (state, events) = try store.transaction { (s: inout Session) throws(StepKitError) -> (JSON, [JSON]) in
-            s.recordsEvents = heard
-            defer { s.recordsEvents = true }
+            s.events.isRecording = heard
+            defer { s.events.isRecording = true }
             try body(&s)
             let events = s.takeEvents()
             guard wantsState, case .object(var state) = s.stateJSON() else { return (.null, events) }

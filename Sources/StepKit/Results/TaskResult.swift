@@ -25,7 +25,7 @@ extension Session {
         }
         // SageResearch's async results: the files of recorders that ran across steps.
         if !task.asyncActions.isEmpty {
-            result["asyncResults"] = .array(asyncRuns.keys.sorted().flatMap { asyncRuns[$0].map { Session.fileResults($0, now: time) } ?? [] })
+            result["asyncResults"] = .array(actions.runs.flatMap { Session.fileResults($0.value, now: time) })
         }
         return .object(result)
     }

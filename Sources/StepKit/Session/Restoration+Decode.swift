@@ -87,10 +87,11 @@ extension Restoration {
             throw refuse("damaged", "The saved path is empty but the run has not finished.", .root.key("path"))
         }
         let session = Session(task: task, options: options, clock: clock, taskRunUUID: uuid, startDate: startDate, endDate: endDate,
-                              finishReason: finishReason, visits: visits, answers: answers, laterAnswers: laterAnswers, touched: touched,
-                              taskSuspended: taskSuspended, asyncRuns: asyncRuns)
+                              finishReason: finishReason, visits: visits, answers: AnswerStore(latest: answers, later: laterAnswers),
+                              touched: touched, actions: AsyncActions(runs: asyncRuns, taskSuspended: taskSuspended))
         // Well-formed is not enough: the run must be one the task allows (keyed or not).
         try checkAllowed(session, savedAnswers: answers)
+        session._checkInvariants()
         return session
     }
 

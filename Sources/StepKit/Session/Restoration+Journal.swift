@@ -46,8 +46,8 @@ extension Restoration {
             let visits = new.path[from...].map { encode($0, in: new) }
             change["path"] = .object(["from": .int(Int64(from)), "visits": .array(visits)])
         }
-        if let answers = entryChange(old.answers, new.answers, in: new, { $0 }) { change["answers"] = answers }
-        if let later = entryChange(old.laterAnswers, new.laterAnswers, in: new, { $0.isEmpty ? nil : .array($0) }) {
+        if let answers = entryChange(old.answers.latest, new.answers.latest, in: new, { $0 }) { change["answers"] = answers }
+        if let later = entryChange(old.answers.later, new.answers.later, in: new, { $0.isEmpty ? nil : .array($0) }) {
             change["laterAnswers"] = later
         }
         return change.count == 0 ? nil : .object(change)

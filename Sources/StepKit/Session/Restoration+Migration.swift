@@ -55,7 +55,7 @@ extension Restoration {
         var session = Session(task: task, options: carriedOptions, clock: clock)
         // The run keeps its start, unless the saved start is later than the migrated run's
         // first visit (a forged or skewed date): a run never starts after it is shown.
-        session.startDate = min(startDate, session.startDate)
+        session.clock.startDate = min(startDate, session.startDate)
         for (index, answer) in answers { session.answers[index] = answer }
         // Walk forward over what is already answered (and optional steps the participant had
         // already passed, or any step passed when required answers wait for completion), to the
@@ -71,13 +71,14 @@ extension Restoration {
             do throws(StepKitError) { try session.goForward() } catch { break }
         }
         keepVisitDates(of: d["path"]?.arrayValue ?? [], in: &session)
-        session.touched = true
+        session.clock.touched = true
         session.restoreReport = .object([
             "migrated": .bool(true),
             "fromFingerprint": d["task"]?.objectValue?["fingerprint"] ?? .null,
             "kept": .array(kept),
             "dropped": .array(dropped),
         ])
+        session._checkInvariants()
         return session
     }
 

@@ -15,9 +15,8 @@ extension Restoration {
     static func checkAllowed(_ s: Session, savedAnswers: IndexTable<JSON>) throws(StepKitError) {
         try checkDates(s)
         let visits = s.path
-        var replay = Session(task: s.task, options: s.options, clock: s.clock, taskRunUUID: s.taskRunUUID, startDate: s.startDate,
-                             endDate: nil, finishReason: nil, visits: [], answers: [:], laterAnswers: [:], touched: true,
-                             taskSuspended: false, asyncRuns: [:])
+        var replay = Session(task: s.task, options: s.options, clock: s.clock.source, taskRunUUID: s.taskRunUUID, startDate: s.startDate,
+                             endDate: nil, finishReason: nil, visits: [], answers: AnswerStore(), touched: true, actions: AsyncActions())
         let start = Navigator().arrive(at: s.task.steps.isEmpty ? nil : 0, from: nil, notes: [], in: replay)
         guard let first = visits.first else {
             guard s.finishReason == .completed, start.step == nil else {

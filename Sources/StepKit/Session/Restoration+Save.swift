@@ -52,13 +52,13 @@ extension Restoration {
         for key in ["startDate", "endDate", "finishReason", "touched"] { document[key] = member(key, of: s) }
         document["path"] = pathPlaceholder ? .null : .array(s.path.map { encode($0, in: s) })
         var answers = JSONObject()
-        for index in s.answers.keys.sorted() {
-            if let step = s.task.step(at: index), let answer = s.answers[index] { answers[step.identifier] = answer }
+        for (index, answer) in s.answers.latest {
+            if let step = s.task.step(at: index) { answers[step.identifier] = answer }
         }
         document["answers"] = .object(answers)
         var later = JSONObject()
-        for index in s.laterAnswers.keys.sorted() {
-            if let step = s.task.step(at: index), let list = s.laterAnswers[index], !list.isEmpty { later[step.identifier] = .array(list) }
+        for (index, list) in s.answers.later {
+            if let step = s.task.step(at: index), !list.isEmpty { later[step.identifier] = .array(list) }
         }
         document["laterAnswers"] = .object(later)
         for key in ["taskSuspended", "asyncActions", "additionalTaskResults"] { document[key] = member(key, of: s) }
@@ -76,12 +76,10 @@ extension Restoration {
         case "endDate": return s.endDate.map { .int($0) } ?? .null
         case "finishReason": return .string(s.finishReason?.rawValue)
         case "touched": return .bool(s.touched)
-        case "taskSuspended": return .bool(s.taskSuspended)
+        case "taskSuspended": return .bool(s.actions.taskSuspended)
         case "asyncActions":
             var asyncRuns = JSONObject()
-            for index in s.asyncRuns.keys.sorted() {
-                if let run = s.asyncRuns[index] { asyncRuns[run.identifier] = encode(run) }
-            }
+            for (_, run) in s.actions.runs { asyncRuns[run.identifier] = encode(run) }
             return .object(asyncRuns)
         case "additionalTaskResults": return s.options.additionalTaskResultsJSON ?? .null
         default: return .null

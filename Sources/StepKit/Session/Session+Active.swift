@@ -28,7 +28,7 @@ extension Session {
             run.finishDate = time
         }
         updateCurrent { $0.active = run }
-        if run.status == .prepared && (settings.startsAutomatically || settings.kind == .wait) && !taskSuspended {
+        if run.status == .prepared && (settings.startsAutomatically || settings.kind == .wait) && !actions.taskSuspended {
             startActive(at: time)
         }
     }
@@ -38,13 +38,13 @@ extension Session {
         let time = now
         switch operation {
         case .suspendTask:
-            guard !taskSuspended else { throw stateError("taskSuspended", "The task is already suspended.") }
-            taskSuspended = true
+            guard !actions.taskSuspended else { throw stateError("taskSuspended", "The task is already suspended.") }
+            actions.taskSuspended = true
             if current?.active?.status == .running { suspendActive(at: time) }
             emit("taskSuspended", at: time)
         case .resumeTask:
-            guard taskSuspended else { throw stateError("taskNotSuspended", "The task is not suspended.") }
-            taskSuspended = false
+            guard actions.taskSuspended else { throw stateError("taskNotSuspended", "The task is not suspended.") }
+            actions.taskSuspended = false
             emit("taskResumed", at: time)
             if let run = current?.active, let settings = activeSettings {
                 if run.status == .suspended {
@@ -59,21 +59,22 @@ extension Session {
             }
             switch (operation, run.status) {
             case (.start, .prepared):
-                guard !taskSuspended else { throw stateError("taskSuspended", "The task is suspended; resume it first.") }
+                guard !actions.taskSuspended else { throw stateError("taskSuspended", "The task is suspended; resume it first.") }
                 startActive(at: time)
             case (.suspend, .running):
                 suspendActive(at: time)
             case (.resume, .suspended):
-                guard !taskSuspended else { throw stateError("taskSuspended", "The task is suspended; resume it first.") }
+                guard !actions.taskSuspended else { throw stateError("taskSuspended", "The task is suspended; resume it first.") }
                 resumeActive(at: time)
             case (.finish, .prepared), (.finish, .running), (.finish, .suspended):
-                guard !taskSuspended else { throw stateError("taskSuspended", "The task is suspended; resume it first.") }
+                guard !actions.taskSuspended else { throw stateError("taskSuspended", "The task is suspended; resume it first.") }
                 finishActive(at: time, settings: settings)
             default:
                 throw stateError("activeState", "Cannot \(operation.rawValue) an active step that is \(run.status.rawValue).")
             }
         }
-        touched = true
+        clock.touched = true
+        _checkInvariants()
     }
 
     private mutating func startActive(at time: Int64) {
@@ -165,7 +166,7 @@ extension Session {
             guard mark.at <= elapsed else { break }
             fired = true
             let due = Session.dueTime(of: mark.at, elapsed: elapsed, now: clockNow, runningSince: run.runningSince)
-            timeOverride = due
+            clock.override = due
             updateRun { $0.marksFired += 1 }
             let step = currentStep?.identifier ?? ""
             switch mark.kind {
@@ -177,10 +178,11 @@ extension Session {
             case .end:
                 finishActive(at: due, settings: settings)
             }
-            timeOverride = nil
+            clock.override = nil
         }
-        timeOverride = nil
-        if fired { touched = true }
+        clock.override = nil
+        if fired { clock.touched = true }
+        _checkInvariants()
     }
 
     /// When a mark at `at` of the step's own time came due on the clock: `elapsed - at` before

@@ -23,15 +23,16 @@ extension Session {
             let shown = Set(hiddenBefore).subtracting(hiddenItems(step: index))
             if !shown.isEmpty { applyInitials(step: index, only: shown) }
         }
-        touched = true
+        clock.touched = true
         emit("resultDidChange", ["step": .string(step.identifier)])
+        _checkInvariants()
     }
 
     /// Whether a form item is shown now: its section header's `visibleWhen` (if any) and its
     /// own (if any) hold.
     func isVisible(_ item: String, step index: Int) -> Bool {
         guard let governed = task.rules.governedItems[index]?.first(where: { $0.identifier == item }) else { return true }
-        return withStoredAnswers { governed.isVisible($0) }
+        return governed.isVisible(StoredAnswers(self))
     }
 
     /// Whether some `visibleWhen` (an item's or a section header's) can hide items of the form.
@@ -39,13 +40,11 @@ extension Session {
         task.rules.governedItems[index] != nil
     }
 
-    /// The items of a form that its `visibleWhen` rules hide now, sorted. Inlined, like
-    /// `forwardProblems` and `requiredProblems`: a mutating move calling it out of line copied
-    /// the whole session first (`requireInProgress`).
-    @inline(__always)
+    /// The items of a form that its `visibleWhen` rules hide now, sorted.
     func hiddenItems(step index: Int) -> [String] {
         guard let governed = task.rules.governedItems[index] else { return [] }
-        return withStoredAnswers { stored in governed.compactMap { $0.isVisible(stored) ? nil : $0.identifier } }
+        let stored = StoredAnswers(self)
+        return governed.compactMap { $0.isVisible(stored) ? nil : $0.identifier }
     }
 
     /// A form's answer with hidden items left out (they stay in `answers` to prefill).
@@ -73,7 +72,6 @@ extension Session {
     /// participant on its step: only the move that would complete the task is refused, with
     /// every required answer missing on the path (`missingAnswers`); a confirmation that does
     /// not match, and the form's validations, are refused at once as before.
-    @inline(__always)
     func forwardProblems(hidden: [String]? = nil) -> [Problem] {
         let atCompletion = task.rules.requiredAnswers == .atCompletion
         var required = requiredProblems(hidden: hidden, missing: !atCompletion)
@@ -109,7 +107,7 @@ extension Session {
         let from = task.rules.requiredAnswers == .atCompletion ? 0 : max(last, 0)
         for position in path.indices where position >= from {
             let visit = path[position]
-            guard latestVisit[visit.stepIndex] == position, !visit.skipped, let step = task.step(at: visit.stepIndex) else { continue }
+            guard path.latestPosition(of: visit.stepIndex) == position, !visit.skipped, let step = task.step(at: visit.stepIndex) else { continue }
             let live = position == last && !isFinished
             let hidden = live ? hiddenItems(step: visit.stepIndex) : visit.hiddenItems
             let answer = live ? answers[visit.stepIndex] : visit.answer
@@ -165,7 +163,6 @@ extension Session {
 
     /// What the current step requires before it may be left going forward: an active step's
     /// timer, a form's confirmations, and (`missing`) its required answers.
-    @inline(__always)
     private func requiredProblems(hidden known: [String]?, missing: Bool) -> [Problem] {
         guard !isFinished, let step = currentStep, let index = currentIndex else { return [] }
         let answer = answers[index]

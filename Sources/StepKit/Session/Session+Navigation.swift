@@ -1,19 +1,9 @@
 /// Moving through the task: forward, back, skip, finish.
 extension Session {
     /// Where going forward from the current step would lead now (nil: the task would end).
-    /// Inlined, for the reason `requireInProgress` is.
-    @inline(__always)
     func routeForward() -> Navigator.Route? {
         guard let index = currentIndex else { return nil }
         return Navigator().route(leaving: index, in: self)
-    }
-
-    /// `routeForward` for a mutating caller, the session read in place: handing `self` to the
-    /// navigator from a mutating method copied the whole session first (232 bytes, every move).
-    @inline(__always)
-    mutating func routeLeavingCurrent() -> Navigator.Route? {
-        guard let index = currentIndex else { return nil }
-        return withUnsafeMutablePointer(to: &self) { Navigator().route(leaving: index, in: $0.pointee) }
     }
 
     /// Ends the run: every recorder stops, an active step's timer stops, the host hears why.
@@ -21,8 +11,7 @@ extension Session {
         stopActiveRecorders(at: time)
         stopAsyncActions(leaving: nil, time: time)
         stopActiveTimer(at: time)
-        endDate = time
-        finishReason = reason
+        finishClock(reason, at: time)
         emit("taskFinished", ["reason": .string(reason.rawValue)], at: time)
     }
 
@@ -52,6 +41,7 @@ extension Session {
             throw stateError("answerRequired", "", problems: problems)
         }
         leaveCurrent(skipped: false, hidden: hidden)
+        _checkInvariants()
     }
 
     mutating func goBackward() throws(StepKitError) {
@@ -62,22 +52,22 @@ extension Session {
         let leaving = currentIndex
         let time = now
         stopActiveRecorders(at: time)
-        let previous = recordsEvents ? currentStep?.identifier : nil
+        let previous = events.isRecording ? currentStep?.identifier : nil
         popVisit()
         // Leaving a later visit of a step that an earlier visit still holds on the path (a
         // loop): the earlier visit's own answer comes back, and the later one waits to prefill
         // the step when navigation reaches it again.
-        if let step = leaving, let earlier = latestVisit[step], path.indices.contains(earlier) {
-            if let latest = answers[step] { laterAnswers[step, default: []].append(latest) }
-            answers[step] = path[earlier].skipped ? nil : path[earlier].answer
+        if let step = leaving, let earlier = path.latestPosition(of: step).flatMap({ path[ifPresent: $0] }) {
+            answers.setAside(step: step, restoring: earlier.skipped ? nil : earlier.answer)
         }
         updateCurrent { visit in
             visit.endDate = nil
             visit.answer = nil
             visit.skipped = false
         }
-        touched = true
+        clock.touched = true
         stepAppeared(previous: previous, at: time)
+        _checkInvariants()
     }
 
     mutating func skip() throws(StepKitError) {
@@ -86,6 +76,7 @@ extension Session {
             throw stateError("notSkippable", "Only an optional question or form can be skipped.")
         }
         leaveCurrent(skipped: true)
+        _checkInvariants()
     }
 
     mutating func finish(_ reason: FinishReason) throws(StepKitError) {
@@ -99,8 +90,9 @@ extension Session {
         }
         let time = now
         closeCurrent(at: time, skipped: false)
-        touched = true
+        clock.touched = true
         endRun(reason, at: time)
+        _checkInvariants()
     }
 
     /// Ends the current visit and moves where navigation leads, or completes the task. `hidden`:
@@ -108,9 +100,9 @@ extension Session {
     mutating func leaveCurrent(skipped: Bool, hidden: [String]? = nil) {
         let time = now
         closeCurrent(at: time, skipped: skipped, hidden: hidden)
-        touched = true
+        clock.touched = true
         // The route is decided after the visit is closed, so a skipped step reads as unanswered.
-        guard let route = routeLeavingCurrent(), let next = route.step else {
+        guard let route = routeForward(), let next = route.step else {
             endRun(.completed, at: time)
             return
         }

@@ -2,9 +2,7 @@
 /// `defaultResultSource`) or the host's personal data (ResearchKit's HealthKit answer formats).
 /// A prefilled answer is a draft like any other: validated, shown in the state, changeable.
 extension Session {
-    /// Prefills step `index`. A session without prefill (most) is checked inline, for the reason
-    /// `requireInProgress` is: this runs on every arrival.
-    @inline(__always)
+    /// Prefills step `index` (a session without prefill, most, only asks).
     mutating func applyPrefill(step index: Int) {
         guard !options.prefill.isEmpty else { return }
         prefill(step: index)

@@ -58,9 +58,9 @@ extension Session {
     mutating func startAsyncActions(at step: Int, time: Int64) {
         // Most tasks have none; an empty loop still retained and released the list, every move.
         guard !task.asyncActions.isEmpty else { return }
-        for (i, action) in task.asyncActions.enumerated() where action.startStep == step && asyncRuns[i] == nil {
+        for (i, action) in task.asyncActions.enumerated() where action.startStep == step && actions[action: i] == nil {
             let run = startRecorder(action.recorder, at: time)
-            asyncRuns[i] = run
+            actions[action: i] = run
             announceStart(action.recorder, run, at: time)
             if run.status == .failed { recorderFailed(run, lost: 0, at: time) }
         }
@@ -68,11 +68,11 @@ extension Session {
 
     /// Stops the async actions that stop after `step` (nil: all of them, the task is ending).
     mutating func stopAsyncActions(leaving step: Int?, time: Int64) {
-        guard !asyncRuns.isEmpty else { return }
+        guard !actions.isEmpty else { return }
         for (i, action) in task.asyncActions.enumerated() {
-            guard var run = asyncRuns[i], run.status == .running, step == nil || action.stopStep == step else { continue }
+            guard var run = actions[action: i], run.status == .running, step == nil || action.stopStep == step else { continue }
             stop(&run, at: time)
-            asyncRuns[i] = run
+            actions[action: i] = run
         }
     }
 
@@ -103,17 +103,18 @@ extension Session {
             updateCurrent { $0.active?.recorders[index] = run }
             if !ok { recorderFailed(run, lost: items.count, at: time) }
         } else if let (i, action) = task.asyncActions.enumerated().first(where: { $0.element.recorder.identifier == recorder }),
-                  var run = asyncRuns[i], run.status == .running {
+                  var run = actions[action: i], run.status == .running {
             let ok = write(items, into: &run, at: time) { n throws(StepKitError) in
                 try RecorderFileName.async(run: uuid, recorder: recorder, file: n)
             }
-            asyncRuns[i] = run
+            actions[action: i] = run
             _ = action
             if !ok { recorderFailed(run, lost: items.count, at: time) }
         } else {
             throw stateError("recorderNotRunning", "The recorder \"\(recorder)\" is not recording now.")
         }
-        touched = true
+        clock.touched = true
+        _checkInvariants()
     }
 
     /// Writes a batch, rolling to a new file past the size limit (`name`: the name of file n,
@@ -166,10 +167,10 @@ extension Session {
     func undoRecorderWrites(back old: Session) {
         guard let directory = options.outputDirectory else { return }
         var recorded: [String: RecordedFile] = [:]
-        for run in old.path.compactMap(\.active).flatMap(\.recorders) + Array(old.asyncRuns.values) {
+        for run in old.path.compactMap(\.active).flatMap(\.recorders) + Array(old.actions.runs.values) {
             for file in run.files { recorded[file.fileName] = file }
         }
-        for run in (current?.active?.recorders ?? []) + Array(asyncRuns.values) {
+        for run in (current?.active?.recorders ?? []) + Array(actions.runs.values) {
             for file in run.files {
                 if let before = recorded[file.fileName] {
                     if before.bytes != file.bytes { Recording.settle(before, in: directory) }

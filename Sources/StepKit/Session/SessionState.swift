@@ -49,7 +49,7 @@ extension Session {
             ]),
             "progress": progressJSON(inProgress: inProgress),
             "active": activeJSON(),
-            "taskSuspended": .bool(taskSuspended),
+            "taskSuspended": .bool(actions.taskSuspended),
             "nextDeadline": nextDeadline.map { .string(CivilTime.iso8601(milliseconds: $0)) } ?? .null,
             "restoreReport": restoreReport,
         ])

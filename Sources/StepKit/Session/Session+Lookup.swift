@@ -1,0 +1,71 @@
+/// The answers predicates, expressions and bounds read from a session.
+///
+/// The session is read where it is, never through a copy or a pointer: the readers are
+/// non-mutating methods and `borrowing` parameters (`Navigator`), and `StoredAnswers` holds the
+/// session it is made from for the length of one evaluation, which the optimizer passes by
+/// reference (the benchmarks' callgrind counts show no retain of the session's parts on a
+/// move: `docs/architecture.md`, "Session").
+
+/// For each step, its latest visit on the path (the current one with its live answer); steps
+/// off the path and skipped visits are unanswered.
+extension Session: AnswerLookup {
+    func latestAnswer(step index: Int) -> JSON? {
+        guard let position = path.latestPosition(of: index), let visit = path[ifPresent: position] else { return nil }
+        if visit.skipped { return nil }
+        return position == path.count - 1 && !isFinished ? answers[index] : visit.answer
+    }
+
+    /// Form item `item`'s answer; a hidden item of the current visit reads as unanswered
+    /// (closed visits already left hidden items out).
+    func itemAnswer(step index: Int, item: String) -> JSON? {
+        guard let value = latestAnswer(step: index)?.objectValue?[item] else { return nil }
+        if currentIndex == index && !isFinished && !isVisible(item, step: index) { return nil }
+        return value
+    }
+
+    func answer(_ selector: Selector) -> (value: JSON, type: ResultType)? {
+        switch selector {
+        case .step(let index):
+            guard let value = latestAnswer(step: index), let format = task.step(at: index)?.format() else { return nil }
+            return (value, format.resultType)
+        case .item(let index, let item):
+            guard let value = itemAnswer(step: index, item: item),
+                  let format = task.step(at: index)?.format(item: item) else { return nil }
+            return (value, format.resultType)
+        case .external(let taskID, let step, let item):
+            return external.answer(task: taskID, step: step, item: item)
+        }
+    }
+}
+
+/// The answers as stored, with no item hidden: what `visibleWhen` reads, so that one item's
+/// visibility never depends on another's (no cycles to chase).
+struct StoredAnswers: AnswerLookup {
+    private let session: Session
+
+    init(_ session: borrowing Session) { self.session = copy session }
+
+    func answer(_ selector: Selector) -> (value: JSON, type: ResultType)? {
+        switch selector {
+        case .item(let index, let item):
+            guard let value = answerValue(selector),
+                  let format = session.task.step(at: index)?.format(item: item) else { return nil }
+            return (value, format.resultType)
+        default:
+            return session.answer(selector)
+        }
+    }
+
+    func answerValue(_ selector: Selector) -> JSON? {
+        switch selector {
+        case .item(let index, let item): return session.latestAnswer(step: index)?.objectValue?[item]
+        default: return session.answerValue(selector)
+        }
+    }
+
+    func calculationValues() -> [ExpressionValue] {
+        session.calculationCache.values(session.task.calculations, view: .stored, lookup: self)
+    }
+
+    var evaluationTime: Int64 { session.evaluationTime }
+}
