@@ -12,8 +12,11 @@ final class TaskHandle: Sendable {
 /// argument sizes and the host's event callback.
 final class SessionHandle: Sendable {
     let store: SessionStore
+    /// The session's options, the object the session holds (`FixedOptions`): read without the
+    /// session's lock, for the bounds on arguments parsed before a call takes it.
+    private let options: FixedOptions
     /// The bounds on this session's answers and samples (session option "limits").
-    let limits: SessionLimits
+    var limits: SessionLimits { options.options.limits }
     private let callback = Locked<EventCallback?>(nil)
     /// Whether `callback` holds one, readable without its lock: every call asks, and locking
     /// (and retaining the callback) to find out cost about a hundred instructions a call.
@@ -23,7 +26,7 @@ final class SessionHandle: Sendable {
     /// the path is claimed and the first save written before the handle exists (`SessionStore`).
     init(_ session: Session, options: SessionOptions) throws(StepKitError) {
         self.store = try SessionStore(session, autosavePath: options.autosavePath)
-        self.limits = options.limits
+        self.options = session.fixed
     }
 
     /// The state as it is, changing nothing: no events are handed out and nothing is autosaved.

@@ -3,11 +3,15 @@
 struct ExternalResults: Sendable {
     /// Task identifier → step identifier → question identifier → (answer, type).
     private var answers: [String: [String: [String: (JSON, ResultType)]]] = [:]
+    /// The results as the host gave them (nil when none were given): what restoration data
+    /// saves, so the lookup above and its source are one option, stored once.
+    private(set) var given: JSON?
 
     init() {}
 
     /// Reads an array of task results in StepKit's result format; the last result of a step wins.
     init(_ value: JSON, at path: JSONPath, _ d: Diagnostics) {
+        given = value
         guard case .array(let tasks) = value else {
             d.error("wrongType", "\"additionalTaskResults\" is an array of task results.", at: path)
             return

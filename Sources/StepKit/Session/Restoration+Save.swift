@@ -81,7 +81,7 @@ extension Restoration {
             var asyncRuns = JSONObject()
             for (_, run) in s.actions.runs { asyncRuns[run.identifier] = encode(run) }
             return .object(asyncRuns)
-        case "additionalTaskResults": return s.options.additionalTaskResultsJSON ?? .null
+        case "additionalTaskResults": return s.external.given ?? .null
         default: return .null
         }
     }

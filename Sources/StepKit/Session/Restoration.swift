@@ -75,8 +75,8 @@ enum Restoration {
             throw refuse("differentTask", "The restoration data is for the task \"\(identifier)\", not \"\(task.identifier)\".", .root.key("task").key("identifier"))
         }
         var options = options
-        options.additionalTaskResultsJSON = document["additionalTaskResults"].flatMap { $0.isNull ? nil : $0 }
-        if let results = options.additionalTaskResultsJSON {
+        options.additionalTaskResults = ExternalResults()
+        if let results = document["additionalTaskResults"].flatMap({ $0.isNull ? nil : $0 }) {
             let d = Diagnostics()
             options.additionalTaskResults = ExternalResults(results, at: .root.key("additionalTaskResults"), d)
             guard d.isEmpty else { throw refuse("damaged", "The saved additionalTaskResults are not task results.", .root.key("additionalTaskResults")) }

@@ -1,10 +1,9 @@
 /// The options a host gives when it opens or restores a session (`options_json`).
 struct SessionOptions: Sendable {
     var taskRunUUID: String?
+    /// Other tasks' results, with the option as given (`ExternalResults.given`), which
+    /// restoration data keeps so a restored session's predicates see the same results.
     var additionalTaskResults = ExternalResults()
-    /// The option as given, kept in restoration data so a restored session's predicates see
-    /// the same results.
-    var additionalTaskResultsJSON: JSON?
     /// A key for HMAC-SHA256 over restoration data; without one, a plain SHA-256.
     var integrityKey: String?
     /// A file the session rewrites, atomically, after every change.
@@ -36,7 +35,6 @@ struct SessionOptions: Sendable {
             }
             if !restoring, let results = r.value("additionalTaskResults") {
                 options.additionalTaskResults = ExternalResults(results, at: .root.key("additionalTaskResults"), d)
-                options.additionalTaskResultsJSON = results
             }
             options.integrityKey = r.string("integrityKey", nonEmpty: true)
             options.autosavePath = r.string("autosave", nonEmpty: true)
