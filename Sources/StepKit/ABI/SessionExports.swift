@@ -21,7 +21,7 @@ public func stepkit_session_restore(_ task: OpaquePointer?, _ saved_json: Unsafe
             throw .nullArgument("saved_json")
         }
         let options = try SessionOptions.parse(options_json == nil ? nil : Boundary.json(options_json, argument: "options_json", limits: .document), restoring: true)
-        return try SessionHandle(Restoration.restore(saved_json, limits: .document, argument: "saved_json", task: handle.task,
+        return try SessionHandle(Restoration.restore(TextBytes(cString: saved_json), limits: .document, argument: "saved_json", task: handle.task,
                                                      options: options, clock: .system), options: options)
     }
 }

@@ -45,6 +45,10 @@ struct InputLimits: Sendable, Equatable {
     /// `maxStringBytes` of it, not after parsing it. Brackets are counted outside strings only;
     /// a number that is not zero but would read as 0 is refused (`VanishingNumber`: jansson
     /// would take it as 0); anything else wrong with the text is left to the parser.
+    func checkText(_ text: TextBytes, argument: String) throws(StepKitError) {
+        try checkText(text.cString, argument: argument)
+    }
+
     func checkText(_ text: UnsafePointer<CChar>, argument: String) throws(StepKitError) {
         let limit = maxBytes
         try text.withMemoryRebound(to: UInt8.self, capacity: 1) { (bytes: UnsafePointer<UInt8>) throws(StepKitError) in

@@ -29,6 +29,10 @@ enum JSONParser {
     }
 
     /// The whole parse through jansson, for every text `PlainJSON` does not take.
+    static func parseWithJansson(_ text: TextBytes) throws(StepKitError) -> JSON {
+        try parseWithJansson(cString: text.cString)
+    }
+
     static func parseWithJansson(cString: UnsafePointer<CChar>) throws(StepKitError) -> JSON {
         var error = json_error_t()
         let flags = sk_json_flag_decode_any() | sk_json_flag_reject_duplicates()

@@ -24,6 +24,10 @@ enum PlainJSON {
     /// which), and the reader never reads more than `maxBytes` of it (a few bytes past, at most,
     /// to finish a word); the caller checks a text it leaves against the limits before jansson
     /// parses it (`JSONParser.parse(cString:within:argument:)`).
+    static func parse(_ text: TextBytes, within limits: InputLimits? = nil) -> JSON? {
+        parse(text.cString, within: limits)
+    }
+
     static func parse(_ text: UnsafePointer<CChar>, within limits: InputLimits? = nil) -> JSON? {
         text.withMemoryRebound(to: UInt8.self, capacity: 1) { bytes in
             var reader = Reader(bytes: bytes, limits: limits)

@@ -1,8 +1,14 @@
-import Glibc
-
 /// The integrity member of restoration data: SHA-256 (damage detection) or HMAC-SHA256 under the
 /// host's `integrityKey` (authenticity), how it is written and how it is checked.
 extension Restoration {
+    /// The algorithm data saved with `key` (or none) is signed with.
+    static func algorithm(key: String?) -> String { key == nil ? "SHA-256" : "HMAC-SHA256" }
+
+    /// How saved text ends: the integrity member, last, written after the rest was digested
+    /// (`saveText`): this head, the 64-digit digest, `integrityEnd`.
+    static func integrityHead(_ algorithm: String) -> String { ",\"integrity\":{\"algorithm\":\"" + algorithm + "\",\"digest\":\"" }
+    static let integrityEnd = "\"}}"
+
     static func sign(_ text: String, key: String?) throws(StepKitError) -> (algorithm: String, digest: String) {
         if let key, let mac = try Digest.hmacSHA256(text, key: key) { return ("HMAC-SHA256", mac) }
         return ("SHA-256", try Digest.sha256(text))
@@ -11,17 +17,17 @@ extension Restoration {
     /// The integrity check on the text as given, when it is in the form `saveText` writes: the
     /// text before the integrity member is what was digested. Nil when the text has another form
     /// (a host re-wrote it), and the document must be written again to be checked.
-    static func quickCheck(_ raw: UnsafePointer<CChar>, key: String?) throws(StepKitError) -> Bool? {
-        let algorithm = key == nil ? "SHA-256" : "HMAC-SHA256"
-        let head = Array((",\"integrity\":{\"algorithm\":\"" + algorithm + "\",\"digest\":\"").utf8)
-        let length = strlen(raw)
-        let tailLength = head.count + 64 + 3
+    static func quickCheck(_ text: TextBytes, key: String?) throws(StepKitError) -> Bool? {
+        let head = Array(integrityHead(Restoration.algorithm(key: key)).utf8)
+        let end = Array(integrityEnd.utf8)
+        let bytes = text.bytes
+        let length = bytes.count
+        let tailLength = head.count + 64 + end.count
         guard length > tailLength else { return nil }
-        let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(raw).assumingMemoryBound(to: UInt8.self), count: length)
         let start = length - tailLength
         guard bytes[start..<(start + head.count)].elementsEqual(head),
-              bytes[(length - 3)...].elementsEqual(Array("\"}}".utf8)) else { return nil }
-        let digest = String(decoding: bytes[(start + head.count)..<(length - 3)], as: UTF8.self)
+              bytes[(length - end.count)...].elementsEqual(end) else { return nil }
+        let digest = String(decoding: bytes[(start + head.count)..<(length - end.count)], as: UTF8.self)
         let signed = String(decoding: bytes[..<start], as: UTF8.self) + "}"
         if let key {
             guard let expected = try Digest.hmacSHA256(signed, key: key) else { return false }

@@ -1,5 +1,3 @@
-import Glibc
-
 /// The autosave file as a journal: restoration data (the snapshot, exactly `saveText`) followed
 /// by one line per call that changed the session since, each the call's change to the document.
 /// A call then costs the encoding and the write of what it changed, not of the whole history;
@@ -87,23 +85,22 @@ extension Restoration {
     /// Where the snapshot line of an autosave journal ends (its newline), or nil when `bytes` is
     /// not a journal: a journal's first line is one JSON object, followed by a newline
     /// (restoration data a host wrote out itself, pretty-printed or not, is not).
-    static func journalSnapshotEnd(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
-        // memchr: the whole text is searched when it is not a journal (a byte-by-byte search was
-        // a percent of a restore).
-        guard let base = bytes.baseAddress, let found = memchr(base, 0x0A, bytes.count) else { return nil }
-        let newline = UnsafeRawPointer(found) - UnsafeRawPointer(base)
+    static func journalSnapshotEnd(_ text: TextBytes) -> Int? {
+        // The whole text is searched when it is not a journal (`TextBytes.firstIndex`, not a loop here).
+        guard let newline = text.firstIndex(of: 0x0A) else { return nil }
+        let bytes = text.bytes
         guard newline >= 2, bytes[0] == 0x7B, bytes[newline - 1] == 0x7D else { return nil }
         return newline
     }
 
     /// The document an autosave journal describes, its integrity checked (and removed); its
     /// snapshot line ends at `newline` (`journalSnapshotEnd`).
-    static func journalDocument(_ bytes: UnsafeBufferPointer<UInt8>, snapshotEnd newline: Int, key: String?) throws(StepKitError) -> JSONObject {
+    static func journalDocument(_ text: TextBytes, snapshotEnd newline: Int, key: String?) throws(StepKitError) -> JSONObject {
+        let bytes = text.bytes
         let snapshot = String(decoding: bytes[..<newline], as: UTF8.self)
-        let signed = snapshot.withCString { pointer in
-            Result { () throws(StepKitError) -> (document: JSONObject, digest: String) in try signedDocument(pointer, key: key) }
+        var (document, head) = try TextBytes.with(snapshot) { (snapshot: TextBytes) throws(StepKitError) in
+            try signedDocument(snapshot, key: key)
         }
-        var (document, head) = try signed.get()
         var replay = JournalReplay()
         var start = newline + 1
         var line = 2
@@ -121,7 +118,7 @@ extension Restoration {
 
     /// One record's change, once its digest is checked against the chain.
     private static func record(_ bytes: [UInt8], previous: String, key: String?, line: Int) throws(StepKitError) -> (JSON, String) {
-        let algorithm = key == nil ? "SHA-256" : "HMAC-SHA256"
+        let algorithm = Restoration.algorithm(key: key)
         let head = Array(("{\"journal\":\"" + algorithm + "\",\"digest\":\"").utf8)
         let middle = Array("\",\"change\":".utf8)
         let changeStart = head.count + 64 + middle.count

@@ -1,5 +1,3 @@
-import Glibc
-
 /// Restoration data: a session as versioned JSON that names the task's fingerprint and carries an
 /// integrity check, and the way back from it. See `schema/restoration.schema.json`.
 ///
@@ -19,13 +17,12 @@ enum Restoration {
     /// Restoration data as `stepkit_session_save` writes it, or an autosave file (a journal:
     /// `Restoration+Journal.swift`), back to a session. With `limits`, a text past them is
     /// refused with `InputLimits.checkText`'s error, naming `argument`, before anything else.
-    static func restore(_ text: UnsafePointer<CChar>, limits: InputLimits? = nil, argument: String = "saved_json",
+    static func restore(_ text: TextBytes, limits: InputLimits? = nil, argument: String = "saved_json",
                         task: Task, options: SessionOptions, clock: Clock) throws(StepKitError) -> Session {
-        let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(text).assumingMemoryBound(to: UInt8.self), count: strlen(text))
         let document: JSONObject
-        if let newline = journalSnapshotEnd(bytes) {
+        if let newline = journalSnapshotEnd(text) {
             try limits?.checkText(text, argument: argument)
-            document = try journalDocument(bytes, snapshotEnd: newline, key: options.integrityKey)
+            document = try journalDocument(text, snapshotEnd: newline, key: options.integrityKey)
         } else {
             // The parse reads within the limits itself, and checks the text only when it
             // cannot (a pass over the whole text saved on every restore that fits).
@@ -36,7 +33,7 @@ enum Restoration {
 
     /// The document in `text` with its integrity checked and its integrity member removed, and
     /// the digest it carried. With `limits`, a text past them fails with their error.
-    static func signedDocument(_ text: UnsafePointer<CChar>, key: String?, within limits: InputLimits? = nil,
+    static func signedDocument(_ text: TextBytes, key: String?, within limits: InputLimits? = nil,
                                argument: String = "saved_json") throws(StepKitError) -> (document: JSONObject, digest: String) {
         let parsed: JSON
         if let plain = PlainJSON.parse(text, within: limits) {
@@ -44,7 +41,7 @@ enum Restoration {
         } else {
             try limits?.checkText(text, argument: argument)
             do throws(StepKitError) {
-                parsed = try JSONParser.parseWithJansson(cString: text)
+                parsed = try JSONParser.parseWithJansson(text)
             } catch {
                 throw refuse("damaged", "The restoration data is damaged or truncated: " + (error.problems.first?.message ?? "not JSON."))
             }
