@@ -42,8 +42,8 @@ extension Restoration {
         var run = ActiveRun()
         run.status = status
         run.elapsedBefore = elapsed
-        run.startDate = try int(o["startDate"], path.key("startDate"))
-        run.finishDate = try int(o["finishDate"], path.key("finishDate"))
+        run.startDate = try optionalInt(o["startDate"], path.key("startDate"))
+        run.finishDate = try optionalInt(o["finishDate"], path.key("finishDate"))
         run.marksFired = Int(marks)
         for (i, r) in recorders.enumerated() { run.recorders.append(try decodeRecorder(r, at: path.key("recorders").index(i))) }
         return run
@@ -69,7 +69,7 @@ extension Restoration {
                 throw StepKitError(.restore, code: "damaged", message: "A saved recorder file is not valid.", path: path.key("files").index(i))
             }
             var record = RecordedFile(fileName: name, startDate: start)
-            record.endDate = try int(file["endDate"], path.key("files").index(i).key("endDate"))
+            record.endDate = try optionalInt(file["endDate"], path.key("files").index(i).key("endDate"))
             record.bytes = bytes
             record.items = Int(clamping: items)
             run.files.append(record)
@@ -80,12 +80,4 @@ extension Restoration {
     /// A bound on saved sample counts and file lengths (2^52, far past any real recording), so
     /// adding a batch to restored figures can never overflow.
     private static let countLimit: Int64 = 1 << 52
-
-    private static func int(_ value: JSON?, _ path: JSONPath) throws(StepKitError) -> Int64? {
-        switch value {
-        case nil, .null?: return nil
-        case .int(let i)?: return i
-        default: throw StepKitError(.restore, code: "damaged", message: "A date must be milliseconds since 1970 as a whole number.", path: path)
-        }
-    }
 }

@@ -95,6 +95,8 @@ extension Restoration {
         return session
     }
 
+    /// A saved date (milliseconds since 1970) or null; anything else is damage. Every date of
+    /// restoration data is read by this one decoder (visits, active steps, recorder files).
     static func optionalInt(_ value: JSON?, _ path: JSONPath) throws(StepKitError) -> Int64? {
         switch value {
         case nil, .null?: return nil

@@ -22,7 +22,7 @@ extension Restoration {
         }
         let (algorithm, digest) = try sign(String(decoding: bytes, as: UTF8.self), key: s.options.integrityKey)
         if bytes.last == 0x7D { bytes.removeLast() }  // the closing brace
-        let text = String(decoding: bytes, as: UTF8.self) + ",\"integrity\":{\"algorithm\":\"" + algorithm + "\",\"digest\":\"" + digest + "\"}}"
+        let text = String(decoding: bytes, as: UTF8.self) + integrityHead(algorithm) + digest + integrityEnd
         return (text, digest)
     }
 
