@@ -72,12 +72,12 @@ extension Restoration {
         }
         keepVisitDates(of: d["path"]?.arrayValue ?? [], in: &session)
         session.clock.touched = true
-        session.restoreReport = .object([
+        session.reportRestore(.object([
             "migrated": .bool(true),
             "fromFingerprint": d["task"]?.objectValue?["fingerprint"] ?? .null,
             "kept": .array(kept),
             "dropped": .array(dropped),
-        ])
+        ]))
         session._checkInvariants()
         return session
     }

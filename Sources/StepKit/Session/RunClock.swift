@@ -5,6 +5,9 @@ struct RunClock: Sendable {
     /// The host's clock (or the system's).
     var source: Clock
     var startDate: Int64
+    /// `override`, kept as a time and a flag that fits beside the other flags (an `Int64?`
+    /// took 16 bytes of the session with its padding).
+    private var overrideTime: Int64 = 0
     /// Set when the run ends, with `finishReason`.
     private(set) var endDate: Int64?
     private(set) var finishReason: FinishReason?
@@ -17,9 +20,17 @@ struct RunClock: Sendable {
     /// What a new clock (`Session.setClock`) may still re-date, because nothing has happened on
     /// the current one yet. Not saved: a restored session starts `.restored`.
     var anchor: ClockAnchor = .opened
+    private var overrides = false
+
     /// While timers are processed, the moment a deadline came due, so what follows it (the next
     /// step, its start) is dated when it happened, not when the host asked.
-    var override: Int64?
+    var override: Int64? {
+        get { overrides ? overrideTime : nil }
+        set {
+            overrides = newValue != nil
+            overrideTime = newValue ?? 0
+        }
+    }
 
     init(_ source: Clock, startDate: Int64) {
         self.source = source

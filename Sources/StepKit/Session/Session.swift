@@ -9,7 +9,7 @@ struct Session: Sendable {
     /// The options this run was opened with that outlive the call (autosave, integrity key,
     /// prefill sources, other tasks' results as given), behind one reference: they never change
     /// during the run, and the session is copied whole (for every autosaved call), which inline
-    /// they made twice as large (464 bytes). The handle reads its limits from the same object.
+    /// they made twice as large. The handle reads its limits from the same object.
     let fixed: FixedOptions
     var options: SessionOptions { fixed.options }
     var external: ExternalResults { fixed.options.additionalTaskResults }
@@ -28,9 +28,12 @@ struct Session: Sendable {
     var actions = AsyncActions()
 
     /// What a restore across task versions kept and dropped (null otherwise).
-    var restoreReport: JSON = .null
+    private(set) var restoreReport: JSON = .null
     /// The calculations' values and what they were computed from (see `CalculationCache`).
     let calculationCache = CalculationCache()
+    /// Every reader gets the session by address, not as a copy (`PassedByAddress`): the one way
+    /// the session is read while it changes, in place of per-method inlining and pointers.
+    private let byAddress = PassedByAddress()
 
     init(task: Task, options: SessionOptions, clock: Clock = .system) {
         self.task = task
@@ -179,6 +182,9 @@ struct Session: Sendable {
     mutating func updateCurrent(_ change: (inout Visit) -> Void) {
         path.updateLast(change)
     }
+
+    /// Records what a restore across task versions kept and dropped (`Restoration.migrate`).
+    mutating func reportRestore(_ report: JSON) { restoreReport = report }
 
     /// Ends the run's clock (`endRun` is the whole of ending a run).
     mutating func finishClock(_ reason: FinishReason, at time: Int64) {
