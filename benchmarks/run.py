@@ -123,8 +123,8 @@ def run_valgrind(cmd):
 # Instruction counts (callgrind): walk entries instrumented per task, after the first.
 INSTR_ENTRIES = {"t10": 0, "t1000": 201, "t100000": 201}
 # Functions whose inclusive cost is event building (mangled Swift names, as callgrind reports
-# them): Session.emit and whatever it calls.
-EVENT_FUNCTIONS = ("7SessionV4emit", "7SessionV11appendEvent")
+# them): Session.emit (when not inlined), the queue's EventQueue.append, and whatever they call.
+EVENT_FUNCTIONS = ("7SessionV4emit", "10EventQueueV6append")
 
 
 def callgrind_instr(bench, task, walk, entries, events=True):

@@ -73,7 +73,12 @@ struct Session: Sendable {
     /// The current visit's step, read without copying the visit (`current` copies it whole).
     var currentIndex: Int? { path.currentStep }
 
-    var currentStep: Step? { currentIndex.flatMap { task.step(at: $0) } }
+    /// Inlined, so a caller reads the step where the task holds it: a step returned out of line
+    /// is a copy, and its retains are writes into the task that every session shares, which a
+    /// second core running the task must take back (the benchmarks' shared-writes figure).
+    var currentStep: Step? {
+        @inline(__always) get { currentIndex.flatMap { task.step(at: $0) } }
+    }
 
     /// The session's time: the clock's (or the moment a deadline came due), never earlier than
     /// the latest date the run holds, so a host clock that goes backwards (another clock set
