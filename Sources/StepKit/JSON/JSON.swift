@@ -182,12 +182,12 @@ struct JSONObject: Equatable, Sendable {
     /// The value at `position` when the key there is `key`; nil otherwise (the key may still be
     /// elsewhere). For readers that expect keys in a known order.
     func value(at position: Int, ifKeyIs key: String) -> JSON? {
-        keys.indices.contains(position) && keys[position] == key ? values[position] : nil
+        keys[ifPresent: position] == key ? values[position] : nil
     }
 
     /// The value at a position `position(of:)` gave; nil for any other.
     func value(at position: Int) -> JSON? {
-        values.indices.contains(position) ? values[position] : nil
+        values[ifPresent: position]
     }
 
     /// Replaces the value at a position `position(of:)` gave (keys and order stay); any other

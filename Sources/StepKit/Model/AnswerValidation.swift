@@ -55,7 +55,7 @@ extension Form {
             guard let value = changes.value(at: position) else { continue }
             // Answers usually list a form's items in its order: the item at the same position
             // is checked first, before a look-up by name.
-            let sameSpot = items.indices.contains(position) && items[position].identifier == key ? items[position] : nil
+            let sameSpot = items[ifPresent: position].flatMap { $0.identifier == key ? $0 : nil }
             guard let item = sameSpot ?? item(key) else {
                 problems.append(Problem(code: "unknownItem", message: "The form has no item \"\(key)\".", path: .root.key(key), item: key))
                 if fresh { cleared.append(key) }

@@ -5,7 +5,7 @@ extension TaskCompiler {
     /// format takes a choice, a string or a number: the value of one choice).
     static func compileInitials(_ b: Builder, _ predicates: PredicateCompiler, _ rules: inout TaskRules) {
         for pending in b.pendingInitials {
-            guard let step = b.steps.indices.contains(pending.step) ? b.steps[pending.step] : nil,
+            guard let step = b.steps[ifPresent: pending.step],
                   let format = step.format(item: pending.item) else { continue }
             guard let answerType = format.rules.expressionType else {
                 b.d.error("wrongType", "A \(format.resultType.rawValue) answer has no initial value an expression can give.", at: pending.path)
