@@ -7,11 +7,20 @@
 /// where it went.
 ///
 /// It reads the session it decides for as a borrowed argument rather than holding a copy:
-/// copying a `Session` retains and releases each of its fields, on every move.
+/// copying a `Session` retains and releases each of its fields, on every move. It holds the
+/// task's routing itself, taken once: the rules and predicates it reads from there need no
+/// retain of their own while they are evaluated on the session (read from the session's
+/// memory, each was retained first: writes into the task every session shares).
 struct Navigator {
+    let routing: Routing
     /// Whether to write down each decision (and apply step modifiers); a projection of progress
     /// needs neither.
     var explains = true
+
+    init(_ task: Task, explains: Bool = true) {
+        self.routing = task.routing
+        self.explains = explains
+    }
 
     private func note(_ notes: inout ArrivalNotes, _ entry: ArrivalNote) {
         if explains { notes.append(entry) }
@@ -35,7 +44,6 @@ struct Navigator {
     /// The step a destination resolves to, after skip rules; `from` is the step left (for
     /// knowing which sections are being entered).
     func arrive(at candidate: Int?, from: Int?, notes explanation: ArrivalNotes, in session: borrowing Session) -> Route {
-        let routing = session.task.routing
         var notes = explanation
         var target = candidate
         var previous = from
@@ -90,7 +98,6 @@ struct Navigator {
     /// the section at that depth of the step's sections, whose last step `index` is); which rule
     /// governs is `Routing`'s to say, this evaluates it.
     func destination(leaving index: Int, fromSectionDepth: Int?, notes: inout ArrivalNotes, in session: borrowing Session) -> Int? {
-        let routing = session.task.routing
         guard routing.steps.indices.contains(index) else { return nil }
         guard let governing = routing.governing(leaving: index, fromSectionDepth: fromSectionDepth) else {
             return routing.next(after: index)
@@ -100,7 +107,6 @@ struct Navigator {
 
     private func apply(_ rule: NavigationRule, owner: Routing.Owner, after index: Int, notes: inout ArrivalNotes,
                        in session: borrowing Session) -> Int? {
-        let routing = session.task.routing
         switch rule {
         case .direct(let destination):
             note(&notes, .rule(owner, .direct))

@@ -1,10 +1,9 @@
 /// The answers predicates, expressions and bounds read from a session.
 ///
 /// The session is read where it is, never through a copy or a pointer: the readers are
-/// non-mutating methods and `borrowing` parameters (`Navigator`), and `StoredAnswers` holds the
-/// session it is made from for the length of one evaluation, which the optimizer passes by
-/// reference (the benchmarks' callgrind counts show no retain of the session's parts on a
-/// move: `docs/architecture.md`, "Session").
+/// non-mutating methods and `borrowing` parameters (`Navigator`), each handed the session by
+/// address (`PassedByAddress`), and `StoredAnswers` holds the session it is made from for the
+/// length of one evaluation (`docs/architecture.md`, "A session's parts", has the measurement).
 
 /// For each step, its latest visit on the path (the current one with its live answer); steps
 /// off the path and skipped visits are unanswered.

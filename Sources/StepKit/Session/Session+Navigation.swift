@@ -3,7 +3,7 @@ extension Session {
     /// Where going forward from the current step would lead now (nil: the task would end).
     func routeForward() -> Navigator.Route? {
         guard let index = currentIndex else { return nil }
-        return Navigator().route(leaving: index, in: self)
+        return Navigator(task).route(leaving: index, in: self)
     }
 
     /// Ends the run: every recorder stops, an active step's timer stops, the host hears why.

@@ -94,7 +94,7 @@ struct Session: Sendable {
     /// Shows the task's first step, unless skip rules pass over every step.
     private mutating func enterFirstStep(at time: Int64) {
         path = VisitPath()
-        let route = Navigator().arrive(at: task.steps.isEmpty ? nil : 0, from: nil, notes: [], in: self)
+        let route = Navigator(task).arrive(at: task.steps.isEmpty ? nil : 0, from: nil, notes: [], in: self)
         if let step = route.step {
             arrive(at: step, time: time, route: route)
         } else {

@@ -83,7 +83,7 @@ extension Session {
     /// the rest, so reading the state costs the same on a 100-step and a 100,000-step task.
     private func projectedRemaining(from index: Int) -> Int {
         if task.rules.isEmpty { return max(task.steps.count - 1 - index, 0) }
-        let navigator = Navigator(explains: false)
+        let navigator = Navigator(task, explains: false)
         var count = 0
         var step = index
         while let next = navigator.route(leaving: step, in: self).step {
