@@ -383,7 +383,9 @@ int stepkit_session_open(stepkit_task *task, const char *options_json,
  * additionalTaskResults (both come from the saved data), plus:
  *     "migrate": true      accept data saved on another version of the task (same identifier,
  *                          other fingerprint): answers whose step or item still exists and
- *                          still fit its answer format are kept, the others are listed in the
+ *                          still fit its answer format (and the bound of every "matches"
+ *                          condition of the new version that reads them: what restore replays
+ *                          of set_answer's decision) are kept, the others are listed in the
  *                          state's "restoreReport"; the run resumes at the first step that still
  *                          needs an answer. Every other option given here (outputDirectory,
  *                          recorder settings, limits, autosave, integrityKey, prefill) applies

@@ -274,4 +274,40 @@ import Testing
         #expect(refusal(try forged(saved, replacing: #""aaa""#, with: "\"\(String(repeating: "x", count: 101))\""))
                 == "damaged: A saved answer does not fit the task: Enter at most 100 characters.")
     }
+
+    /// Migration keeps what passes the same parts on the new version, item by item: a text the
+    /// new version's `matches` condition cannot check within its bound is dropped and listed,
+    /// as set_answer would refuse it there.
+    @Test func migrationKeepsWhatTheNewVersionWouldAccept() throws {
+        func version(_ skip: String) throws -> Task {
+            try compile("""
+            {"identifier": "t", "steps": [
+              {"type": "question", "identifier": "code", "answerFormat": {"type": "text"}},
+              {"type": "form", "identifier": "f", "formItems": [
+                {"identifier": "note", "answerFormat": {"type": "text"}},
+                {"identifier": "other", "answerFormat": {"type": "text"}}]},
+              {"type": "instruction", "identifier": "a"}, {"type": "instruction", "identifier": "b"}]\(skip)}
+            """)
+        }
+        let v1 = try version("")
+        var s = Session(task: v1, options: SessionOptions())
+        try s.setAnswer(.string(Self.tooRepetitive))
+        try s.goForward()
+        try s.setAnswer(try json(#"{"note": "\#(Self.tooRepetitive)", "other": "fine"}"#))
+        let saved = Restoration.save(s)
+        let v2 = try version(#", "skipRules": {"a": {"any": [{"result": "code", "matches": "^(a+)+$"}, {"result": {"step": "f", "item": "note"}, "matches": "^(a+)+$"}]}}"#)
+        var options = SessionOptions()
+        options.migrate = true
+        let text = JSONWriter.string(saved)
+        let migrated = try text.withCString { pointer in
+            Result { () throws(StepKitError) -> Session in try Restoration.restore(pointer, task: v2, options: options, clock: .system) }
+        }.get()
+        let report = try #require(migrated.restoreReport.objectValue)
+        let dropped = report["dropped"]?.arrayValue?.compactMap { $0.objectValue } ?? []
+        #expect(dropped.map { [$0["step"]?.stringValue, $0["item"]?.stringValue] } == [["code", nil], ["f", "note"]])
+        #expect(dropped.allSatisfy { $0["reason"]?.stringValue == Restoration.pastMatchBound })
+        #expect(report["kept"]?.arrayValue?.count == 1)
+        #expect(migrated.answers[1] == (try json(#"{"other": "fine"}"#)))
+        #expect(migrated.answers[0] == nil)
+    }
 }

@@ -1,6 +1,6 @@
 /// The format part of accepting an answer, and the confirm-text part after it: `Task.accept`
 /// (`Rules/Acceptance.swift`, the one decision, for `set_answer` and restore) runs it first, and
-/// migration alone (keeping what still fits): a question's answer by its answer format
+/// migration item by item (keeping what still fits): a question's answer by its answer format
 /// (`Model/AnswerFormats/`), a form's item by item by theirs, with the rule a form adds across
 /// items: a `confirmText` item must equal its original (the one confirm-text check, used when a
 /// confirmation is set and when the form is left).

@@ -21,7 +21,7 @@
 /// replay checks every visit left going forward, `Restoration+Replay.swift`), and an expression
 /// bound was evaluated on the answers and the clock of that moment (a later change of the answer
 /// it reads, or "today" moving on, would refuse an answer that was rightly accepted). Migration
-/// keeps, item by item, what still fits its answer format (the format part alone).
+/// keeps, item by item, what passes the same two parts on the new version of the task.
 struct AcceptanceParts: OptionSet, Sendable {
     let rawValue: UInt8
 

@@ -1,8 +1,14 @@
 /// Restoring data saved on another version of the task (option "migrate").
 extension Restoration {
+    /// Why a migrated answer is dropped that a `matches` condition of the new version cannot
+    /// check within its bound (set_answer would refuse it: `patternTooComplex`).
+    static let pastMatchBound = "The answer is too long or too repetitive for a condition that reads it to check."
+
     /// Carries a session saved on another version of the task over: answers whose step (and
     /// item) still exist with the same answer type and still fit are kept, the others listed; the
-    /// run resumes at the first step that still needs an answer.
+    /// run resumes at the first step that still needs an answer. "Still fit" is what restore
+    /// replays of `set_answer`'s decision (`AcceptanceParts.restore`: the answer format and the
+    /// match bounds of the conditions that read it), item by item for a form.
     static func migrate(_ d: JSONObject, to task: Task, options: SessionOptions, clock: Clock) throws(StepKitError) -> Session {
         guard let uuid = d["taskRunUUID"]?.stringValue.flatMap(UUIDText.normalized), case .int(let startDate)? = d["startDate"],
               let savedAnswers = d["answers"]?.objectValue else {
@@ -24,6 +30,10 @@ extension Restoration {
             case .question:
                 let checked = step.validate(answer, previous: nil, confirming: .never)
                 if checked.problems.isEmpty, let value = checked.value {
+                    guard task.rules.conditionPatterns.problems(step: index, value: value).isEmpty else {
+                        drop(id, nil, Restoration.pastMatchBound)
+                        continue
+                    }
                     answers[index] = value
                     kept.append(.object(["step": .string(id), "item": .null]))
                 } else {
@@ -37,10 +47,12 @@ extension Restoration {
                 // Checked as restore and set_answer check a form's answer; each item that fails is
                 // dropped alone, and the others kept.
                 let valid = step.validate(answer, previous: nil, confirming: .never).value?.objectValue ?? JSONObject()
+                let pastBound = Set(task.rules.conditionPatterns.problems(step: index, value: .object(valid)).compactMap(\.item))
                 var object = JSONObject()
                 for (key, _) in items.entries {
                     guard form.item(key) != nil else { drop(id, key, "The form item no longer exists."); continue }
                     guard let v = valid[key] else { drop(id, key, "The answer no longer fits the item's answer format."); continue }
+                    guard !pastBound.contains(key) else { drop(id, key, Restoration.pastMatchBound); continue }
                     object[key] = v
                     kept.append(.object(["step": .string(id), "item": .string(key)]))
                 }
