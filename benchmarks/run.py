@@ -496,7 +496,7 @@ def main():
     t.add("first compile + open + state (10-step task)", [r["firstTask"] for r in loads],
           [r["warmTask"] for r in loads], floor_text=None)
     t.rows[-1]["floor"] = "warm " + t.rows[-1]["floor"]
-    # The first digest of the process loads libcrypto (Sources/StepKit/Integrity/LibCrypto.swift).
+    # The first digest of the process loads libcrypto (Sources/StepKitBase/Integrity/LibCrypto.swift).
     t.add("first save (loads libcrypto), 10-step task", [r["firstSave"] for r in loads],
           [r["warmSave"] for r in loads], floor_text=None)
     t.rows[-1]["floor"] = "warm " + t.rows[-1]["floor"]

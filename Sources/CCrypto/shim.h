@@ -2,7 +2,7 @@
  * data (SHA-256 and HMAC-SHA256) and the constant-time comparison.
  *
  * StepKit does not link libcrypto: it is loaded (dlopen) the first time a digest is needed
- * (Sources/StepKit/Integrity/LibCrypto.swift), so a host that never saves, restores or names a
+ * (Sources/StepKitBase/Integrity/LibCrypto.swift), so a host that never saves, restores or names a
  * long file does not pay for loading it. These headers give the functions' types and the soname
  * of the libcrypto they describe; nothing here calls into libcrypto. */
 #ifndef STEPKIT_CCRYPTO_SHIM_H

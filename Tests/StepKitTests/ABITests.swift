@@ -2,6 +2,8 @@ import CStepKit
 import Glibc
 import Testing
 @testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
 
 /// The exported functions as a C host calls them: status codes, error JSON, ownership, limits.
 @Suite struct ABITests {

@@ -1,6 +1,8 @@
 import Glibc
 import Testing
 @testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
 
 /// A short walk: instruction, countdown, a timed walking step with two recorders, rest, completion.
 let walk = """

@@ -1,5 +1,7 @@
 import Testing
 @testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
 
 @Suite struct AnswerFormatTests {
     @Test func booleanAndDontKnow() throws {

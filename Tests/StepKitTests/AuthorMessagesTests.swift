@@ -1,5 +1,7 @@
 import Testing
 @testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
 
 /// The messages an author meets while translating an instrument (issue 13, "Messages an author
 /// meets"): each says what is wrong in the terms the author wrote.

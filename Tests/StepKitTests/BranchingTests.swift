@@ -1,5 +1,7 @@
 import Testing
 @testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
 
 /// The headache survey of docs/branching.md: a predicate rule, a direct rule, a skip rule and a modifier.
 let headache = """

@@ -1,5 +1,7 @@
 import Testing
 @testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
 
 /// The static checker's checks beyond reachability: one task per finding, and tasks that must
 /// stay silent.

@@ -1,5 +1,7 @@
 import Testing
 @testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
 
 /// Issue 26, item 10: a long choice list compiles in time linear in its length (measured by
 /// instruction counts in `bindings/c/tests/check_choice_scaling.sh`, never timed here); these

@@ -1,5 +1,7 @@
 import Testing
 @testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
 
 /// Time: exact restore of a running timer, a start date a new clock may still set, and total
 /// arithmetic on any clock value (INT64_MIN, INT64_MAX, jumps back, a restored elapsed time near

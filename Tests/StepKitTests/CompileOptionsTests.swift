@@ -1,6 +1,8 @@
 import CStepKit
 import Testing
 @testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
 
 /// The options of compiling and importing are read within a definition's default limits
 /// (`InputLimits.compileOptions`, stepkit.h), not an answer's: a FHIR import's value sets are

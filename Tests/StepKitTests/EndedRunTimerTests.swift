@@ -1,5 +1,7 @@
 import Testing
 @testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
 
 /// Issue 26, item 12: a run that ends while an active step's timer runs stops that timer, for
 /// every reason it may end with, so saved data written later says what it said at the end.

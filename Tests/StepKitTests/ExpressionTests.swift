@@ -1,6 +1,8 @@
 import Glibc
 import Testing
 @testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
 
 /// A task with two numeric questions, a yes/no question, a date of birth, a choice question
 /// with scores, and the given calculations.

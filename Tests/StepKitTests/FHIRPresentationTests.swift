@@ -1,5 +1,7 @@
 import Testing
 @testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
 
 /// What a FHIR import presents (issue 29, item 6). R4: `questionnaire-hidden` means the item is
 /// "not displayed to the user" (it is still enabled and in the response); `readOnly` items are

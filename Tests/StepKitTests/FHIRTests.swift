@@ -1,5 +1,7 @@
 import Testing
 @testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
 
 /// The FHIR importer's own guarantees: bounded walks, every problem at once, FHIR's `!=`, the
 /// export's typed answers.

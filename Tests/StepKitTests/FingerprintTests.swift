@@ -1,5 +1,7 @@
 import Testing
 @testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
 
 /// The task fingerprint names a definition's content, not its text (issue 11, item 9).
 @Suite struct FingerprintTests {

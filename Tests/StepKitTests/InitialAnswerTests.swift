@@ -1,5 +1,7 @@
 import Testing
 @testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
 
 /// `initial` on a question or a form item (issue 29, item 7), the native form of SDC's
 /// `initialExpression`: "an expression whose result provides the initial value … evaluated once

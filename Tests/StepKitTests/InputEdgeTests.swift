@@ -1,6 +1,8 @@
 import CStepKit
 import Testing
 @testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
 
 /// Issue 26, item 13: the FHIR nesting limit is the documented one, numbers that would read as
 /// 0 are refused, and counts of one read in the singular.

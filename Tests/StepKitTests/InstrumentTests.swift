@@ -1,6 +1,8 @@
 import Glibc
 import Testing
 @testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
 
 /// The three scored instruments of `examples/tasks/` (issue 13), each walked with several answer
 /// sets to the totals and bands computed by hand from the published scoring rules.

@@ -1,6 +1,8 @@
 import Glibc
 import Testing
 @testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
 
 @Suite struct JSONTests {
     @Test func roundTripKeepsTypesOrderAndText() throws {

@@ -2,6 +2,8 @@ import CJansson
 import Glibc
 import Testing
 @testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
 
 /// The direct writer must give exactly the bytes jansson's json_dumps gave (saved restoration
 /// data and task fingerprints are digests of this text): compared here with a reference that

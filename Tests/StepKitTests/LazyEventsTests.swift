@@ -1,5 +1,7 @@
 import Testing
 @testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
 
 /// Events are built only when someone will see them: a call's output or the event callback
 /// (issue 14). A call with neither builds none, and the calls after it are unaffected.

@@ -1,5 +1,7 @@
 import Testing
 @testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
 
 /// libcrypto is loaded on the first digest, from the candidates `LibCrypto` names; where none
 /// loads, the call gets STEPKIT_EIO "libcryptoUnavailable" naming each candidate and why.

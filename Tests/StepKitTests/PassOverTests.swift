@@ -1,5 +1,7 @@
 import Testing
 @testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
 
 /// A section passed over by its skip rule leaves by its own rule (else to the step after it),
 /// not by its last step's rule: the rule graph must hold that move, or progress and the checker

@@ -1,5 +1,7 @@
 import Testing
 @testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
 
 /// Bounded regular expressions (issue 11, part B): PCRE2 with a bound on every match, patterns
 /// with ICU's everyday syntax, answers past the bound refused, condition outcomes remembered.

@@ -1,5 +1,7 @@
 import Testing
 @testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
 
 /// `requiredAnswersChecked` (issue 29, item 1): per step (ResearchKit's rule, the default) or at
 /// completion (FHIR's: "a required item must be answered in a completed response"; SDC: the

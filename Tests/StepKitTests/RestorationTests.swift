@@ -1,6 +1,8 @@
 import Glibc
 import Testing
 @testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
 
 private func restore(_ saved: JSON, _ task: Task, options: SessionOptions = SessionOptions(), clock: Clock = .system) throws(StepKitError) -> Session {
     let text = JSONWriter.string(saved)

@@ -1,4 +1,6 @@
 @testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
 
 /// The tests hand restoration data over as the C functions receive it, a C string; the engine
 /// takes its bytes (`TextBytes`), which the C boundary makes, as this does.

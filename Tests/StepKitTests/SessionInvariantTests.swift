@@ -1,5 +1,7 @@
 import Testing
 @testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
 
 /// A session's parts keep their invariants (`Session._checkInvariants`, in the style of
 /// swift-collections) after every operation: a seeded walk drives sessions through every

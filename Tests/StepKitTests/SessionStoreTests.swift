@@ -1,6 +1,8 @@
 import Glibc
 import Testing
 @testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
 
 /// A new empty directory of this test's own (`temporaryDirectory` falls back to /tmp itself,
 /// which these tests must never move or remove).

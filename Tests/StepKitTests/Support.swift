@@ -1,5 +1,7 @@
 import Glibc
 @testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
 
 /// Compiles a task from JSON text, failing the test with the error JSON if it does not compile.
 func compile(_ text: String) throws -> Task {

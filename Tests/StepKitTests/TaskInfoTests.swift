@@ -1,5 +1,7 @@
 import Testing
 @testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
 
 /// `stepkit_task_info` names the task as restoration data does and lists its recorders, so a
 /// host need not open a session and save it, or walk the definition, to learn either.

@@ -1,5 +1,7 @@
 import Testing
 @testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
 
 private let sleepDiary = """
 {"identifier": "diary", "steps": [

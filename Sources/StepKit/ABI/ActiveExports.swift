@@ -1,4 +1,6 @@
 import CStepKit
+import StepKitBase
+import StepKitCore
 
 // Active steps, timers, recorders and events: stepkit_session_control (and its deprecated
 // name stepkit_session_active), _tick, _record, _set_event_callback.

@@ -1,4 +1,6 @@
 import Glibc
+import StepKitBase
+import StepKitCore
 
 /// The shape every exported function shares: check the arguments, run the engine, turn its
 /// result into a status code and an output string, and its failure into the thread's last error.

@@ -1,4 +1,6 @@
 import CStepKit
+import StepKitBase
+import StepKitCore
 
 // stepkit_task_compile_fhir, stepkit_task_translate_fhir, stepkit_session_result_fhir: FHIR
 // Questionnaire in, QuestionnaireResponse out (the work is in FHIR/).

@@ -1,4 +1,6 @@
 import Glibc
+import StepKitBase
+import StepKitCore
 import Synchronization
 
 /// What a `stepkit_task *` points to.

@@ -1,4 +1,6 @@
 import Glibc
+import StepKitBase
+import StepKitCore
 
 /// The error JSON of the last failing call, one per thread (`stepkit_last_error`).
 enum LastError {

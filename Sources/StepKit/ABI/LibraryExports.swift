@@ -1,5 +1,7 @@
 import CStepKit
 import Glibc
+import StepKitBase
+import StepKitCore
 
 // Versions, errors and strings: the functions that belong to no handle.
 

@@ -1,4 +1,6 @@
 import CStepKit
+import StepKitBase
+import StepKitCore
 
 // stepkit_session_*: opening a session and every call on one.
 

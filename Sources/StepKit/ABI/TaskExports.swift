@@ -1,4 +1,6 @@
 import CStepKit
+import StepKitBase
+import StepKitCore
 
 // stepkit_task_*: compiling a task definition and describing it.
 

@@ -1,5 +1,5 @@
 /// The status codes of the C ABI, as the engine throws them.
-enum Status: Int32, Sendable {
+package enum Status: Int32, Sendable {
     case invalidArgument = -1
     case parse = -2
     case definition = -3
@@ -14,7 +14,7 @@ enum Status: Int32, Sendable {
     var name: String { staticName.description }
 
     /// `name` as a literal, so stepkit_status_name() can hand out a static C string.
-    var staticName: StaticString {
+    package var staticName: StaticString {
         switch self {
         case .invalidArgument: return "EINVAL"
         case .parse: return "EPARSE"
@@ -29,12 +29,12 @@ enum Status: Int32, Sendable {
 }
 
 /// One thing wrong, where it is: a problem of a definition, an answer or a call.
-struct Problem: Sendable, Equatable {
+package struct Problem: Sendable, Equatable {
     /// A stable camel-case name for programs ("unknownKey", "outOfRange").
     var code: String
     /// A sentence a host may show as it is.
-    var message: String
-    var path: JSONPath
+    package var message: String
+    package var path: JSONPath
     /// The form item the problem is about, its identifier as the definition spells it: a host
     /// reads it rather than parsing `path` (which quotes identifiers that are not plain names).
     var item: String? = nil
@@ -42,7 +42,15 @@ struct Problem: Sendable, Equatable {
     /// answer listed at completion (`Session.missingAnswers`).
     var step: String? = nil
 
-    var json: JSON {
+    package init(code: String, message: String, path: JSONPath, item: String? = nil, step: String? = nil) {
+        self.code = code
+        self.message = message
+        self.path = path
+        self.item = item
+        self.step = step
+    }
+
+    package var json: JSON {
         var fields = JSONObject(["code": .string(code), "message": .string(message), "path": .string(path.description)])
         if let step { fields["step"] = .string(step) }
         if let item { fields["item"] = .string(item) }
@@ -51,23 +59,23 @@ struct Problem: Sendable, Equatable {
 }
 
 /// Every failure of the engine: a status and the problems behind it (at least one).
-struct StepKitError: Error, Sendable {
-    var status: Status
-    var problems: [Problem]
+package struct StepKitError: Error, Sendable {
+    package var status: Status
+    package var problems: [Problem]
 
-    init(_ status: Status, problems: [Problem]) {
+    package init(_ status: Status, problems: [Problem]) {
         self.status = status
         self.problems = problems.isEmpty
             ? [Problem(code: "unknown", message: "The call failed.", path: .root)]
             : problems
     }
 
-    init(_ status: Status, code: String, message: String, path: JSONPath = .root) {
+    package init(_ status: Status, code: String, message: String, path: JSONPath = .root) {
         self.init(status, problems: [Problem(code: code, message: message, path: path)])
     }
 
     /// The error JSON documented in stepkit.h.
-    var json: JSON {
+    package var json: JSON {
         let first = problems.first
         var message = first?.message ?? ""
         if status == .definition && problems.count > 1 {
@@ -87,12 +95,14 @@ struct StepKitError: Error, Sendable {
 }
 
 /// Collects the problems of a definition so that all of them are reported at once.
-final class Diagnostics {
-    private(set) var problems: [Problem] = []
+package final class Diagnostics {
+    package private(set) var problems: [Problem] = []
 
-    var isEmpty: Bool { problems.isEmpty }
+    package init() {}
 
-    func error(_ code: String, _ message: String, at path: JSONPath) {
+    package var isEmpty: Bool { problems.isEmpty }
+
+    package func error(_ code: String, _ message: String, at path: JSONPath) {
         problems.append(Problem(code: code, message: message, path: path))
     }
 }

@@ -5,7 +5,7 @@
 /// as `jsonb` (keys reordered, numbers re-written, whitespace dropped) keeps its fingerprint.
 ///
 /// The walk is as deep as the value, which the parser's depth limit bounds (`InputLimits`).
-enum CanonicalJSON {
+package enum CanonicalJSON {
     static func form(_ value: JSON) -> JSON {
         switch value {
         case .double(let d):
@@ -29,7 +29,7 @@ enum CanonicalJSON {
     }
 
     /// The canonical form as compact text (JSONWriter writes reals so they read back exactly).
-    static func text(_ value: JSON) -> String {
+    package static func text(_ value: JSON) -> String {
         JSONWriter.string(form(value))
     }
 }

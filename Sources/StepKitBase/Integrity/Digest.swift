@@ -1,8 +1,8 @@
 /// SHA-256 and HMAC-SHA256 through OpenSSL's libcrypto (`LibCrypto`, the only code that touches
 /// it), as lower-case hexadecimal text. Each throws `STEPKIT_EIO` "libcryptoUnavailable" when
 /// libcrypto cannot be loaded, before anything was changed.
-enum Digest {
-    static func sha256(_ text: String) throws(StepKitError) -> String {
+package enum Digest {
+    package static func sha256(_ text: String) throws(StepKitError) -> String {
         let crypto = try LibCrypto.shared.get()
         var bytes = Array(text.utf8)
         var digest = [UInt8](repeating: 0, count: 32)
@@ -13,7 +13,7 @@ enum Digest {
     }
 
     /// HMAC-SHA256 of `text` under `key`; nil if libcrypto refuses (a key too long for an `int`).
-    static func hmacSHA256(_ text: String, key: String) throws(StepKitError) -> String? {
+    package static func hmacSHA256(_ text: String, key: String) throws(StepKitError) -> String? {
         let crypto = try LibCrypto.shared.get()
         let data = Array(text.utf8)
         let keyBytes = Array(key.utf8)
@@ -30,7 +30,7 @@ enum Digest {
     }
 
     /// Compares two digests in constant time, so a forger learns nothing from timing.
-    static func equal(_ a: String, _ b: String) throws(StepKitError) -> Bool {
+    package static func equal(_ a: String, _ b: String) throws(StepKitError) -> Bool {
         let crypto = try LibCrypto.shared.get()
         let x = Array(a.utf8), y = Array(b.utf8)
         guard x.count == y.count else { return false }

@@ -3,17 +3,17 @@
 ///
 /// Each accessor returns `nil` both when the key is absent and when it is wrong (the problem is
 /// already reported), so a compiler can go on and find the next problem.
-final class FieldReader {
-    let object: JSONObject
-    let path: JSONPath
-    let diagnostics: Diagnostics
+package final class FieldReader {
+    package let object: JSONObject
+    package let path: JSONPath
+    package let diagnostics: Diagnostics
     /// Which of the object's keys were asked for, by position in `object.keys`. A reader lives
     /// on one thread for one object's reading and its methods never nest, so the run-time
     /// exclusivity check each write would cost (3 % of compiling a small task) is left out.
     @exclusivity(unchecked) private var used: [Bool]
 
     /// Nil (with a problem reported) when `value` is not an object.
-    init?(_ value: JSON, at path: JSONPath, _ diagnostics: Diagnostics, what: String) {
+    package init?(_ value: JSON, at path: JSONPath, _ diagnostics: Diagnostics, what: String) {
         guard case .object(let object) = value else {
             diagnostics.error("wrongType", "Expected \(what) (an object), found \(value.typeName).", at: path)
             return nil
@@ -24,10 +24,10 @@ final class FieldReader {
         self.diagnostics = diagnostics
     }
 
-    func has(_ key: String) -> Bool { object[key] != nil }
+    package func has(_ key: String) -> Bool { object[key] != nil }
 
     /// The raw value of `key`, marked as understood.
-    func value(_ key: String, required: Bool = false) -> JSON? {
+    package func value(_ key: String, required: Bool = false) -> JSON? {
         guard let i = object.position(of: key) else {
             if required {
                 diagnostics.error("missingKey", "\"\(key)\" is required.", at: path.key(key))
@@ -38,7 +38,7 @@ final class FieldReader {
         return object.value(at: i)
     }
 
-    func string(_ key: String, required: Bool = false, nonEmpty: Bool = false) -> String? {
+    package func string(_ key: String, required: Bool = false, nonEmpty: Bool = false) -> String? {
         guard let value = value(key, required: required) else { return nil }
         guard case .string(let s) = value else {
             wrongType(key, expected: "a string", found: value)
@@ -51,7 +51,7 @@ final class FieldReader {
         return s
     }
 
-    func bool(_ key: String, required: Bool = false) -> Bool? {
+    package func bool(_ key: String, required: Bool = false) -> Bool? {
         guard let value = value(key, required: required) else { return nil }
         guard case .bool(let b) = value else {
             wrongType(key, expected: "true or false", found: value)
@@ -60,7 +60,7 @@ final class FieldReader {
         return b
     }
 
-    func number(_ key: String, required: Bool = false) -> Double? {
+    package func number(_ key: String, required: Bool = false) -> Double? {
         guard let value = value(key, required: required) else { return nil }
         guard let d = value.numericValue else {
             wrongType(key, expected: "a number", found: value)
@@ -70,7 +70,7 @@ final class FieldReader {
     }
 
     /// A whole number within `range` (the check protects the arithmetic that follows).
-    func integer(_ key: String, required: Bool = false, in range: ClosedRange<Int> = -1_000_000_000...1_000_000_000) -> Int? {
+    package func integer(_ key: String, required: Bool = false, in range: ClosedRange<Int> = -1_000_000_000...1_000_000_000) -> Int? {
         guard let d = number(key, required: required) else { return nil }
         guard d == d.rounded() else {
             diagnostics.error("notAnInteger", "\"\(key)\" must be a whole number.", at: path.key(key))
@@ -83,7 +83,7 @@ final class FieldReader {
         return Int(d)
     }
 
-    func array(_ key: String, required: Bool = false) -> [JSON]? {
+    package func array(_ key: String, required: Bool = false) -> [JSON]? {
         guard let value = value(key, required: required) else { return nil }
         guard case .array(let items) = value else {
             wrongType(key, expected: "an array", found: value)
@@ -93,7 +93,7 @@ final class FieldReader {
     }
 
     /// One of a fixed set of strings.
-    func choice(_ key: String, of allowed: [String], required: Bool = false) -> String? {
+    package func choice(_ key: String, of allowed: [String], required: Bool = false) -> String? {
         guard let s = string(key, required: required) else { return nil }
         guard allowed.contains(s) else {
             let list = allowed.map { "\"" + $0 + "\"" }.joined(separator: ", ")
@@ -104,16 +104,16 @@ final class FieldReader {
     }
 
     /// Marks keys as understood without reading them (display-only fields checked elsewhere).
-    func accept(strings keys: [String]) {
+    package func accept(strings keys: [String]) {
         for key in keys { _ = string(key) }
     }
 
-    func accept(bools keys: [String]) {
+    package func accept(bools keys: [String]) {
         for key in keys { _ = bool(key) }
     }
 
     /// Reports every key that no accessor asked for.
-    func finish() {
+    package func finish() {
         for (i, key) in object.keys.enumerated() where !used[i] {
             diagnostics.error("unknownKey", "Unknown key \"\(key)\".", at: path.key(key))
         }

@@ -4,7 +4,7 @@
 /// reads no further than the size limit); any other text is checked before jansson parses it
 /// (`checkText`: all three, exactly, in one pass over the text), which names the limit passed.
 /// Debug builds assert on the parsed value that it holds (`fits`).
-struct InputLimits: Sendable, Equatable {
+package struct InputLimits: Sendable, Equatable {
     var maxBytes: Int
     var maxDepth: Int
     var maxStringBytes: Int
@@ -12,7 +12,7 @@ struct InputLimits: Sendable, Equatable {
     /// Task definitions: 32 MiB (a 100,000-step task of varied questions and forms is about
     /// 30 MiB), 64 levels, 1 MiB strings. Compiling costs about 13 to 25 times the text at its
     /// peak (docs/reliability.md, section 8), so the default keeps a compile under about 450 MiB.
-    static let definition = InputLimits(maxBytes: 32 << 20, maxDepth: 64, maxStringBytes: 1 << 20)
+    package static let definition = InputLimits(maxBytes: 32 << 20, maxDepth: 64, maxStringBytes: 1 << 20)
     /// FHIR Questionnaires: as definitions, but 128 levels. The importer's own limit is 32
     /// levels of items (`FHIRItem.maxDepth`, docs/fhir.md), and each level of items is two of
     /// JSON (an `item` array and an object): 32 levels take 65 under the resource, and an item's
@@ -21,17 +21,17 @@ struct InputLimits: Sendable, Equatable {
     /// at 128 every Questionnaire of 32 levels reads, and one nested deeper meets that check,
     /// which names the item, unless it is nested so deep (about 60 levels) that this limit
     /// refuses the text first.
-    static let questionnaire = InputLimits(maxBytes: 32 << 20, maxDepth: 128, maxStringBytes: 1 << 20)
+    package static let questionnaire = InputLimits(maxBytes: 32 << 20, maxDepth: 128, maxStringBytes: 1 << 20)
     /// The options of compiling and importing (`CompileOptions`, `FHIRImportOptions`): a
     /// definition's defaults, since they carry definition content (a FHIR import's value sets)
     /// and the limits a definition is read within, which cannot raise their own.
-    static let compileOptions = definition
+    package static let compileOptions = definition
     /// Answers: 1 MiB, 32 levels, 1 MiB strings.
-    static let answer = InputLimits(maxBytes: 1 << 20, maxDepth: 32, maxStringBytes: 1 << 20)
+    package static let answer = InputLimits(maxBytes: 1 << 20, maxDepth: 32, maxStringBytes: 1 << 20)
     /// One batch of recorder samples: 16 MiB.
-    static let samples = InputLimits(maxBytes: 16 << 20, maxDepth: 32, maxStringBytes: 1 << 20)
+    package static let samples = InputLimits(maxBytes: 16 << 20, maxDepth: 32, maxStringBytes: 1 << 20)
     /// Session options (which may carry earlier results) and restoration data: 256 MiB.
-    static let document = InputLimits(maxBytes: 256 << 20, maxDepth: 128, maxStringBytes: 16 << 20)
+    package static let document = InputLimits(maxBytes: 256 << 20, maxDepth: 128, maxStringBytes: 16 << 20)
 
     /// The deepest nesting a host may allow: what the recursive walks (jansson's parser, the
     /// conversion, predicates, the checker) fit in a 256 KiB thread stack with room to spare;
@@ -45,7 +45,7 @@ struct InputLimits: Sendable, Equatable {
     /// `maxStringBytes` of it, not after parsing it. Brackets are counted outside strings only;
     /// a number that is not zero but would read as 0 is refused (`VanishingNumber`: jansson
     /// would take it as 0); anything else wrong with the text is left to the parser.
-    func checkText(_ text: TextBytes, argument: String) throws(StepKitError) {
+    package func checkText(_ text: TextBytes, argument: String) throws(StepKitError) {
         try checkText(text.cString, argument: argument)
     }
 
@@ -160,7 +160,7 @@ struct InputLimits: Sendable, Equatable {
     /// exactly before parsing (brackets outside strings, decoded string bytes), so a document it
     /// passed always fits: the boundary asserts this in debug builds instead of walking every
     /// parsed value again (which cost 7 % of a compile).
-    func fits(_ value: JSON, depth: Int = 1) -> Bool {
+    package func fits(_ value: JSON, depth: Int = 1) -> Bool {
         switch value {
         case .string(let s):
             return s.utf8.count <= maxStringBytes
@@ -180,7 +180,7 @@ struct InputLimits: Sendable, Equatable {
     }
 
     /// Reads `{"maxBytes", "maxDepth", "maxStringBytes"}`-style overrides from an options object.
-    func overridden(by r: FieldReader?, bytesKey: String, depthKey: String, stringKey: String) -> InputLimits {
+    package func overridden(by r: FieldReader?, bytesKey: String, depthKey: String, stringKey: String) -> InputLimits {
         guard let r else { return self }
         var limits = self
         if let v = r.integer(bytesKey, in: 1...(1 << 40)) { limits.maxBytes = v }

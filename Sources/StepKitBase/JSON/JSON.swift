@@ -2,7 +2,7 @@
 ///
 /// Integers and reals stay distinct (`5` and `5.0`) so that what a host sent is what it reads
 /// back; `numericValue` gives both as a `Double` where only the magnitude matters.
-enum JSON: Equatable, Sendable {
+package enum JSON: Equatable, Sendable {
     case null
     case bool(Bool)
     case int(Int64)
@@ -12,7 +12,7 @@ enum JSON: Equatable, Sendable {
     case object(JSONObject)
 
     /// The value as a number, for integers and reals alike.
-    var numericValue: Double? {
+    package var numericValue: Double? {
         switch self {
         case .int(let i): return Double(i)
         case .double(let d): return d
@@ -20,33 +20,33 @@ enum JSON: Equatable, Sendable {
         }
     }
 
-    var stringValue: String? {
+    package var stringValue: String? {
         if case .string(let s) = self { return s }
         return nil
     }
 
-    var boolValue: Bool? {
+    package var boolValue: Bool? {
         if case .bool(let b) = self { return b }
         return nil
     }
 
-    var arrayValue: [JSON]? {
+    package var arrayValue: [JSON]? {
         if case .array(let a) = self { return a }
         return nil
     }
 
-    var objectValue: JSONObject? {
+    package var objectValue: JSONObject? {
         if case .object(let o) = self { return o }
         return nil
     }
 
-    var isNull: Bool {
+    package var isNull: Bool {
         if case .null = self { return true }
         return false
     }
 
     /// The JSON type's name, for error messages ("expected a string, found a number").
-    var typeName: String {
+    package var typeName: String {
         switch self {
         case .null: return "null"
         case .bool: return "a boolean"
@@ -58,7 +58,7 @@ enum JSON: Equatable, Sendable {
     }
 
     /// Equality as a host means it: numbers compare by value (`1 == 1.0`), objects ignore key order.
-    func sameValue(as other: JSON) -> Bool {
+    package func sameValue(as other: JSON) -> Bool {
         switch (self, other) {
         case (.int, .double), (.double, .int), (.int, .int), (.double, .double):
             return numericValue == other.numericValue
@@ -77,8 +77,8 @@ enum JSON: Equatable, Sendable {
 /// Values sit in insertion order next to their keys, so walking an object, as every output does,
 /// hashes nothing; a small object (most of them: every state read builds dozens) finds a key by
 /// comparing, a larger one through a dictionary from key to position, built once it grows.
-struct JSONObject: Equatable, Sendable {
-    private(set) var keys: [String] = []
+package struct JSONObject: Equatable, Sendable {
+    package private(set) var keys: [String] = []
     private var values: [JSON] = []
     /// Empty while the object has at most `linearLimit` keys.
     private var positions: [String: Int] = [:]
@@ -88,7 +88,7 @@ struct JSONObject: Equatable, Sendable {
     /// `benchmarks/README.md`, fourth round).
     static let linearLimit = 32
 
-    init() {}
+    package init() {}
 
     /// An empty object with room for `capacity` keys (the parser knows each object's size).
     init(reservingCapacity capacity: Int) {
@@ -97,7 +97,7 @@ struct JSONObject: Equatable, Sendable {
     }
 
     /// An object of `keys` (all different: the caller has checked) and their `values`, in order.
-    init(distinctKeys keys: [String], values: [JSON]) {
+    package init(distinctKeys keys: [String], values: [JSON]) {
         assert(keys.count == values.count && Set(keys).count == keys.count, "init(distinctKeys:values:)")
         self.keys = keys
         self.values = values
@@ -110,7 +110,7 @@ struct JSONObject: Equatable, Sendable {
     /// different (checked in debug builds, as `init(distinctKeys:values:)` checks): built in one
     /// pass, without looking each key up first (the state, the result and the events build
     /// hundreds of these, and the look-ups were a third of building one).
-    init(_ pairs: KeyValuePairs<String, JSON>) {
+    package init(_ pairs: KeyValuePairs<String, JSON>) {
         var keys: [String] = []
         var values: [JSON] = []
         keys.reserveCapacity(pairs.count)
@@ -122,9 +122,9 @@ struct JSONObject: Equatable, Sendable {
         self.init(distinctKeys: keys, values: values)
     }
 
-    var count: Int { keys.count }
+    package var count: Int { keys.count }
 
-    var entries: [(key: String, value: JSON)] {
+    package var entries: [(key: String, value: JSON)] {
         var result: [(key: String, value: JSON)] = []
         result.reserveCapacity(keys.count)
         for i in keys.indices { result.append((keys[i], values[i])) }
@@ -132,7 +132,7 @@ struct JSONObject: Equatable, Sendable {
     }
 
     /// Room for `capacity` keys in all, for an object about to grow by a known number of keys.
-    mutating func reserveCapacity(_ capacity: Int) {
+    package mutating func reserveCapacity(_ capacity: Int) {
         keys.reserveCapacity(capacity)
         values.reserveCapacity(capacity)
     }
@@ -144,7 +144,7 @@ struct JSONObject: Equatable, Sendable {
     }
 
     /// Calls `body` with every key and value in order, allocating nothing.
-    func forEachEntry(_ body: (String, JSON) -> Void) {
+    package func forEachEntry(_ body: (String, JSON) -> Void) {
         for i in keys.indices { body(keys[i], values[i]) }
     }
 
@@ -181,23 +181,23 @@ struct JSONObject: Equatable, Sendable {
 
     /// The value at `position` when the key there is `key`; nil otherwise (the key may still be
     /// elsewhere). For readers that expect keys in a known order.
-    func value(at position: Int, ifKeyIs key: String) -> JSON? {
+    package func value(at position: Int, ifKeyIs key: String) -> JSON? {
         keys[ifPresent: position] == key ? values[position] : nil
     }
 
     /// The value at a position `position(of:)` gave; nil for any other.
-    func value(at position: Int) -> JSON? {
+    package func value(at position: Int) -> JSON? {
         values[ifPresent: position]
     }
 
     /// Replaces the value at a position `position(of:)` gave (keys and order stay); any other
     /// position changes nothing.
-    mutating func replaceValue(at position: Int, with value: JSON) {
+    package mutating func replaceValue(at position: Int, with value: JSON) {
         guard values.indices.contains(position) else { return }
         values[position] = value
     }
 
-    subscript(key: String) -> JSON? {
+    package subscript(key: String) -> JSON? {
         get { position(of: key).map { values[$0] } }
         set {
             if let newValue {
@@ -221,7 +221,7 @@ struct JSONObject: Equatable, Sendable {
 
     /// Adds a key the object does not hold yet, without looking for it first: for the parser,
     /// whose input jansson has already checked for duplicate keys. Checked in debug builds.
-    mutating func appendNew(_ key: String, _ value: JSON) {
+    package mutating func appendNew(_ key: String, _ value: JSON) {
         assert(position(of: key) == nil, "appendNew: duplicate key \(key)")
         keys.append(key)
         values.append(value)
@@ -234,18 +234,18 @@ struct JSONObject: Equatable, Sendable {
         }
     }
 
-    static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+    package static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
         lhs.keys == rhs.keys && lhs.values == rhs.values
     }
 }
 
 extension JSON {
     /// Convenience for building output: `.object(["a": .int(1)])`.
-    static func object(_ pairs: KeyValuePairs<String, JSON>) -> JSON { .object(JSONObject(pairs)) }
+    package static func object(_ pairs: KeyValuePairs<String, JSON>) -> JSON { .object(JSONObject(pairs)) }
 
-    static func string(_ s: String?) -> JSON { s.map { .string($0) } ?? .null }
+    package static func string(_ s: String?) -> JSON { s.map { .string($0) } ?? .null }
 
-    static func number(_ d: Double) -> JSON {
+    package static func number(_ d: Double) -> JSON {
         if d == d.rounded(), abs(d) < 9.0e15 { return .int(Int64(d)) }
         return .double(d)
     }

@@ -2,8 +2,8 @@ import CJansson
 
 /// Text to `JSON`, through jansson. Strict: invalid UTF-8, duplicate keys, NUL characters,
 /// numbers out of range and nesting deeper than jansson's limit (2048) are refused.
-enum JSONParser {
-    static func parse(_ text: String) throws(StepKitError) -> JSON {
+package enum JSONParser {
+    package static func parse(_ text: String) throws(StepKitError) -> JSON {
         let result = text.withCString { pointer in
             Result { () throws(StepKitError) -> JSON in try parse(cString: pointer) }
         }
@@ -22,14 +22,14 @@ enum JSONParser {
     /// past a limit), else checked against the limits (`InputLimits.checkText`, whose errors
     /// name `argument`) and parsed by jansson, so the one pass over the text before parsing is
     /// made only when jansson, whose parse recurses, is to parse it.
-    static func parse(cString text: UnsafePointer<CChar>, within limits: InputLimits, argument: String) throws(StepKitError) -> JSON {
+    package static func parse(cString text: UnsafePointer<CChar>, within limits: InputLimits, argument: String) throws(StepKitError) -> JSON {
         if let plain = PlainJSON.parse(text, within: limits) { return plain }
         try limits.checkText(text, argument: argument)
         return try parseWithJansson(cString: text)
     }
 
     /// The whole parse through jansson, for every text `PlainJSON` does not take.
-    static func parseWithJansson(_ text: TextBytes) throws(StepKitError) -> JSON {
+    package static func parseWithJansson(_ text: TextBytes) throws(StepKitError) -> JSON {
         try parseWithJansson(cString: text.cString)
     }
 

@@ -12,9 +12,9 @@ import CJansson
 /// digits as the most demanding real in the document needs to read back exactly (Swift's
 /// shortest round-trip form tells how many), so `0.1` is written `0.1`, not
 /// `0.10000000000000001`, and every value survives a save and a restore.
-enum JSONWriter {
+package enum JSONWriter {
     /// The document as a `malloc`'d C string, for handing to a C caller (freed with `free`).
-    static func mallocString(_ value: JSON) -> UnsafeMutablePointer<CChar>? {
+    package static func mallocString(_ value: JSON) -> UnsafeMutablePointer<CChar>? {
         let bytes = encode(value)
         guard let raw = malloc(bytes.count + 1) else { return nil }
         let text = raw.assumingMemoryBound(to: CChar.self)
@@ -26,7 +26,7 @@ enum JSONWriter {
     }
 
     /// The document as a Swift string.
-    static func string(_ value: JSON) -> String {
+    package static func string(_ value: JSON) -> String {
         String(decoding: encode(value), as: UTF8.self)
     }
 

@@ -14,7 +14,7 @@
 /// accepts with the same value (`PlainJSONTests` compare the two on every short text over the
 /// characters that matter, on random decimals, and on every document the test suites hold), so
 /// which reader ran is never visible.
-enum PlainJSON {
+package enum PlainJSON {
     /// Deeper texts are left to jansson; this bounds the reader's own recursion (a few hundred
     /// bytes of stack a level).
     static let maxDepth = 64
@@ -24,7 +24,7 @@ enum PlainJSON {
     /// which), and the reader never reads more than `maxBytes` of it (a few bytes past, at most,
     /// to finish a word); the caller checks a text it leaves against the limits before jansson
     /// parses it (`JSONParser.parse(cString:within:argument:)`).
-    static func parse(_ text: TextBytes, within limits: InputLimits? = nil) -> JSON? {
+    package static func parse(_ text: TextBytes, within limits: InputLimits? = nil) -> JSON? {
         parse(text.cString, within: limits)
     }
 

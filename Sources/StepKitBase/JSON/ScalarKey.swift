@@ -6,12 +6,12 @@
 /// choices (a code list, a FHIR value set); comparing each new value with every earlier one made
 /// compiling such a list quadratic (80,000 choices took 36 s, issue 26). A set of keys finds a
 /// repeat in one probe.
-enum ScalarKey: Hashable, Sendable {
+package enum ScalarKey: Hashable, Sendable {
     case string(String)
     case number(Double)
 
     /// The key of a string or number; nil for any other value, which is no choice's value.
-    init?(_ value: JSON) {
+    package init?(_ value: JSON) {
         switch value {
         case .string(let s): self = .string(s)
         // `sameValue` compares numbers as their `numericValue`s; so does the key (Swift hashes

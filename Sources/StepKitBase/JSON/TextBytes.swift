@@ -6,20 +6,20 @@ import Glibc
 ///
 /// Made at the C boundary (`ABI/`) or from a Swift string; past the boundary the engine reads
 /// bytes: only `JSON/` and `ABI/` touch C strings (`strlen`, `memchr`, `CChar`).
-struct TextBytes {
+package struct TextBytes {
     /// The text's bytes, without the NUL after them.
-    let bytes: UnsafeBufferPointer<UInt8>
+    package let bytes: UnsafeBufferPointer<UInt8>
     /// The same text as the NUL-terminated string the parsers read (`JSON/` only).
     let cString: UnsafePointer<CChar>
 
     /// The text of a C string, which must stay alive and unchanged while this is used.
-    init(cString text: UnsafePointer<CChar>) {
+    package init(cString text: UnsafePointer<CChar>) {
         cString = text
         bytes = UnsafeBufferPointer(start: UnsafeRawPointer(text).assumingMemoryBound(to: UInt8.self), count: strlen(text))
     }
 
     /// Calls `body` with the text of `string` (which lends its bytes for the length of the call).
-    static func with<Result, Failure: Error>(_ string: String,
+    package static func with<Result, Failure: Error>(_ string: String,
                                              _ body: (TextBytes) throws(Failure) -> Result) throws(Failure) -> Result {
         let result = string.withCString { pointer in
             Swift.Result { () throws(Failure) -> Result in try body(TextBytes(cString: pointer)) }
@@ -31,7 +31,7 @@ struct TextBytes {
 
     /// The position of the first `byte` at or after `start`, or nil. `memchr`: a byte-by-byte
     /// search over a whole restoration text was a percent of a restore.
-    func firstIndex(of byte: UInt8, from start: Int = 0) -> Int? {
+    package func firstIndex(of byte: UInt8, from start: Int = 0) -> Int? {
         guard let base = bytes.baseAddress, start < bytes.count,
               let found = memchr(base + start, Int32(byte), bytes.count - start) else { return nil }
         return UnsafeRawPointer(found) - UnsafeRawPointer(base)

@@ -2,19 +2,19 @@
 /// compiled when the task is and shared by every session, with the outcome of its latest matches
 /// kept so a condition read again and again (every state read re-evaluates navigation) matches
 /// each answer once.
-struct Pattern: Sendable {
+package struct Pattern: Sendable {
     let expression: RegularExpression
     private let memo: MatchMemo
 
-    var source: String { expression.source }
+    package var source: String { expression.source }
 
-    init(_ source: String) throws(RegularExpression.CompileError) {
+    package init(_ source: String) throws(RegularExpression.CompileError) {
         expression = try RegularExpression(source)
         memo = MatchMemo()
     }
 
     /// The outcome of matching `text`: remembered for the last few texts, computed otherwise.
-    func match(_ text: String) -> RegularExpression.Outcome {
+    package func match(_ text: String) -> RegularExpression.Outcome {
         if let known = memo.outcome(for: text) { return known }
         let outcome = expression.firstMatch(in: text)
         memo.remember(text, outcome)
@@ -23,7 +23,7 @@ struct Pattern: Sendable {
 
     /// Whether the pattern matches somewhere in `text`; a match past its bound counts as none
     /// (an answer is refused before that can happen: see `Task.accept`, its match bounds).
-    func matches(_ text: String) -> Bool {
+    package func matches(_ text: String) -> Bool {
         match(text) == .match
     }
 }

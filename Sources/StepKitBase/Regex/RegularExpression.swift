@@ -14,9 +14,9 @@ import CPCRE2
 ///
 /// The compiled code and match context are never changed after `init`, which PCRE2 allows to be
 /// shared between threads; each match creates its own match data.
-final class RegularExpression: @unchecked Sendable {
+package final class RegularExpression: @unchecked Sendable {
     /// What one match found.
-    enum Outcome: Sendable, Equatable {
+    package enum Outcome: Sendable, Equatable {
         case match
         case noMatch
         /// The match would take more than its bound (match, depth or heap limit).
@@ -24,8 +24,8 @@ final class RegularExpression: @unchecked Sendable {
     }
 
     /// Why a pattern did not compile: PCRE2's message and the byte offset it names.
-    struct CompileError: Error, Sendable {
-        var message: String
+    package struct CompileError: Error, Sendable {
+        package var message: String
     }
 
     /// Longest pattern accepted, in bytes: a validation pattern is a line, not a program, and a

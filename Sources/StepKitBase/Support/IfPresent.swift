@@ -5,7 +5,7 @@ extension RandomAccessCollection {
     /// The element at `position`, or nil when `position` is not a valid index (a negative one
     /// included). A bounds check and a load: the comparison with `startIndex` and `endIndex` is
     /// what `indices.contains` did, spelled once.
-    subscript(ifPresent position: Index) -> Element? {
+    package subscript(ifPresent position: Index) -> Element? {
         position >= startIndex && position < endIndex ? self[position] : nil
     }
 }

@@ -9,21 +9,21 @@
 /// highest index written (for a session's answers, 32 bytes a step of the task): a
 /// compiled task holds far more per step than that, and a session that reaches a step has
 /// paid for its presentation already. Iterates in index order.
-struct IndexTable<Value: Sendable>: Sendable, Sequence, ExpressibleByDictionaryLiteral {
+package struct IndexTable<Value: Sendable>: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     private var slots: [Value?] = []
     /// How many indexes hold a value.
-    private(set) var count = 0
+    package private(set) var count = 0
 
     init() {}
 
-    init(dictionaryLiteral elements: (Int, Value)...) {
+    package init(dictionaryLiteral elements: (Int, Value)...) {
         for (key, value) in elements { self[key] = value }
     }
 
-    var isEmpty: Bool { count == 0 }
+    package var isEmpty: Bool { count == 0 }
 
     /// The value at `index`; nil for an index never written (a negative one included).
-    subscript(index: Int) -> Value? {
+    package subscript(index: Int) -> Value? {
         get { slots[ifPresent: index] ?? nil }
         set {
             guard makeSlot(index, for: newValue != nil) else { return }
@@ -32,14 +32,14 @@ struct IndexTable<Value: Sendable>: Sendable, Sequence, ExpressibleByDictionaryL
         }
     }
 
-    subscript(index: Int, default value: @autoclosure () -> Value) -> Value {
+    package subscript(index: Int, default value: @autoclosure () -> Value) -> Value {
         get { self[index] ?? value() }
         set { self[index] = newValue }
     }
 
     /// Sets `value` at `index` and returns the value it replaces.
     @discardableResult
-    mutating func updateValue(_ value: Value, forKey index: Int) -> Value? {
+    package mutating func updateValue(_ value: Value, forKey index: Int) -> Value? {
         guard makeSlot(index, for: true) else { return nil }
         let old = slots[index]
         if old == nil { count += 1 }
@@ -64,16 +64,16 @@ struct IndexTable<Value: Sendable>: Sendable, Sequence, ExpressibleByDictionaryL
     }
 
     /// The indexes that hold a value, ascending.
-    var keys: [Int] { map { $0.key } }
+    package var keys: [Int] { map { $0.key } }
 
     /// The values, in index order.
-    var values: [Value] { map { $0.value } }
+    package var values: [Value] { map { $0.value } }
 
-    struct Iterator: IteratorProtocol {
+    package struct Iterator: IteratorProtocol {
         fileprivate let slots: [Value?]
         fileprivate var position = 0
 
-        mutating func next() -> (key: Int, value: Value)? {
+        package mutating func next() -> (key: Int, value: Value)? {
             while position < slots.count {
                 let i = position
                 position += 1
@@ -83,12 +83,12 @@ struct IndexTable<Value: Sendable>: Sendable, Sequence, ExpressibleByDictionaryL
         }
     }
 
-    func makeIterator() -> Iterator { Iterator(slots: slots) }
+    package func makeIterator() -> Iterator { Iterator(slots: slots) }
 }
 
 /// Equal when the same indexes hold equal values (however far each one's slots have grown).
 extension IndexTable: Equatable where Value: Equatable {
-    static func == (lhs: IndexTable, rhs: IndexTable) -> Bool {
+    package static func == (lhs: IndexTable, rhs: IndexTable) -> Bool {
         guard lhs.count == rhs.count else { return false }
         for (index, value) in lhs where rhs[index] != value { return false }
         return true

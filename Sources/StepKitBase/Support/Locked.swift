@@ -6,7 +6,7 @@ import Glibc
 /// this toolchain (its futex-based lock is invisible to TSan's interceptors, so every access under
 /// it is reported as a race); a pthread mutex is what TSan understands, so the stress run under
 /// TSan can tell real races from none (docs/reliability.md).
-final class Locked<Value>: @unchecked Sendable {
+package final class Locked<Value>: @unchecked Sendable {
     // Allocated once and never moved: a pthread mutex must not change address while in use.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     // The value lives behind a pointer rather than in a stored `var`: the mutex already makes
@@ -14,7 +14,7 @@ final class Locked<Value>: @unchecked Sendable {
     // one (`swift_beginAccess`, several per call on the registry and the session's lock).
     private let value: UnsafeMutablePointer<Value>
 
-    init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = UnsafeMutablePointer<Value>.allocate(capacity: 1)
         self.value.initialize(to: value)
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
@@ -31,7 +31,7 @@ final class Locked<Value>: @unchecked Sendable {
     }
 
     /// Runs `body` with the value, the lock held for exactly the call.
-    func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+    package func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value.pointee)

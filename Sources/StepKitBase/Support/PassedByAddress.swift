@@ -9,7 +9,9 @@
 /// and at run time only its copy and destruction with the session's, which go through the
 /// runtime's weak-reference calls. `Session` holds one (`docs/architecture.md`, "A session's
 /// parts", has the measurement).
-struct PassedByAddress: Sendable {
+package struct PassedByAddress: Sendable {
     private final class Nothing: Sendable {}
     private weak var nothing: Nothing?
+
+    package init() {}
 }

@@ -1,9 +1,9 @@
 /// Random (version 4) UUIDs for task runs, and the check that a host-given one is well formed.
-enum UUIDText {
+package enum UUIDText {
     /// A new random UUID, upper-case as `NSUUID` writes it. Two random words and 36 bytes
     /// written in place: the UUID of every session opened (building it a character at a time
     /// was a third of opening one).
-    static func random() -> String {
+    package static func random() -> String {
         var generator = SystemRandomNumberGenerator()
         var high = generator.next()
         var low = generator.next()
@@ -28,7 +28,7 @@ enum UUIDText {
     }
 
     /// The UUID in upper case, or nil when `text` is not 8-4-4-4-12 hexadecimal digits.
-    static func normalized(_ text: String) -> String? {
+    package static func normalized(_ text: String) -> String? {
         let groups = text.split(separator: "-", omittingEmptySubsequences: false)
         guard groups.map(\.count) == [8, 4, 4, 4, 12],
               groups.allSatisfy({ $0.allSatisfy(\.isHexDigit) }) else { return nil }

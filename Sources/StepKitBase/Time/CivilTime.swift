@@ -1,9 +1,9 @@
 /// Calendar arithmetic for ISO 8601 without Foundation: proleptic Gregorian dates as day numbers
 /// (days since 1970-01-01), after Howard Hinnant's `days_from_civil`.
-enum CivilTime {
-    static let millisecondsPerDay: Int64 = 86_400_000
+package enum CivilTime {
+    package static let millisecondsPerDay: Int64 = 86_400_000
 
-    static func dayNumber(year: Int64, month: Int64, day: Int64) -> Int64 {
+    package static func dayNumber(year: Int64, month: Int64, day: Int64) -> Int64 {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yoe = y - era * 400
@@ -13,7 +13,7 @@ enum CivilTime {
         return era * 146_097 + doe - 719_468
     }
 
-    static func civil(fromDayNumber z0: Int64) -> (year: Int64, month: Int64, day: Int64) {
+    package static func civil(fromDayNumber z0: Int64) -> (year: Int64, month: Int64, day: Int64) {
         let z = z0 + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let doe = z - era * 146_097
@@ -25,7 +25,7 @@ enum CivilTime {
         return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
-    static func daysInMonth(year: Int64, month: Int64) -> Int64 {
+    package static func daysInMonth(year: Int64, month: Int64) -> Int64 {
         switch month {
         case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
         case 4, 6, 9, 11: return 30
@@ -35,7 +35,7 @@ enum CivilTime {
 
     /// `value` in decimal, left-padded with zeros to `width` digits (for dates and times shown
     /// as text, e.g. an expression's date value).
-    static func pad(_ value: Int64, _ width: Int) -> String {
+    package static func pad(_ value: Int64, _ width: Int) -> String {
         let digits = String(value)
         return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
     }
@@ -45,7 +45,7 @@ enum CivilTime {
     /// Written digit by digit into the string's own 24 bytes: every state, result and event
     /// carries dates, and building them by concatenating padded pieces was a fifth of a step
     /// (`benchmarks/README.md`).
-    static func iso8601(milliseconds ms: Int64) -> String {
+    package static func iso8601(milliseconds ms: Int64) -> String {
         // Clamp to years 0...9999 so the text keeps its shape whatever a host clock says.
         let clamped = min(max(ms, -62_167_219_200_000), 253_402_300_799_999)
         let days = clamped >= 0 ? clamped / millisecondsPerDay : (clamped - millisecondsPerDay + 1) / millisecondsPerDay
@@ -80,14 +80,14 @@ enum CivilTime {
 }
 
 /// A calendar date or a date-time with its UTC offset, as answers and date limits spell them.
-enum CalendarValue: Sendable, Equatable {
+package enum CalendarValue: Sendable, Equatable {
     /// `YYYY-MM-DD`: a day number.
     case date(day: Int64)
     /// `YYYY-MM-DDTHH:mm[:ss[.sss]](Z|±HH:mm)`: an instant in milliseconds since the epoch.
     case dateTime(milliseconds: Int64)
 
     /// A value comparable across both forms: a date counts as the start of its day in UTC.
-    var instant: Int64 {
+    package var instant: Int64 {
         switch self {
         case .date(let day): return day.multipliedSaturated(by: CivilTime.millisecondsPerDay)
         case .dateTime(let ms): return ms
@@ -98,7 +98,7 @@ enum CalendarValue: Sendable, Equatable {
     ///
     /// The bytes are read in place (`utf8.span`, bounds-checked): copying them into an array
     /// was a third of validating a date answer.
-    static func parse(_ text: String) -> CalendarValue? {
+    package static func parse(_ text: String) -> CalendarValue? {
         let b = text.utf8.span
         func digits(_ start: Int, _ count: Int) -> Int64? { CalendarValue.digits(b, start, count) }
         func char(_ i: Int, _ c: Unicode.Scalar) -> Bool { CalendarValue.byte(b, i, is: c) }
@@ -169,11 +169,11 @@ enum CalendarValue: Sendable, Equatable {
 /// `HH:mm` as minutes since midnight.
 /// A date at reduced precision, as FHIR's `date` and `dateTime` allow: `YYYY` or `YYYY-MM`
 /// (years 0001-9999). It is kept as written and compared at the precision both sides have.
-struct PartialDate: Sendable, Equatable {
-    let year: Int64
-    let month: Int64?
+package struct PartialDate: Sendable, Equatable {
+    package let year: Int64
+    package let month: Int64?
 
-    static func parse(_ text: String) -> PartialDate? {
+    package static func parse(_ text: String) -> PartialDate? {
         let b = Array(text.utf8)
         guard b.count == 4 || b.count == 7 else { return nil }
         func number(_ range: Range<Int>) -> Int64? {
@@ -190,13 +190,13 @@ struct PartialDate: Sendable, Equatable {
         return PartialDate(year: year, month: month)
     }
 
-    var text: String { CivilTime.pad(year, 4) + (month.map { "-" + CivilTime.pad($0, 2) } ?? "") }
+    package var text: String { CivilTime.pad(year, 4) + (month.map { "-" + CivilTime.pad($0, 2) } ?? "") }
 }
 
-enum TimeOfDay {
+package enum TimeOfDay {
     /// Seconds since midnight of `HH:mm` or `HH:mm:ss` (nil otherwise), and whether the text
     /// has its seconds (a time renders as it was written).
-    static func seconds(_ text: String) -> (seconds: Int, withSeconds: Bool)? {
+    package static func seconds(_ text: String) -> (seconds: Int, withSeconds: Bool)? {
         if let m = minutes(text) { return (m * 60, false) }
         let b = Array(text.utf8)
         guard b.count == 8, b[5] == UInt8(ascii: ":"), let m = minutes(String(decoding: b[0..<5], as: UTF8.self)),

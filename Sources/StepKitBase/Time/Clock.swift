@@ -4,20 +4,20 @@ import Glibc
 ///
 /// The system clock by default; a host function (`stepkit_session_set_clock`) for tests and
 /// replays. The engine never sleeps; it only asks.
-struct Clock: @unchecked Sendable {
+package struct Clock: @unchecked Sendable {
     /// A host clock: a C function and its context, both owned by the host.
-    typealias HostFunction = @convention(c) (UnsafeMutableRawPointer?) -> Int64
+    package typealias HostFunction = @convention(c) (UnsafeMutableRawPointer?) -> Int64
 
     private let function: HostFunction?
     private let context: UnsafeMutableRawPointer?
 
-    static let system = Clock(function: nil, context: nil)
+    package static let system = Clock(function: nil, context: nil)
 
-    static func host(_ function: @escaping HostFunction, context: UnsafeMutableRawPointer?) -> Clock {
+    package static func host(_ function: @escaping HostFunction, context: UnsafeMutableRawPointer?) -> Clock {
         Clock(function: function, context: context)
     }
 
-    var nowMilliseconds: Int64 {
+    package var nowMilliseconds: Int64 {
         if let function { return function(context) }
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)

@@ -8,28 +8,28 @@
 /// engine's comparisons of times need.
 extension FixedWidthInteger where Self: SignedInteger {
     /// `self + other`, or `max` / `min` when the true sum lies beyond them.
-    func addingSaturated(_ other: Self) -> Self {
+    package func addingSaturated(_ other: Self) -> Self {
         let (sum, overflow) = addingReportingOverflow(other)
         guard overflow else { return sum }
         return other > 0 ? .max : .min
     }
 
     /// `self - other`, or `max` / `min` when the true difference lies beyond them.
-    func subtractingSaturated(_ other: Self) -> Self {
+    package func subtractingSaturated(_ other: Self) -> Self {
         let (difference, overflow) = subtractingReportingOverflow(other)
         guard overflow else { return difference }
         return other < 0 ? .max : .min
     }
 
     /// `self * other`, or `max` / `min` when the true product lies beyond them.
-    func multipliedSaturated(by other: Self) -> Self {
+    package func multipliedSaturated(by other: Self) -> Self {
         let (product, overflow) = multipliedReportingOverflow(by: other)
         guard overflow else { return product }
         return (self < 0) == (other < 0) ? .max : .min
     }
 
     /// `self` limited to `lower...upper` (`lower` wins if the bounds cross).
-    func clamped(_ lower: Self, _ upper: Self) -> Self {
+    package func clamped(_ lower: Self, _ upper: Self) -> Self {
         Swift.max(lower, Swift.min(self, upper))
     }
 }

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// Calculations nothing reads: no rule, condition, validation, bound, step (`calculations`
 /// list), placeholder or other calculation. They are still recorded in the result, so a host may
 /// want them; the finding is an info.

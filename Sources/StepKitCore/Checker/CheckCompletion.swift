@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// Paths that end the task without passing a completion step (only for tasks that have one).
 extension TaskChecker {
     mutating func checkEndsBeforeCompletion() {

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// Texts that look like copy-paste mistakes: two steps with the same title and text (two forms
 /// only when their items are the same too), two items of one form with the same text, two
 /// choices of one answer format with the same text.

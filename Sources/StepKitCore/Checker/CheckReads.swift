@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// Predicates that read a step that cannot have been answered yet where they run: the step is
 /// on no path from the start to the rule's step, so the comparison sees no answer.
 extension TaskChecker {

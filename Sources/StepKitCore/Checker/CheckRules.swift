@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// Branches that can never be taken, branches shadowed by an earlier one that always matches,
 /// and skip rules and step modifiers that never (or always) apply.
 extension TaskChecker {

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// Form items hidden on every path: a `visibleWhen` that can never hold (it contradicts itself,
 /// or reads answers that cannot be there yet).
 extension TaskChecker {

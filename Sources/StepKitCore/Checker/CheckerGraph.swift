@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// The rule graph as the checker reads it: which steps can come before which, which steps every
 /// path passes, which steps may be passed over by a skip rule. Answers are cached per step, since
 /// a check asks about the few steps predicates read, not about every pair.

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// What the checker can tell about an expression condition without answers: one that reads
 /// nothing (literals only) has one value, and a comparison of a number answer with a literal
 /// outside the answer format's range never holds (an unanswered value makes it false too).

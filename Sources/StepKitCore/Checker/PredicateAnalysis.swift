@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// A number of pairwise comparisons a check may still make: a bound on the work a generated
 /// task with huge predicates can cause (beyond it, predicates count as "may hold").
 final class WorkBudget {

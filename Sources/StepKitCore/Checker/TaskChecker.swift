@@ -1,6 +1,8 @@
+import StepKitBase
+
 /// The static checker (`stepkit_task_check`): what compiles but is probably wrong. Each check is
 /// a small function over the compiled task and its rule graph; see docs/checker.md.
-struct TaskChecker {
+package struct TaskChecker {
     enum Severity: String { case error, warning, info }
 
     struct Finding {
@@ -20,7 +22,7 @@ struct TaskChecker {
         self.graph = CheckerGraph(task: task)
     }
 
-    static func check(_ task: Task) -> JSON {
+    package static func check(_ task: Task) -> JSON {
         var checker = TaskChecker(task: task)
         checker.run()
         let findings = checker.findings

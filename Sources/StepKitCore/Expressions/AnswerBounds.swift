@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// Bounds given as expressions: the bounds a format names in its `boundKeys` (`minimum`/
 /// `maximum` of a numeric format, `minimumDate`/`maximumDate` of a date format) may be an expression ("today", "the start date
 /// answered earlier") instead of a literal. They are evaluated when the answer is set, on the

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// A session's calculation values, kept between reads and computed again only where something a
 /// calculation reads has changed.
 ///

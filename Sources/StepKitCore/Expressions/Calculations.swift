@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// The task's `calculations`: named expressions over answers and other calculations, compiled
 /// in dependency order (so each knows the types of those it reads), cycles refused.
 struct Calculations: Sendable {

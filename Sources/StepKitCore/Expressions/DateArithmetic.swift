@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// Whole-unit date differences and offsets for expressions, on the UTC calendar. Every result
 /// stays within years 0…9999 or is null, so nothing can overflow.
 enum DateArithmetic {

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// A compiled expression: a tree checked and typed at compile time, at most
 /// `ExpressionLimits.maxNodes` nodes and `ExpressionLimits.maxDepth` deep, so evaluating it is
 /// bounded in time and stack. Immutable and shared by every session.

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// Reads an expression from a definition, typing every node against the answer formats it reads
 /// and reporting every problem at once with its JSON path: wrong types, unknown steps, items and
 /// calculations, wrong arity, a literal that is not one of the choices, and the limits (at most

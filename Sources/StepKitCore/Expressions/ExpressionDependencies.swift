@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// What an expression reads, extracted once at compile time: the answers (selectors), the
 /// calculations, and whether it reads the clock. `stepkit_task_info` lists them, and the
 /// calculation cache re-reads exactly these to know whether a value must be computed again.

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// Evaluates a compiled expression against the answers a lookup shows. It never traps: numbers
 /// are `Double`s and a result that is not finite (overflow, `0 / 0`, `x / 0`) is null; dates
 /// leave years 0…9999 as null; the walk is as deep as the tree (at most

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// The type of an expression, known at compile time from the answer formats it reads.
 enum ExpressionType: String, Sendable, Equatable {
     case number, string, boolean, date, dateTime, time, choice

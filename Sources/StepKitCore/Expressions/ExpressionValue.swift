@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// A value as expressions compute with it: what an answer, a literal, a score or a calculation
 /// reads as. `null` stands for "no value" (unanswered, "don't know", off the path, `/ 0`).
 ///

@@ -1,4 +1,5 @@
 import Glibc
+import StepKitBase
 
 /// The C library's `log`, `exp` and `pow` under names that do not clash with the evaluator's
 /// own (`ExpressionEvaluator` has `exp`-like operator names). None of them traps: a result with

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// What one item becomes: a StepKit answer format (with the step- or item-level keys that go
 /// next to it), or the reason it is not asked.
 struct FHIRPrepared: Sendable {

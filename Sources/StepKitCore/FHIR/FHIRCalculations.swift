@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// `sdc-questionnaire-calculatedExpression`, `sdc-questionnaire-enableWhenExpression` and the
 /// `variable` extensions they read, in the FHIRPath subset StepKit's expression language
 /// expresses. The FHIRPath is read into a tree (`FHIRPathNode`) and translated node by node:

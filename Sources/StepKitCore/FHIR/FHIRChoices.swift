@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// One answer a choice item offers, from an `answerOption` or a contained ValueSet's concept:
 /// the StepKit choice it becomes and the FHIR answer it stands for.
 struct FHIRChoice: Sendable {

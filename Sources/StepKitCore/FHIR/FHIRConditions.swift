@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// Translates an item's `enableWhen`, `enableBehavior` and SDC `enableWhenExpression` into a
 /// StepKit predicate with FHIR's meaning exactly:
 /// - `exists true/false` → `answered`;

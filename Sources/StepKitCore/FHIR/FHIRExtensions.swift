@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// The extensions the importer reads, by URL, and reading one: an extension is
 /// `{"url": URL, "valueX": ...}`.
 enum FHIRExtension {

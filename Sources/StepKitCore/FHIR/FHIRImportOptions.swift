@@ -1,7 +1,9 @@
+import StepKitBase
+
 /// The options of `stepkit_task_compile_fhir` and `stepkit_task_translate_fhir`:
 /// `{"strict": false, "requiredAnswersChecked": "atCompletion", "valueSets": {...}, "limits": {...}}` (the limits are
 /// `stepkit_task_compile_with_options`'s).
-struct FHIRImportOptions: Sendable {
+package struct FHIRImportOptions: Sendable {
     /// Any report entry is a definition error.
     var strict = false
     /// The translated task's `requiredAnswersChecked`: FHIR's rule (a required item must be
@@ -9,9 +11,9 @@ struct FHIRImportOptions: Sendable {
     var requiredAnswers = RequiredAnswers.atCompletion
     /// The value sets the host supplies: canonical URL → concepts (`system`, `code`, `display`).
     var valueSets: [String: [JSONObject]] = [:]
-    var compile = CompileOptions.questionnaire
+    package var compile = CompileOptions.questionnaire
 
-    static func parse(_ value: JSON?) throws(StepKitError) -> FHIRImportOptions {
+    package static func parse(_ value: JSON?) throws(StepKitError) -> FHIRImportOptions {
         var options = FHIRImportOptions()
         guard let value, !value.isNull else { return options }
         guard case .object(var object) = value else {

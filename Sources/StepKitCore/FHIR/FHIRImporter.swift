@@ -1,7 +1,9 @@
+import StepKitBase
+
 /// FHIR R4 `Questionnaire` → StepKit task: the translated task definition, the import report
 /// and the layout the export needs. JSON to JSON: the task is then compiled like any other, so
 /// an imported task behaves exactly as its translation reads.
-enum FHIRImporter {
+package enum FHIRImporter {
     struct Translation {
         var task: JSON
         var report: FHIRReport
@@ -318,7 +320,7 @@ enum FHIRImporter {
 
     /// Translates, then compiles the task; with `strict`, any report entry is a definition
     /// error. The compiled task keeps the layout for the export.
-    static func compile(_ q: JSON, options: FHIRImportOptions) throws(StepKitError) -> (task: Task, report: FHIRReport, definition: JSON) {
+    package static func compile(_ q: JSON, options: FHIRImportOptions) throws(StepKitError) -> (task: Task, report: FHIRReport, definition: JSON) {
         let t = try translate(q, options: options)
         if options.strict && !t.report.entries.isEmpty {
             throw StepKitError(.definition, problems: t.report.entries.map { Problem(code: $0.code, message: $0.reason, path: $0.path) })

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// One Questionnaire item as the importer reads it: its linkId, type, FHIR path and children.
 ///
 /// Parsed once, checked for what makes a Questionnaire unusable (no linkId, an unknown type) and

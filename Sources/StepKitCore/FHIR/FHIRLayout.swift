@@ -1,7 +1,9 @@
+import StepKitBase
+
 /// The Questionnaire's shape as the export needs it, kept with the task it was imported as:
 /// every item in order, where its answer is in the session, and how each StepKit answer
 /// becomes a FHIR answer.
-struct FHIRLayout: Sendable {
+package struct FHIRLayout: Sendable {
     /// `Questionnaire.url` (with `|version`), or `Questionnaire/<id>`; nil when it has neither.
     var questionnaire: String?
     var items: [FHIRNode]

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// A FHIRPath expression read into a tree, for the importer to recognise what it can translate
 /// (`FHIRCalculations`). It reads the grammar's operators that the SDC forms' calculations use —
 /// `or`, `and`, `=`, `!=`, `<`, `<=`, `>`, `>=`, `+`, `-`, `&`, `*`, `/`, invocations `.name` and

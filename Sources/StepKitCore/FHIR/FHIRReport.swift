@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// What the importer did not translate as written, item by item: the import report.
 ///
 /// Nothing of a Questionnaire is dropped silently: an item type StepKit has no format for, an
@@ -20,12 +22,12 @@ struct FHIRReportEntry: Sendable, Equatable {
 }
 
 /// Collects report entries in document order.
-final class FHIRReport {
+package final class FHIRReport {
     private(set) var entries: [FHIRReportEntry] = []
 
     func add(_ linkId: String, _ path: JSONPath, _ code: String, _ reason: String) {
         entries.append(FHIRReportEntry(linkId: linkId, path: path, code: code, reason: reason))
     }
 
-    var json: JSON { .array(entries.map(\.json)) }
+    package var json: JSON { .array(entries.map(\.json)) }
 }

@@ -1,9 +1,11 @@
+import StepKitBase
+
 /// A session's answers as a FHIR R4 `QuestionnaireResponse`: items nested as the
 /// Questionnaire's groups, answers typed as the items are, items that are disabled (hidden by
 /// their conditions, off the path, unanswered) absent, hidden and read-only items with their
 /// initial answers where they are enabled.
 extension Session {
-    func fhirResponse(_ layout: FHIRLayout) -> JSON {
+    package func fhirResponse(_ layout: FHIRLayout) -> JSON {
         var r = JSONObject(["resourceType": .string("QuestionnaireResponse")])
         if let q = layout.questionnaire { r["questionnaire"] = .string(q) }
         let status: String

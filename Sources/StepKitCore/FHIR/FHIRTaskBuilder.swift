@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// Lays the Questionnaire's items out as StepKit steps:
 /// - a top-level group with questions → a form step (nested groups → section headers in it);
 ///   one with only display items → an instruction step;

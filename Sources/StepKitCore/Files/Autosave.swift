@@ -1,4 +1,5 @@
 import Glibc
+import StepKitBase
 
 /// A session's autosave file, claimed for as long as the session lives.
 ///

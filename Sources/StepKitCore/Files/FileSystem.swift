@@ -1,4 +1,5 @@
 import Glibc
+import StepKitBase
 
 /// The few file operations the autosave and the recorders share, on paths as the host gave them
 /// (no Foundation): splitting a path, writing all of a buffer, syncing a directory, the text of

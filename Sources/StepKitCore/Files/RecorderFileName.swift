@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// The names of recorder files: `<taskRunUUID>-<step>-<visit>-<recorder>-<n>.json` for an
 /// active step's recorder (visit: the visit's position in the path, from 1; n: the file's
 /// number, from 0), `<taskRunUUID>-async-<recorder>-<n>.json` for an async action's.

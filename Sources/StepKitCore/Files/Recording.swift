@@ -1,4 +1,5 @@
 import Glibc
+import StepKitBase
 
 /// Writes recorder samples under the session's output directory, as ResearchKit's data logger
 /// does: one JSON file `{"items": [...]}` per recorder and run, a new file past a size limit.

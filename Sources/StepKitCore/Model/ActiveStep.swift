@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// What an active step does over time (ResearchKit's `ORKActiveStep`, `ORKCountdownStep` and
 /// `ORKWaitStep`): its duration, whether it starts and continues by itself, what it speaks or
 /// plays, and what it records. Times are in milliseconds.

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// The format part of accepting an answer, and the confirm-text part after it: `Task.accept`
 /// (`Rules/Acceptance.swift`, the one decision, for `set_answer` and restore) runs it first, and
 /// migration item by item (keeping what still fits): a question's answer by its answer format

@@ -1,15 +1,17 @@
+import StepKitBase
+
 /// Options of `stepkit_task_compile_with_options`: the limits on a definition.
-struct CompileOptions: Sendable {
+package struct CompileOptions: Sendable {
     /// 200,000 steps and sections: about 250 MiB at the compile's peak for the smallest steps
     /// (an instruction costs about 1.2 KiB while compiling), within what the size limit allows.
     static let defaultMaxSteps = 200_000
 
-    var input = InputLimits.definition
-    var maxSteps = defaultMaxSteps
+    package var input = InputLimits.definition
+    package var maxSteps = defaultMaxSteps
 
     /// `defaults`: the input limits that apply unless `limits` overrides them (a FHIR
     /// Questionnaire nests deeper than a task definition: `InputLimits.questionnaire`).
-    static func parse(_ value: JSON?, defaults: InputLimits = .definition) throws(StepKitError) -> CompileOptions {
+    package static func parse(_ value: JSON?, defaults: InputLimits = .definition) throws(StepKitError) -> CompileOptions {
         var options = CompileOptions()
         options.input = defaults
         guard let value, !value.isNull else { return options }

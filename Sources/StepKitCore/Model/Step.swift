@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// One step of a task, compiled: what it asks and how the host should present it.
 ///
 /// A class, immutable: a session reads its current step several times a call

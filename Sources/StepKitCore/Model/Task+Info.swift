@@ -1,10 +1,12 @@
+import StepKitBase
+
 /// `stepkit_task_info`: what a host reads about a task before running it.
 extension Task {
     /// The description `stepkit_task_info` writes. Throws only what taking the fingerprint
     /// throws: `STEPKIT_EIO` "libcryptoUnavailable" when libcrypto cannot be loaded, as a save
     /// would (the fingerprint is the one member that needs a digest; it is worked out on the
     /// first call and kept by `Fingerprint`).
-    var info: JSON {
+    package var info: JSON {
         get throws(StepKitError) {
             .object([
                 "identifier": .string(identifier),

@@ -1,10 +1,11 @@
+import StepKitBase
 
 /// A compiled task: immutable, validated once, shared by every session on any thread.
 ///
 /// A class: every session holds it, and a session is copied and read on every call (as a
 /// struct, each copy retained and released its twenty-odd fields, a sixth of a step's
 /// instructions); `routing`, which every move reads, is built once here instead of at each read.
-final class Task: Sendable {
+package final class Task: Sendable {
     let identifier: String
     /// Names this exact definition in restoration data.
     let fingerprint: Fingerprint
@@ -21,11 +22,11 @@ final class Task: Sendable {
     let asyncActions: [AsyncAction]
     /// The FHIR Questionnaire's shape when the task was imported from one (`FHIR/`), for the
     /// QuestionnaireResponse export.
-    let fhir: FHIRLayout?
+    package let fhir: FHIRLayout?
     /// The named values computed from answers (`calculations`).
     let calculations: Calculations
     /// Which rule governs leaving each step and where its destinations lead.
-    let routing: Routing
+    package let routing: Routing
 
     init(identifier: String, fingerprint: Fingerprint, steps: [Step], stepIndex: [String: Int], sections: [Section],
          sectionIndex: [String: Int], rules: TaskRules, graph: RuleGraph, asyncActions: [AsyncAction] = [],

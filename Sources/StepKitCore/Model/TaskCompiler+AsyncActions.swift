@@ -1,3 +1,5 @@
+import StepKitBase
+
 // Async actions: recorders that run across steps.
 
 extension TaskCompiler {

@@ -1,3 +1,5 @@
+import StepKitBase
+
 // Form steps: their items, section headers and confirmations.
 
 extension TaskCompiler {

@@ -1,3 +1,5 @@
+import StepKitBase
+
 // Initial answers: `initial` expressions, compiled once every step is known.
 
 extension TaskCompiler {

@@ -1,3 +1,5 @@
+import StepKitBase
+
 // Piping: the `{{placeholders}}` of texts, checked against the calculations.
 
 extension TaskCompiler {

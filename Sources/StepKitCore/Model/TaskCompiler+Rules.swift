@@ -1,3 +1,5 @@
+import StepKitBase
+
 // Rules keyed by step or section: navigation rules, skip rules, step modifiers.
 
 extension TaskCompiler {

@@ -1,3 +1,5 @@
+import StepKitBase
+
 // Step expressions: the calculations a step shows and its answer bounds.
 
 extension TaskCompiler {

@@ -1,3 +1,5 @@
+import StepKitBase
+
 // Steps and sections: the first pass, which flattens sections and compiles answer formats.
 
 extension TaskCompiler {

@@ -1,3 +1,5 @@
+import StepKitBase
+
 // Visibility and validations: compiled once every step is known.
 
 extension TaskCompiler {

@@ -1,9 +1,11 @@
+import StepKitBase
+
 /// Turns a task definition (JSON) into a `Task`, or reports every problem it has at once.
 ///
 /// Two passes: the steps first (sections flattened, answer formats compiled), then everything
 /// that refers to steps by identifier (rules, skip rules, step modifiers, item visibility), so a
 /// rule may name a step defined after it.
-enum TaskCompiler {
+package enum TaskCompiler {
     /// The state of one compilation.
     final class Builder {
         let d: Diagnostics
@@ -28,7 +30,7 @@ enum TaskCompiler {
         init(_ d: Diagnostics) { self.d = d }
     }
 
-    static func compile(_ definition: JSON, maxSteps: Int = CompileOptions.defaultMaxSteps) throws(StepKitError) -> Task {
+    package static func compile(_ definition: JSON, maxSteps: Int = CompileOptions.defaultMaxSteps) throws(StepKitError) -> Task {
         let d = Diagnostics()
         guard let r = FieldReader(definition, at: .root, d, what: "a task") else {
             throw StepKitError(.definition, problems: d.problems)

@@ -1,6 +1,8 @@
+import StepKitBase
+
 /// The task result (`stepkit_session_result`): ResearchKit's `ORKTaskResult` as JSON.
 extension Session {
-    func resultJSON() -> JSON {
+    package func resultJSON() -> JSON {
         let time = endDate ?? now
         var builder = SectionNesting(task: task)
         for (i, visit) in path.enumerated() {

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// The one decision whether an answer is accepted for a step: `Task.accept`.
 ///
 /// It has four parts, run in this order, each only once the ones before it passed, and an

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// The `matches` conditions of a task, by the step whose answer they read, so that setting an
 /// answer can match it against every pattern that will read it: an answer too long or too
 /// repetitive for a pattern's bound is refused when it is given (the participant can fix it),

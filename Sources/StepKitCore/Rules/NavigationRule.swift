@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// Where navigation can go: a step, a section (its first step) or the end of the task.
 enum Destination: Sendable, Equatable {
     case step(Int)

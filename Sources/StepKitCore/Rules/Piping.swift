@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// Piping: `{{name}}` in a step's texts shows the calculation `name`'s value now, `{{name|text}}`
 /// shows `text` while the value is null (the default fallback is empty), and `\{{` is a literal
 /// `{{`. Placeholders are checked when the task is compiled (an unknown name or an unclosed `{{`

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// A condition on answers, used by navigation rules, skip rules, step modifiers and form item
 /// visibility. Compiled once; evaluated against the answers the session's path shows.
 ///

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// Reads predicates from a definition and checks them against the task: selectors must name a
 /// question step or form item, operators must apply to its answer type, and operands must have
 /// the right type (and, for choices, be among the choices).

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// The one place that says which rule governs leaving a step and where a destination leads, with
 /// ResearchKit's `ORKNavigableOrderedTask` semantics: a step's own rule, else the rule of the
 /// innermost section it ends (a section's rule applies when its last step is left), else the next
@@ -11,7 +13,7 @@
 /// A class, immutable: the navigator reads it on every move, from every session of the task at
 /// once. As a struct each read copied it, retaining and releasing the twenty-odd tables it holds,
 /// counts that every thread running the task writes (`benchmarks/README.md`, fourth round).
-final class Routing: Sendable {
+package final class Routing: Sendable {
     let steps: [Step]
     let sections: [Section]
     let rules: TaskRules
@@ -181,7 +183,7 @@ final class Routing: Sendable {
 
     /// The edges as `stepkit_task_graph` lists them: where navigation starts (`from` null), then
     /// every edge of every step in step order; `to` is null for the end of the task.
-    var json: JSON {
+    package var json: JSON {
         var list: [JSON] = []
         if let first = steps.first {
             list.append(.object(["from": .null, "to": .string(first.identifier), "kind": .string("start")]))

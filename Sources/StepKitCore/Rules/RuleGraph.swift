@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// The task's steps as a graph whose edges are every way navigation can go, worked out once at
 /// compile time so that progress costs nothing per step.
 ///

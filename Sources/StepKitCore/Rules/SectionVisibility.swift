@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// `visibleWhen` on a form's section header: while it does not hold, every item from the header
 /// up to the next header is hidden (as if each item had that `visibleWhen` too; an item's own
 /// `visibleWhen` must hold as well). `visibleWhen` on a task section (`type: section`) is

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// Tarjan's strongly connected components over nodes `0..<count`, iterative (tasks may have
 /// 100,000 steps, too deep for recursion). `emit` receives each component, with whether it loops
 /// (more than one node, or a node with an edge to itself), after every component it can reach:

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// A cross-field rule (`validations: [{"when", "message"}]` on a form step or on the task):
 /// `when` describes the problem; while it holds, going forward is refused with `message`
 /// (code `validationFailed`), as a missing required answer is. A form's rules are checked when

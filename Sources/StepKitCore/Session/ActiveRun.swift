@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// The life of an active step's visit (ResearchKit's `ORKActiveStepViewController`): prepared,
 /// running, suspended, finished; how much of its own time has passed; which prompts are done;
 /// what its recorders wrote.

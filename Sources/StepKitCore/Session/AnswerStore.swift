@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// A run's answers by step: the latest answer of every step that has one, on the path or not
 /// (kept to prefill a step visited again; a form's answer is an object of its items' answers),
 /// and the answers going back set aside.

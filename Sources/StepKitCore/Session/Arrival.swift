@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// How navigation reached a visit's step: the rules, branches and skip rules involved, for
 /// authors debugging a task (the state's `arrival`, and each saved visit's).
 ///

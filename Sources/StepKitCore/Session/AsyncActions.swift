@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// What runs beside the steps: the recorders of the task's async actions (by action index, once
 /// started), and ResearchKit's task-level suspend, while which no active step runs.
 struct AsyncActions: Sendable {

@@ -1,10 +1,12 @@
+import StepKitBase
+
 /// Events not yet handed to the host; every call's output takes them, in order (see
 /// `Session+Events.swift` for what they are).
-struct EventQueue: Sendable {
+package struct EventQueue: Sendable {
     private(set) var pending: [JSON] = []
     /// Whether events are queued at all: off only during a call whose events nobody will see (no
     /// output asked for and no event callback: `SessionHandle.call`), so none is built. Not saved.
-    var isRecording = true
+    package var isRecording = true
 
     /// Queues `{"type": type, "date": date, ...fields}`. The fields' keys are written in the
     /// source and never `type` or `date` (checked in debug builds), so nothing is looked up.

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// Results of other task runs that predicates may read (`{"task": T, "step": S}` selectors):
 /// the session option `additionalTaskResults`, ResearchKit's `additionalTaskResults`.
 struct ExternalResults: Sendable {

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// Decides where navigation goes, with ResearchKit's `ORKNavigableOrderedTask` semantics: after a
 /// step, its rule (or the rule of a section it ends) gives the destination, else the next step in
 /// order; a destination whose skip rule holds is passed over as if it were left, its own rule

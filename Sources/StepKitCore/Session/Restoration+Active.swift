@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// The active-step part of restoration data: each visit's timer and recorders, the task-level
 /// suspension and the async actions' recorders.
 extension Restoration {

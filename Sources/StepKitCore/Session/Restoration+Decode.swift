@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// Reading restoration data back exactly: every field checked against the task before anything
 /// is built, then the run replayed (`Restoration+Replay.swift`).
 extension Restoration {

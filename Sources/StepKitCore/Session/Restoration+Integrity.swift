@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// The integrity member of restoration data: SHA-256 (damage detection) or HMAC-SHA256 under the
 /// host's `integrityKey` (authenticity), how it is written and how it is checked.
 extension Restoration {

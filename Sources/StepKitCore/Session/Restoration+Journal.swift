@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// The autosave file as a journal: restoration data (the snapshot, exactly `saveText`) followed
 /// by one line per call that changed the session since, each the call's change to the document.
 /// A call then costs the encoding and the write of what it changed, not of the whole history;

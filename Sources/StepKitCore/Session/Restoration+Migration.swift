@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// Restoring data saved on another version of the task (option "migrate").
 extension Restoration {
     /// Why a migrated answer is dropped that a `matches` condition of the new version cannot

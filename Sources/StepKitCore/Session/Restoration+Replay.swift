@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// Restore's second check: restoration data may describe only a run the task allows.
 ///
 /// The integrity member shows that data was not damaged; without an `integrityKey` it is a plain

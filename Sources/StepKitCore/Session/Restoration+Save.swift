@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// Writing restoration data: the session as versioned JSON text, signed (see
 /// `Restoration+Integrity.swift`).
 extension Restoration {

@@ -1,10 +1,12 @@
+import StepKitBase
+
 /// Restoration data: a session as versioned JSON that names the task's fingerprint and carries an
 /// integrity check, and the way back from it. See `schema/restoration.schema.json`.
 ///
 /// ResearchKit's restoration data is an opaque archive that loses the back stack; this keeps the
 /// whole visit path, every answer on and off it, and every date, and is refused whole if
 /// anything about it is wrong.
-enum Restoration {
+package enum Restoration {
     static let format = "stepkit-restoration"
     /// The members a saved visit may have.
     static let visitKeys: Set<String> = ["step", "startDate", "endDate", "answer", "skipped", "modified", "hiddenItems", "arrival", "active"]
@@ -17,7 +19,7 @@ enum Restoration {
     /// Restoration data as `stepkit_session_save` writes it, or an autosave file (a journal:
     /// `Restoration+Journal.swift`), back to a session. With `limits`, a text past them is
     /// refused with `InputLimits.checkText`'s error, naming `argument`, before anything else.
-    static func restore(_ text: TextBytes, limits: InputLimits? = nil, argument: String = "saved_json",
+    package static func restore(_ text: TextBytes, limits: InputLimits? = nil, argument: String = "saved_json",
                         task: Task, options: SessionOptions, clock: Clock) throws(StepKitError) -> Session {
         let document: JSONObject
         if let newline = journalSnapshotEnd(text) {

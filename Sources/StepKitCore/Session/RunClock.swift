@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// A run's time: the clock it reads, when it started and when (and why) it ended, whether
 /// anything has happened yet (which decides what a new clock may re-date), and the moment a
 /// deadline came due while timers are processed.

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// The saved text of each visit of a session's path, kept from one save to the next, so that an
 /// autosave after every call costs the encoding of what changed rather than of the whole history
 /// (at 5,000 visits, rebuilding and dumping every visit was most of a call's time).

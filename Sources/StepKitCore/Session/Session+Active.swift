@@ -1,8 +1,10 @@
+import StepKitBase
+
 /// Active steps without threads (ResearchKit's `ORKActiveStepViewController`): the host starts,
 /// suspends, resumes and finishes them, or they start and finish by themselves; the engine only
 /// works out, whenever it is asked (`tick`), what came due, and says when the next thing will.
 extension Session {
-    enum ActiveOperation: String, CaseIterable {
+    package enum ActiveOperation: String, CaseIterable {
         case start, suspend, resume, finish, suspendTask, resumeTask
     }
 
@@ -33,7 +35,7 @@ extension Session {
         }
     }
 
-    mutating func activeOperation(_ operation: ActiveOperation) throws(StepKitError) {
+    package mutating func activeOperation(_ operation: ActiveOperation) throws(StepKitError) {
         try requireInProgress()
         let time = now
         switch operation {
@@ -152,7 +154,7 @@ extension Session {
     ///
     /// A tick that finds nothing due changes nothing: it does not count as something having
     /// happened, so a clock set afterwards still restarts an untouched run (`setClock`).
-    mutating func tick() {
+    package mutating func tick() {
         var budget = task.steps.count * 8 + 64
         // The session's time: the clock's, never before the run's latest date.
         let clockNow = now

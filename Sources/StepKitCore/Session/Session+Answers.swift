@@ -1,6 +1,8 @@
+import StepKitBase
+
 /// Setting answers, form item visibility, and knowing whether the current step may be left.
 extension Session {
-    mutating func setAnswer(_ answer: JSON) throws(StepKitError) {
+    package mutating func setAnswer(_ answer: JSON) throws(StepKitError) {
         try requireInProgress()
         guard let step = currentStep, let index = currentIndex else {
             throw StepKitError(.internal, code: "noStep", message: "The session has no current step.")

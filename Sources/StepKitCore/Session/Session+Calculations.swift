@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// The task's calculations on the session's answers: what predicates, the state and the result
 /// read (see `CalculationCache`).
 extension Session {

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// Events: what a ResearchKit delegate would hear, for the host to act on (show, speak, play,
 /// start or stop a sensor). Each is `{"type": ..., "date": ..., ...}`, queued in order and handed
 /// out by the next call's output and the event callback.
@@ -20,7 +22,7 @@ extension Session {
     }
 
     /// The events queued since the last call, in order; the queue is emptied.
-    mutating func takeEvents() -> [JSON] { events.take() }
+    package mutating func takeEvents() -> [JSON] { events.take() }
 
     /// A step is shown: ResearchKit's `stepViewControllerWillAppear` and step change.
     mutating func stepAppeared(previous: String?, at time: Int64) {

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// A question's or a form item's `initial` expression (SDC's `initialExpression`).
 struct InitialAnswer: Sendable {
     /// The form item it starts, or nil for a question step's answer.

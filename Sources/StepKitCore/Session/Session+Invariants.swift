@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// What holds between a session's parts after every operation, checked in debug builds (in the
 /// style of swift-collections' `_checkInvariants`): each mutating entry point checks it before
 /// it returns, and the tests call it after every call they make (`SessionInvariantTests`).

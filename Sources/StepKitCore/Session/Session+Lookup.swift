@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// The answers predicates, expressions and bounds read from a session.
 ///
 /// The session is read where it is, never through a copy or a pointer: the readers are

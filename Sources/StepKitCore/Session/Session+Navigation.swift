@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// Moving through the task: forward, back, skip, finish.
 extension Session {
     /// Where going forward from the current step would lead now (nil: the task would end).
@@ -31,7 +33,7 @@ extension Session {
         }
     }
 
-    mutating func goForward() throws(StepKitError) {
+    package mutating func goForward() throws(StepKitError) {
         try requireInProgress()
         // Worked out once: what the step requires and the visit it closes read the same items.
         var hidden: [String] = []
@@ -44,7 +46,7 @@ extension Session {
         _checkInvariants()
     }
 
-    mutating func goBackward() throws(StepKitError) {
+    package mutating func goBackward() throws(StepKitError) {
         try requireInProgress()
         guard path.count > 1 else {
             throw stateError("firstStep", "This is the first step; there is no step to go back to.")
@@ -70,7 +72,7 @@ extension Session {
         _checkInvariants()
     }
 
-    mutating func skip() throws(StepKitError) {
+    package mutating func skip() throws(StepKitError) {
         try requireInProgress()
         guard let step = currentStep, step.takesAnswers, step.optional else {
             throw stateError("notSkippable", "Only an optional question or form can be skipped.")
@@ -79,7 +81,7 @@ extension Session {
         _checkInvariants()
     }
 
-    mutating func finish(_ reason: FinishReason) throws(StepKitError) {
+    package mutating func finish(_ reason: FinishReason) throws(StepKitError) {
         try requireInProgress()
         if reason == .completed {
             guard routeForward()?.step == nil else {

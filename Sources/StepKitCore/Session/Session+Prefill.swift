@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// Prefill: answers for a step that has none yet, from an earlier run's result (ResearchKit's
 /// `defaultResultSource`) or the host's personal data (ResearchKit's HealthKit answer formats).
 /// A prefilled answer is a draft like any other: validated, shown in the state, changeable.

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// Recorders: the host owns the sensors and pushes samples; the engine checks that the recorder
 /// is running, writes the samples under the output directory, and reports the files as
 /// ResearchKit's file results. A recorder that cannot write fails, and the task finishes with
@@ -79,7 +81,7 @@ extension Session {
     // MARK: Samples
 
     /// `stepkit_session_record`: one sample object or an array of them for a running recorder.
-    mutating func record(_ recorder: String, _ samples: JSON) throws(StepKitError) {
+    package mutating func record(_ recorder: String, _ samples: JSON) throws(StepKitError) {
         try requireInProgress()
         let items: [JSON]
         switch samples {

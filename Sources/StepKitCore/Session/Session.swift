@@ -1,16 +1,18 @@
+import StepKitBase
+
 /// One run of a task: where the participant is, what they answered, and when.
 ///
 /// Every mutating operation checks everything before it changes anything and throws only
 /// before its first change, so a rejected call leaves the session exactly as it was (the tests
 /// compare the state before and after each rejected call).
-struct Session: Sendable {
-    let task: Task
+package struct Session: Sendable {
+    package let task: Task
     let taskRunUUID: String
     /// The options this run was opened with that outlive the call (autosave, integrity key,
     /// prefill sources, other tasks' results as given), behind one reference: they never change
     /// during the run, and the session is copied whole (for every autosaved call), which inline
     /// they made twice as large. The handle reads its limits from the same object.
-    let fixed: FixedOptions
+    package let fixed: FixedOptions
     var options: SessionOptions { fixed.options }
     var external: ExternalResults { fixed.options.additionalTaskResults }
 
@@ -21,7 +23,7 @@ struct Session: Sendable {
     /// The latest answer of every step that has one, and the answers going back set aside.
     var answers = AnswerStore()
     /// Events not yet handed to the host.
-    var events = EventQueue()
+    package var events = EventQueue()
     /// The clock, the run's start and end, and whether anything has happened yet.
     var clock: RunClock
     /// The async actions' recorders and the task-level suspension.
@@ -35,7 +37,7 @@ struct Session: Sendable {
     /// the session is read while it changes, in place of per-method inlining and pointers.
     private let byAddress = PassedByAddress()
 
-    init(task: Task, options: SessionOptions, clock: Clock = .system) {
+    package init(task: Task, options: SessionOptions, clock: Clock = .system) {
         self.task = task
         self.taskRunUUID = options.taskRunUUID ?? UUIDText.random()
         self.fixed = FixedOptions(options)
@@ -114,7 +116,7 @@ struct Session: Sendable {
     ///   between is forgotten, so the restored state equals the saved one. Only the first clock
     ///   set after the restore does this.
     /// - Otherwise a running active step keeps the time it has run and goes on on the new clock.
-    mutating func setClock(_ clock: Clock) {
+    package mutating func setClock(_ clock: Clock) {
         let before = now
         self.clock.source = clock
         switch self.clock.anchor {
@@ -213,7 +215,7 @@ struct Session: Sendable {
 
 /// A session's options, shared by its copies and by its handle (`Session.options`,
 /// `SessionHandle.limits`): stored once.
-final class FixedOptions: Sendable {
-    let options: SessionOptions
+package final class FixedOptions: Sendable {
+    package let options: SessionOptions
     init(_ options: SessionOptions) { self.options = options }
 }

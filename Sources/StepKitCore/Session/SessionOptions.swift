@@ -1,5 +1,7 @@
+import StepKitBase
+
 /// The options a host gives when it opens or restores a session (`options_json`).
-struct SessionOptions: Sendable {
+package struct SessionOptions: Sendable {
     var taskRunUUID: String?
     /// Other tasks' results, with the option as given (`ExternalResults.given`), which
     /// restoration data keeps so a restored session's predicates see the same results.
@@ -7,7 +9,7 @@ struct SessionOptions: Sendable {
     /// A key for HMAC-SHA256 over restoration data; without one, a plain SHA-256.
     var integrityKey: String?
     /// A file the session rewrites, atomically, after every change.
-    var autosavePath: String?
+    package var autosavePath: String?
     /// ResearchKit's `defaultResultSource`: answers that prefill steps with no answer yet.
     var prefill = Prefill()
     /// Restore only: carry a session saved on another version of the task over.
@@ -18,11 +20,11 @@ struct SessionOptions: Sendable {
     var recorderFileSizeLimit: Int64 = 1 << 20
     /// Keep going when a recorder fails, instead of finishing the task with reason "failed".
     var continueOnRecorderFailure = false
-    var limits = SessionLimits()
+    package var limits = SessionLimits()
 
     /// Reads options for `stepkit_session_open` (or, with `restoring`, `stepkit_session_restore`,
     /// which adds `migrate` and takes the run's identity from the saved data).
-    static func parse(_ value: JSON?, restoring: Bool = false) throws(StepKitError) -> SessionOptions {
+    package static func parse(_ value: JSON?, restoring: Bool = false) throws(StepKitError) -> SessionOptions {
         guard let value, !value.isNull else { return SessionOptions() }
         let d = Diagnostics()
         var options = SessionOptions()
@@ -83,7 +85,7 @@ struct Prefill: Sendable {
 }
 
 /// The bounds on a session's inputs (session option `limits`).
-struct SessionLimits: Sendable {
-    var answer = InputLimits.answer
-    var samples = InputLimits.samples
+package struct SessionLimits: Sendable {
+    package var answer = InputLimits.answer
+    package var samples = InputLimits.samples
 }

@@ -1,6 +1,8 @@
+import StepKitBase
+
 /// The session's state as the host should present it (`stepkit_session_state`).
 extension Session {
-    func stateJSON() -> JSON {
+    package func stateJSON() -> JSON {
         let step = isFinished ? nil : currentStep
         let index = currentIndex ?? 0
         let problems = forwardProblems()

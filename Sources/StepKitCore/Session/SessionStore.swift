@@ -1,10 +1,12 @@
+import StepKitBase
+
 /// One live session with what lasts from call to call: the session behind its own lock (calls
 /// from several threads run one at a time), its autosave file and the saved text of its visits.
 ///
 /// The autosave transaction lives here, not at the C boundary, because "a call that could not be
 /// saved changes nothing" is a rule of sessions: any caller — the exported functions, a Swift
 /// test — gets it by going through `transaction`.
-final class SessionStore: Sendable {
+package final class SessionStore: Sendable {
     private let session: Locked<Session>
     /// The autosave file, claimed until the store goes (option "autosave").
     private let autosave: Autosave?
@@ -30,7 +32,7 @@ final class SessionStore: Sendable {
     /// Keeps `session`. With an autosave path, the path is claimed (no other live session may
     /// hold it: `autosaveInUse`) and the first save written before the store exists; a failure
     /// lets the claim go.
-    init(_ session: Session, autosavePath: String?) throws(StepKitError) {
+    package init(_ session: Session, autosavePath: String?) throws(StepKitError) {
         let visits = SavedVisitTexts()
         var autosave: Autosave?
         var journal: Journal?
@@ -48,12 +50,12 @@ final class SessionStore: Sendable {
     }
 
     /// Runs `body` on the session under its lock, changing nothing else.
-    func read<R: Sendable, E: Error>(_ body: (borrowing Session) throws(E) -> R) throws(E) -> R {
+    package func read<R: Sendable, E: Error>(_ body: (borrowing Session) throws(E) -> R) throws(E) -> R {
         try session.withLock { (s: inout Session) throws(E) -> R in try body(s) }
     }
 
     /// The restoration data, the same text the autosave writes as its snapshot.
-    func saveText() throws(StepKitError) -> String {
+    package func saveText() throws(StepKitError) -> String {
         try read { (s: borrowing Session) throws(StepKitError) -> String in try Restoration.saveText(s, visits: savedVisits) }
     }
 
@@ -64,7 +66,7 @@ final class SessionStore: Sendable {
     /// With autosave, the change is made on a copy and kept only once the file is written: a
     /// call that could not be saved fails with STEPKIT_EIO and changes nothing, the recorder
     /// files it wrote to included (they are put back as the session records them).
-    func transaction<R: Sendable>(_ body: (inout Session) throws(StepKitError) -> R) throws(StepKitError) -> R {
+    package func transaction<R: Sendable>(_ body: (inout Session) throws(StepKitError) -> R) throws(StepKitError) -> R {
         try session.withLock { (stored: inout Session) throws(StepKitError) -> R in
             guard let autosave else { return try body(&stored) }
             var copy = stored

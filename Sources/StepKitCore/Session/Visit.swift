@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// One presentation of a step on the session's path. A step visited twice (a loop, or after
 /// going back and forward again) has two visits; going back removes the last one.
 struct Visit: Sendable, Equatable {
@@ -22,6 +24,6 @@ struct Visit: Sendable, Equatable {
 }
 
 /// Why a task run ended (ResearchKit's `ORKTaskFinishReason`).
-enum FinishReason: String, Sendable, CaseIterable {
+package enum FinishReason: String, Sendable, CaseIterable {
     case completed, saved, discarded, failed, earlyTermination
 }

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// The visits of a run in order, and the index that finds a step's latest visit in O(1).
 ///
 /// Empty only when the task ended before showing any step (every step skipped by its rules);

@@ -2,7 +2,7 @@
 # check_dependencies.sh LIBRARY
 # The library needs only libc, libm, libstdc++, libgcc_s, libjansson and libpcre2-8 (the regular
 # expressions of definitions): nothing from the Swift toolchain. Not OpenSSL's libcrypto either:
-# the library loads it the first time it needs a digest (Sources/StepKit/Integrity/LibCrypto.swift),
+# the library loads it the first time it needs a digest (Sources/StepKitBase/Integrity/LibCrypto.swift),
 # so loading StepKit does not load it. It has no RPATH/RUNPATH, and its SONAME is libstepkit.so.0.
 set -euo pipefail
 library=$1

@@ -78,11 +78,13 @@ echo "--- python -m build --sdist"
 sdist_files=$(tar -tzf "$work/sdist/stepkit-$version.tar.gz")
 for file in native/VERSION native/CMakeLists.txt native/cmake/stepkit.map native/include/stepkit.h \
             native/Sources/CStepKit/module.modulemap native/Sources/StepKit/ABI/LibraryExports.swift \
+            native/Sources/StepKitCore/Model/Task.swift native/Sources/StepKitBase/JSON/JSON.swift \
             src/stepkit/_ffi.py pyproject.toml LICENSE NOTICE; do
     grep -qxF "stepkit-$version/$file" <<<"$sdist_files" || { echo "the sdist lacks $file" >&2; exit 1; }
 done
-swift_in_sdist=$(grep -c "^stepkit-$version/native/Sources/StepKit/.*\.swift$" <<<"$sdist_files")
-swift_in_repo=$(find "$source/Sources/StepKit" -name '*.swift' | wc -l)
+# Every module of the engine (Sources/StepKit, StepKitCore, StepKitBase).
+swift_in_sdist=$(grep -c "^stepkit-$version/native/Sources/StepKit[A-Za-z]*/.*\.swift$" <<<"$sdist_files")
+swift_in_repo=$(find "$source/Sources" -path "$source/Sources/StepKit*" -name '*.swift' | wc -l)
 [ "$swift_in_sdist" -eq "$swift_in_repo" ] \
     || { echo "the sdist has $swift_in_sdist Swift files, the repository $swift_in_repo" >&2; exit 1; }
 echo "stepkit-$version.tar.gz: $(wc -l <<<"$sdist_files") files, the native project included"

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// Why an answer was refused: a stable code and a sentence for the participant.
 struct AnswerRejection: Error, Sendable {
     var code: String

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// `boolean`: yes or no (ResearchKit's `ORKBooleanAnswerFormat`).
 struct BooleanFormat: AnswerFormatRules {
     /// `yesScore`/`noScore`: what `{"score": SEL}` reads for each answer.

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// The choice-like formats that answer with an array of choice values: `textChoice`,
 /// `imageChoice`, `textScale` and `valuePicker`.
 struct ChoiceFormat: AnswerFormatRules {

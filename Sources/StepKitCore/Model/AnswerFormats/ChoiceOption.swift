@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// One choice of a choice-like format: a text choice, an image choice or a picker row.
 struct ChoiceOption: Sendable, Equatable {
     let text: String

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// `date`: a calendar date or a date and time, within optional limits (ResearchKit's
 /// `ORKDateAnswerFormat`, whose picker enforces the limits; StepKit enforces them on the answer).
 struct DateFormat: AnswerFormatRules {

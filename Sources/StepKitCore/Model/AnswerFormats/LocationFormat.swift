@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// `location`: a place, as coordinates the host's map or geocoder produced
 /// (ResearchKit's `ORKLocationAnswerFormat`).
 struct LocationFormat: AnswerFormatRules {

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// The range check and message shared by every format answered with a number.
 struct NumberRange: Sendable {
     var minimum: Double?

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// `numeric`: a typed number, whole or decimal, with optional bounds and unit
 /// (ResearchKit's `ORKNumericAnswerFormat`).
 struct NumericFormat: AnswerFormatRules {

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// `scale`: a discrete slider of whole numbers (ResearchKit's `ORKScaleAnswerFormat`).
 ///
 /// ResearchKit's limits apply: minimum and maximum within ±10000, a step of at least 1 that

@@ -1,3 +1,5 @@
+import StepKitBase
+
 /// `text`: free text with an optional length limit and pattern (ResearchKit's
 /// `ORKTextAnswerFormat`). `""` clears the answer, as an empty text field does.
 struct TextFormat: AnswerFormatRules {
