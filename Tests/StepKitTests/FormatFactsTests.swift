@@ -1,5 +1,7 @@
 import Testing
 @testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
 
 /// The facts each answer format owns (issue 28): what the checker, the expression compiler and
 /// the bounds read from the format. Expected values come from the formats' definitions in
