@@ -37,7 +37,7 @@ package struct Problem: Sendable, Equatable {
     package var path: JSONPath
     /// The form item the problem is about, its identifier as the definition spells it: a host
     /// reads it rather than parsing `path` (which quotes identifiers that are not plain names).
-    var item: String? = nil
+    package var item: String? = nil
     /// The step the problem is about, where that is not the current one: a missing required
     /// answer listed at completion (`Session.missingAnswers`).
     var step: String? = nil
