@@ -211,6 +211,17 @@ import Testing
             let clock = RunClock(restoring: .system, startDate: 10, endDate: nil, finishReason: .saved, touched: true)
             clock._checkInvariants()
         }
+        // A visit replaced in place by one of another step: the index would point at the wrong step.
+        await #expect(processExitsWith: .failure) {
+            var path = VisitPath()
+            path.push(Visit(stepIndex: 0, startDate: 0))
+            path[0] = Visit(stepIndex: 1, startDate: 0)
+        }
+        await #expect(processExitsWith: .failure) {
+            var actions = AsyncActions()
+            actions[action: 0] = RecorderRun(identifier: "gps", type: "location")
+            actions._checkInvariants(actions: [])
+        }
     }
     #endif
 }
