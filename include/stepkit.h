@@ -712,6 +712,52 @@ typedef void (*stepkit_free_fn)(void *user_data);
 int stepkit_session_set_event_callback(stepkit_session *session, stepkit_event_fn fn,
                                        void *user_data, stepkit_free_fn free_user_data);
 
+/* ---------------------------------------------------------------------------------------------
+ * Verifying a submission (docs/verify.md)
+ *
+ * A server that receives a result from a client runs the task's own logic on it instead of
+ * trusting it: the submission is replayed from the start through the task's navigation and the
+ * one decision whether an answer is accepted, as stepkit_session_restore() replays a saved run,
+ * and every way it differs is reported at once.
+ */
+
+/* Verifies `submitted_json` against `task`: a task result as stepkit_session_result() writes it,
+ * or, for a task imported from FHIR (stepkit_task_compile_fhir()), a QuestionnaireResponse
+ * (recognised by its "resourceType"). A result may name the task version it was made with in an
+ * extra member "taskFingerprint" (stepkit_task_info()'s "fingerprint"); a response names it in
+ * "questionnaire" (url|version).
+ *
+ * `options_json` (NULL: the defaults): {"ignore": ["dates", "calculations"], "unknownFields":
+ * "error" | "ignore", "allowIncomplete": false}. "ignore" leaves out the dates' form and order,
+ * or the comparison of submitted calculations; "unknownFields": "error" (the default) reports a
+ * member the result's or response's shape does not have; "allowIncomplete" accepts a run that
+ * stops before navigation ends.
+ *
+ * On STEPKIT_OK stores in *out_report
+ *   {"verified": true | false, "divergences": [{"code", "message", "path", "step"?, "item"?,
+ *    "reason"?}], "truncated"?: true, "result": {...}, "questionnaireResponse"?: {...}}
+ * whether or not the submission verifies: "verified" is true exactly when "divergences" is
+ * empty. Each divergence has a code (otherTask, otherVersion, unexpectedStep, missingStep,
+ * repeatedStep, reorderedStep, answerRefused, wrongType, requiredAnswerMissing, disabledItem,
+ * duplicateItem, calculationMismatch, datesOutOfOrder, invalidDate, unknownIdentifier,
+ * unknownField; docs/verify.md says what each means), a sentence, and its place in the
+ * submission ("results[2].results[0].answer"); "reason" is the engine's own code for a refused
+ * answer ("outOfRange", "validationFailed"). At most 1000 are listed ("truncated" then). "result"
+ * is the engine's own task result of the replay (the task's answers as it accepts them, its
+ * calculations, the submission's dates where they are in order), null for a submission of
+ * another task; "questionnaireResponse", for a task imported from FHIR, is the engine's own.
+ * A server stores these, not what the client sent.
+ *
+ * Errors (*out_report NULL): STEPKIT_EINVAL if `task`, `submitted_json` or `out_report` is NULL,
+ * `task` is not live, the options are not as above, the submission is neither a result object
+ * nor a QuestionnaireResponse ("notASubmission"), a QuestionnaireResponse is given for a task not
+ * imported from FHIR ("notFHIR"), or the submission is past the input limits (32 MiB,
+ * 128 levels, 1 MiB strings: "tooLarge", "tooDeep", "stringTooLong", checked before it is
+ * parsed); STEPKIT_EPARSE if it is not JSON. Output owned by the caller (stepkit_string_free).
+ * Thread-safe: the replay is a session of its own, and the task is shared read-only. */
+int stepkit_task_verify_result(const stepkit_task *task, const char *submitted_json,
+                               const char *options_json, char **out_report);
+
 #ifdef __cplusplus
 }
 #endif

@@ -31,7 +31,7 @@ package enum Status: Int32, Sendable {
 /// One thing wrong, where it is: a problem of a definition, an answer or a call.
 package struct Problem: Sendable, Equatable {
     /// A stable camel-case name for programs ("unknownKey", "outOfRange").
-    var code: String
+    package var code: String
     /// A sentence a host may show as it is.
     package var message: String
     package var path: JSONPath
@@ -40,7 +40,7 @@ package struct Problem: Sendable, Equatable {
     package var item: String? = nil
     /// The step the problem is about, where that is not the current one: a missing required
     /// answer listed at completion (`Session.missingAnswers`).
-    var step: String? = nil
+    package var step: String? = nil
 
     package init(code: String, message: String, path: JSONPath, item: String? = nil, step: String? = nil) {
         self.code = code

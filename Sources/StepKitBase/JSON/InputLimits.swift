@@ -30,6 +30,10 @@ package struct InputLimits: Sendable, Equatable {
     package static let answer = InputLimits(maxBytes: 1 << 20, maxDepth: 32, maxStringBytes: 1 << 20)
     /// One batch of recorder samples: 16 MiB.
     package static let samples = InputLimits(maxBytes: 16 << 20, maxDepth: 32, maxStringBytes: 1 << 20)
+    /// Submissions to verify (`stepkit_task_verify_result`: a task result or a
+    /// QuestionnaireResponse): 32 MiB, 1 MiB strings, and 128 levels, a Questionnaire's, since a
+    /// response nests its items as deep as the Questionnaire does.
+    package static let submission = questionnaire
     /// Session options (which may carry earlier results) and restoration data: 256 MiB.
     package static let document = InputLimits(maxBytes: 256 << 20, maxDepth: 128, maxStringBytes: 16 << 20)
 

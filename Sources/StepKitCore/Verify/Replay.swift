@@ -1,0 +1,204 @@
+import StepKitBase
+
+/// The session a verification replays a submission on, and its clock: a value the replay sets
+/// to each submitted date, so the recomputed result keeps the submission's dates where they
+/// are in order (the session's time never goes back, `Session.now`).
+struct Replay {
+    private(set) var session: Session
+    private let time: UnsafeMutablePointer<Int64>
+    let task: Task
+    let options: VerifyOptions
+    /// The submitted part of each step the replay has applied (its latest): where a missing
+    /// answer that completing the task reports (`requiredAnswersChecked: "atCompletion"`) is.
+    private var applied: [Int: SubmittedStep] = [:]
+
+    init(task: Task, options verify: VerifyOptions, start: Int64?, taskRunUUID: String?) {
+        self.task = task
+        self.options = verify
+        time = UnsafeMutablePointer<Int64>.allocate(capacity: 1)
+        time.initialize(to: start ?? 0)
+        var options = SessionOptions()
+        options.taskRunUUID = taskRunUUID
+        // Recorders write nothing here, and one that cannot start must not end the run.
+        options.continueOnRecorderFailure = true
+        let clock = Clock.host({ context in context?.assumingMemoryBound(to: Int64.self).pointee ?? 0 }, context: UnsafeMutableRawPointer(time))
+        session = Session(task: task, options: options, clock: clock)
+    }
+
+    /// Frees the clock's value; the session is not used after.
+    func release() { time.deallocate() }
+
+    private func identifier(_ index: Int) -> String { task.step(at: index)?.identifier ?? "?" }
+
+    // MARK: A result's path
+
+    /// Replays a StepKit result: navigation decides each step; the submitted step that matches
+    /// it gives its answers. Submitted steps navigation does not reach are reported where they
+    /// are; a step navigation shows that the submission lacks is reported and left unanswered.
+    mutating func run(path steps: [SubmittedStep], report: inout Divergences) {
+        var next = 0
+        var visited = Set<Int>()
+        // Submitted steps passed over as unexpected, by step: taken back (as reordered) if
+        // navigation reaches their step later.
+        var passed: [Int: Int] = [:]
+        var missing = 0
+        let bound = steps.count + 2 * task.steps.count + 2
+        var moves = 0
+        while !session.isFinished, let current = session.currentIndex, moves < bound {
+            moves += 1
+            if steps.indices.contains(next), steps[next].step == current {
+                apply(steps[next], report: &report)
+                next += 1
+                visited.insert(current)
+                continue
+            }
+            if let later = steps[next...].firstIndex(where: { $0.step == current }) {
+                for k in next..<later { passOver(steps[k], visited: visited, expected: current, report: &report); passed[steps[k].step] = k }
+                next = later
+                continue
+            }
+            if let k = passed.removeValue(forKey: current), let submitted = steps[ifPresent: k] {
+                report.reclassify(at: submitted.path, from: .unexpectedStep, to: .reorderedStep,
+                                  message: "The step \"\(identifier(current))\" is submitted out of order: navigation shows it later.")
+                apply(submitted, report: &report)
+                visited.insert(current)
+                continue
+            }
+            if next >= steps.count && options.allowIncomplete { break }
+            let at = steps[ifPresent: next]?.path ?? .root.key("results")
+            report.add(.missingStep, "Navigation shows the step \"\(identifier(current))\" here, but the submission does not have it.",
+                       at: at, step: identifier(current))
+            apply(SubmittedStep(step: current, path: at), report: &report, missing: true)
+            visited.insert(current)
+            missing += 1
+            if missing > task.steps.count { break }
+        }
+        for k in next..<max(next, steps.count) {
+            let s = steps[k]
+            let name = identifier(s.step)
+            if visited.contains(s.step) {
+                report.add(.repeatedStep, "The step \"\(name)\" is submitted again, but navigation does not show it again.", at: s.path, step: name)
+            } else {
+                report.add(.unexpectedStep, "Navigation ends the task before the step \"\(name)\".", at: s.path, step: name)
+            }
+        }
+    }
+
+    private func passOver(_ s: SubmittedStep, visited: Set<Int>, expected: Int, report: inout Divergences) {
+        let name = identifier(s.step)
+        if visited.contains(s.step) {
+            report.add(.repeatedStep, "The step \"\(name)\" is submitted again, but navigation leads to \"\(identifier(expected))\".", at: s.path, step: name)
+        } else {
+            report.add(.unexpectedStep, "Navigation would not show the step \"\(name)\" here: it leads to \"\(identifier(expected))\".", at: s.path, step: name)
+        }
+    }
+
+    // MARK: A response's answers by step
+
+    /// Replays answers given by step (a QuestionnaireResponse has no path): navigation decides
+    /// each step, and the step takes its answers if the submission has any.
+    mutating func run(byStep steps: [Int: SubmittedStep], report: inout Divergences) {
+        var reached = Set<Int>()
+        var moves = 0
+        while !session.isFinished, let current = session.currentIndex, moves < 2 * task.steps.count + 2 {
+            moves += 1
+            reached.insert(current)
+            apply(steps[current] ?? SubmittedStep(step: current, path: .root.key("item")), report: &report)
+        }
+        for (index, s) in steps.sorted(by: { $0.key < $1.key }) where !reached.contains(index) {
+            for (name, place) in s.places.sorted(by: { $0.key < $1.key }) {
+                report.add(.disabledItem, "\"\(name)\" is answered, but navigation never reaches its step \"\(identifier(index))\": the item is not enabled.",
+                           at: place, step: identifier(index), item: name)
+            }
+        }
+    }
+
+    // MARK: One step
+
+    /// Gives the current step the submitted answer (what the engine refuses is reported and
+    /// left out), reports what leaving it would need and lacks, and leaves it as navigation does.
+    private mutating func apply(_ s: SubmittedStep, report: inout Divergences, missing: Bool = false) {
+        guard let index = session.currentIndex, let step = session.currentStep else { return }
+        // The visit starts when the one before it ended; the answer is given, and the step
+        // left, at the submitted end.
+        if let end = s.endDate { time.pointee = end }
+        session.answers[index] = nil
+        var refused = Set<String>()
+        if var answer = s.answer {
+            if case .message = step.content {
+                report.add(.unknownIdentifier, "The step \"\(step.identifier)\" takes no answer.", at: s.path, step: step.identifier)
+            } else {
+                answer = setAnswer(answer, step: step, submitted: s, refused: &refused, report: &report)
+            }
+        }
+        // Items a form's rules hide are not asked: an answer on one is not the participant's.
+        let hidden = session.hiddenItems(step: index)
+        for item in hidden {
+            if let place = s.places[item], s.answer?.objectValue?[item] != nil, !refused.contains(item) {
+                report.add(.disabledItem, "\"\(item)\" is answered, but the form's rules hide it.", at: place, step: step.identifier, item: item)
+            }
+        }
+        applied[index] = s
+        if !missing {
+            for problem in session.forwardProblems(hidden: hidden) {
+                note(problem, s, step: step, refused: refused, report: &report)
+            }
+        }
+        let skipped = s.answer == nil && step.takesAnswers && step.optional
+        session.leaveCurrent(skipped: skipped, hidden: hidden)
+        session._checkInvariants()
+    }
+
+    /// Sets `answer` through the acceptance entry; a form's refused items are reported and the
+    /// rest set again without them (at most once per item).
+    private mutating func setAnswer(_ answer: JSON, step: Step, submitted s: SubmittedStep, refused: inout Set<String>,
+                                    report: inout Divergences) -> JSON {
+        var answer = answer
+        for _ in 0...(s.places.count + 1) {
+            do throws(StepKitError) {
+                try session.setAnswer(answer)
+                return answer
+            } catch {
+                var removed = false
+                for problem in error.problems {
+                    let item = problem.item
+                    let place = item.flatMap { s.places[$0] } ?? s.places[step.identifier] ?? s.path
+                    let code: Divergence.Code = problem.code == "wrongType" ? .wrongType : .answerRefused
+                    report.add(code, problem.message, at: place, step: step.identifier, item: item, reason: problem.code)
+                    if let item, case .object(var o) = answer, o[item] != nil {
+                        o[item] = nil
+                        answer = .object(o)
+                        refused.insert(item)
+                        removed = true
+                    }
+                }
+                guard removed, let o = answer.objectValue, o.count > 0 else {
+                    refused.formUnion(s.places.keys)
+                    return .null
+                }
+            }
+        }
+        return .null
+    }
+
+    /// A reason the step could not be left going forward, as a divergence.
+    private func note(_ problem: Problem, _ s: SubmittedStep, step: Step, refused: Set<String>, report: inout Divergences) {
+        let stepName = problem.step ?? step.identifier
+        let item = problem.item
+        switch problem.code {
+        case "activeStepNotFinished":
+            // An active step's timing is the device's; the replay has no timer to run.
+            return
+        case "answerRequired":
+            if let item, refused.contains(item) { return }
+            if item == nil, problem.step == nil, !refused.isEmpty { return }
+            // A missing answer listed at completion is in the submitted part of its own step.
+            let own = problem.step.flatMap { task.stepIndex[$0] }.flatMap { applied[$0] } ?? s
+            let place = item.flatMap { own.places[$0] } ?? own.places[stepName] ?? own.path
+            report.add(.requiredAnswerMissing, problem.message, at: place, step: stepName, item: item)
+        default:
+            let place = item.flatMap { s.places[$0] } ?? s.path
+            report.add(.answerRefused, problem.message, at: place, step: stepName, item: item, reason: problem.code)
+        }
+    }
+}

@@ -1,0 +1,210 @@
+import StepKitBase
+
+/// A FHIR R4 QuestionnaireResponse read into answers by step (the inverse of
+/// `FHIR/FHIRResponse.swift`: each item's `answer` back to the StepKit answer its step takes),
+/// with the items whose answers the engine computes (calculated, fixed) kept aside to compare
+/// with the engine's own response after the replay.
+struct SubmittedResponse {
+    var steps: [Int: SubmittedStep] = [:]
+    /// Every answered item, by linkId: where its answers are and what they are.
+    private var answered: [(linkId: String, path: JSONPath, answers: [JSON])] = []
+    private var nodes: [String: FHIRNode] = [:]
+
+    private static let topFields: Set<String> = ["resourceType", "id", "meta", "text", "questionnaire", "status", "authored", "author", "subject",
+                                                 "source", "encounter", "basedOn", "partOf", "identifier", "language", "item"]
+    private static let itemFields: Set<String> = ["linkId", "text", "definition", "answer", "item"]
+
+    static func read(_ object: JSONObject, task: Task, layout: FHIRLayout, options: VerifyOptions, into report: inout Divergences) -> SubmittedResponse? {
+        if let claimed = object["questionnaire"], let own = layout.questionnaire {
+            let text = claimed.stringValue ?? ""
+            let (url, version) = split(text), (ownURL, ownVersion) = split(own)
+            guard url == ownURL else {
+                report.add(.otherTask, "The response answers the Questionnaire \"\(text)\", not \"\(own)\".", at: .root.key("questionnaire"))
+                return nil
+            }
+            if let version, version != ownVersion {
+                report.add(.otherVersion, "The response answers version \"\(version)\" of the Questionnaire, not \"\(ownVersion ?? "(none)")\".",
+                           at: .root.key("questionnaire"))
+                return nil
+            }
+        }
+        var response = SubmittedResponse()
+        response.index(layout.items, depth: 0)
+        if options.unknownFieldsAreErrors { SubmittedResult.unknownFields(object, allowed: topFields, at: .root, into: &report) }
+        if let status = object["status"], status.stringValue == nil {
+            report.add(.wrongType, "\"status\" is a string.", at: .root.key("status"))
+        }
+        if let items = object["item"] {
+            guard case .array(let list) = items else {
+                report.add(.wrongType, "\"item\" is an array.", at: .root.key("item"))
+                return response
+            }
+            response.readItems(list, at: .root.key("item"), depth: 0, task: task, options: options, into: &report)
+        }
+        return response
+    }
+
+    private static func split(_ canonical: String) -> (String, String?) {
+        guard let bar = canonical.firstIndex(of: "|") else { return (canonical, nil) }
+        return (String(canonical[..<bar]), String(canonical[canonical.index(after: bar)...]))
+    }
+
+    private mutating func index(_ list: [FHIRNode], depth: Int) {
+        guard depth <= FHIRItem.maxDepth else { return }
+        for node in list {
+            nodes[node.linkId] = nodes[node.linkId] ?? node
+            index(node.children, depth: depth + 1)
+        }
+    }
+
+    private mutating func readItems(_ list: [JSON], at path: JSONPath, depth: Int, task: Task, options: VerifyOptions, into report: inout Divergences) {
+        guard depth <= SubmittedResult.maxNesting else {
+            report.add(.wrongType, "Items nest deeper than \(SubmittedResult.maxNesting).", at: path)
+            return
+        }
+        for (i, entry) in list.enumerated() {
+            let here = path.index(i)
+            guard case .object(let o) = entry, let linkId = o["linkId"]?.stringValue else {
+                report.add(.wrongType, "A response item is an object with a \"linkId\".", at: here)
+                continue
+            }
+            guard let node = nodes[linkId] else {
+                report.add(.unknownIdentifier, "The Questionnaire has no item \"\(linkId)\".", at: here.key("linkId"), item: linkId)
+                continue
+            }
+            if options.unknownFieldsAreErrors { SubmittedResult.unknownFields(o, allowed: SubmittedResponse.itemFields, at: here, into: &report) }
+            if case .array(let children)? = o["item"] { readItems(children, at: here.key("item"), depth: depth + 1, task: task, options: options, into: &report) }
+            guard let answers = o["answer"] else { continue }
+            guard case .array(let list) = answers else {
+                report.add(.wrongType, "\"answer\" is an array.", at: here.key("answer"), item: linkId)
+                continue
+            }
+            var values: [JSON] = []
+            for (j, a) in list.enumerated() {
+                guard case .object(let ao) = a else {
+                    report.add(.wrongType, "An answer is an object with one value[x].", at: here.key("answer").index(j), item: linkId)
+                    continue
+                }
+                if case .array(let nested)? = ao["item"] {
+                    readItems(nested, at: here.key("answer").index(j).key("item"), depth: depth + 1, task: task, options: options, into: &report)
+                }
+                var value = ao
+                value["item"] = nil
+                values.append(.object(value))
+            }
+            guard !values.isEmpty else { continue }
+            guard !answered.contains(where: { $0.linkId == linkId }) else {
+                report.add(.duplicateItem, "The response lists \"\(linkId)\" twice.", at: here, item: linkId)
+                continue
+            }
+            answered.append((linkId, here.key("answer"), values))
+            guard let stepName = node.step, node.calculation == nil, node.fixedAnswers.isEmpty else { continue }
+            guard let index = task.stepIndex[stepName] else { continue }
+            guard let value = SubmittedResponse.value(values, node: node) else {
+                report.add(.wrongType, "The answer of \"\(linkId)\" is not a \(node.type) answer this item takes.", at: here.key("answer"),
+                           step: stepName, item: linkId)
+                continue
+            }
+            var s = steps[index] ?? SubmittedStep(step: index, path: here)
+            if let item = node.formItem {
+                var form = s.answer?.objectValue ?? JSONObject()
+                form[item] = value
+                s.answer = .object(form)
+                s.places[item] = here.key("answer")
+            } else {
+                s.answer = value
+                s.places[stepName] = here.key("answer")
+            }
+            steps[index] = s
+        }
+    }
+
+    /// The StepKit answer of an item's FHIR answers (nil: they are not what the item takes).
+    private static func value(_ answers: [JSON], node: FHIRNode) -> JSON? {
+        if !node.choices.isEmpty || node.otherValue != nil {
+            var selected: [JSON] = []
+            for a in answers {
+                if let choice = node.choices.first(where: { $0.answer.sameValue(as: a) || sameCoding($0.answer, a) }) {
+                    selected.append(choice.value)
+                } else if let other = node.otherValue, let text = a.objectValue?["valueString"]?.stringValue {
+                    selected.append(.object(["value": other, "text": .string(text)]))
+                } else {
+                    return nil
+                }
+            }
+            return .array(selected)
+        }
+        guard answers.count == 1, let a = answers.first?.objectValue, a.count == 1, let (key, v) = a.entries.first else { return nil }
+        switch (node.type, key) {
+        case ("boolean", "valueBoolean"): return v.boolValue == nil ? nil : v
+        case ("integer", "valueInteger"), ("decimal", "valueDecimal"): return v.numericValue == nil ? nil : v
+        case ("quantity", "valueQuantity"): return v.objectValue?["value"].flatMap { $0.numericValue == nil ? nil : $0 }
+        case ("date", "valueDate"): return v.stringValue == nil ? nil : v
+        case ("dateTime", "valueDateTime"): return v.stringValue.map { .string(withoutZeroSeconds($0)) }
+        case ("time", "valueTime"): return v.stringValue.map { s in .string(s.utf8.count == 8 && s.hasSuffix(":00") ? String(s.prefix(5)) : s) }
+        case ("url", "valueUri"): return v.stringValue == nil ? nil : v
+        case ("string", "valueString"), ("text", "valueString"): return v.stringValue == nil ? nil : v
+        default: return nil
+        }
+    }
+
+    /// Two `valueCoding` answers naming the same code of the same system (a display may differ).
+    private static func sameCoding(_ a: JSON, _ b: JSON) -> Bool {
+        guard let x = a.objectValue?["valueCoding"]?.objectValue, let y = b.objectValue?["valueCoding"]?.objectValue,
+              let code = x["code"], let other = y["code"] else { return false }
+        return code.sameValue(as: other) && (x["system"] ?? .null).sameValue(as: y["system"] ?? .null)
+    }
+
+    /// `2026-01-02T10:30:00Z` → `2026-01-02T10:30Z`: the inverse of `Session.fhirDateTime`.
+    private static func withoutZeroSeconds(_ s: String) -> String {
+        let b = Array(s.utf8)
+        guard b.count > 19, b[10] == UInt8(ascii: "T"), b[16] == UInt8(ascii: ":"), b[17] == UInt8(ascii: "0"), b[18] == UInt8(ascii: "0"),
+              b[19] != UInt8(ascii: ".") else { return s }
+        return String(decoding: b[0..<16] + b[19...], as: UTF8.self)
+    }
+
+    /// After the replay: each submitted item the engine's response does not have is not
+    /// enabled; a calculated or fixed item's answers are the engine's.
+    func compare(with engine: JSON, session: Session, options: VerifyOptions, into report: inout Divergences) {
+        var computed: [String: [JSON]] = [:]
+        SubmittedResponse.collect(engine.objectValue?["item"]?.arrayValue ?? [], depth: 0, into: &computed)
+        for entry in answered {
+            guard let node = nodes[entry.linkId] else { continue }
+            let isComputed = node.calculation != nil || !node.fixedAnswers.isEmpty
+            guard let own = computed[entry.linkId] else {
+                if report.list.contains(where: { $0.path == entry.path || $0.path.description.hasPrefix(entry.path.description) }) { continue }
+                report.add(.disabledItem, "\"\(entry.linkId)\" is answered, but the item is not enabled by the answers the response gives.",
+                           at: entry.path, step: node.step, item: entry.linkId)
+                continue
+            }
+            guard isComputed else { continue }
+            if node.calculation != nil && options.ignoreCalculations { continue }
+            if !JSON.array(own).sameValue(as: .array(entry.answers)) {
+                report.add(.calculationMismatch, "\"\(entry.linkId)\" is submitted as \(JSONWriter.string(.array(entry.answers))); the engine gives \(JSONWriter.string(.array(own))).",
+                           at: entry.path, item: entry.linkId)
+            }
+        }
+        guard !options.ignoreCalculations else { return }
+        for (linkId, own) in computed.sorted(by: { $0.key < $1.key }) {
+            guard let node = nodes[linkId], node.calculation != nil, !answered.contains(where: { $0.linkId == linkId }) else { continue }
+            report.add(.calculationMismatch, "The response lacks the calculated item \"\(linkId)\"; the engine gives \(JSONWriter.string(.array(own))).",
+                       at: .root.key("item"), item: linkId)
+        }
+    }
+
+    private static func collect(_ items: [JSON], depth: Int, into map: inout [String: [JSON]]) {
+        guard depth <= FHIRItem.maxDepth + 1 else { return }
+        for item in items {
+            guard let o = item.objectValue, let linkId = o["linkId"]?.stringValue else { continue }
+            if let answers = o["answer"]?.arrayValue {
+                map[linkId] = answers.map { a in
+                    guard case .object(var ao) = a else { return a }
+                    if let nested = ao["item"]?.arrayValue { collect(nested, depth: depth + 1, into: &map) }
+                    ao["item"] = nil
+                    return .object(ao)
+                }
+            }
+            if let children = o["item"]?.arrayValue { collect(children, depth: depth + 1, into: &map) }
+        }
+    }
+}
