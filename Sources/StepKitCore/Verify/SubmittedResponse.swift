@@ -100,7 +100,8 @@ struct SubmittedResponse {
             answered.append((linkId, here.key("answer"), values))
             guard let stepName = node.step, node.calculation == nil, node.fixedAnswers.isEmpty else { continue }
             guard let index = task.stepIndex[stepName] else { continue }
-            guard let value = SubmittedResponse.value(values, node: node) else {
+            let format = task.step(at: index)?.format(item: node.formItem)
+            guard let value = SubmittedResponse.value(values, node: node, format: format) else {
                 report.add(.wrongType, "The answer of \"\(linkId)\" is not a \(node.type) answer this item takes.", at: here.key("answer"),
                            step: stepName, item: linkId)
                 continue
@@ -120,7 +121,14 @@ struct SubmittedResponse {
     }
 
     /// The StepKit answer of an item's FHIR answers (nil: they are not what the item takes).
-    private static func value(_ answers: [JSON], node: FHIRNode) -> JSON? {
+    private static func value(_ answers: [JSON], node: FHIRNode, format: AnswerFormat?) -> JSON? {
+        /// The spelling the item's format takes: the export adds seconds to a time or a
+        /// date-time written without them, which a format without seconds then refuses.
+        func spelled(_ text: String, _ shorter: String) -> JSON {
+            guard shorter != text, let format else { return .string(text) }
+            if (try? format.validate(.string(text), previous: nil)) != nil { return .string(text) }
+            return .string(shorter)
+        }
         if !node.choices.isEmpty || node.otherValue != nil {
             var selected: [JSON] = []
             for a in answers {
@@ -140,8 +148,8 @@ struct SubmittedResponse {
         case ("integer", "valueInteger"), ("decimal", "valueDecimal"): return v.numericValue == nil ? nil : v
         case ("quantity", "valueQuantity"): return v.objectValue?["value"].flatMap { $0.numericValue == nil ? nil : $0 }
         case ("date", "valueDate"): return v.stringValue == nil ? nil : v
-        case ("dateTime", "valueDateTime"): return v.stringValue.map { .string(withoutZeroSeconds($0)) }
-        case ("time", "valueTime"): return v.stringValue.map { s in .string(s.utf8.count == 8 && s.hasSuffix(":00") ? String(s.prefix(5)) : s) }
+        case ("dateTime", "valueDateTime"): return v.stringValue.map { spelled($0, withoutZeroSeconds($0)) }
+        case ("time", "valueTime"): return v.stringValue.map { s in spelled(s, s.utf8.count == 8 && s.hasSuffix(":00") ? String(s.prefix(5)) : s) }
         case ("url", "valueUri"): return v.stringValue == nil ? nil : v
         case ("string", "valueString"), ("text", "valueString"): return v.stringValue == nil ? nil : v
         default: return nil

@@ -449,6 +449,41 @@ class Task(_Handle):
         with severities ``"error"``, ``"warning"`` and ``"info"``."""
         return self._object_out("stepkit_task_check")
 
+    def verify(
+        self,
+        submission: Union[str, bytes, bytearray, Mapping[str, Any]],
+        *,
+        ignore: Sequence[str] = (),
+        unknown_fields: str = "error",
+        allow_incomplete: bool = False,
+    ) -> Dict[str, Any]:
+        """Verifies a submission against this task (``stepkit_task_verify_result``,
+        docs/verify.md): a task result as :meth:`Session.result` gives it or, for a task
+        imported from FHIR, a QuestionnaireResponse, as JSON text or a dict. The submission is
+        replayed through the task's navigation and answer checks; returns the report
+        ``{"verified": bool, "divergences": [{"code", "message", "path", ...}], "result": {...}}``
+        (``"questionnaireResponse"`` too for a FHIR task), whose ``result`` is the engine's own.
+
+        ``ignore``: ``"dates"`` and/or ``"calculations"``; ``unknown_fields``: ``"error"`` or
+        ``"ignore"``; ``allow_incomplete``: a run that stops before the task ends is no
+        divergence. A submission that is not JSON raises ParseError; one that is not a result or
+        response, or past the input limits, InvalidArgumentError."""
+        if isinstance(submission, (str, bytes, bytearray)):
+            data = _json_text_bytes(submission, "the submission")
+        elif isinstance(submission, Mapping):
+            data = _json_bytes(dict(submission), "the submission")
+        else:
+            raise TypeError(f"a submission must be JSON text or a dict, not {type(submission).__name__}")
+        options = _json_bytes(
+            {"ignore": list(ignore), "unknownFields": unknown_fields, "allowIncomplete": allow_incomplete}, "the options"
+        )
+        with self._lock:
+            handle = self._live_handle()
+            report = _call_out(self._lib, "stepkit_task_verify_result", handle, data, options)
+        if not isinstance(report, dict):
+            raise InternalError("stepkit_task_verify_result returned JSON that is not an object.")
+        return report
+
     def _object_out(self, function: str) -> Dict[str, Any]:
         """The JSON object a ``stepkit_task_*(task, &out)`` call gives for this task."""
         with self._lock:

@@ -21,6 +21,11 @@ Subcommands:
     stderr and to ``--report``. ``run`` also takes a Questionnaire directly (it is recognised by
     its ``resourceType``), and ``run --format fhir`` prints the result as a QuestionnaireResponse.
 
+``verify TASK.json RESULT.json [--ignore dates] [--unknown-fields ignore] [--json] [-o FILE]``
+    Replays a submitted result (or, for a FHIR Questionnaire, a QuestionnaireResponse) through
+    the task (:mod:`stepkit.verifier`, docs/verify.md) and lists every divergence; ``-o`` writes
+    the engine's own result. Exit status: 0 verified, 1 divergences, 2 usage or bad input.
+
 ``graph TASK.json [-o FILE.svg|png|pdf|dot]``
     Draws the navigation graph through Graphviz (:mod:`stepkit.graph`); DOT on stdout without -o.
 
@@ -45,7 +50,7 @@ import os
 import sys
 from typing import Any, Callable, Dict, Optional, Sequence
 
-from . import __version__, active_presenter, checker, graph
+from . import __version__, active_presenter, checker, graph, verifier
 from ._core import Task, version
 from .answers_file import AnswersError, default_answers_path, load_answers, walk_with_answers
 from .errors import LibraryNotFoundError, ParseError, StepKitError
@@ -216,6 +221,10 @@ def cmd_graph(args: argparse.Namespace) -> int:
     return graph.run(args)
 
 
+def cmd_verify(args: argparse.Namespace) -> int:
+    return verifier.run(args)
+
+
 def _command(
     commands: Any, name: str, func: Callable[[argparse.Namespace], int],
     add_arguments: Callable[[argparse.ArgumentParser], None], help: str, description: str,
@@ -276,6 +285,11 @@ def build_parser() -> argparse.ArgumentParser:
              description="Compile a task, list every problem of its definition, and run the static "
              "checker. Exit status: 0 no errors, 1 errors (with --strict: or warnings), 2 unreadable "
              "file or usage.")
+    _command(commands, "verify", cmd_verify, verifier.add_arguments,
+             help="verify a submitted result against its task (docs/verify.md)",
+             description="Replay a task result (or a QuestionnaireResponse, for a FHIR Questionnaire) "
+             "through the task's navigation and answer checks and list every divergence. Exit "
+             "status: 0 verified, 1 divergences, 2 usage or bad input.")
     _command(commands, "graph", cmd_graph, graph.add_arguments,
              help="draw the navigation graph (Graphviz)",
              description="Draw the task's steps and navigation rules: -o FILE.svg, .png, .pdf or .dot "
