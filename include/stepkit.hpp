@@ -611,6 +611,16 @@ public:
     std::string check() const {
         return out_call([this](char **out) { return stepkit_task_check(handle_, out); });
     }
+    /* Verifies a submitted task result (or, for a task imported from FHIR, a
+     * QuestionnaireResponse) by replaying it through the task, as stepkit_task_verify_result()
+     * does (docs/verify.md): {"verified", "divergences": [{"code", "message", "path", ...}],
+     * "result": the engine's own, ...}. Options as for stepkit_task_verify_result() ("" for
+     * none). A submission that cannot be read (not JSON, past the limits) throws. */
+    std::string verify(const std::string &submitted_json, const std::string &options = {}) const {
+        const char *submitted = detail::c_text(submitted_json, true, "The submission");
+        const char *opts = detail::c_options(options);
+        return out_call([&](char **out) { return stepkit_task_verify_result(handle_, submitted, opts, out); });
+    }
 
     /* A new session on its first step; options as for stepkit_session_open() ("" for none). */
     Session open(const std::string &options = {}) const {

@@ -431,6 +431,32 @@ static void test_fhir() {
     expect_error(STEPKIT_EINVAL, [&] { other.result_fhir(); }, __LINE__);
 }
 
+// A result the engine wrote verifies clean; edited, it does not, and the report says where.
+static void test_verify() {
+    stepkit::Task task = stepkit::Task::compile(SURVEY);
+    stepkit::Session session = task.open(RUN);
+    session.go_forward();
+    session.set_answer("42");
+    session.go_forward();
+    session.skip();
+    session.go_forward();
+    const std::string result = session.result();
+    const std::string clean = task.verify(result);
+    CHECK(has(clean, "\"verified\":true"));
+    CHECK(has(clean, "\"divergences\":[]"));
+    std::string lying = result;
+    const std::size_t at = lying.find("\"answer\":42");
+    CHECK(at != std::string::npos);
+    lying.replace(at, 11, "\"answer\":91");
+    const std::string report = task.verify(lying, R"({"ignore": ["dates"]})");
+    CHECK(has(report, "\"verified\":false"));
+    CHECK(has(report, "\"code\":\"answerRefused\""));
+    CHECK(has(report, "\"path\":\"results[1].results[0].answer\""));
+    EXPECT_ERROR(STEPKIT_EPARSE, task.verify("{not json"));
+    EXPECT_ERROR(STEPKIT_EINVAL, task.verify("[]"));
+    EXPECT_ERROR(STEPKIT_EINVAL, task.verify(result, R"({"ignore": ["everything"]})"));
+}
+
 int main() {
     test_fhir();
     test_types();
@@ -442,6 +468,7 @@ int main() {
     test_clock_across_moves();
     test_active_and_events();
     test_error_json_reader();
+    test_verify();
     if (failures != 0) {
         std::fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;
