@@ -41,6 +41,9 @@ package struct Problem: Sendable, Equatable {
     /// The step the problem is about, where that is not the current one: a missing required
     /// answer listed at completion (`Session.missingAnswers`).
     package var step: String? = nil
+    /// A message for the participant as its catalogue key and arguments, so the session can
+    /// write `message` in the participant's language (`localized(_:)`); nil for the others.
+    package var text: Message? = nil
 
     package init(code: String, message: String, path: JSONPath, item: String? = nil, step: String? = nil) {
         self.code = code
@@ -48,6 +51,20 @@ package struct Problem: Sendable, Equatable {
         self.path = path
         self.item = item
         self.step = step
+    }
+
+    /// A problem whose message is for the participant, in English until `localized(_:)`.
+    package init(code: String, text: Message, path: JSONPath, item: String? = nil, step: String? = nil) {
+        self.init(code: code, message: text.english, path: path, item: item, step: step)
+        self.text = text
+    }
+
+    /// The problem with its participant message in `catalogue`'s language.
+    package func localized(_ catalogue: MessageCatalogue) -> Problem {
+        guard let text else { return self }
+        var copy = self
+        copy.message = text.render(in: catalogue)
+        return copy
     }
 
     package var json: JSON {

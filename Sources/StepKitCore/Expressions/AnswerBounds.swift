@@ -42,7 +42,7 @@ struct AnswerBounds: Sendable {
         let low = minimum.map { evaluator.value($0) }
         let high = maximum.map { evaluator.value($0) }
         guard let rejection = rules.boundRejection(answer, minimum: low, maximum: high) else { return nil }
-        return Problem(code: rejection.code, message: rejection.message, path: item.map { JSONPath.root.key($0) } ?? .root)
+        return rejection.problem(at: item.map { JSONPath.root.key($0) } ?? .root)
     }
 
     /// The bound's value now, for the state's answer format (nil: no bound).

@@ -13,16 +13,16 @@ extension Step {
     func validate(_ answer: JSON, previous: JSON?, confirming: Form.Confirming) -> (value: JSON?, problems: [Problem]) {
         switch content {
         case .message:
-            return (nil, [Problem(code: "noAnswer", message: "The step \"\(identifier)\" takes no answer.", path: .root)])
+            return (nil, [Problem(code: "noAnswer", text: Message("answer.notAccepted", ["step": .text(identifier)]), path: .root)])
         case .question(let format):
             do throws(AnswerRejection) {
                 return (try format.validate(answer, previous: previous), [])
             } catch {
-                return (nil, [Problem(code: error.code, message: error.message, path: .root)])
+                return (nil, [error.problem(at: .root)])
             }
         case .form(let form):
             guard case .object(let changes) = answer else {
-                return (nil, [Problem(code: "wrongType", message: "A form's answer is an object of its items' answers: {\"item\": answer}.", path: .root)])
+                return (nil, [Problem(code: "wrongType", text: Message("form.wrongType"), path: .root)])
             }
             let applied = form.validate(changes, previous: previous?.objectValue ?? JSONObject(), confirming: confirming)
             return (.object(applied.updated), applied.problems)
@@ -59,7 +59,7 @@ extension Form {
             // is checked first, before a look-up by name.
             let sameSpot = items[ifPresent: position].flatMap { $0.identifier == key ? $0 : nil }
             guard let item = sameSpot ?? item(key) else {
-                problems.append(Problem(code: "unknownItem", message: "The form has no item \"\(key)\".", path: .root.key(key), item: key))
+                problems.append(Problem(code: "unknownItem", text: Message("form.unknownItem", ["item": .text(key)]), path: .root.key(key), item: key))
                 if fresh { cleared.append(key) }
                 continue
             }
@@ -73,7 +73,7 @@ extension Form {
                     cleared.append(key)
                 }
             } catch {
-                problems.append(Problem(code: error.code, message: error.message, path: .root.key(key), item: key))
+                problems.append(error.problem(at: .root.key(key), item: key))
                 // As if never applied: a failed item keeps what it had (over no previous answer,
                 // nothing), which migration relies on to keep only the items that pass.
                 if fresh { cleared.append(key) }
@@ -97,7 +97,7 @@ extension Form {
             let original = answer[confirm.originalItemIdentifier]
             if original == nil && !originalRequired { continue }
             do throws(AnswerRejection) { try confirm.confirm(value, original: original) } catch {
-                problems.append(Problem(code: error.code, message: error.message, path: .root.key(key), item: key))
+                problems.append(error.problem(at: .root.key(key), item: key))
             }
         }
         return problems

@@ -66,7 +66,7 @@ struct ConditionPatterns: Sendable {
                 let rejection = AnswerRejection.patternTooComplex
                 let path: JSONPath = entry.item.map { JSONPath.root.key($0) } ?? .root
                 if !problems.contains(where: { $0.path == path }) {
-                    problems.append(Problem(code: rejection.code, message: rejection.message, path: path, item: entry.item))
+                    problems.append(rejection.problem(at: path, item: entry.item))
                 }
             }
         }

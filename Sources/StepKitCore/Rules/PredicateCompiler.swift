@@ -230,7 +230,7 @@ struct PredicateCompiler {
         guard let choices else { return true }
         var ok = true
         for value in values where choices.index(of: value) == nil {
-            diagnostics.error("notAChoice", choices.notAChoiceMessage(value), at: path)
+            diagnostics.error("notAChoice", choices.notAChoiceMessage(value).english, at: path)
             ok = false
         }
         return ok

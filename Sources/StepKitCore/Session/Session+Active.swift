@@ -144,7 +144,7 @@ extension Session {
     /// Why an active step keeps the participant from going forward ([] when it does not).
     func activeProblems() -> [Problem] {
         guard let settings = activeSettings, settings.kind != .wait, let run = current?.active, run.status != .finished else { return [] }
-        return [Problem(code: "activeStepNotFinished", message: "The active step has not finished yet.", path: .root)]
+        return [Problem(code: "activeStepNotFinished", text: Message("active.notFinished"), path: .root)]
     }
 
     // MARK: Time

@@ -127,9 +127,9 @@ extension Session {
             return []
         case .question:
             guard answer == nil && !step.optional else { return [] }
-            guard completing else { return [Problem(code: "answerRequired", message: "Answer this question to continue.", path: .root)] }
+            guard completing else { return [Problem(code: "answerRequired", text: Message("answer.required"), path: .root)] }
             let label = step.presentation["question"]?.stringValue ?? step.presentation["title"]?.stringValue ?? step.identifier
-            return [Problem(code: "answerRequired", message: "Answer \"\(piped(label))\" to finish.", path: .root.key(step.identifier), step: step.identifier)]
+            return [Problem(code: "answerRequired", text: Message("answer.requiredToFinish", ["label": .text(piped(label))]), path: .root.key(step.identifier), step: step.identifier)]
         case .form(let form):
             let given = answer.map { Session.visibleAnswer($0, hiding: hidden) }?.objectValue ?? JSONObject()
             if step.optional && given.count == 0 { return [] }
@@ -140,10 +140,10 @@ extension Session {
                 let identifier = form.items[i].identifier
                 guard (given.value(at: i, ifKeyIs: identifier) ?? given[identifier]) == nil else { continue }
                 if completing {
-                    problems.append(Problem(code: "answerRequired", message: "Answer \"\(piped(form.items[i].label))\" to finish.",
+                    problems.append(Problem(code: "answerRequired", text: Message("answer.requiredToFinish", ["label": .text(piped(form.items[i].label))]),
                                             path: .root.key(step.identifier).key(identifier), item: identifier, step: step.identifier))
                 } else {
-                    problems.append(Problem(code: "answerRequired", message: "Answer \"\(piped(form.items[i].label))\" to continue.", path: .root.key(identifier), item: identifier))
+                    problems.append(Problem(code: "answerRequired", text: Message("answer.requiredToContinue", ["label": .text(piped(form.items[i].label))]), path: .root.key(identifier), item: identifier))
                 }
             }
             return problems

@@ -3,16 +3,27 @@ import StepKitBase
 /// Why an answer was refused: a stable code and a sentence for the participant.
 struct AnswerRejection: Error, Sendable {
     var code: String
-    var message: String
+    /// The participant's message, rendered in their language by the session.
+    var text: Message
+    /// The message in English.
+    var message: String { text.english }
 
-    init(_ code: String, _ message: String) {
+    init(_ code: String, _ text: Message) {
         self.code = code
-        self.message = message
+        self.text = text
+    }
+
+    init(_ code: String, _ key: String, _ arguments: KeyValuePairs<String, Message.Argument> = [:]) {
+        self.init(code, Message(key, arguments))
     }
 
     /// A text whose check against a pattern would take more than the bound on a match.
-    static let patternTooComplex = AnswerRejection(
-        "patternTooComplex", "This text is too long or too repetitive to check against the expected pattern; shorten it.")
+    static let patternTooComplex = AnswerRejection("patternTooComplex", "pattern.tooComplex")
+
+    /// The problem it is, at `path`.
+    func problem(at path: JSONPath, item: String? = nil) -> Problem {
+        Problem(code: code, text: text, path: path, item: item)
+    }
 }
 
 /// The type a question result reports, and what predicates compare answers as.
@@ -180,10 +191,10 @@ final class AnswerFormat: Sendable {
         if answer.isNull { return nil }
         if case .object(let object) = answer, object["dontKnow"] != nil {
             guard allowsDontKnow else {
-                throw AnswerRejection("dontKnowNotAllowed", "This question has no \"I don't know\" answer.")
+                throw AnswerRejection("dontKnowNotAllowed", "dontKnow.notAllowed")
             }
             guard object.count == 1, object["dontKnow"] == .bool(true) else {
-                throw AnswerRejection("wrongType", "A \"don't know\" answer is written {\"dontKnow\": true}.")
+                throw AnswerRejection("wrongType", "dontKnow.wrongType")
             }
             return AnswerFormat.dontKnow
         }

@@ -19,7 +19,7 @@ struct BooleanFormat: AnswerFormatRules {
     }
 
     func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? {
-        guard case .bool = answer else { throw AnswerRejection("wrongType", "Answer yes (true) or no (false).") }
+        guard case .bool = answer else { throw AnswerRejection("wrongType", "boolean.wrongType") }
         return answer
     }
 }

@@ -57,9 +57,7 @@ struct ChoiceFormat: AnswerFormatRules {
     static func validateSelection(_ answer: JSON, previous: JSON?, options: [ChoiceOption],
                                   multiple: Bool) throws(AnswerRejection) -> JSON? {
         guard case .array(let items) = answer else {
-            throw AnswerRejection("wrongType", multiple
-                ? "Answer with an array of the chosen values."
-                : "Answer with an array holding the one chosen value.")
+            throw AnswerRejection("wrongType", multiple ? "choice.wrongTypeMultiple" : "choice.wrongTypeSingle")
         }
         if items.isEmpty { return nil }
         if items.count == 1 {
@@ -74,13 +72,13 @@ struct ChoiceFormat: AnswerFormatRules {
         for item in items {
             let (index, element) = try resolve(item, options: options)
             if chosen.contains(index) {
-                throw AnswerRejection("duplicateChoice", "\"\(options[index].text)\" is chosen twice.")
+                throw AnswerRejection("duplicateChoice", "choice.chosenTwice", ["choice": .text(options[index].text)])
             }
             chosen.append(index)
             kept.append(element)
         }
         if !multiple && kept.count > 1 {
-            throw AnswerRejection("tooManyChoices", "Choose only one answer.")
+            throw AnswerRejection("tooManyChoices", "choice.onlyOne")
         }
         // The exclusive-choice rule needs the previous selection only when some choice is
         // exclusive; most lists have none, and skip resolving the previous answer again.
@@ -92,14 +90,14 @@ struct ChoiceFormat: AnswerFormatRules {
         let exclusives = chosen.filter { options[$0].exclusive }
         if let newExclusive = added.first(where: { options[$0].exclusive }) {
             guard added.count == 1 else {
-                throw AnswerRejection("exclusiveChoice", "\"\(options[newExclusive].text)\" cannot be chosen together with other answers.")
+                throw AnswerRejection("exclusiveChoice", "choice.exclusive", ["choice": .text(options[newExclusive].text)])
             }
             // A newly selected exclusive choice clears the others.
             return chosen.firstIndex(of: newExclusive).map { .array([kept[$0]]) }
         }
         if !exclusives.isEmpty && chosen.count > 1 {
             guard !added.isEmpty else {
-                throw AnswerRejection("exclusiveChoice", "\"\(options[exclusives[0]].text)\" cannot be chosen together with other answers.")
+                throw AnswerRejection("exclusiveChoice", "choice.exclusive", ["choice": .text(options[exclusives[0]].text)])
             }
             // A choice newly selected next to an exclusive one clears the exclusive one.
             return .array(zip(chosen, kept).filter { !options[$0.0].exclusive }.map(\.1))
@@ -116,31 +114,31 @@ struct ChoiceFormat: AnswerFormatRules {
                 throw AnswerRejection("unknownChoice", options.notAChoiceMessage(item))
             }
             if options[index].other && !options[index].otherTextOptional {
-                throw AnswerRejection("missingOtherText", "Type your answer for \"\(options[index].text)\".")
+                throw AnswerRejection("missingOtherText", "choice.missingOtherText", ["choice": .text(options[index].text)])
             }
             return (index, options[index].value)
         case .object(let object):
             guard let value = object["value"], let index = options.index(of: value) else {
-                throw AnswerRejection("unknownChoice", "An answer object names a choice by its \"value\".")
+                throw AnswerRejection("unknownChoice", "choice.objectWithoutValue")
             }
             guard options[index].other else {
-                throw AnswerRejection("notOtherChoice", "\"\(options[index].text)\" takes no typed text; answer with its value.")
+                throw AnswerRejection("notOtherChoice", "choice.notOther", ["choice": .text(options[index].text)])
             }
             guard object.keys.allSatisfy({ $0 == "value" || $0 == "text" }) else {
-                throw AnswerRejection("unknownKey", "An \"other\" answer has only \"value\" and \"text\".")
+                throw AnswerRejection("unknownKey", "choice.otherKeys")
             }
             guard let text = object["text"]?.stringValue else {
-                throw AnswerRejection("wrongType", "The text typed for \"\(options[index].text)\" must be a string.")
+                throw AnswerRejection("wrongType", "choice.otherTextType", ["choice": .text(options[index].text)])
             }
             if text.isEmpty {
                 if !options[index].otherTextOptional {
-                    throw AnswerRejection("missingOtherText", "Type your answer for \"\(options[index].text)\".")
+                    throw AnswerRejection("missingOtherText", "choice.missingOtherText", ["choice": .text(options[index].text)])
                 }
                 return (index, options[index].value)
             }
             return (index, .object(["value": options[index].value, "text": .string(text)]))
         default:
-            throw AnswerRejection("wrongType", "A chosen value is a string or a number, found \(item.typeName).")
+            throw AnswerRejection("wrongType", "choice.valueType", ["type": .text(item.typeName)])
         }
     }
 }
@@ -180,7 +178,7 @@ struct MultipleValuePickerFormat: AnswerFormatRules {
 
     func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? {
         guard case .array(let items) = answer, items.count == pickers.count else {
-            throw AnswerRejection("wrongType", "Answer with an array of \(pickers.count) values, one for each picker.")
+            throw AnswerRejection("wrongType", "picker.wrongType", ["count": .count(pickers.count)])
         }
         for (item, options) in zip(items, pickers) where options.index(of: item) == nil {
             throw AnswerRejection("unknownChoice", options.notAChoiceMessage(item))

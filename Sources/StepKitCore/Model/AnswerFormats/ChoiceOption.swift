@@ -94,19 +94,18 @@ extension Array where Element == ChoiceOption {
     /// not texts, so the message names the values with their JSON types: `the string "2" is not
     /// the value of any choice; the values are the numbers 1, 2, 3.` (a text would hide that
     /// `"2"` and `2` differ). Long lists stop after `listLimit` values.
-    func notAChoiceMessage(_ value: JSON) -> String {
+    func notAChoiceMessage(_ value: JSON) -> Message {
         let listed = prefix(ChoiceValueWords.listLimit).map(\.value)
-        var list: String
+        var list: Message.Argument
         if let kind = listed.first.map(ChoiceValueWords.kind), listed.allSatisfy({ ChoiceValueWords.kind($0) == kind }) {
-            list = (listed.count == 1 ? "the \(kind) " : "the \(kind)s ") + listed.map { JSONWriter.string($0) }.joined(separator: ", ")
+            list = .message(Message("values." + kind + "s", ["count": .count(listed.count), "list": .text(listed.map { JSONWriter.string($0) }.joined(separator: ", "))]))
         } else {
-            list = listed.map(ChoiceValueWords.described).joined(separator: ", ")
+            list = .list(listed.map { ChoiceValueWords.described($0) })
         }
-        if count > listed.count { list += " and \(count - listed.count) more" }
+        if count > listed.count { list = .message(Message("values.more", ["list": list, "more": .text(String(count - listed.count))])) }
         let lead = ChoiceValueWords.described(value)
-        let first = lead.prefix(1).uppercased() + lead.dropFirst()
-        if isEmpty { return first + " is not the value of any choice; the format has no choices." }
-        return first + " is not the value of any choice; " + (count == 1 ? "the value is " : "the values are ") + list + "."
+        if isEmpty { return Message("choice.noChoices", ["value": .message(lead)]) }
+        return Message("choice.notAChoice", ["value": .message(lead), "count": .count(count), "values": list])
     }
 }
 
@@ -115,7 +114,7 @@ extension Array where Element == ChoiceOption {
 enum ChoiceValueWords {
     static let listLimit = 20
 
-    /// "string", "number", or the JSON type's name for anything else.
+    /// "string", "number", or "value" for anything else (the `values.` message keys).
     static func kind(_ value: JSON) -> String {
         switch value {
         case .string: return "string"
@@ -125,11 +124,11 @@ enum ChoiceValueWords {
     }
 
     /// `the string "2"`, `the number 2`, `an array [1]`.
-    static func described(_ value: JSON) -> String {
+    static func described(_ value: JSON) -> Message {
         switch value {
-        case .string, .int, .double: return "the \(kind(value)) " + JSONWriter.string(value)
-        case .null: return "null"
-        default: return value.typeName + " " + JSONWriter.string(value)
+        case .string, .int, .double: return Message("value." + kind(value), ["json": .text(JSONWriter.string(value))])
+        case .null: return Message("value.null")
+        default: return Message("value.other", ["type": .text(value.typeName), "json": .text(JSONWriter.string(value))])
         }
     }
 }

@@ -27,7 +27,8 @@ struct DateFormat: AnswerFormatRules {
         JSONObject(["style": .string(withTime ? "dateTime" : "date"), "minuteInterval": .int(Int64(minuteInterval))])
     }
 
-    private var shape: String { withTime ? "a date and time such as 2026-11-22T13:30:00Z" : "a date as YYYY-MM-DD" }
+    /// The message key asking for this format's date shape.
+    private var shape: String { withTime ? "date.enterDateTime" : "date.enterDate" }
 
     static func parse(_ r: FieldReader) -> (any AnswerFormatRules)? {
         let d = r.diagnostics
@@ -63,7 +64,7 @@ struct DateFormat: AnswerFormatRules {
             if withTime, case .date? = CalendarValue.parse(text) { return try validatePartial(nil, answer) }
         }
         guard case .string(let text) = answer, let value = CalendarValue.parse(text), value.isDateTime == withTime else {
-            throw AnswerRejection("invalidDate", "Enter \(shape)" + (partial ? ", or a year (2021) or a month (2021-05)." : "."))
+            throw AnswerRejection("invalidDate", partial ? (withTime ? "date.enterDateTimePartial" : "date.enterDatePartial") : shape)
         }
         if let minimum, value.instant < minimum.value.instant {
             throw AnswerRejection("outOfRange", rangeMessage)
@@ -74,7 +75,7 @@ struct DateFormat: AnswerFormatRules {
         if withTime && minuteInterval > 1, case .dateTime(let ms) = value {
             let minuteOfHour = ((ms % 3_600_000) + 3_600_000) % 3_600_000 / 60_000
             if minuteOfHour % Int64(minuteInterval) != 0 || ms % 60_000 != 0 {
-                throw AnswerRejection("notOnStep", "Choose a time in steps of \(NumberText.count(minuteInterval, "minute")).")
+                throw AnswerRejection("notOnStep", "time.notOnStep", ["count": .count(minuteInterval)])
             }
         }
         return answer
@@ -93,15 +94,15 @@ struct DateFormat: AnswerFormatRules {
         return answer
     }
 
-    private var rangeMessage: String {
-        DateFormat.rangeMessage(minimum?.text, maximum?.text, neither: "Enter \(shape).")
+    private var rangeMessage: Message {
+        DateFormat.rangeMessage(minimum?.text, maximum?.text, neither: Message(shape))
     }
 
-    private static func rangeMessage(_ minimum: String?, _ maximum: String?, neither: String) -> String {
+    private static func rangeMessage(_ minimum: String?, _ maximum: String?, neither: Message) -> Message {
         switch (minimum, maximum) {
-        case let (min?, max?): return "Enter a date between \(min) and \(max)."
-        case let (min?, nil): return "Enter a date on or after \(min)."
-        case let (nil, max?): return "Enter a date on or before \(max)."
+        case let (min?, max?): return Message("date.between", ["minimum": .text(min), "maximum": .text(max)])
+        case let (min?, nil): return Message("date.onOrAfter", ["minimum": .text(min)])
+        case let (nil, max?): return Message("date.onOrBefore", ["maximum": .text(max)])
         case (nil, nil): return neither
         }
     }
@@ -117,7 +118,7 @@ struct DateFormat: AnswerFormatRules {
         let below = ExpressionValue.order(value, low).map { $0 < 0 } ?? false
         let above = ExpressionValue.order(value, high).map { $0 > 0 } ?? false
         guard below || above else { return nil }
-        return AnswerRejection("outOfRange", DateFormat.rangeMessage(lowText, highText, neither: "Enter a date within the allowed range."))
+        return AnswerRejection("outOfRange", DateFormat.rangeMessage(lowText, highText, neither: Message("date.withinRange")))
     }
 }
 
@@ -152,11 +153,10 @@ struct TimeOfDayFormat: AnswerFormatRules {
 
     func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? {
         guard case .string(let text) = answer, let time = TimeOfDay.seconds(text), time.withSeconds == seconds else {
-            throw AnswerRejection("invalidTime", seconds ? "Enter a time as HH:mm:ss, from 00:00:00 to 23:59:59."
-                                                         : "Enter a time as HH:mm, from 00:00 to 23:59.")
+            throw AnswerRejection("invalidTime", seconds ? "time.enterWithSeconds" : "time.enter")
         }
         guard time.seconds / 60 % minuteInterval == 0 else {
-            throw AnswerRejection("notOnStep", "Choose a time in steps of \(NumberText.count(minuteInterval, "minute")).")
+            throw AnswerRejection("notOnStep", "time.notOnStep", ["count": .count(minuteInterval)])
         }
         return answer
     }

@@ -16,30 +16,30 @@ struct LocationFormat: AnswerFormatRules {
 
     func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? {
         guard case .object(let place) = answer else {
-            throw AnswerRejection("wrongType", "A location is an object with \"latitude\" and \"longitude\".")
+            throw AnswerRejection("wrongType", "location.wrongType")
         }
         for key in place.keys where !Self.numberKeys.contains(key) && !Self.textKeys.contains(key) {
-            throw AnswerRejection("unknownKey", "A location has no field \"\(key)\".")
+            throw AnswerRejection("unknownKey", "location.unknownField", ["field": .text(key)])
         }
         for key in Self.numberKeys {
             if let v = place[key], v.numericValue == nil {
-                throw AnswerRejection("wrongType", "The location's \"\(key)\" must be a number.")
+                throw AnswerRejection("wrongType", "location.notANumber", ["field": .text(key)])
             }
         }
         for key in Self.textKeys {
             if let v = place[key], v.stringValue == nil {
-                throw AnswerRejection("wrongType", "The location's \"\(key)\" must be text.")
+                throw AnswerRejection("wrongType", "location.notText", ["field": .text(key)])
             }
         }
         guard let latitude = place["latitude"]?.numericValue, let longitude = place["longitude"]?.numericValue else {
-            throw AnswerRejection("missingKey", "A location needs both \"latitude\" and \"longitude\".")
+            throw AnswerRejection("missingKey", "location.missingCoordinates")
         }
         guard (-90...90).contains(latitude), (-180...180).contains(longitude) else {
-            throw AnswerRejection("outOfRange", "Latitude must be between -90 and 90 and longitude between -180 and 180.")
+            throw AnswerRejection("outOfRange", "location.outOfRange")
         }
         for key in ["horizontalAccuracy", "verticalAccuracy"] {
             if let v = place[key]?.numericValue, v < 0 {
-                throw AnswerRejection("outOfRange", "The location's \"\(key)\" cannot be negative.")
+                throw AnswerRejection("outOfRange", "location.negative", ["field": .text(key)])
             }
         }
         return answer

@@ -7,19 +7,21 @@ struct NumberRange: Sendable {
     var wholeNumbers: Bool
     var unit: String?
 
-    /// "Enter a whole number between 18 and 90." — the sentence a host shows as it is.
-    var instruction: String {
-        let noun = wholeNumbers ? "a whole number" : "a number"
-        let unitText = unit.map { $0.isEmpty ? "" : " " + $0 } ?? ""
+    /// "Enter a whole number between 18 and 90." — the sentence a participant is shown, in
+    /// their language (`{unit}` is empty or the unit after a space).
+    var instruction: Message {
+        let whole = wholeNumbers
+        let unitText = Message.Argument.text(unit.map { $0.isEmpty ? "" : " " + $0 } ?? "")
         switch (minimum, maximum) {
         case let (min?, max?):
-            return "Enter \(noun) between \(NumberText.format(min)) and \(NumberText.format(max))\(unitText)."
+            return Message(whole ? "number.wholeBetween" : "number.between",
+                           ["minimum": .text(NumberText.format(min)), "maximum": .text(NumberText.format(max)), "unit": unitText])
         case let (min?, nil):
-            return "Enter \(noun) of at least \(NumberText.format(min))\(unitText)."
+            return Message(whole ? "number.wholeAtLeast" : "number.atLeast", ["minimum": .text(NumberText.format(min)), "unit": unitText])
         case let (nil, max?):
-            return "Enter \(noun) of at most \(NumberText.format(max))\(unitText)."
+            return Message(whole ? "number.wholeAtMost" : "number.atMost", ["maximum": .text(NumberText.format(max)), "unit": unitText])
         case (nil, nil):
-            return "Enter \(noun)."
+            return Message(whole ? "number.whole" : "number.any")
         }
     }
 

@@ -37,7 +37,7 @@ struct NumericFormat: AnswerFormatRules {
     func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? {
         let value = try range.check(answer)
         if let fractionDigits, !NumberText.hasAtMost(fractionDigits: fractionDigits, value) {
-            throw AnswerRejection("tooPrecise", String(range.instruction.dropLast()) + ", with at most \(NumberText.count(fractionDigits, "decimal place")).")
+            throw AnswerRejection("tooPrecise", "number.tooPrecise", ["range": .clause(range.instruction), "count": .count(fractionDigits)])
         }
         return range.wholeNumbers ? .int(Int64(value)) : answer
     }
@@ -154,7 +154,7 @@ struct TimeIntervalFormat: AnswerFormatRules {
     }
 
     func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? {
-        let message = "Enter a duration between 0 and \(NumberText.format(maximum)) seconds, in steps of \(stepMinutes) minute\(stepMinutes == 1 ? "" : "s")."
+        let message = Message("interval.range", ["maximum": .text(NumberText.format(maximum)), "count": .count(stepMinutes)])
         guard let seconds = answer.numericValue, seconds.isFinite, seconds >= 0, seconds <= maximum else {
             throw AnswerRejection(answer.numericValue == nil ? "wrongType" : "outOfRange", message)
         }

@@ -42,7 +42,7 @@ struct ScaleFormat: AnswerFormatRules {
     func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? {
         let value = Int(try range.check(answer))
         guard (value - minimum) % step == 0 else {
-            throw AnswerRejection("notOnScale", "Choose a value on the scale: from \(minimum) in steps of \(step).")
+            throw AnswerRejection("notOnScale", "scale.notOnScale", ["minimum": .text(String(minimum)), "step": .text(String(step))])
         }
         return answer
     }
@@ -83,8 +83,8 @@ struct ContinuousScaleFormat: AnswerFormatRules {
     func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? {
         let value = try range.check(answer)
         guard NumberText.hasAtMost(fractionDigits: fractionDigits, value) else {
-            let digits = fractionDigits == 0 ? "no decimals" : "at most \(fractionDigits) decimal place\(fractionDigits == 1 ? "" : "s")"
-            throw AnswerRejection("tooPrecise", String(range.instruction.dropLast()) + ", with \(digits).")
+            throw fractionDigits == 0 ? AnswerRejection("tooPrecise", "number.noDecimals", ["range": .clause(range.instruction)])
+                : AnswerRejection("tooPrecise", "number.tooPrecise", ["range": .clause(range.instruction), "count": .count(fractionDigits)])
         }
         return answer
     }

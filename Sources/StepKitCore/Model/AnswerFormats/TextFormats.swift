@@ -42,16 +42,16 @@ struct TextFormat: AnswerFormatRules {
     }
 
     func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? {
-        guard case .string(let text) = answer else { throw AnswerRejection("wrongType", "Enter text.") }
+        guard case .string(let text) = answer else { throw AnswerRejection("wrongType", "text.wrongType") }
         if text.isEmpty { return nil }
         try TextLength.check(text, maximumLength: maximumLength)
         if !multipleLines && text.contains(where: \.isNewline) {
-            throw AnswerRejection("multipleLines", "Enter a single line of text.")
+            throw AnswerRejection("multipleLines", "text.singleLine")
         }
         if let pattern {
             switch pattern.match(text) {
             case .match: break
-            case .noMatch: throw AnswerRejection("patternMismatch", InvalidMessage.filled(invalidMessage, with: text))
+            case .noMatch: throw AnswerRejection("patternMismatch", .author(InvalidMessage.filled(invalidMessage, with: text)))
             case .tooComplex: throw AnswerRejection.patternTooComplex
             }
         }
@@ -98,11 +98,11 @@ struct EmailFormat: AnswerFormatRules {
     }
 
     func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? {
-        guard case .string(let text) = answer else { throw AnswerRejection("wrongType", "Enter an email address.") }
+        guard case .string(let text) = answer else { throw AnswerRejection("wrongType", "email.wrongType") }
         if text.isEmpty { return nil }
         // 254 characters, and so at most 1,016 bytes (4 a character), before any matching.
         guard text.utf8.count <= 254 * 4, text.count <= 254, EmailFormat.pattern?.matches(text) == true else {
-            throw AnswerRejection("invalidEmail", "Enter a valid email address.")
+            throw AnswerRejection("invalidEmail", "email.invalid")
         }
         return answer
     }
@@ -131,7 +131,7 @@ struct ConfirmTextFormat: AnswerFormatRules {
     }
 
     func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? {
-        guard case .string(let text) = answer else { throw AnswerRejection("wrongType", "Enter text.") }
+        guard case .string(let text) = answer else { throw AnswerRejection("wrongType", "text.wrongType") }
         if text.isEmpty { return nil }
         try TextLength.check(text, maximumLength: maximumLength)
         return answer
@@ -140,7 +140,7 @@ struct ConfirmTextFormat: AnswerFormatRules {
     /// The cross-item check: the confirmation must equal the original's answer.
     func confirm(_ answer: JSON, original: JSON?) throws(AnswerRejection) {
         guard let original, answer.sameValue(as: original) else {
-            throw AnswerRejection("confirmationMismatch", errorMessage)
+            throw AnswerRejection("confirmationMismatch", .author(errorMessage))
         }
     }
 }
@@ -157,7 +157,7 @@ enum TextLength {
         guard maximumLength > 0 else { return }
         let (maxBytes, overflow) = maximumLength.multipliedReportingOverflow(by: bytesPerCharacter)
         if (!overflow && text.utf8.count > maxBytes) || text.count > maximumLength {
-            throw AnswerRejection("tooLong", "Enter at most \(NumberText.count(maximumLength, "character")).")
+            throw AnswerRejection("tooLong", "text.tooLong", ["count": .count(maximumLength)])
         }
     }
 }
