@@ -467,6 +467,50 @@ static int run_catalogue(void) {
         EXPECT_FAIL(NULL, STEPKIT_EDEFINITION, NULL, stepkit_task_compile("[]", &t));
         EXPECT_FAIL(NULL, STEPKIT_EDEFINITION, NULL, stepkit_task_compile("{}", &t));
     }
+    /* Languages (issue 32): a tag that is not BCP-47, a text object without the default
+     * language or in an undeclared one, a message catalogue lacking a key or an argument, or
+     * with one it does not have; each refused with its code, the session unchanged. */
+    {
+        EXPECT_FAIL(s, STEPKIT_EINVAL, "invalidLanguage", stepkit_session_set_language(s, "en_US", fresh_out())); OUT_IS_NULL();
+        EXPECT_FAIL(s, STEPKIT_EINVAL, "invalidLanguage", stepkit_session_set_language(s, "", fresh_out())); OUT_IS_NULL();
+        EXPECT_FAIL(s, STEPKIT_EINVAL, "invalidLanguage", stepkit_session_set_language(s, "abcdefghi", fresh_out())); OUT_IS_NULL();
+        EXPECT_FAIL(s, STEPKIT_EINVAL, "nullArgument", stepkit_session_set_language(s, NULL, fresh_out())); OUT_IS_NULL();
+        stepkit_session *ls = NULL;
+        EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidLanguage", stepkit_session_open(task, "{\"language\": \"de DE\"}", &ls));
+        EXPECT_FAIL(NULL, STEPKIT_EINVAL, "missingMessage", stepkit_session_open(task, "{\"messages\": {\"fr\": {}}}", &ls));
+        EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidLanguage", stepkit_session_open(task, "{\"messages\": {\"f r\": {}}}", &ls));
+        EXPECT_FAIL(NULL, STEPKIT_EINVAL, "wrongType", stepkit_session_open(task, "{\"messages\": []}", &ls));
+        EXPECT_FAIL(NULL, STEPKIT_EINVAL, "unknownLanguage", stepkit_message_catalogue("fr", fresh_out())); OUT_IS_NULL();
+        EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidLanguage", stepkit_message_catalogue("x", fresh_out())); OUT_IS_NULL();
+        char *en = NULL;
+        EXPECT_OK(stepkit_message_catalogue("en", &en));
+        if (en) {
+            /* {choice} dropped from one message; then an argument it does not have. */
+            const char *key = "\"choice.chosenTwice\":\"";
+            char *at = strstr(en, key);
+            CHECK(at != NULL, "the English catalogue has no choice.chosenTwice: %.200s", en);
+            if (at) {
+                size_t n = strlen(en);
+                char *opts = malloc(n + 64);
+                char *value = at + strlen(key);
+                char *close = value;
+                while (*close && (*close != '"' || close[-1] == '\\')) close++; /* the value's unescaped end */
+                sprintf(opts, "{\"messages\": {\"fr\": %.*sChosen twice.%s}}", (int)(value - en), en, close);
+                EXPECT_FAIL(NULL, STEPKIT_EINVAL, "missingArgument", stepkit_session_open(task, opts, &ls));
+                sprintf(opts, "{\"messages\": {\"fr\": %.*s{choice} {extra}%s}}", (int)(value - en), en, close);
+                EXPECT_FAIL(NULL, STEPKIT_EINVAL, "unknownArgument", stepkit_session_open(task, opts, &ls));
+                free(opts);
+            }
+            stepkit_string_free(en);
+        }
+        CHECK(ls == NULL, "a refused open left a session");
+        EXPECT_FAIL(NULL, STEPKIT_EDEFINITION, "missingDefaultLanguage", stepkit_task_compile(
+            "{\"identifier\": \"a\", \"languages\": [\"en\", \"fr\"], \"steps\": [{\"type\": \"instruction\", \"identifier\": \"i\", \"title\": {\"fr\": \"Salut\"}}]}", &t));
+        EXPECT_FAIL(NULL, STEPKIT_EDEFINITION, "undeclaredLanguage", stepkit_task_compile(
+            "{\"identifier\": \"a\", \"steps\": [{\"type\": \"instruction\", \"identifier\": \"i\", \"title\": {\"en\": \"Hi\", \"fr\": \"Salut\"}}]}", &t));
+        EXPECT_FAIL(NULL, STEPKIT_EDEFINITION, "invalidLanguage", stepkit_task_compile(
+            "{\"identifier\": \"a\", \"defaultLanguage\": \"en_GB\", \"steps\": [{\"type\": \"instruction\", \"identifier\": \"i\"}]}", &t));
+    }
     /* 10,000-deep nesting */
     {
         char *deep = nested(10000);

@@ -354,6 +354,14 @@ typedef struct stepkit_session stepkit_session;
  *                          formats that name a "personalData" field (ResearchKit's HealthKit
  *                          formats: biologicalSex, bloodType, dateOfBirth, fitzpatrickSkinType,
  *                          wheelchairUse, height, bodyMass); they prefill like defaultResult.
+ *     "language": "fr-CA"   the participant's language, a BCP-47 tag: the task's texts in it
+ *                          and the engine's messages for the participant (see "Languages"
+ *                          below; changed later with stepkit_session_set_language()). A tag
+ *                          that is not BCP-47 is STEPKIT_EINVAL "invalidLanguage".
+ *     "messages": {"fr": {message key: text, ...}}   the host's message catalogues, by
+ *                          language tag, used before the shipped ones (see "Languages").
+ *                          Each must be complete: STEPKIT_EINVAL "missingMessage",
+ *                          "unknownMessage", "missingArgument", "unknownArgument" otherwise.
  * Unknown keys are refused (STEPKIT_EINVAL, with their path).
  *
  * On success returns STEPKIT_OK and stores a new handle in *out_session, released with
@@ -757,6 +765,47 @@ int stepkit_session_set_event_callback(stepkit_session *session, stepkit_event_f
  * Thread-safe: the replay is a session of its own, and the task is shared read-only. */
 int stepkit_task_verify_result(const stepkit_task *task, const char *submitted_json,
                                const char *options_json, char **out_report);
+ * Languages
+ *
+ * A task's texts (titles, texts, questions, choice texts, placeholders, invalid messages,
+ * section titles, spoken prompts, ...) may each be a string or an object of BCP-47 language
+ * tags, {"en": "Mood", "fr": "Humeur"}, with the task's "defaultLanguage" and "languages"
+ * (docs/task-format.md, "Languages"). A session shows every text in its language: the tag asked
+ * for ("language" option, stepkit_session_set_language()), else the tag without its last
+ * subtag ("fr-CA" → "fr"), else the task's default language. The state's "language" member
+ * ({"requested", "text", "messages", "used", "available"}) and the result's "language" and
+ * "languages" (every text language the run was shown in, first the one it started in) say
+ * which; they are present when the task declares languages or the host asked for one.
+ *
+ * The messages the engine writes for the participant (a refused answer's "message", a missing
+ * required answer) come from a message catalogue: the host's for the language ("messages"
+ * option) if given, else the shipped one (English "en", German "de", Spanish "es"), each tried
+ * for the tag asked for and then as above, else for the text language, else English. English
+ * messages are the engine's messages as they always read. The error JSON's "code" and "path"
+ * are the same in every language. Messages for the author or the host (a definition's
+ * problems, a refused call) stay English.
+ * ------------------------------------------------------------------------------------------- */
+
+/* Shows the session in `language` (a BCP-47 tag, NUL-terminated, read up to 256 bytes) from
+ * now on: the task's texts, piping, events, the state and the result, and the engine's messages
+ * for the participant. Every answer, visit, draft, timer and date stays as it was; only texts
+ * change. Works on a finished session too. Queues a "languageDidChange" event {"language": the
+ * text language, "messages": the message language}. The language is part of restoration data;
+ * a "language" option given to stepkit_session_restore() replaces the saved one.
+ *
+ * On success stores the new state (as stepkit_session_state) in *out (`out` may be NULL). On
+ * failure changes nothing and returns STEPKIT_EINVAL: a NULL argument, a handle that is not
+ * live, or a tag that is not BCP-47 ("invalidLanguage"); STEPKIT_EIO when autosave fails.
+ * Thread-safe (the session's lock). */
+int stepkit_session_set_language(stepkit_session *session, const char *language, char **out);
+
+/* Stores in *out a shipped message catalogue as JSON, {message key: text or {"one", "other"}}:
+ * the reference a host translates for its own catalogue ("messages" option). Arguments are
+ * written in braces ({choice}); an entry keyed by a "count" argument has plural forms ("one"
+ * for a count of 1). Output owned by the caller. Returns STEPKIT_EINVAL for a NULL argument, a
+ * tag that is not BCP-47 ("invalidLanguage") or a language StepKit ships no catalogue for
+ * ("unknownLanguage"). Thread-safe. */
+int stepkit_message_catalogue(const char *language, char **out);
 
 #ifdef __cplusplus
 }

@@ -437,6 +437,18 @@ public:
     std::string skip() {
         return out_call([this](char **out) { return stepkit_session_skip(handle_, out); });
     }
+    /* Shows the session in `language` (a BCP-47 tag, "fr-CA" → "fr" → the task's default) from
+     * now on, texts and the engine's messages alike; every answer stays
+     * (stepkit_session_set_language()). Throws Error (STEPKIT_EINVAL "invalidLanguage") for a
+     * tag that is not BCP-47, changing nothing. */
+    std::string set_language(const std::string &language) {
+        const char *text = detail::c_text(language, false, "The language");
+        char *out = nullptr;
+        const int status = stepkit_session_set_language(handle_, text, &out);
+        std::string state = detail::take(out);
+        detail::finish_call(status);
+        return state;
+    }
     /* "completed", "saved", "discarded", "failed" or "earlyTermination". */
     std::string finish(const std::string &reason) {
         const char *text = detail::c_text(reason, false, "The finish reason");
@@ -652,6 +664,17 @@ private:
 
     stepkit_task *handle_ = nullptr;
 };
+
+/* A message catalogue StepKit ships ("en", "de", "es") as JSON, the reference for a host's own
+ * (stepkit_message_catalogue()). Throws Error (STEPKIT_EINVAL) for any other language. */
+inline std::string message_catalogue(const std::string &language) {
+    const char *text = detail::c_text(language, false, "The language");
+    char *out = nullptr;
+    const int status = stepkit_message_catalogue(text, &out);
+    std::string json = detail::take(out);
+    detail::check(status);
+    return json;
+}
 
 } // namespace stepkit
 

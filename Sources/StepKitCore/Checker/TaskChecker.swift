@@ -50,6 +50,15 @@ package struct TaskChecker {
         checkEndsBeforeCompletion()
         checkDuplicateTexts()
         checkCalculationsUsed()
+        checkTranslations()
+    }
+
+    /// A text without one of the task's declared languages: participants in that language read
+    /// the default language's text there.
+    mutating func checkTranslations() {
+        for (path, language) in task.languages.missing {
+            report(.warning, "missingTranslation", "This text has no \"\(language)\" version, a language the task declares; it is shown in \"\(task.languages.defaultLanguage)\" there.", at: path)
+        }
     }
 
     /// The steps navigation can reach from the first one, over every edge of the rule graph that

@@ -27,10 +27,18 @@ package final class Task: Sendable {
     let calculations: Calculations
     /// Which rule governs leaving each step and where its destinations lead.
     package let routing: Routing
+    /// The task's languages; this task's texts are in `language`.
+    package let languages: TaskLanguages
+    /// The language of this task's texts (one of `languages.declared`).
+    package let language: String
+    /// The same task with its texts in each other declared language, by tag (only on the task
+    /// in the default language, which the task handle holds; `Languages/TaskLanguages.swift`).
+    let translations: [String: Task]
 
     init(identifier: String, fingerprint: Fingerprint, steps: [Step], stepIndex: [String: Int], sections: [Section],
          sectionIndex: [String: Int], rules: TaskRules, graph: RuleGraph, asyncActions: [AsyncAction] = [],
-         fhir: FHIRLayout? = nil, calculations: Calculations = Calculations(), routing: Routing? = nil) {
+         fhir: FHIRLayout? = nil, calculations: Calculations = Calculations(), routing: Routing? = nil,
+         languages: TaskLanguages = .plain, language: String = "en", translations: [String: Task] = [:]) {
         self.identifier = identifier
         self.fingerprint = fingerprint
         self.steps = steps
@@ -45,13 +53,33 @@ package final class Task: Sendable {
         // The compiler hands over the routing it built the rule graph from (`routing` must be
         // of these steps, sections and rules).
         self.routing = routing ?? Routing(steps: steps, sections: sections, rules: rules)
+        self.languages = languages
+        self.language = language
+        self.translations = translations
     }
 
     /// This task with the FHIR Questionnaire's shape it was imported from.
     func with(fhir layout: FHIRLayout) -> Task {
         Task(identifier: identifier, fingerprint: fingerprint, steps: steps, stepIndex: stepIndex, sections: sections,
              sectionIndex: sectionIndex, rules: rules, graph: graph, asyncActions: asyncActions, fhir: layout,
-             calculations: calculations, routing: routing)
+             calculations: calculations, routing: routing, languages: languages, language: language,
+             translations: translations.mapValues { $0.with(fhir: layout) })
+    }
+
+    /// This task (compiled from the default language's texts) with its languages and its
+    /// translations, each compiled from its own language's texts.
+    func with(languages: TaskLanguages, translations: [String: Task]) -> Task {
+        func labelled(_ t: Task, _ language: String, _ translations: [String: Task]) -> Task {
+            Task(identifier: t.identifier, fingerprint: t.fingerprint, steps: t.steps, stepIndex: t.stepIndex, sections: t.sections,
+                 sectionIndex: t.sectionIndex, rules: t.rules, graph: t.graph, asyncActions: t.asyncActions, fhir: t.fhir,
+                 calculations: t.calculations, routing: t.routing, languages: languages, language: language, translations: translations)
+        }
+        return labelled(self, languages.defaultLanguage, translations.reduce(into: [:]) { $0[$1.key] = labelled($1.value, $1.key, [:]) })
+    }
+
+    /// The task with its texts in `language` (a declared language; the default otherwise).
+    package func translated(to language: String) -> Task {
+        language == self.language ? self : translations[language] ?? self
     }
 
     /// What the host must ask the participant for before the task's recorders can run

@@ -30,7 +30,24 @@ package enum TaskCompiler {
         init(_ d: Diagnostics) { self.d = d }
     }
 
+    /// Compiles `definition` once per declared language (`Languages/TaskLanguages.swift`): the
+    /// task in the default language, holding the others. All are fingerprinted as `definition`.
     package static func compile(_ definition: JSON, maxSteps: Int = CompileOptions.defaultMaxSteps) throws(StepKitError) -> Task {
+        let d = Diagnostics()
+        guard let (languages, resolved) = TaskLanguages.read(definition, d), let home = resolved.first else {
+            throw StepKitError(.definition, problems: d.problems)
+        }
+        guard languages.isDeclared else { return try compile(home.definition, fingerprinted: definition, maxSteps: maxSteps) }
+        let task = try compile(home.definition, fingerprinted: definition, maxSteps: maxSteps)
+        var translations: [String: Task] = [:]
+        for other in resolved.dropFirst() {
+            translations[other.language] = try compile(other.definition, fingerprinted: definition, maxSteps: maxSteps)
+        }
+        return task.with(languages: languages, translations: translations)
+    }
+
+    /// Compiles a definition whose texts are plain strings.
+    private static func compile(_ definition: JSON, fingerprinted original: JSON, maxSteps: Int) throws(StepKitError) -> Task {
         let d = Diagnostics()
         guard let r = FieldReader(definition, at: .root, d, what: "a task") else {
             throw StepKitError(.definition, problems: d.problems)
@@ -79,7 +96,7 @@ package enum TaskCompiler {
             for e in [bound.minimum, bound.maximum].compactMap({ $0 }) { rules.conditionPatterns.collect(.expression(e)) }
         }
         let routing = Routing(steps: b.steps, sections: b.sections, rules: rules)
-        return Task(identifier: identifier, fingerprint: Fingerprint(definition), steps: b.steps, stepIndex: b.stepIndex, sections: b.sections,
+        return Task(identifier: identifier, fingerprint: Fingerprint(original), steps: b.steps, stepIndex: b.stepIndex, sections: b.sections,
                     sectionIndex: b.sectionIndex, rules: rules, graph: RuleGraph(routing), asyncActions: asyncActions,
                     calculations: calculations, routing: routing)
     }

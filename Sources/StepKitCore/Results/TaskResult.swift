@@ -21,6 +21,11 @@ extension Session {
             "endDate": .string(CivilTime.iso8601(milliseconds: time)),
             "results": .array(builder.finish()),
         ])
+        // The languages the run was shown in (first the one it started in), when it names any.
+        if showsLanguage {
+            result["language"] = .string(language.text)
+            result["languages"] = .array(language.used.map { .string($0) })
+        }
         // The calculations on the path's answers, when the task defines any.
         if !task.calculations.isEmpty {
             result["calculations"] = calculationsJSON()

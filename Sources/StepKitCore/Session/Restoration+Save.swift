@@ -64,12 +64,13 @@ extension Restoration {
         }
         document["laterAnswers"] = .object(later)
         for key in ["taskSuspended", "asyncActions", "additionalTaskResults"] { document[key] = member(key, of: s) }
+        if s.showsLanguage { document["language"] = member("language", of: s) }
         return document
     }
 
     /// The members of the document an autosave journal record may set whole (`change`): all
     /// but the format, the task, the run's identity, the path and the answers.
-    static let wholeMembers: [String] = ["startDate", "endDate", "finishReason", "touched", "taskSuspended", "asyncActions", "additionalTaskResults"]
+    static let wholeMembers: [String] = ["startDate", "endDate", "finishReason", "touched", "taskSuspended", "asyncActions", "additionalTaskResults", "language"]
 
     /// One of `wholeMembers` as saved.
     static func member(_ key: String, of s: Session) -> JSON {
@@ -84,6 +85,7 @@ extension Restoration {
             for (_, run) in s.actions.runs { asyncRuns[run.identifier] = encode(run) }
             return .object(asyncRuns)
         case "additionalTaskResults": return s.external.given ?? .null
+        case "language": return s.showsLanguage ? s.language.json : .null
         default: return .null
         }
     }

@@ -84,8 +84,12 @@ package enum Restoration {
             guard options.migrate else {
                 throw refuse("taskChanged", "The restoration data was saved on another version of the task \"\(identifier)\"; restore with the option \"migrate\": true to carry its answers over.", .root.key("task").key("fingerprint"))
             }
-            return try migrate(document, to: task, options: options, clock: clock)
+            var session = try migrate(document, to: task, options: options, clock: clock)
+            try session.restoreLanguage(document["language"], requested: options.language)
+            return session
         }
-        return try exact(document, task: task, options: options, clock: clock)
+        var session = try exact(document, task: task, options: options, clock: clock)
+        try session.restoreLanguage(document["language"], requested: options.language)
+        return session
     }
 }

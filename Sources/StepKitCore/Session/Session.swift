@@ -6,7 +6,11 @@ import StepKitBase
 /// before its first change, so a rejected call leaves the session exactly as it was (the tests
 /// compare the state before and after each rejected call).
 package struct Session: Sendable {
-    package let task: Task
+    /// The task in the session's text language (`language.text`): `home` or one of its
+    /// translations, all with the same steps in the same order.
+    package internal(set) var task: Task
+    /// The task as the handle holds it, in its default language, with its translations.
+    let home: Task
     let taskRunUUID: String
     /// The options this run was opened with that outlive the call (autosave, integrity key,
     /// prefill sources, other tasks' results as given), behind one reference: they never change
@@ -28,6 +32,8 @@ package struct Session: Sendable {
     var clock: RunClock
     /// The async actions' recorders and the task-level suspension.
     var actions = AsyncActions()
+    /// The participant's language: of the texts, of the engine's messages (`SessionLanguage`).
+    var language: SessionLanguage
 
     /// What a restore across task versions kept and dropped (null otherwise).
     private(set) var restoreReport: JSON = .null
@@ -38,7 +44,9 @@ package struct Session: Sendable {
     private let byAddress = PassedByAddress()
 
     package init(task: Task, options: SessionOptions, clock: Clock = .system) {
-        self.task = task
+        self.home = task
+        self.language = SessionLanguage.resolve(options.language, task: task, hosted: options.messageCatalogues)
+        self.task = task.translated(to: language.text)
         self.taskRunUUID = options.taskRunUUID ?? UUIDText.random()
         self.fixed = FixedOptions(options)
         let now = clock.nowMilliseconds
@@ -52,6 +60,8 @@ package struct Session: Sendable {
     init(task: Task, options: SessionOptions, clock: Clock, taskRunUUID: String, startDate: Int64, endDate: Int64?,
          finishReason: FinishReason?, visits: [Visit], answers: AnswerStore, touched: Bool, actions: AsyncActions) {
         self.task = task
+        self.home = task
+        self.language = SessionLanguage.resolve(nil, task: task, hosted: options.messageCatalogues)
         self.taskRunUUID = taskRunUUID
         self.fixed = FixedOptions(options)
         self.clock = RunClock(restoring: clock, startDate: startDate, endDate: endDate, finishReason: finishReason, touched: touched)

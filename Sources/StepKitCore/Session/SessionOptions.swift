@@ -21,6 +21,10 @@ package struct SessionOptions: Sendable {
     /// Keep going when a recorder fails, instead of finishing the task with reason "failed".
     var continueOnRecorderFailure = false
     package var limits = SessionLimits()
+    /// The participant's language, a BCP-47 tag in canonical case (`SessionLanguage`).
+    var language: String?
+    /// The host's message catalogues by language tag (option `messages`), each complete.
+    var messageCatalogues: [String: MessageCatalogue] = [:]
 
     /// Reads options for `stepkit_session_open` (or, with `restoring`, `stepkit_session_restore`,
     /// which adds `migrate` and takes the run's identity from the saved data).
@@ -56,6 +60,27 @@ package struct SessionOptions: Sendable {
                 }
             }
             if restoring { options.migrate = r.bool("migrate") ?? false }
+            if let tag = r.string("language") {
+                options.language = LanguageTag.canonical(tag)
+                if options.language == nil {
+                    d.error("invalidLanguage", "\"language\" must be a BCP-47 language tag (such as \"en\", \"de\" or \"fr-CA\"), not \"\(tag)\".", at: .root.key("language"))
+                }
+            }
+            if let value = r.value("messages") {
+                if case .object(let byLanguage) = value {
+                    for (key, catalogue) in byLanguage.entries {
+                        guard let tag = LanguageTag.canonical(key) else {
+                            d.error("invalidLanguage", "\"\(key)\" is not a BCP-47 language tag; \"messages\" is an object: language tag → message catalogue.", at: .root.key("messages").key(key))
+                            continue
+                        }
+                        if let parsed = MessageCatalogue.parse(catalogue, language: tag, at: .root.key("messages").key(key), d) {
+                            options.messageCatalogues[tag] = parsed
+                        }
+                    }
+                } else {
+                    d.error("wrongType", "\"messages\" is an object: language tag → message catalogue.", at: .root.key("messages"))
+                }
+            }
             options.outputDirectory = r.string("outputDirectory", nonEmpty: true)
             if let limit = r.integer("recorderFileSizeLimit", in: 1024...(1 << 40)) { options.recorderFileSizeLimit = Int64(limit) }
             options.continueOnRecorderFailure = r.bool("continueOnRecorderFailure") ?? false

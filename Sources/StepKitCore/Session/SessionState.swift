@@ -32,7 +32,8 @@ extension Session {
             }
         }
         let inProgress = step != nil
-        return .object([
+        let catalogue = messageCatalogue
+        var state = JSONObject([
             "status": .string(isFinished ? "finished" : "inProgress"),
             "finishReason": .string(finishReason?.rawValue),
             "taskIdentifier": .string(task.identifier),
@@ -40,8 +41,8 @@ extension Session {
             "step": presentation,
             "answer": answer,
             "visibleItems": visibleItems,
-            "problems": .array(problems.map(\.json)),
-            "missingAnswers": .array((isFinished ? [] : missingAnswers()).map(\.json)),
+            "problems": .array(problems.map { $0.localized(catalogue).json }),
+            "missingAnswers": .array((isFinished ? [] : missingAnswers()).map { $0.localized(catalogue).json }),
             "navigation": .object([
                 "canGoBack": .bool(inProgress && path.count > 1),
                 "canGoForward": .bool(inProgress && problems.isEmpty),
@@ -55,6 +56,16 @@ extension Session {
             "nextDeadline": nextDeadline.map { .string(CivilTime.iso8601(milliseconds: $0)) } ?? .null,
             "restoreReport": restoreReport,
         ])
+        if showsLanguage { state["language"] = languageJSON }
+        return .object(state)
+    }
+
+    /// The state's `language`: the tag asked for, the languages of the texts and the messages,
+    /// the languages used so far and the task's languages.
+    var languageJSON: JSON {
+        guard case .object(var fields) = language.json else { return .null }
+        fields["available"] = .array(home.languages.declared.map { .string($0) })
+        return .object(fields)
     }
 
     /// Progress: steps presented so far, the fewest and most that can still come (from the

@@ -68,9 +68,12 @@ package final class SessionStore: Sendable {
     /// files it wrote to included (they are put back as the session records them).
     package func transaction<R: Sendable>(_ body: (inout Session) throws(StepKitError) -> R) throws(StepKitError) -> R {
         try session.withLock { (stored: inout Session) throws(StepKitError) -> R in
-            guard let autosave else { return try body(&stored) }
+            guard let autosave else {
+                do throws(StepKitError) { return try body(&stored) } catch { throw error.localized(stored.messageCatalogue) }
+            }
             var copy = stored
-            let result = try body(&copy)
+            let result: R
+            do throws(StepKitError) { result = try body(&copy) } catch { throw error.localized(stored.messageCatalogue) }
             do throws(StepKitError) {
                 try save(copy, after: stored, to: autosave)
             } catch {

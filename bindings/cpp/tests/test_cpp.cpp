@@ -455,9 +455,43 @@ static void test_verify() {
     EXPECT_ERROR(STEPKIT_EPARSE, task.verify("{not json"));
     EXPECT_ERROR(STEPKIT_EINVAL, task.verify("[]"));
     EXPECT_ERROR(STEPKIT_EINVAL, task.verify(result, R"({"ignore": ["everything"]})"));
+// Languages: the texts and a refused answer's message in the session's language, from the
+// shipped German and Spanish catalogues and from a host's; a tag that is not BCP-47 refused.
+static void test_languages() {
+    stepkit::Task task = stepkit::Task::compile(
+        R"({"identifier": "lang", "languages": ["en", "de", "es"], "steps": [
+            {"type": "question", "identifier": "fruit", "title": {"en": "Fruit", "de": "Obst", "es": "Fruta"},
+             "answerFormat": {"type": "textChoice", "style": "multipleChoice", "textChoices": [
+               {"text": {"en": "Apple", "de": "Apfel", "es": "Manzana"}, "value": "apple"}]}}]})");
+    stepkit::Session session = task.open(R"({"language": "de"})");
+    CHECK(has(session.state(), "\"title\":\"Obst\""));
+    stepkit::Error e = EXPECT_ERROR(STEPKIT_EANSWER, session.set_answer(R"(["apple", "apple"])"));
+    CHECK(e.message() == "\"Apfel\" ist zweimal gewählt.");
+    CHECK(has(session.set_language("es"), "\"title\":\"Fruta\""));
+    e = EXPECT_ERROR(STEPKIT_EANSWER, session.set_answer(R"(["apple", "apple"])"));
+    CHECK(e.message() == "\"Manzana\" está elegida dos veces.");
+    const std::string before = session.state();
+    e = EXPECT_ERROR(STEPKIT_EINVAL, session.set_language("es_ES"));
+    CHECK(has(e.json(), "invalidLanguage"));
+    CHECK(session.state() == before);
+
+    std::string catalogue = stepkit::message_catalogue("en");
+    const std::string key = "\"choice.chosenTwice\":\"";
+    const std::size_t at = catalogue.find(key);
+    CHECK(at != std::string::npos);
+    if (at != std::string::npos) {
+        std::size_t end = at + key.size();
+        while (end < catalogue.size() && (catalogue[end] != '"' || catalogue[end - 1] == '\\')) ++end;
+        catalogue.replace(at + key.size(), end - at - key.size(), "{choice} est choisi deux fois.");
+    }
+    stepkit::Session french = task.open(R"({"language": "fr", "messages": {"fr": )" + catalogue + "}}");
+    e = EXPECT_ERROR(STEPKIT_EANSWER, french.set_answer(R"(["apple", "apple"])"));
+    CHECK(e.message() == "Apple est choisi deux fois.");
+    EXPECT_ERROR(STEPKIT_EINVAL, stepkit::message_catalogue("xx"));
 }
 
 int main() {
+    test_languages();
     test_fhir();
     test_types();
     test_version();

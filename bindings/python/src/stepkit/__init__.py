@@ -23,7 +23,7 @@ The library is found through the environment variable ``STEPKIT_LIBRARY`` (a pat
 first use, and :class:`LibraryNotFoundError` (an OSError) says where it looked if it is missing.
 """
 
-from ._core import ACTIVE_OPS, FINISH_REASONS, Session, Task, version, version_number
+from ._core import ACTIVE_OPS, FINISH_REASONS, Session, Task, message_catalogue, version, version_number
 from ._ffi import ENV_VAR as LIBRARY_ENV_VAR
 from ._ffi import library_path, load_library
 from .clock import ManualClock, iso8601_ms, parse_iso8601_ms
@@ -69,6 +69,7 @@ __all__ = [
     "ACTIVE_OPS",
     "version",
     "version_number",
+    "message_catalogue",
     "load_library",
     "library_path",
     "LIBRARY_ENV_VAR",

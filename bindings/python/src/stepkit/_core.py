@@ -223,6 +223,17 @@ def version_number() -> int:
     return int(_ffi.lib().stepkit_version_number())
 
 
+def message_catalogue(language: str) -> Dict[str, Any]:
+    """The message catalogue StepKit ships for ``language`` (``"en"``, ``"de"`` or ``"es"``):
+    ``{message key: text or {"one": ..., "other": ...}}``, the reference for a catalogue of
+    your own (the session option ``"messages"``).
+
+    InvalidArgumentError for a tag that is not BCP-47 or a language StepKit ships none for."""
+    result = _call_out(_ffi.lib(), "stepkit_message_catalogue", _c_string(language, "the language"))
+    assert isinstance(result, dict)
+    return result
+
+
 # ------------------------------------------------------------------------------------------------
 # Handles
 
@@ -1006,6 +1017,15 @@ class Session(_Handle):
 
         StateError if the step is not optional or takes no answer."""
         return self._call("stepkit_session_skip")
+
+    def set_language(self, language: str) -> Dict[str, Any]:
+        """Shows the session in ``language`` (a BCP-47 tag such as ``"fr-CA"``) from now on: the
+        task's texts (``fr-CA`` falling back to ``fr``, then to the task's default language) and
+        the engine's messages for the participant. Every answer stays; returns the new state.
+
+        InvalidArgumentError for a tag that is not BCP-47 ("invalidLanguage"), changing nothing;
+        TypeError for a non-str."""
+        return self._call("stepkit_session_set_language", _c_string(language, "the language"))
 
     def finish(self, reason: str) -> Dict[str, Any]:
         """Finishes the task with ``reason``: one of :data:`FINISH_REASONS`.

@@ -84,6 +84,8 @@ _PROTOTYPES = {
     "stepkit_session_record": (c_int, [c_void_p, c_char_p, c_char_p, _OUT]),
     "stepkit_session_set_event_callback": (c_int, [c_void_p, EVENT_FN, c_void_p, FREE_FN]),
     "stepkit_task_verify_result": (c_int, [c_void_p, c_char_p, c_char_p, _OUT]),
+    "stepkit_session_set_language": (c_int, [c_void_p, c_char_p, _OUT]),
+    "stepkit_message_catalogue": (c_int, [c_char_p, _OUT]),
 }
 
 _lock = threading.Lock()

@@ -149,6 +149,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     options: Dict[str, Any] = {}
     if args.task_run_uuid:
         options["taskRunUUID"] = args.task_run_uuid
+    if args.lang:
+        options["language"] = args.lang
     runner = active_presenter.prepare(task, args, options, interactive=answers is None)
     try:
         session = task.open(options or None)
@@ -241,6 +243,11 @@ def _run_arguments(run: argparse.ArgumentParser) -> None:
     run.add_argument("--output", "-o", metavar="FILE", help="also write the result JSON to FILE")
     run.add_argument("--quiet", "-q", action="store_true", help="with answers: print only the result")
     run.add_argument("--task-run-uuid", metavar="UUID", help="the run's UUID (default: random)")
+    run.add_argument(
+        "--lang", metavar="TAG",
+        help="the participant's language, a BCP-47 tag (fr-CA falls back to fr, then to the "
+        "task's default): the task's texts and the engine's messages",
+    )
     run.add_argument(
         "--interactive", "-i", action="store_true", help="ask on stdin even if it is not a terminal"
     )

@@ -1,0 +1,267 @@
+/*
+ * test_languages.c — a task in three languages through the C ABI: the texts in the session's
+ * language (with BCP-47 fallback), switching mid-way keeping every answer, a refused answer's
+ * message in German and Spanish from the shipped catalogues and in French from a catalogue the
+ * host supplies, and bad input (a tag that is not BCP-47, a catalogue with a missing or an extra
+ * argument) refused with a clear error that changes nothing.
+ */
+#include "check.h"
+
+static const char *TASK =
+    "{\"identifier\": \"lang\", \"defaultLanguage\": \"en\", \"languages\": [\"en\", \"de\", \"es\"],"
+    " \"steps\": ["
+    "  {\"type\": \"question\", \"identifier\": \"fruit\","
+    "   \"title\": {\"en\": \"Fruit\", \"de\": \"Obst\", \"es\": \"Fruta\"},"
+    "   \"answerFormat\": {\"type\": \"textChoice\", \"style\": \"multipleChoice\", \"textChoices\": ["
+    "     {\"text\": {\"en\": \"Apple\", \"de\": \"Apfel\", \"es\": \"Manzana\"}, \"value\": \"apple\"},"
+    "     {\"text\": {\"en\": \"Pear\", \"de\": \"Birne\", \"es\": \"Pera\"}, \"value\": \"pear\"}]}},"
+    "  {\"type\": \"question\", \"identifier\": \"age\", \"title\": {\"en\": \"Age\", \"de\": \"Alter\", \"es\": \"Edad\"},"
+    "   \"answerFormat\": {\"type\": \"numeric\", \"style\": \"integer\", \"minimum\": 18, \"maximum\": 90}}]}";
+
+/* A copy of `text` (NULL for NULL); the caller frees. */
+static char *copy_of(const char *text)
+{
+    char *copy;
+    if (!text)
+        return NULL;
+    copy = malloc(strlen(text) + 1);
+    if (copy)
+        strcpy(copy, text);
+    return copy;
+}
+
+static stepkit_task *compile_task(void)
+{
+    stepkit_task *task = NULL;
+    CHECK_RC(stepkit_task_compile(TASK, &task), STEPKIT_OK);
+    return task;
+}
+
+/* The state's step title, copied (the caller frees). */
+static char *title_of(const char *state_text)
+{
+    json_t *state = parse_json(state_text);
+    const char *title = state ? json_str(json_object_get(state, "step"), "title") : NULL;
+    char *copy = copy_of(title);
+    json_decref(state);
+    return copy;
+}
+
+/* The message of the last error (copied; the caller frees). */
+static char *last_message(void)
+{
+    json_t *error = parse_json(stepkit_last_error());
+    const char *message = error ? json_str(error, "message") : NULL;
+    char *copy = copy_of(message);
+    json_decref(error);
+    return copy;
+}
+
+static void test_texts_follow_the_language(void)
+{
+    stepkit_task *task = compile_task();
+    stepkit_session *session = NULL;
+    char *state = NULL, *title;
+    CHECK_RC(stepkit_session_open(task, "{\"language\": \"de-AT\"}", &session), STEPKIT_OK);
+    CHECK_RC(stepkit_session_state(session, &state), STEPKIT_OK);
+    title = title_of(state);
+    CHECK_STR(title, "Obst");
+    free(title);
+    stepkit_string_free(state);
+    CHECK_RC(stepkit_session_set_language(session, "es", &state), STEPKIT_OK);
+    title = title_of(state);
+    CHECK_STR(title, "Fruta");
+    free(title);
+    stepkit_string_free(state);
+    /* Not declared: the default language. */
+    CHECK_RC(stepkit_session_set_language(session, "ja", &state), STEPKIT_OK);
+    title = title_of(state);
+    CHECK_STR(title, "Fruit");
+    free(title);
+    stepkit_string_free(state);
+    stepkit_session_free(session);
+    stepkit_task_free(task);
+}
+
+static void test_switching_keeps_every_answer(void)
+{
+    stepkit_task *task = compile_task();
+    stepkit_session *session = NULL;
+    char *state = NULL, *result_before = NULL, *result_after = NULL;
+    json_t *before, *after, *s;
+    CHECK_RC(stepkit_session_open(task, "{\"language\": \"de\"}", &session), STEPKIT_OK);
+    CHECK_RC(stepkit_session_set_answer(session, "[\"pear\"]", NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_go_forward(session, NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_set_answer(session, "40", NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_result(session, &result_before), STEPKIT_OK);
+    CHECK_RC(stepkit_session_set_language(session, "es", NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_result(session, &result_after), STEPKIT_OK);
+    before = parse_json(result_before);
+    after = parse_json(result_after);
+    /* The same step results; the languages used are listed, the one it started in first. */
+    CHECK(json_equal(json_object_get(before, "results"), json_object_get(after, "results")));
+    {
+        json_t *expected = json_pack("[s, s]", "de", "es");
+        CHECK(json_equal(json_object_get(after, "languages"), expected));
+        json_decref(expected);
+    }
+    CHECK_RC(stepkit_session_go_backward(session, &state), STEPKIT_OK);
+    s = parse_json(state);
+    {
+        json_t *expected = json_pack("[s]", "pear");
+        CHECK(json_equal(json_object_get(s, "answer"), expected));
+        json_decref(expected);
+    }
+    CHECK_STR(json_str(json_object_get(s, "step"), "title"), "Fruta");
+    json_decref(s);
+    json_decref(before);
+    json_decref(after);
+    stepkit_string_free(state);
+    stepkit_string_free(result_before);
+    stepkit_string_free(result_after);
+    stepkit_session_free(session);
+    stepkit_task_free(task);
+}
+
+static void test_refusals_in_german_and_spanish(void)
+{
+    stepkit_task *task = compile_task();
+    stepkit_session *session = NULL;
+    char *out = NULL, *message;
+    json_t *error;
+    CHECK_RC(stepkit_session_open(task, "{\"language\": \"de\"}", &session), STEPKIT_OK);
+    CHECK_FAILS(out, stepkit_session_set_answer(session, "[\"apple\", \"apple\"]", &out), STEPKIT_EANSWER);
+    error = check_last_error(STEPKIT_EANSWER, "EANSWER", NULL);
+    CHECK_STR(json_str(json_array_get(json_object_get(error, "errors"), 0), "code"), "duplicateChoice");
+    json_decref(error);
+    message = last_message();
+    CHECK_STR(message, "\"Apfel\" ist zweimal gewählt.");
+    free(message);
+    CHECK_RC(stepkit_session_set_language(session, "es-MX", NULL), STEPKIT_OK);
+    CHECK_FAILS(out, stepkit_session_set_answer(session, "[\"apple\", \"apple\"]", &out), STEPKIT_EANSWER);
+    message = last_message();
+    CHECK_STR(message, "\"Manzana\" está elegida dos veces.");
+    free(message);
+    CHECK_RC(stepkit_session_set_answer(session, "[\"apple\"]", NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_go_forward(session, NULL), STEPKIT_OK);
+    CHECK_FAILS(out, stepkit_session_set_answer(session, "12", &out), STEPKIT_EANSWER);
+    message = last_message();
+    CHECK_STR(message, "Escriba un número entero entre 18 y 90.");
+    free(message);
+    CHECK_RC(stepkit_session_set_language(session, "en", NULL), STEPKIT_OK);
+    CHECK_FAILS(out, stepkit_session_set_answer(session, "12", &out), STEPKIT_EANSWER);
+    message = last_message();
+    CHECK_STR(message, "Enter a whole number between 18 and 90.");
+    free(message);
+    stepkit_session_free(session);
+    stepkit_task_free(task);
+}
+
+/* Options with a French catalogue: the shipped English one with `key` set to `text`. */
+static char *french_options(const char *key, const char *text)
+{
+    char *english = NULL, *options;
+    json_t *catalogue, *o;
+    CHECK_RC(stepkit_message_catalogue("en", &english), STEPKIT_OK);
+    catalogue = parse_json(english);
+    stepkit_string_free(english);
+    json_object_set_new(catalogue, key, json_string(text));
+    o = json_pack("{s:s, s:{s:o}}", "language", "fr", "messages", "fr", catalogue);
+    options = json_dumps(o, 0);
+    json_decref(o);
+    return options;
+}
+
+static void test_a_host_catalogue(void)
+{
+    stepkit_task *task = compile_task();
+    stepkit_session *session = NULL;
+    char *out = NULL, *message, *options;
+    options = french_options("choice.chosenTwice", "« {choice} » est choisi deux fois.");
+    CHECK_RC(stepkit_session_open(task, options, &session), STEPKIT_OK);
+    free(options);
+    CHECK_FAILS(out, stepkit_session_set_answer(session, "[\"pear\", \"pear\"]", &out), STEPKIT_EANSWER);
+    message = last_message();
+    /* French is not among the task's languages: the texts are English, the message French. */
+    CHECK_STR(message, "« Pear » est choisi deux fois.");
+    free(message);
+    stepkit_session_free(session);
+
+    /* A catalogue missing an argument, or with one the message does not have: no session. */
+    options = french_options("choice.chosenTwice", "Choisi deux fois.");
+    CHECK_FAILS(session, stepkit_session_open(task, options, &session), STEPKIT_EINVAL);
+    json_decref(check_last_error(STEPKIT_EINVAL, "EINVAL", "messages.fr[\"choice.chosenTwice\"]"));
+    message = last_message();
+    CHECK_STR(message, "The message \"choice.chosenTwice\" must use the argument {choice}.");
+    free(message);
+    free(options);
+    options = french_options("choice.chosenTwice", "{choice} {deux}");
+    CHECK_FAILS(session, stepkit_session_open(task, options, &session), STEPKIT_EINVAL);
+    json_decref(check_last_error(STEPKIT_EINVAL, "EINVAL", NULL));
+    free(options);
+    options = french_options("no.such.message", "x");
+    CHECK_FAILS(session, stepkit_session_open(task, options, &session), STEPKIT_EINVAL);
+    free(options);
+    stepkit_task_free(task);
+}
+
+static void test_bad_input_changes_nothing(void)
+{
+    stepkit_task *task = compile_task();
+    stepkit_session *session = NULL;
+    char *before = NULL, *after = NULL, *out = NULL, *saved_before = NULL, *saved_after = NULL;
+    const char *bad[] = {"", "f", "fr_CA", "en US", "français", "toolongtag"};
+    size_t i;
+    CHECK_RC(stepkit_session_open(task, "{\"language\": \"es\"}", &session), STEPKIT_OK);
+    CHECK_RC(stepkit_session_state(session, &before), STEPKIT_OK);
+    CHECK_RC(stepkit_session_save(session, &saved_before), STEPKIT_OK);
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK_FAILS(out, stepkit_session_set_language(session, bad[i], &out), STEPKIT_EINVAL);
+        json_decref(check_last_error(STEPKIT_EINVAL, "EINVAL", NULL));
+    }
+    CHECK_FAILS(out, stepkit_session_set_language(session, NULL, &out), STEPKIT_EINVAL);
+    CHECK_FAILS(out, stepkit_session_set_language(NULL, "de", &out), STEPKIT_EINVAL);
+    CHECK_RC(stepkit_session_state(session, &after), STEPKIT_OK);
+    CHECK_RC(stepkit_session_save(session, &saved_after), STEPKIT_OK);
+    CHECK_STR(after, before);
+    CHECK_STR(saved_after, saved_before);
+    CHECK_FAILS(out, stepkit_message_catalogue("fr", &out), STEPKIT_EINVAL);
+    json_decref(check_last_error(STEPKIT_EINVAL, "EINVAL", NULL));
+    CHECK_FAILS(out, stepkit_message_catalogue("e_n", &out), STEPKIT_EINVAL);
+    CHECK_FAILS(out, stepkit_message_catalogue(NULL, &out), STEPKIT_EINVAL);
+    {
+        stepkit_session *other = NULL;
+        CHECK_FAILS(other, stepkit_session_open(task, "{\"language\": \"de DE\"}", &other), STEPKIT_EINVAL);
+        json_decref(check_last_error(STEPKIT_EINVAL, "EINVAL", "language"));
+    }
+    stepkit_string_free(before);
+    stepkit_string_free(after);
+    stepkit_string_free(saved_before);
+    stepkit_string_free(saved_after);
+    stepkit_session_free(session);
+    stepkit_task_free(task);
+}
+
+static void test_definition_errors(void)
+{
+    stepkit_task *task = NULL;
+    CHECK_FAILS(task, stepkit_task_compile(
+        "{\"identifier\": \"t\", \"languages\": [\"en\", \"de\"], \"steps\": ["
+        " {\"type\": \"instruction\", \"identifier\": \"i\", \"title\": {\"de\": \"Hallo\"}}]}", &task), STEPKIT_EDEFINITION);
+    json_decref(check_last_error(STEPKIT_EDEFINITION, "EDEFINITION", "steps[0].title"));
+    CHECK_FAILS(task, stepkit_task_compile(
+        "{\"identifier\": \"t\", \"languages\": [\"en\"], \"steps\": ["
+        " {\"type\": \"instruction\", \"identifier\": \"i\", \"title\": {\"en\": \"Hi\", \"fr\": \"Salut\"}}]}", &task), STEPKIT_EDEFINITION);
+    json_decref(check_last_error(STEPKIT_EDEFINITION, "EDEFINITION", "steps[0].title.fr"));
+}
+
+int main(void)
+{
+    RUN(test_texts_follow_the_language);
+    RUN(test_switching_keeps_every_answer);
+    RUN(test_refusals_in_german_and_spanish);
+    RUN(test_a_host_catalogue);
+    RUN(test_bad_input_changes_nothing);
+    RUN(test_definition_errors);
+    return check_report();
+}

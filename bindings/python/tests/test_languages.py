@@ -1,0 +1,164 @@
+"""A task in several languages through the Python binding and the CLI: texts in the session's
+language, switching mid-way keeping every answer, refusals in German and Spanish from the shipped
+catalogues and in French from a catalogue the host supplies, and bad input refused with a clear
+error that changes nothing."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+import stepkit
+from conftest import run_cli, write_json
+
+TASK = {
+    "identifier": "lang",
+    "defaultLanguage": "en",
+    "languages": ["en", "de", "es"],
+    "steps": [
+        {"type": "question", "identifier": "fruit",
+         "title": {"en": "Fruit", "de": "Obst", "es": "Fruta"},
+         "answerFormat": {"type": "textChoice", "style": "multipleChoice", "textChoices": [
+             {"text": {"en": "Apple", "de": "Apfel", "es": "Manzana"}, "value": "apple"},
+             {"text": {"en": "Pear", "de": "Birne", "es": "Pera"}, "value": "pear"}]}},
+        {"type": "question", "identifier": "age", "title": {"en": "Age", "de": "Alter", "es": "Edad"},
+         "answerFormat": {"type": "numeric", "style": "integer", "minimum": 18, "maximum": 90}},
+    ],
+}
+
+
+def refusal(session: stepkit.Session, answer) -> str:
+    with pytest.raises(stepkit.AnswerError) as caught:
+        session.set_answer(answer)
+    return caught.value.message
+
+
+def test_texts_in_the_sessions_language():
+    task = stepkit.Task.from_json(TASK)
+    with task.open({"language": "de-CH"}) as session:
+        state = session.state
+        assert state["step"]["title"] == "Obst"
+        assert [c["text"] for c in state["step"]["answerFormat"]["textChoices"]] == ["Apfel", "Birne"]
+        assert state["language"] == {"requested": "de-CH", "text": "de", "messages": "de",
+                                     "used": ["de"], "available": ["en", "de", "es"]}
+        assert session.set_language("es")["step"]["title"] == "Fruta"
+
+
+def test_switching_mid_way_keeps_every_answer():
+    task = stepkit.Task.from_json(TASK)
+    with task.open({"language": "es"}) as session:
+        session.set_answer(["pear"])
+        session.go_forward()
+        session.set_answer(40)
+        before = session.result
+        state = session.set_language("de")
+        assert state["answer"] == 40 and state["step"]["title"] == "Alter"
+        assert any(e["type"] == "languageDidChange" and e["language"] == "de" for e in state["events"])
+        after = session.result
+        assert after["results"] == before["results"]
+        assert after["languages"] == ["es", "de"] and after["language"] == "de"
+        back = session.go_backward()
+        assert back["answer"] == ["pear"] and back["step"]["title"] == "Obst"
+
+
+def test_refusals_in_german_and_spanish():
+    task = stepkit.Task.from_json(TASK)
+    with task.open({"language": "de"}) as session:
+        assert refusal(session, ["apple", "apple"]) == '"Apfel" ist zweimal gewählt.'
+        session.set_language("es")
+        assert refusal(session, ["apple", "apple"]) == '"Manzana" está elegida dos veces.'
+        session.set_answer(["apple"])
+        session.go_forward()
+        assert refusal(session, 12) == "Escriba un número entero entre 18 y 90."
+        session.set_language("de")
+        assert refusal(session, 12) == "Geben Sie eine ganze Zahl zwischen 18 und 90 ein."
+        session.set_language("en")
+        assert refusal(session, 12) == "Enter a whole number between 18 and 90."
+
+
+def test_a_host_catalogue_for_another_language():
+    catalogue = stepkit.message_catalogue("en")
+    catalogue["choice.chosenTwice"] = "« {choice} » est choisi deux fois."
+    task = stepkit.Task.from_json(TASK)
+    with task.open({"language": "fr", "messages": {"fr": catalogue}}) as session:
+        assert refusal(session, ["pear", "pear"]) == "« Pear » est choisi deux fois."
+        assert session.state["language"]["messages"] == "fr"
+
+
+@pytest.mark.parametrize("text, code", [
+    ("Choisi deux fois.", "missingArgument"),
+    ("{choice} {deux}", "unknownArgument"),
+])
+def test_a_catalogue_with_a_missing_or_extra_argument_opens_nothing(text, code):
+    catalogue = stepkit.message_catalogue("en")
+    catalogue["choice.chosenTwice"] = text
+    task = stepkit.Task.from_json(TASK)
+    with pytest.raises(stepkit.InvalidArgumentError) as caught:
+        task.open({"language": "fr", "messages": {"fr": catalogue}})
+    assert caught.value.errors[0]["code"] == code
+    assert caught.value.path == 'messages.fr["choice.chosenTwice"]'
+
+
+def test_a_catalogue_lacking_a_key_opens_nothing():
+    catalogue = stepkit.message_catalogue("de")
+    del catalogue["text.tooLong"]
+    with pytest.raises(stepkit.InvalidArgumentError) as caught:
+        stepkit.Task.from_json(TASK).open({"messages": {"de": catalogue}})
+    assert caught.value.errors[0]["code"] == "missingMessage"
+
+
+def _arguments(entry) -> set:
+    forms = entry.values() if isinstance(entry, dict) else [entry]
+    return {name for form in forms for name in re.findall(r"\{([A-Za-z0-9_]+)\}", form)}
+
+
+@pytest.mark.parametrize("language", ["de", "es"])
+def test_shipped_catalogues_have_every_key_and_argument(language):
+    # Read independently of the engine's own check: the same keys as English, and in each
+    # message the same named arguments.
+    english = stepkit.message_catalogue("en")
+    other = stepkit.message_catalogue(language)
+    assert set(other) == set(english)
+    for key, entry in english.items():
+        assert _arguments(other[key]) == _arguments(entry), key
+        assert isinstance(other[key], dict) == isinstance(entry, dict), key
+
+
+@pytest.mark.parametrize("bad", ["", "f", "fr_CA", "en US", "français", "toolongtag"])
+def test_a_tag_that_is_not_bcp47_changes_nothing(bad):
+    task = stepkit.Task.from_json(TASK)
+    with task.open({"language": "es"}) as session:
+        session.set_answer(["pear"])
+        before, saved = session.state, session.save()
+        with pytest.raises(stepkit.InvalidArgumentError) as caught:
+            session.set_language(bad)
+        assert caught.value.code == "EINVAL" and caught.value.errors[0]["code"] == "invalidLanguage"
+        assert session.state == before and session.save() == saved
+    with pytest.raises(stepkit.InvalidArgumentError):
+        task.open({"language": bad})
+
+
+def test_message_catalogue_of_an_unknown_language():
+    with pytest.raises(stepkit.InvalidArgumentError):
+        stepkit.message_catalogue("fr")
+    with pytest.raises(TypeError):
+        stepkit.message_catalogue(None)  # type: ignore[arg-type]
+
+
+def test_cli_lang(tmp_path):
+    task = write_json(tmp_path / "lang.json", TASK)
+    answers = write_json(tmp_path / "answers.json", {"fruit": ["pear"], "age": 40})
+    results = {}
+    for lang, title in [("de", "Obst"), ("es-MX", "Fruta"), ("en", "Fruit")]:
+        proc = run_cli("run", str(task), "--answers", str(answers), "--lang", lang)
+        assert proc.returncode == 0, proc.stderr
+        assert title in proc.stdout
+        proc = run_cli("run", str(task), "--answers", str(answers), "--lang", lang, "--quiet")
+        results[lang] = json.loads(proc.stdout)
+    answers_of = [[(r["identifier"], [x.get("answer") for x in r["results"]]) for r in res["results"]]
+                  for res in results.values()]
+    assert all(a == answers_of[0] for a in answers_of)
+    assert [r["language"] for r in results.values()] == ["de", "es", "en"]
+    proc = run_cli("run", str(task), "--answers", str(answers), "--lang", "fr_FR")
+    assert proc.returncode != 0 and "BCP-47" in proc.stderr
