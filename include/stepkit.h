@@ -765,6 +765,8 @@ int stepkit_session_set_event_callback(stepkit_session *session, stepkit_event_f
  * Thread-safe: the replay is a session of its own, and the task is shared read-only. */
 int stepkit_task_verify_result(const stepkit_task *task, const char *submitted_json,
                                const char *options_json, char **out_report);
+
+/* ---------------------------------------------------------------------------------------------
  * Languages
  *
  * A task's texts (titles, texts, questions, choice texts, placeholders, invalid messages,
