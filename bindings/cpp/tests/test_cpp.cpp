@@ -455,6 +455,8 @@ static void test_verify() {
     EXPECT_ERROR(STEPKIT_EPARSE, task.verify("{not json"));
     EXPECT_ERROR(STEPKIT_EINVAL, task.verify("[]"));
     EXPECT_ERROR(STEPKIT_EINVAL, task.verify(result, R"({"ignore": ["everything"]})"));
+}
+
 // Languages: the texts and a refused answer's message in the session's language, from the
 // shipped German and Spanish catalogues and from a host's; a tag that is not BCP-47 refused.
 static void test_languages() {
