@@ -218,7 +218,8 @@ int stepkit_task_translate_fhir(const char *questionnaire_json, const char *opti
  * recorders need (ResearchKit's requestedPermissions), so a host can ask before starting,
  * "recorders": [...], "calculations": [{"name", "type" (number | string | boolean | date |
  * dateTime | time | choice | any), "dependsOn": {"steps": [step identifiers read],
- * "calculations": [names read]}}] (docs/expressions.md)}.
+ * "calculations": [names read]}}] (docs/expressions.md)}; a task that declares languages also
+ * has "defaultLanguage" and "languages" (the default first; see "Languages" below).
  *
  * "fingerprint" is the lower-case hexadecimal SHA-256 of the definition's canonical form (keys
  * sorted by their UTF-8 bytes, whole numbers written as integers, no whitespace): the value

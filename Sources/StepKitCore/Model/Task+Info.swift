@@ -8,7 +8,7 @@ extension Task {
     /// first call and kept by `Fingerprint`).
     package var info: JSON {
         get throws(StepKitError) {
-            .object([
+            var info = JSONObject([
                 "identifier": .string(identifier),
                 // The value restoration data names the task by, so a host can tell which of its
                 // stored versions a saved run belongs to without saving one.
@@ -26,6 +26,13 @@ extension Task {
                 "recorders": .array(recordersInfo),
                 "calculations": calculations.info(self),
             ])
+            // A task that declares languages names them, the default first, so a host can offer
+            // them (the web presenter's switch, its choice from Accept-Language).
+            if languages.isDeclared {
+                info["defaultLanguage"] = .string(languages.defaultLanguage)
+                info["languages"] = .array(languages.declared.map { .string($0) })
+            }
+            return .object(info)
         }
     }
 

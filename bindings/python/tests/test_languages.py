@@ -34,6 +34,13 @@ def refusal(session: stepkit.Session, answer) -> str:
     return caught.value.message
 
 
+def test_task_info_names_the_languages():
+    info = stepkit.Task.from_json(TASK).info
+    assert info["defaultLanguage"] == "en" and info["languages"] == ["en", "de", "es"]
+    plain = stepkit.Task.from_json({"identifier": "t", "steps": [{"type": "instruction", "identifier": "i"}]})
+    assert "languages" not in plain.info and "defaultLanguage" not in plain.info
+
+
 def test_texts_in_the_sessions_language():
     task = stepkit.Task.from_json(TASK)
     with task.open({"language": "de-CH"}) as session:
