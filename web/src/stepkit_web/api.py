@@ -67,7 +67,8 @@ class InviteCreated(BaseModel):
 
 class SessionRequest(BaseModel):
     """A new session's options, passed to the engine (``personalData``, ``defaultResult``,
-    ``alwaysCheckForDefaultResult``, ``additionalTaskResults``); other keys are ignored."""
+    ``alwaysCheckForDefaultResult``, ``additionalTaskResults``, ``language``); other keys are
+    refused."""
     options: Optional[Dict[str, Any]] = None
 
 

@@ -147,7 +147,8 @@ def app_from_env():  # the factory uvicorn's workers import
                       timeouts=Timeouts(**settings.get("timeouts", {})),
                       task_cache_size=settings.get("task_cache_size", 32),
                       body_timeout=settings.get("body_timeout", 30.0), migrate=False,
-                      smtp=SmtpSettings.from_env(os.environ))
+                      smtp=SmtpSettings.from_env(os.environ),
+                      messages=settings.get("messages"))
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -184,6 +185,10 @@ def main(argv: Optional[List[str]] = None) -> int:
                        help="bytes of request line and headers")
     serve.add_argument("--connections", type=int, default=DEFAULTS["connections"],
                        help="connections served at once (per worker)")
+    serve.add_argument("--messages", metavar="FILE",
+                       help='the engine\'s messages to participants in more languages: '
+                       '{"fr": {message key: text}}, each complete (stepkit.message_catalogue("en") '
+                       'is the reference)')
     serve.add_argument("--task", action="append", default=[],
                        help="register this task file at start (a draft if the task is "
                             "already published and the file differs) and print an open link")
@@ -217,6 +222,18 @@ def main(argv: Optional[List[str]] = None) -> int:
     from .mail import SmtpSettings
 
     SmtpSettings.from_env(os.environ)  # a half-made SMTP setting stops the start, loudly
+    messages = None
+    if args.messages:
+        import stepkit
+
+        try:
+            messages = json.loads(Path(args.messages).read_text(encoding="utf-8"))
+            probe = stepkit.Task.from_json({"identifier": "messages", "steps": [
+                {"type": "instruction", "identifier": "i"}]})
+            probe.open({"messages": messages}).close()
+        except (OSError, ValueError, stepkit.StepKitError) as e:
+            raise SystemExit(f"stepkit_web: --messages {args.messages}: "
+                             f"{getattr(e, 'message', None) or e}")
     key = integrity_key(args.db, args.integrity_key_file)
     the_api_key = api_key(args.db, args.api_key_file, args.open_api)
     host_part = f"[{args.host}]" if ":" in args.host else args.host
@@ -230,7 +247,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     os.environ[ENV_SETTINGS] = json.dumps({
         "timeouts": {"connect": args.db_connect_timeout, "statement": args.db_statement_timeout,
                      "pool": args.db_pool_timeout, "busy": args.db_busy_timeout},
-        "task_cache_size": args.task_cache, "body_timeout": args.body_timeout})
+        "task_cache_size": args.task_cache, "body_timeout": args.body_timeout,
+        "messages": messages})
     if args.task:
         from .db import Store
         from .service import Refused, Service

@@ -16,6 +16,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from . import languages
 from .common import absolute, page, secure_cookies, service_of, templates
 from .mail import address_ok, send_resume_link
 from .security import FORM_TYPES, media_type
@@ -159,7 +160,10 @@ def render_step(request: Request, token: str, row: Any, state: Dict[str, Any],
                     for name, value in (step.get("calculations") or {}).items()]
     has_visibility = kind == "form" and any(
         isinstance(it, dict) and it.get("visibleWhen") for it in step.get("formItems") or [])
+    language = state.get("language") or {}
     ctx = {
+        "languages": languages.switch(language.get("available") or [], language.get("text")),
+        "lang": language.get("text") or "en",
         "page_title": (("Error: " if errors else "") + f"{heading} – {study['title']}"),
         "task_name": study["title"], "heading": heading, "step": step,
         "blocks": blocks, "errors": summary, "notice": notice, "progress": progress_text,
@@ -205,7 +209,8 @@ def _submit(request: Request, token: str, fields: Fields) -> Response:
     service = service_of(request)
     row = service.session_for_token(token)
     action = fields.get("action")
-    if action not in ("next", "back", "skip", "save", "start", "tick"):
+    if action not in ("next", "back", "skip", "save", "start", "tick") and not (
+            isinstance(action, str) and action.startswith("language:")):
         raise Refused(400, {"code": "EINVAL", "message": "The form was incomplete or "
                             "changed: nothing was saved. Go back to the page and try again."})
 
@@ -240,6 +245,14 @@ def _submit(request: Request, token: str, fields: Fields) -> Response:
             == fields.get("_step"):
         return RedirectResponse(f"/r/{token}?notice=early", status_code=303)
     return RedirectResponse(f"/r/{token}", status_code=303)
+
+
+def participant_language(request: Request, task_identifier: str) -> Optional[str]:
+    """The language a new session opens in: the best of the task's languages for the
+    browser's Accept-Language (languages.choose)."""
+    service = service_of(request)
+    return languages.choose(request.headers.get("accept-language"),
+                            service.task_languages(task_identifier), service.message_languages())
 
 
 def _open_session(request: Request, token: str, task_identifier: str) -> Optional[str]:
@@ -288,7 +301,8 @@ def _invite_start(request: Request, token: str, fresh: bool) -> Response:
     service = service_of(request)
     link = service.link(token)  # an unknown link is a 404, and takes no token
     if link["kind"] == "personal":
-        created = service.accept_invite(token)  # one session per invite, however many clicks
+        # one session per invite, however many clicks
+        created = service.accept_invite(token, participant_language(request, link["task_identifier"]))
         return RedirectResponse(created["resumePath"], status_code=303)
     if not fresh:
         kept = _open_session(request, token, link["task_identifier"])
@@ -303,7 +317,7 @@ def _invite_start(request: Request, token: str, fresh: bool) -> Response:
             raise Refused(429, {"code": "ERATE", "message": f"Too many sessions were "
                                 f"started from {who} just now. Please try again in a "
                                 f"minute."}, retry_after=max(1, int(wait + 0.999)))
-    created = service.accept_invite(token)
+    created = service.accept_invite(token, participant_language(request, link["task_identifier"]))
     response = RedirectResponse(created["resumePath"], status_code=303)
     response.set_cookie(link_cookie(token), created["token"],
                         max_age=OPEN_LINK_COOKIE_DAYS * 86400, path="/i/", httponly=True,

@@ -30,7 +30,7 @@ log = logging.getLogger("stepkit_web")
 # Session options a host may pass when creating a session; the others (integrityKey, autosave,
 # outputDirectory, limits...) are the service's own business.
 HOST_OPTIONS = ("defaultResult", "alwaysCheckForDefaultResult", "personalData",
-                "additionalTaskResults")
+                "additionalTaskResults", "language")
 
 
 class NotFound(Exception):
@@ -121,11 +121,16 @@ class Outcome:
 class Service:
     def __init__(self, store: Store, integrity_key: str,
                  clock: Optional[Callable[[], int]] = None, *,
-                 time_source: Optional[str] = None, task_cache_size: int = 32) -> None:
+                 time_source: Optional[str] = None, task_cache_size: int = 32,
+                 messages: Optional[Mapping[str, Any]] = None) -> None:
         """``clock``: this instance's clock (ms; the system clock by default). ``time_source``:
         "database" (the default without an injected clock: sessions are dated on the
         database server's clock) or "instance" (on ``clock``; the default when one is
-        injected, as the tests do). ``task_cache_size``: compiled task versions kept (LRU)."""
+        injected, as the tests do). ``task_cache_size``: compiled task versions kept (LRU).
+        ``messages``: the host's message catalogues by language tag (the session option
+        "messages": the engine's messages to participants in languages it does not ship),
+        checked here, so a catalogue missing a message or an argument stops the service at
+        start (stepkit.InvalidArgumentError) instead of refusing every session."""
         if not integrity_key:
             raise ValueError("an integrity key is required")
         if time_source is None:
@@ -136,6 +141,11 @@ class Service:
             raise ValueError("task_cache_size must be at least 1")
         self.store = store
         self._key = integrity_key
+        self._messages = dict(messages) if messages else None
+        if self._messages:
+            probe = stepkit.Task.from_json({"identifier": "messages", "steps": [
+                {"type": "instruction", "identifier": "i"}]})
+            probe.open({"messages": self._messages}).close()
         self.clock = clock
         self.time_source = time_source
         self._instance_now: Callable[[], int] = clock or system_time_ms
@@ -273,6 +283,8 @@ class Service:
     def _options(self, extra: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
         options: Dict[str, Any] = dict(extra or {})
         options["integrityKey"] = self._key
+        if self._messages:
+            options["messages"] = self._messages
         return options
 
     def create_session(self, identifier: str,
@@ -338,16 +350,29 @@ class Service:
     def _expired(self, expires_at: Optional[str]) -> bool:
         return bool(expires_at) and stepkit.parse_iso8601_ms(expires_at) <= self.now()
 
-    def accept_invite(self, token: str) -> Dict[str, Any]:
+    def accept_invite(self, token: str, language: Optional[str] = None) -> Dict[str, Any]:
         """Opens an invite: an open link starts a new session; a personal one starts its
-        participant's session, or names the one it started before."""
+        participant's session, or names the one it started before. ``language``: the
+        participant's (a BCP-47 tag, from the browser's Accept-Language)."""
         tok = self.link(token)
+        options = {"language": language} if language else None
         if tok["kind"] == "personal":
             if tok["session_id"] is None:
-                self.create_session(tok["task_identifier"], personal_hash=tok["hash"],
+                self.create_session(tok["task_identifier"], options, personal_hash=tok["hash"],
                                     participant=tok["participant"])
             return {"resumePath": f"/r/{token}"}
-        return self.create_session(tok["task_identifier"])
+        return self.create_session(tok["task_identifier"], options)
+
+    def message_languages(self) -> List[str]:
+        """The languages the engine's messages to participants are written in here: the
+        shipped catalogues' and the host's."""
+        return ["en", "de", "es"] + list(self._messages or {})
+
+    def task_languages(self, identifier: str) -> List[str]:
+        """The languages the published version of a task declares, the default first ([]
+        for a task that declares none)."""
+        languages = self.task(self._task_row(identifier)).info.get("languages")
+        return [str(tag) for tag in languages] if isinstance(languages, list) else []
 
     def invite_task(self, token: str) -> TaskRow:
         return self._task_row(self.link(token)["task_identifier"])
@@ -549,7 +574,8 @@ class Service:
             if page_step != str(step.get("identifier")):
                 raise Stale()
             errors: List[Dict[str, Any]] = []
-            if answer_of is not None and action in ("next", "back", "save", "skip"):
+            switching = action.startswith("language:")
+            if answer_of is not None and (action in ("next", "back", "save", "skip") or switching):
                 answer, has_answer = answer_of(state)
                 if has_answer:
                     try:
@@ -574,6 +600,12 @@ class Service:
                     state = session.tick()
                 elif action == "save":
                     pass
+                elif switching:
+                    # The draft on the page is kept (above); every answer stays.
+                    try:
+                        state = session.set_language(action[len("language:"):])
+                    except stepkit.InvalidArgumentError as error:
+                        raise Refused(400, error.error)
                 else:
                     raise Refused(400, {"code": "EINVAL", "message": "Unknown action."})
             except stepkit.StepKitError as error:
