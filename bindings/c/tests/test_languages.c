@@ -30,6 +30,12 @@ static char *copy_of(const char *text)
     return copy;
 }
 
+static int64_t fixed_now(void *user_data)
+{
+    (void)user_data;
+    return 1767225600000LL; /* 2026-01-01T00:00:00Z: the results' dates stay put */
+}
+
 static stepkit_task *compile_task(void)
 {
     stepkit_task *task = NULL;
@@ -90,6 +96,7 @@ static void test_switching_keeps_every_answer(void)
     char *state = NULL, *result_before = NULL, *result_after = NULL;
     json_t *before, *after, *s;
     CHECK_RC(stepkit_session_open(task, "{\"language\": \"de\"}", &session), STEPKIT_OK);
+    CHECK_RC(stepkit_session_set_clock(session, fixed_now, NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_set_answer(session, "[\"pear\"]", NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_go_forward(session, NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_set_answer(session, "40", NULL), STEPKIT_OK);

@@ -55,6 +55,7 @@ def test_texts_in_the_sessions_language():
 def test_switching_mid_way_keeps_every_answer():
     task = stepkit.Task.from_json(TASK)
     with task.open({"language": "es"}) as session:
+        session.set_clock(stepkit.ManualClock(1767225600000))  # the results' dates stay put
         session.set_answer(["pear"])
         session.go_forward()
         session.set_answer(40)
@@ -136,6 +137,7 @@ def test_shipped_catalogues_have_every_key_and_argument(language):
 def test_a_tag_that_is_not_bcp47_changes_nothing(bad):
     task = stepkit.Task.from_json(TASK)
     with task.open({"language": "es"}) as session:
+        session.set_clock(stepkit.ManualClock(1767225600000))  # the results' dates stay put
         session.set_answer(["pear"])
         before, saved = session.state, session.save()
         with pytest.raises(stepkit.InvalidArgumentError) as caught:
