@@ -33,11 +33,7 @@ final class SessionHandle: Sendable {
 
     /// The state as it is, changing nothing: no events are handed out and nothing is autosaved.
     func state() -> JSON {
-        store.read { session in
-            guard case .object(var state) = session.stateJSON() else { return .null }
-            state["events"] = .array([])
-            return .object(state)
-        }
+        store.state()
     }
 
     /// Runs a call on the session: `body` under the lock, then the new state with the events the
@@ -46,15 +42,7 @@ final class SessionHandle: Sendable {
     /// session with no callback, builds no events (they would be dropped unseen).
     func call(wantsState: Bool = true, _ body: (inout Session) throws(StepKitError) -> Void) throws(StepKitError) -> JSON {
         let heard = wantsState || hasCallback.load(ordering: .acquiring)
-        let (state, events) = try store.transaction { (s: inout Session) throws(StepKitError) -> (JSON, [JSON]) in
-            s.events.isRecording = heard
-            defer { s.events.isRecording = true }
-            try body(&s)
-            let events = s.takeEvents()
-            guard wantsState, case .object(var state) = s.stateJSON() else { return (.null, events) }
-            state["events"] = .array(events)
-            return (.object(state), events)
-        }
+        let (state, events) = try store.call(recordingEvents: heard, wantsState: wantsState, body)
         deliver(events)
         return state
     }

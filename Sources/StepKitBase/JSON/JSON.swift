@@ -2,7 +2,10 @@
 ///
 /// Integers and reals stay distinct (`5` and `5.0`) so that what a host sent is what it reads
 /// back; `numericValue` gives both as a `Double` where only the magnitude matters.
-package enum JSON: Equatable, Sendable {
+///
+/// `public`, with its accessors `@inlinable`, so the modules above read a value without a call
+/// (see `IndexTable`); nothing outside the package imports StepKitBase.
+public enum JSON: Equatable, Sendable {
     case null
     case bool(Bool)
     case int(Int64)
@@ -12,7 +15,7 @@ package enum JSON: Equatable, Sendable {
     case object(JSONObject)
 
     /// The value as a number, for integers and reals alike.
-    package var numericValue: Double? {
+    @inlinable package var numericValue: Double? {
         switch self {
         case .int(let i): return Double(i)
         case .double(let d): return d
@@ -20,27 +23,27 @@ package enum JSON: Equatable, Sendable {
         }
     }
 
-    package var stringValue: String? {
+    @inlinable package var stringValue: String? {
         if case .string(let s) = self { return s }
         return nil
     }
 
-    package var boolValue: Bool? {
+    @inlinable package var boolValue: Bool? {
         if case .bool(let b) = self { return b }
         return nil
     }
 
-    package var arrayValue: [JSON]? {
+    @inlinable package var arrayValue: [JSON]? {
         if case .array(let a) = self { return a }
         return nil
     }
 
-    package var objectValue: JSONObject? {
+    @inlinable package var objectValue: JSONObject? {
         if case .object(let o) = self { return o }
         return nil
     }
 
-    package var isNull: Bool {
+    @inlinable package var isNull: Bool {
         if case .null = self { return true }
         return false
     }
@@ -77,16 +80,17 @@ package enum JSON: Equatable, Sendable {
 /// Values sit in insertion order next to their keys, so walking an object, as every output does,
 /// hashes nothing; a small object (most of them: every state read builds dozens) finds a key by
 /// comparing, a larger one through a dictionary from key to position, built once it grows.
-package struct JSONObject: Equatable, Sendable {
-    package private(set) var keys: [String] = []
-    private var values: [JSON] = []
+/// `public` with its reads `@inlinable`, as `JSON`.
+public struct JSONObject: Equatable, Sendable {
+    @usableFromInline package private(set) var keys: [String] = []
+    @usableFromInline private(set) var values: [JSON] = []
     /// Empty while the object has at most `linearLimit` keys.
-    private var positions: [String: Int] = [:]
+    @usableFromInline private(set) var positions: [String: Int] = [:]
     /// Up to this many keys, a key is found by comparing (lengths first) rather than hashing: a
     /// saved visit has nine keys and a form answer often twenty, and building and probing a
     /// SipHash index for them cost more than comparing (the restore profile in
     /// `benchmarks/README.md`, fourth round).
-    static let linearLimit = 32
+    @usableFromInline static let linearLimit = 32
 
     package init() {}
 
@@ -122,7 +126,7 @@ package struct JSONObject: Equatable, Sendable {
         self.init(distinctKeys: keys, values: values)
     }
 
-    package var count: Int { keys.count }
+    @inlinable package var count: Int { keys.count }
 
     package var entries: [(key: String, value: JSON)] {
         var result: [(key: String, value: JSON)] = []
@@ -144,7 +148,7 @@ package struct JSONObject: Equatable, Sendable {
     }
 
     /// Calls `body` with every key and value in order, allocating nothing.
-    package func forEachEntry(_ body: (String, JSON) -> Void) {
+    @inlinable package func forEachEntry(_ body: (String, JSON) -> Void) {
         for i in keys.indices { body(keys[i], values[i]) }
     }
 
@@ -169,7 +173,7 @@ package struct JSONObject: Equatable, Sendable {
     }
 
     /// Where `key` stands among `keys`, for a reader that marks keys by position.
-    func position(of key: String) -> Int? {
+    @inlinable func position(of key: String) -> Int? {
         if keys.count <= JSONObject.linearLimit {
             // Most keys asked of an object are not in it (a reader asks for every optional
             // field): comparing lengths first settles most of them without comparing text.
@@ -181,24 +185,24 @@ package struct JSONObject: Equatable, Sendable {
 
     /// The value at `position` when the key there is `key`; nil otherwise (the key may still be
     /// elsewhere). For readers that expect keys in a known order.
-    package func value(at position: Int, ifKeyIs key: String) -> JSON? {
+    @inlinable package func value(at position: Int, ifKeyIs key: String) -> JSON? {
         keys[ifPresent: position] == key ? values[position] : nil
     }
 
     /// The value at a position `position(of:)` gave; nil for any other.
-    package func value(at position: Int) -> JSON? {
+    @inlinable package func value(at position: Int) -> JSON? {
         values[ifPresent: position]
     }
 
     /// Replaces the value at a position `position(of:)` gave (keys and order stay); any other
     /// position changes nothing.
-    package mutating func replaceValue(at position: Int, with value: JSON) {
+    @inlinable package mutating func replaceValue(at position: Int, with value: JSON) {
         guard values.indices.contains(position) else { return }
         values[position] = value
     }
 
     package subscript(key: String) -> JSON? {
-        get { position(of: key).map { values[$0] } }
+        @inlinable get { position(of: key).map { values[$0] } }
         set {
             if let newValue {
                 if let i = position(of: key) {
@@ -234,7 +238,7 @@ package struct JSONObject: Equatable, Sendable {
         }
     }
 
-    package static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
         lhs.keys == rhs.keys && lhs.values == rhs.values
     }
 }

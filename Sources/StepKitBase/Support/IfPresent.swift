@@ -5,7 +5,8 @@ extension RandomAccessCollection {
     /// The element at `position`, or nil when `position` is not a valid index (a negative one
     /// included). A bounds check and a load: the comparison with `startIndex` and `endIndex` is
     /// what `indices.contains` did, spelled once.
-    package subscript(ifPresent position: Index) -> Element? {
+    /// `@inlinable`: generic, and read on every step from the modules above.
+    @inlinable package subscript(ifPresent position: Index) -> Element? {
         position >= startIndex && position < endIndex ? self[position] : nil
     }
 }

@@ -9,21 +9,27 @@
 /// highest index written (for a session's answers, 32 bytes a step of the task): a
 /// compiled task holds far more per step than that, and a session that reaches a step has
 /// paid for its presentation already. Iterates in index order.
-package struct IndexTable<Value: Sendable>: Sendable, Sequence, ExpressibleByDictionaryLiteral {
-    private var slots: [Value?] = []
+///
+/// Generic and read on every step from the modules above, so its members are `@inlinable`: a
+/// caller gets them specialized for its `Value` (unspecialized, a read went through the runtime's
+/// generic metadata and cost several times the step itself). The type is `public` only because
+/// this toolchain serializes no `@inlinable` body whose type is `package` (docs/architecture.md,
+/// "Facts of this toolchain"); nothing outside the package imports StepKitBase.
+public struct IndexTable<Value: Sendable>: Sendable, Sequence, ExpressibleByDictionaryLiteral {
+    @usableFromInline var slots: [Value?] = []
     /// How many indexes hold a value.
-    package private(set) var count = 0
+    @usableFromInline package private(set) var count = 0
 
-    init() {}
+    @inlinable init() {}
 
-    package init(dictionaryLiteral elements: (Int, Value)...) {
+    @inlinable public init(dictionaryLiteral elements: (Int, Value)...) {
         for (key, value) in elements { self[key] = value }
     }
 
-    package var isEmpty: Bool { count == 0 }
+    @inlinable package var isEmpty: Bool { count == 0 }
 
     /// The value at `index`; nil for an index never written (a negative one included).
-    package subscript(index: Int) -> Value? {
+    @inlinable package subscript(index: Int) -> Value? {
         get { slots[ifPresent: index] ?? nil }
         set {
             guard makeSlot(index, for: newValue != nil) else { return }
@@ -32,13 +38,13 @@ package struct IndexTable<Value: Sendable>: Sendable, Sequence, ExpressibleByDic
         }
     }
 
-    package subscript(index: Int, default value: @autoclosure () -> Value) -> Value {
+    @inlinable package subscript(index: Int, default value: @autoclosure () -> Value) -> Value {
         get { self[index] ?? value() }
         set { self[index] = newValue }
     }
 
     /// Sets `value` at `index` and returns the value it replaces.
-    @discardableResult
+    @inlinable @discardableResult
     package mutating func updateValue(_ value: Value, forKey index: Int) -> Value? {
         guard makeSlot(index, for: true) else { return nil }
         let old = slots[index]
@@ -49,7 +55,7 @@ package struct IndexTable<Value: Sendable>: Sendable, Sequence, ExpressibleByDic
 
     /// Whether `index` has a slot, making one when a value is to be written there. Indexes are
     /// the task's own, never negative; a negative one has no slot (nothing is written).
-    private mutating func makeSlot(_ index: Int, for value: Bool) -> Bool {
+    @inlinable mutating func makeSlot(_ index: Int, for value: Bool) -> Bool {
         assert(index >= 0, "IndexTable indexes are step, section and action indexes")
         if index < slots.count { return index >= 0 }
         guard value else { return false }
@@ -64,16 +70,18 @@ package struct IndexTable<Value: Sendable>: Sendable, Sequence, ExpressibleByDic
     }
 
     /// The indexes that hold a value, ascending.
-    package var keys: [Int] { map { $0.key } }
+    @inlinable package var keys: [Int] { map { $0.key } }
 
     /// The values, in index order.
-    package var values: [Value] { map { $0.value } }
+    @inlinable package var values: [Value] { map { $0.value } }
 
-    package struct Iterator: IteratorProtocol {
-        fileprivate let slots: [Value?]
-        fileprivate var position = 0
+    public struct Iterator: IteratorProtocol {
+        @usableFromInline let slots: [Value?]
+        @usableFromInline var position = 0
 
-        package mutating func next() -> (key: Int, value: Value)? {
+        @inlinable init(slots: [Value?]) { self.slots = slots }
+
+        @inlinable public mutating func next() -> (key: Int, value: Value)? {
             while position < slots.count {
                 let i = position
                 position += 1
@@ -83,12 +91,12 @@ package struct IndexTable<Value: Sendable>: Sendable, Sequence, ExpressibleByDic
         }
     }
 
-    package func makeIterator() -> Iterator { Iterator(slots: slots) }
+    @inlinable public func makeIterator() -> Iterator { Iterator(slots: slots) }
 }
 
 /// Equal when the same indexes hold equal values (however far each one's slots have grown).
 extension IndexTable: Equatable where Value: Equatable {
-    package static func == (lhs: IndexTable, rhs: IndexTable) -> Bool {
+    @inlinable public static func == (lhs: IndexTable, rhs: IndexTable) -> Bool {
         guard lhs.count == rhs.count else { return false }
         for (index, value) in lhs where rhs[index] != value { return false }
         return true

@@ -6,13 +6,15 @@ import Glibc
 /// this toolchain (its futex-based lock is invisible to TSan's interceptors, so every access under
 /// it is reported as a race); a pthread mutex is what TSan understands, so the stress run under
 /// TSan can tell real races from none (docs/reliability.md).
-package final class Locked<Value>: @unchecked Sendable {
+///
+/// `public` only so that `withLock`'s body reaches the modules above (see `IndexTable`).
+public final class Locked<Value>: @unchecked Sendable {
     // Allocated once and never moved: a pthread mutex must not change address while in use.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
     // The value lives behind a pointer rather than in a stored `var`: the mutex already makes
     // every access exclusive, and a class's `var` would be checked again at run time on each
     // one (`swift_beginAccess`, several per call on the registry and the session's lock).
-    private let value: UnsafeMutablePointer<Value>
+    @usableFromInline let value: UnsafeMutablePointer<Value>
 
     package init(_ value: Value) {
         self.value = UnsafeMutablePointer<Value>.allocate(capacity: 1)
@@ -30,8 +32,9 @@ package final class Locked<Value>: @unchecked Sendable {
         value.deallocate()
     }
 
-    /// Runs `body` with the value, the lock held for exactly the call.
-    package func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+    /// Runs `body` with the value, the lock held for exactly the call. `@inlinable`: generic, so
+    /// the modules above get it specialized for their value.
+    @inlinable package func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value.pointee)

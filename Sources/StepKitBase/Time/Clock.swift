@@ -3,13 +3,14 @@ import Glibc
 /// Where a session reads the time: milliseconds since the Unix epoch.
 ///
 /// The system clock by default; a host function (`stepkit_session_set_clock`) for tests and
-/// replays. The engine never sleeps; it only asks.
-package struct Clock: @unchecked Sendable {
+/// replays. The engine never sleeps; it only asks. `public` with `nowMilliseconds` `@inlinable`:
+/// every step reads the time (see `IndexTable`).
+public struct Clock: @unchecked Sendable {
     /// A host clock: a C function and its context, both owned by the host.
-    package typealias HostFunction = @convention(c) (UnsafeMutableRawPointer?) -> Int64
+    public typealias HostFunction = @convention(c) (UnsafeMutableRawPointer?) -> Int64
 
-    private let function: HostFunction?
-    private let context: UnsafeMutableRawPointer?
+    @usableFromInline let function: HostFunction?
+    @usableFromInline let context: UnsafeMutableRawPointer?
 
     package static let system = Clock(function: nil, context: nil)
 
@@ -17,7 +18,7 @@ package struct Clock: @unchecked Sendable {
         Clock(function: function, context: context)
     }
 
-    package var nowMilliseconds: Int64 {
+    @inlinable package var nowMilliseconds: Int64 {
         if let function { return function(context) }
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)

@@ -49,6 +49,33 @@ package final class SessionStore: Sendable {
         self.journal = Locked(journal)
     }
 
+    /// A call of the C boundary (`SessionHandle.call`): `body` in a `transaction`, then the new
+    /// state when `wantsState` (with the events the call produced, and any still queued, as its
+    /// `events`) and those events. Events are built only when `recordingEvents`. Not generic, so
+    /// the transaction under every call is specialized here: a generic method of this module is
+    /// not specialized in the module above (docs/architecture.md, "Facts of this toolchain").
+    package func call(recordingEvents: Bool, wantsState: Bool,
+                      _ body: (inout Session) throws(StepKitError) -> Void) throws(StepKitError) -> (state: JSON, events: [JSON]) {
+        try transaction { (s: inout Session) throws(StepKitError) -> (state: JSON, events: [JSON]) in
+            s.events.isRecording = recordingEvents
+            defer { s.events.isRecording = true }
+            try body(&s)
+            let events = s.takeEvents()
+            guard wantsState, case .object(var state) = s.stateJSON() else { return (.null, events) }
+            state["events"] = .array(events)
+            return (.object(state), events)
+        }
+    }
+
+    /// The state as it is, changing nothing: no events are handed out and nothing is autosaved.
+    package func state() -> JSON {
+        read { session in
+            guard case .object(var state) = session.stateJSON() else { return .null }
+            state["events"] = .array([])
+            return .object(state)
+        }
+    }
+
     /// Runs `body` on the session under its lock, changing nothing else.
     package func read<R: Sendable, E: Error>(_ body: (borrowing Session) throws(E) -> R) throws(E) -> R {
         try session.withLock { (s: inout Session) throws(E) -> R in try body(s) }

@@ -3,14 +3,14 @@
 /// in) instead of SipHash, which cost about a hundred instructions a look-up on every call: every
 /// bit of the integer reaches the low bits a dictionary's buckets are chosen by. Not for keys a
 /// host chooses.
-package struct IndexKey: Hashable, Sendable {
+struct IndexKey: Hashable, Sendable {
     let index: Int
 
-    package init(_ index: Int) { self.index = index }
+    init(_ index: Int) { self.index = index }
 
-    package func hash(into hasher: inout Hasher) { hasher.combine(index) }
+    func hash(into hasher: inout Hasher) { hasher.combine(index) }
 
-    package func _rawHashValue(seed: Int) -> Int {
+    func _rawHashValue(seed: Int) -> Int {
         var x = UInt64(bitPattern: Int64(index)) ^ UInt64(bitPattern: Int64(seed))
         x ^= x >> 33
         x = x &* 0xFF51_AFD7_ED55_8CCD
