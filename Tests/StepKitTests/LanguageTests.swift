@@ -185,3 +185,46 @@ import Testing
         }
     }
 }
+
+/// The FHIR importer reads the `translation` extension of item texts and answer displays.
+@Suite struct FHIRTranslationTests {
+    static let questionnaire = #"""
+    {"resourceType": "Questionnaire", "id": "greet", "language": "en",
+     "item": [
+      {"linkId": "mood", "type": "choice", "text": "How are you?",
+       "_text": {"extension": [
+         {"url": "http://hl7.org/fhir/StructureDefinition/translation",
+          "extension": [{"url": "lang", "valueCode": "fr"}, {"url": "content", "valueString": "Comment allez-vous ?"}]},
+         {"url": "http://hl7.org/fhir/StructureDefinition/translation",
+          "extension": [{"url": "lang", "valueCode": "de"}, {"url": "content", "valueString": "Wie geht es Ihnen?"}]}]},
+       "answerOption": [
+        {"valueCoding": {"code": "good", "display": "Good", "_display": {"extension": [
+          {"url": "http://hl7.org/fhir/StructureDefinition/translation",
+           "extension": [{"url": "lang", "valueCode": "fr"}, {"url": "content", "valueString": "Bien"}]}]}}},
+        {"valueCoding": {"code": "bad", "display": "Bad"}}]}]}
+    """#
+
+    @Test func translationsBecomeLanguages() throws {
+        let (task, _, definition) = try FHIRImporter.compile(try json(Self.questionnaire), options: FHIRImportOptions())
+        #expect(definition.objectValue?["defaultLanguage"] == .string("en"))
+        #expect(definition.objectValue?["languages"] == (try json(#"["en", "de", "fr"]"#)))
+        let fr = Session(task: task, options: try SessionOptions.parse(try json(#"{"language": "fr"}"#)))
+        let step = fr.stateJSON().objectValue?["step"]?.objectValue
+        #expect(step?["title"] == .string("Comment allez-vous ?"))
+        #expect(step?["answerFormat"]?.objectValue?["textChoices"]?.arrayValue?.compactMap { $0.objectValue?["text"]?.stringValue } == ["Bien", "Bad"])
+        let de = Session(task: task, options: try SessionOptions.parse(try json(#"{"language": "de"}"#)))
+        #expect(de.stateJSON().objectValue?["step"]?.objectValue?["title"] == .string("Wie geht es Ihnen?"))
+        // The checker names the displays without a German text.
+        #expect(TaskChecker.check(task).objectValue?["problems"]?.arrayValue?.contains { $0.objectValue?["code"] == .string("missingTranslation") } == true)
+        // Exported answers are the same in any language.
+        var session = de
+        try session.setAnswer(try json(#"["good"]"#))
+        #expect(session.resultJSON().objectValue?["languages"] == (try json(#"["de"]"#)))
+    }
+
+    @Test func aQuestionnaireWithoutTranslationsDeclaresNoLanguage() throws {
+        let plain = #"{"resourceType": "Questionnaire", "item": [{"linkId": "a", "type": "boolean", "text": "Yes?"}]}"#
+        let (_, _, definition) = try FHIRImporter.compile(try json(plain), options: FHIRImportOptions())
+        #expect(definition.objectValue?["languages"] == nil)
+    }
+}

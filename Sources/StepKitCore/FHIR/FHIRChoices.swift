@@ -15,11 +15,15 @@ struct FHIRChoice: Sendable {
     var coding: JSON?
     var score: Double?
     var initiallySelected: Bool
+    /// The text in other languages (a coding's `_display` translation extensions), and the
+    /// language of `text` (the Questionnaire's).
+    var translations: [String: String] = [:]
+    var language = "en"
 
     /// The StepKit text choice: `{"text", "value"}` (+ `coding` for a coded answer, `score` from
     /// `ordinalValue` / `itemWeight`).
     var json: JSON {
-        var o = JSONObject(["text": .string(text), "value": value])
+        var o = JSONObject(["text": FHIRExtension.text(text, translations, language: language), "value": value])
         if let coding { o["coding"] = coding }
         if let score { o["score"] = .number(score) }
         return .object(o)
@@ -159,6 +163,7 @@ struct FHIRChoiceReader {
     private func choice(_ kind: String, _ v: JSON, prefix: String?, score: Double?, selected: Bool,
                         _ item: FHIRItem, at path: JSONPath) -> FHIRChoice? {
         var value: JSON, text: String, coding: JSON? = nil
+        var translations: [String: String] = [:]
         switch (kind, v) {
         case ("Coding", .object(let c)):
             let code = c["code"]?.stringValue
@@ -169,6 +174,7 @@ struct FHIRChoiceReader {
             }
             value = .string(key)
             text = display ?? key
+            if display != nil { translations = FHIRExtension.translations(c["_display"]) }
             var kept = JSONObject()
             for k in ["system", "version", "code", "display"] { if let x = c[k] { kept[k] = x } }
             coding = .object(kept)
@@ -180,10 +186,14 @@ struct FHIRChoiceReader {
             diagnostics.error("wrongType", "value\(kind) has the wrong JSON type (\(v.typeName)).", at: path)
             return nil
         }
-        if let prefix, !prefix.isEmpty { text = prefix + " " + text }
+        if let prefix, !prefix.isEmpty {
+            text = prefix + " " + text
+            translations = translations.mapValues { prefix + " " + $0 }
+        }
         var a = JSONObject()
         a["value" + kind] = coding ?? v
-        return FHIRChoice(value: value, text: text, kind: kind, answer: .object(a), coding: coding, score: score, initiallySelected: selected)
+        return FHIRChoice(value: value, text: text, kind: kind, answer: .object(a), coding: coding, score: score, initiallySelected: selected,
+                          translations: translations, language: item.language)
     }
 
     /// Makes the values unique: codes shared by several systems become `system|code`; what still

@@ -21,6 +21,37 @@ enum FHIRExtension {
     static let displayCategory = core + "questionnaire-displayCategory"
     static let renderingMarkdown = core + "rendering-markdown"
     static let renderingXhtml = core + "rendering-xhtml"
+    static let translation = core + "translation"
+
+    /// The translations of a primitive element, from its `_element` object's `translation`
+    /// extensions (`lang` a BCP-47 code, `content` the text): language tag → text. Entries
+    /// without both, or whose tag is not BCP-47, are left out.
+    static func translations(_ element: JSON?) -> [String: String] {
+        var found: [String: String] = [:]
+        for e in element?.objectValue?["extension"]?.arrayValue ?? [] {
+            guard let o = e.objectValue, o["url"]?.stringValue == translation else { continue }
+            var lang: String?, content: String?
+            for part in o["extension"]?.arrayValue ?? [] {
+                guard let p = part.objectValue else { continue }
+                switch p["url"]?.stringValue {
+                case "lang": lang = p["valueCode"]?.stringValue
+                case "content": content = p["valueString"]?.stringValue ?? p["valueMarkdown"]?.stringValue
+                default: break
+                }
+            }
+            if let tag = lang.flatMap(LanguageTag.canonical), let content { found[tag] = content }
+        }
+        return found
+    }
+
+    /// `text` as a task text: the string, or with translations an object of language tags
+    /// (`language`, the Questionnaire's, for the text itself).
+    static func text(_ text: String, _ translations: [String: String], language: String) -> JSON {
+        guard !translations.isEmpty else { return .string(text) }
+        var object = JSONObject([language: .string(text)])
+        for tag in translations.keys.sorted() where tag != language { object[tag] = translations[tag].map { .string($0) } }
+        return .object(object)
+    }
 
     /// The extensions an item's own translation reads (an item's other extensions are reported).
     static let readOnItems: Set<String> = [minValue, maxValue, minLength, regex, entryFormat, itemControl,

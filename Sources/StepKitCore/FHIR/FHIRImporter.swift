@@ -48,7 +48,9 @@ package enum FHIRImporter {
                            "The contained \(o["resourceType"]?.stringValue ?? "resource") is not translated.")
             }
         }
-        let top = root["item"].map { FHIRItem.parseList($0, at: JSONPath.root.key("item"), depth: 0, d) } ?? []
+        // The language of the texts; their `translation` extensions give the others.
+        let language = root["language"]?.stringValue.flatMap(LanguageTag.canonical) ?? "en"
+        let top = root["item"].map { FHIRItem.parseList($0, at: JSONPath.root.key("item"), depth: 0, language: language, d) } ?? []
         let index = FHIRItemIndex(top, d)
 
         // Each item's format and choices.
@@ -175,6 +177,14 @@ package enum FHIRImporter {
         task["requiredAnswersChecked"] = .string(requiredAnswers.rawValue)
         if builder.skipRules.count > 0 { task["skipRules"] = .object(builder.skipRules) }
         if calculations.count > 0 { task["calculations"] = .object(calculations) }
+        // Texts with translations: the task declares every language they are in.
+        var languages: Set<String> = []
+        collectLanguages(task["steps"] ?? .null, into: &languages)
+        if !languages.isEmpty {
+            let language = root["language"]?.stringValue.flatMap(LanguageTag.canonical) ?? "en"
+            task["defaultLanguage"] = .string(language)
+            task["languages"] = .array(([language] + languages.subtracting([language]).sorted()).map { .string($0) })
+        }
 
         var canonical: String?
         if let url = root["url"]?.stringValue {
@@ -315,6 +325,22 @@ package enum FHIRImporter {
             if !expected.contains(kind) {
                 d.error("answerTypeMismatch", "A \(item.type) item cannot start with a value\(kind).", at: path.index(i).key("value" + kind))
             }
+        }
+    }
+
+    /// The language tags of every text object in `value` (bounded by the definition's depth).
+    private static func collectLanguages(_ value: JSON, into languages: inout Set<String>) {
+        switch value {
+        case .object(let object):
+            for (key, member) in object.entries {
+                if case .object(let texts) = member, TaskLanguages.textKeys.contains(key) {
+                    languages.formUnion(texts.keys)
+                } else {
+                    collectLanguages(member, into: &languages)
+                }
+            }
+        case .array(let items): for item in items { collectLanguages(item, into: &languages) }
+        default: break
         }
     }
 

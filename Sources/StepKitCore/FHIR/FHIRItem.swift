@@ -38,9 +38,20 @@ struct FHIRItem: Sendable {
     var readOnly: Bool { object["readOnly"]?.boolValue ?? false }
     var isQuestion: Bool { type != "group" && type != "display" }
     var extensions: [JSON] { object["extension"]?.arrayValue ?? [] }
+    /// The Questionnaire's `language` (BCP-47, canonical case), "en" when it gives none.
+    var language = "en"
+
+    /// `label` as a task text, with the translations of `text` (its `_text` translation
+    /// extensions, the prefix kept in front) as an object of languages.
+    var labelText: JSON? {
+        guard let label else { return nil }
+        var translations = FHIRExtension.translations(object["_text"])
+        if let p = prefix, !p.isEmpty { translations = translations.mapValues { p + " " + $0 } }
+        return FHIRExtension.text(label, translations, language: language)
+    }
 
     /// Reads `items` (the value of an `item` key at `path`), reporting every problem.
-    static func parseList(_ value: JSON, at path: JSONPath, depth: Int, _ d: Diagnostics) -> [FHIRItem] {
+    static func parseList(_ value: JSON, at path: JSONPath, depth: Int, language: String = "en", _ d: Diagnostics) -> [FHIRItem] {
         guard case .array(let items) = value else {
             d.error("wrongType", "\"item\" must be an array, found \(value.typeName).", at: path)
             return []
@@ -69,9 +80,9 @@ struct FHIRItem: Sendable {
             case nil: d.error("missingKey", "The item has no type.", at: p.key("type"))
             default: d.error("wrongType", "\"type\" must be a string.", at: p.key("type"))
             }
-            let children = object["item"].map { parseList($0, at: p.key("item"), depth: depth + 1, d) } ?? []
+            let children = object["item"].map { parseList($0, at: p.key("item"), depth: depth + 1, language: language, d) } ?? []
             guard !linkId.isEmpty, !type.isEmpty else { continue }
-            result.append(FHIRItem(object: object, path: p, linkId: linkId, type: type, children: children))
+            result.append(FHIRItem(object: object, path: p, linkId: linkId, type: type, children: children, language: language))
         }
         return result
     }

@@ -87,7 +87,7 @@ final class FHIRTaskBuilder {
                     var entries: [JSON] = []
                     node.children = formEntries(item.children, visible: [], chain: chain, into: &entries)
                     var step = JSONObject(["type": .string("form"), "identifier": .string(item.linkId)])
-                    if let label = item.label { step["title"] = .string(label) }
+                    if let label = item.labelText { step["title"] = label }
                     step["formItems"] = .array(entries)
                     takeShown(into: &step)
                     steps.append(.object(step))
@@ -100,7 +100,7 @@ final class FHIRTaskBuilder {
                     if !hidden { collectShown(item.children, in: node.children, conditioned: false) }
                     if !hidden, item.label != nil || !texts.isEmpty || !shownLines.isEmpty {
                         var step = JSONObject(["type": .string("instruction"), "identifier": .string(item.linkId)])
-                        if let label = item.label { step["title"] = .string(label) }
+                        if let label = item.labelText { step["title"] = label }
                         if !texts.isEmpty { step["text"] = .string(texts.joined(separator: "\n")) }
                         takeShown(into: &step)
                         steps.append(.object(step))
@@ -110,7 +110,7 @@ final class FHIRTaskBuilder {
             case .asked:
                 if askedDescendants(item).isEmpty {
                     var step = JSONObject(["type": .string("question"), "identifier": .string(item.linkId)])
-                    if let label = item.label { step["title"] = .string(label) }
+                    if let label = item.labelText { step["title"] = label }
                     question(item, into: &step)
                     steps.append(.object(step))
                     node.children = layoutChildren(item.children, chain: chain)
@@ -123,7 +123,7 @@ final class FHIRTaskBuilder {
                 }
             case .display:
                 var step = JSONObject(["type": .string("instruction"), "identifier": .string(item.linkId)])
-                if let label = item.label { step["title"] = .string(label) }
+                if let label = item.labelText { step["title"] = label }
                 steps.append(.object(step))
             case .calculated, .fixed:
                 node.children = layoutChildren(item.children, chain: chain)
@@ -132,7 +132,7 @@ final class FHIRTaskBuilder {
                 if let line = shownLine(item, node) {
                     var step = JSONObject(["type": .string("instruction"), "identifier": .string(item.linkId)])
                     step["text"] = .string(line)
-                    if let label = item.label { step["title"] = .string(label) }
+                    if let label = item.labelText { step["title"] = label }
                     steps.append(.object(step))
                 }
             case .left:
@@ -221,16 +221,16 @@ final class FHIRTaskBuilder {
                 node.children = formEntries(item.children.filter { disposition($0) != .display }, visible: visible + own,
                                             chain: chain + own, into: &entries)
             case .group:
-                if !askedDescendants(item).isEmpty, let label = item.label, !label.isEmpty {
-                    entries.append(.object(["sectionTitle": .string(label)]))
+                if !askedDescendants(item).isEmpty, let label = item.label, !label.isEmpty, let text = item.labelText {
+                    entries.append(.object(["sectionTitle": text]))
                 }
                 node.children = formEntries(item.children, visible: visible + own, chain: chain + own, into: &entries)
             case .display:
                 if !own.isEmpty {
                     report.add(item.linkId, item.path.key("enableWhen"), "conditionNotTranslated",
                                "A display text's condition is not translated in a form. The item is declined: it is left out.")
-                } else if let label = item.label, !label.isEmpty {
-                    entries.append(.object(["sectionTitle": .string(label)]))
+                } else if let label = item.label, !label.isEmpty, let text = item.labelText {
+                    entries.append(.object(["sectionTitle": text]))
                 }
             case .fixed, .calculated:
                 node.children = layoutChildren(item.children, chain: chain + own)
@@ -311,7 +311,7 @@ final class FHIRTaskBuilder {
 
     private func formItem(_ item: FHIRItem, visible: [JSON]) -> JSON {
         var entry = JSONObject(["identifier": .string(item.linkId)])
-        if let label = item.label { entry["text"] = .string(label) }
+        if let label = item.labelText { entry["text"] = label }
         question(item, into: &entry)
         let conds = visible + (conditions[item.linkId].map { [$0] } ?? [])
         if let when = FHIRTaskBuilder.combine(conds) { entry["visibleWhen"] = when }

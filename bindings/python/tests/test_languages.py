@@ -171,3 +171,52 @@ def test_cli_lang(tmp_path):
     assert [r["language"] for r in results.values()] == ["de", "es", "en"]
     proc = run_cli("run", str(task), "--answers", str(answers), "--lang", "fr_FR")
     assert proc.returncode != 0 and "BCP-47" in proc.stderr
+
+
+def _translation(lang, text):
+    return {"url": "http://hl7.org/fhir/StructureDefinition/translation",
+            "extension": [{"url": "lang", "valueCode": lang}, {"url": "content", "valueString": text}]}
+
+
+def test_fhir_translation_extension():
+    questionnaire = {
+        "resourceType": "Questionnaire", "id": "q", "language": "de",
+        "item": [{"linkId": "ok", "type": "choice", "text": "Geht es Ihnen gut?",
+                  "_text": {"extension": [_translation("es", "¿Está bien?")]},
+                  "answerOption": [
+                      {"valueCoding": {"code": "y", "display": "Ja",
+                                       "_display": {"extension": [_translation("es", "Sí")]}}},
+                      {"valueCoding": {"code": "n", "display": "Nein",
+                                       "_display": {"extension": [_translation("es", "No")]}}}]}]}
+    task = stepkit.Task.from_fhir(questionnaire)
+    assert task.info["defaultLanguage"] == "de" and task.info["languages"] == ["de", "es"]
+    with task.open({"language": "es"}) as session:
+        step = session.state["step"]
+        assert step["title"] == "¿Está bien?"
+        assert [c["text"] for c in step["answerFormat"]["textChoices"]] == ["Sí", "No"]
+        session.set_answer(["y"])
+        # The response names the coding as the Questionnaire does, whatever the language.
+        response = session.result_as("fhir")
+        assert response["item"][0]["answer"][0]["valueCoding"]["code"] == "y"
+
+
+def test_fhir_forms_with_translations_import_every_language():
+    """The published forms that carry translation extensions, imported: each language they
+    translate into is declared, and a session in it shows translated texts."""
+    import os
+    from pathlib import Path
+
+    from conftest import REPO
+    forms = Path(os.environ.get("STEPKIT_FHIR_FORMS") or (REPO.parent / "shared" / "fhir" / "q"))
+    if not forms.is_dir():
+        pytest.skip(f"the published FHIR forms are not here: {forms} is absent (set STEPKIT_FHIR_FORMS)")
+    translated = [p for p in sorted(forms.glob("*.json"))
+                  if "StructureDefinition/translation" in p.read_text(encoding="utf-8")]
+    if not translated:
+        pytest.skip(f"none of the published forms in {forms} carries a translation extension")
+    for path in translated:
+        text = path.read_text(encoding="utf-8")
+        langs = set(re.findall(r'"url"\s*:\s*"lang"\s*,\s*"valueCode"\s*:\s*"([^"]+)"', text))
+        task = stepkit.Task.from_fhir(json.loads(text))
+        declared = set(task.info.get("languages", []))
+        assert {t.lower() for t in langs} <= {d.lower() for d in declared}, path.name
