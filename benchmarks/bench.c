@@ -20,6 +20,7 @@
  *   bench instr     TASK.json TASK.walk ENTRIES      (callgrind: ENTRIES no-output steps)
  *   bench instr-entries TASK.json TASK.walk FROM TO  (callgrind: one dump per entry FROM..TO-1)
  *   bench shared    TASK.json TASK.walk WALKS STATE   (DHAT: WALKS walks on one compiled task)
+ *   bench verify    TASK.json TASK.walk BUDGET_S     (verify the finished run's result vs restore it)
  *
  * A walk file (benchmarks/gen_task.py) lists the steps a session presents, in order:
  * "identifier<TAB>answer JSON" or "identifier<TAB>-" (go forward without an answer). One step of
@@ -502,6 +503,72 @@ static int cmd_saverestore(int argc, char **argv) {
     printf("{\"figure\":\"saverestore\",\"task\":\"%s\",\"answers\":%zu,\"bytes\":%zu,", base_name(argv[2]), answers, saved_len);
     print_array("engine", esr, n); printf(","); print_array("floor", fsr, n); printf("}\n");
     json_decref(doc);
+    stepkit_string_free(saved);
+    stepkit_session_free(s);
+    stepkit_task_free(task);
+    return 0;
+}
+
+/* verify: the whole walk's result verified (stepkit_task_verify_result: a replay through the
+ * task with the report and the recomputed result written), against restoring the same finished
+ * run from its saved data (stepkit_session_restore, which replays it too, then frees): issue 33
+ * asks that verifying cost at most 1.5x restoring. Interleaved, same task, same run. */
+static int cmd_verify(int argc, char **argv) {
+    if (argc < 5) return 1;
+    stepkit_task *task = compile_file(argv[2], NULL);
+    walk_t w = load_walk(argv[3]);
+    double budget = atof(argv[4]);
+    stepkit_session *s = open_session(task);
+    for (size_t i = 0; i < w.count; i++) one_step(s, w.answers[i], 0);
+    char *result = NULL, *saved = NULL, *report = NULL;
+    int rc = stepkit_session_result(s, &result);
+    if (rc) die("stepkit_session_result", rc);
+    if ((rc = stepkit_session_save(s, &saved))) die("stepkit_session_save", rc);
+    /* the report must say the run verifies, and count the result's step results */
+    if ((rc = stepkit_task_verify_result(task, result, NULL, &report))) die("stepkit_task_verify_result", rc);
+    json_error_t err;
+    json_t *parsed = json_loads(report, 0, &err), *doc = json_loads(result, 0, &err);
+    int verified = parsed && json_is_true(json_object_get(parsed, "verified"));
+    size_t steps = 0;
+    json_t *entries = doc ? json_object_get(doc, "results") : NULL;
+    for (size_t i = 0; i < json_array_size(entries); i++) {
+        json_t *inner = json_object_get(json_array_get(entries, i), "results");
+        json_t *first = json_array_get(inner, 0);
+        /* a section result holds step results (which have results of their own) */
+        steps += first && json_object_get(first, "results") ? json_array_size(inner) : 1;
+    }
+    json_decref(parsed);
+    json_decref(doc);
+    stepkit_string_free(report);
+    if (!verified) { fprintf(stderr, "bench: the walk's result does not verify\n"); return 3; }
+    enum { MAXS = 64 };
+    double ev[MAXS], fr[MAXS];
+    int n = 0;
+    double start = now();
+    while (n < MAXS && (n < 7 || now() - start < budget)) {
+        /* one verify, one restore, in turn: a load that comes and goes on a shared machine
+         * weighs on both alike */
+        enum { REPS = 20 };
+        double tv = 0, tr = 0;
+        for (int k = 0; k < REPS; k++) {
+            char *out = NULL;
+            stepkit_session *r = NULL;
+            double a = now();
+            if ((rc = stepkit_task_verify_result(task, result, NULL, &out))) die("stepkit_task_verify_result", rc);
+            stepkit_string_free(out);
+            double b = now();
+            if ((rc = stepkit_session_restore(task, saved, NULL, &r))) die("stepkit_session_restore", rc);
+            stepkit_session_free(r);
+            double c = now();
+            tv += b - a; tr += c - b;
+        }
+        ev[n] = tv / REPS; fr[n] = tr / REPS;
+        n++;
+    }
+    printf("{\"figure\":\"verify\",\"task\":\"%s\",\"steps\":%zu,\"resultBytes\":%zu,\"savedBytes\":%zu,",
+           base_name(argv[2]), steps, strlen(result), strlen(saved));
+    print_array("engine", ev, n); printf(","); print_array("floor", fr, n); printf("}\n");
+    stepkit_string_free(result);
     stepkit_string_free(saved);
     stepkit_session_free(s);
     stepkit_task_free(task);
@@ -1012,6 +1079,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[1], "instr")) rc = cmd_instr(argc, argv);
         else if (!strcmp(argv[1], "instr-entries")) rc = cmd_instr_entries(argc, argv);
         else if (!strcmp(argv[1], "shared")) rc = cmd_shared(argc, argv);
+        else if (!strcmp(argv[1], "verify")) rc = cmd_verify(argc, argv);
     }
     if (rc == 1) fprintf(stderr, "usage: see the comment at the top of benchmarks/bench.c\n");
     return rc;

@@ -376,6 +376,8 @@ def main():
     # a whole run of the realistic survey (benchmarks/survey.json), reused task, result JSON
     survey = os.path.join(BENCH, "survey.json"), os.path.join(BENCH, "survey.walk")
     results += run_json([bench, "run", survey[0], survey[1], str(8 * q)])
+    # issue 33: verifying the survey's finished result against restoring the same run
+    results += run_json([bench, "verify", survey[0], survey[1], str(4 * q)])
     # instruction counts (callgrind): no-output steps on 10, 1,000 and 100,000 steps
     instr = {}
     for name, entries in INSTR_ENTRIES.items():
@@ -421,6 +423,10 @@ def main():
     res = by[("result", "survey.json")]
     t.add(f"result JSON (survey, finished; {fmt_bytes(res['resultBytes'])})", res["engine"], res["floor"],
           target="≤ 1.5× json_dumps", ok=le(1.5))
+    ver = by[("verify", "survey.json")]
+    t.add(f"verify a {ver['steps']}-step result (survey, {fmt_bytes(ver['resultBytes'])}; replay + report + recomputed "
+          f"result) vs restoring the same run ({fmt_bytes(ver['savedBytes'])})", ver["engine"], ver["floor"],
+          floor_text="restore " + fmt_time(statistics.median(ver["floor"])), target="≤ 1.5× restore", ok=le(1.5))
     ins = by[("instr", None)]
     for name, label in (("t10", "10"), ("t1000", "1,000"), ("t100000", "100,000")):
         steps, total, _ = ins["counts"][name]

@@ -23,6 +23,8 @@ struct Replay {
         options.continueOnRecorderFailure = true
         let clock = Clock.host({ context in context?.assumingMemoryBound(to: Int64.self).pointee ?? 0 }, context: UnsafeMutableRawPointer(time))
         session = Session(task: task, options: options, clock: clock)
+        // No host hears the replay's events: none is built (`EventQueue.isRecording`).
+        session.events.isRecording = false
     }
 
     /// Frees the clock's value; the session is not used after.
