@@ -9,6 +9,8 @@ OUTDIR/restore/  restoration data saved at every step of those walks (see fuzz_r
                  and in "re-sign" mode, plus the same data against the changed headache task
 OUTDIR/forged/   edit programs for fuzz_forged.c: a saved run of its pool, a mode (keyed or not)
                  and one or two semantic edits (one of each kind on a spread of runs)
+OUTDIR/verify/   for fuzz_verify.c: each walk's completed result as raw text, and edit programs
+                 (one of each edit, a few of two) on the harness's own clean result
 OUTDIR/fhir/     the example Questionnaires (examples/fhir/*.json without the answers files)
 OUTDIR/clock/    operation sequences (see fuzz_clock.c) over every example task: walks on a
                  monotone clock with a save/restore check at every step, and walks whose clock
@@ -42,7 +44,7 @@ def main() -> None:
     out = Path(sys.argv[1])
     clock_seeds(out / "clock")
     fhir_seeds(out / "fhir")
-    for sub in ("compile", "answers", "restore", "forged"):
+    for sub in ("compile", "answers", "restore", "forged", "verify"):
         (out / sub).mkdir(parents=True, exist_ok=True)
     for index, name in enumerate(TASKS):
         text = (EXAMPLES / f"{name}.json").read_text(encoding="utf-8")
@@ -101,6 +103,15 @@ def main() -> None:
             (out / "restore" / f"{name}-{k:02d}-resign").write_bytes(bytes([1, index]) + data)
             if name == "headache":
                 (out / "restore" / f"{name}-{k:02d}-migrate").write_bytes(bytes([3, 6]) + data)
+        if session.state["status"] != "inProgress":
+            result = json.dumps(session.result).encode("utf-8")
+            for options in range(4):
+                (out / "verify" / f"{name}-raw-{options}").write_bytes(bytes([index, 1 | options << 1]) + result)
+        for options in range(4):
+            (out / "verify" / f"{name}-clean-{options}").write_bytes(bytes([index, options << 1]))
+        for op in range(10):
+            (out / "verify" / f"{name}-edit-{op}").write_bytes(bytes([index, 2, op, op * 3 + 1, op + 2]))
+        (out / "verify" / f"{name}-two").write_bytes(bytes([index, 0, 2, 1, 2, 3, 4, 7]))
         session.close()
         (out / "restore" / f"{name}-journal").write_bytes(bytes([0, index]) + journal.read_bytes())
         shutil.rmtree(journal_dir)
