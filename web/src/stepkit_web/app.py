@@ -17,6 +17,7 @@ from fastapi.staticfiles import StaticFiles
 
 from . import pages, staff
 from .api import build_router
+from . import verification
 from .common import page
 from .db import Store, Timeouts, make_engine
 from .limits import BodyLimit, MAX_BODY, PrivatePages
@@ -182,5 +183,6 @@ def create_app(db_url: str, integrity_key: str, *, api_key: Optional[str] = None
     # -- the host's API -------------------------------------------------------------------------
 
     app.include_router(build_router([ApiKey(api_key, open_api), same_origin]))
+    app.include_router(verification.build_router([ApiKey(api_key, open_api), same_origin]))
 
     return app

@@ -104,6 +104,24 @@ studies = sa.Table(
     sa.Column("duration", sa.Text, nullable=True),
     sa.Column("contact", sa.Text, nullable=True),
     sa.Column("updated_at", sa.String(40), nullable=False),
+    # A submitted result must verify against the task (docs/verify.md) to be accepted.
+    sa.Column("require_verified", sa.Boolean, nullable=False, server_default=sa.false()),
+)
+
+submissions = sa.Table(
+    "submissions",
+    metadata,
+    # A result a client ran and submitted (issue 33): the verification's divergences (JSON) and
+    # the engine's recomputed result (and QuestionnaireResponse) — stored instead of the client's.
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("task_identifier", sa.String(200), nullable=False),
+    sa.Column("task_version", sa.Integer, nullable=False),
+    sa.Column("verified", sa.Boolean, nullable=False),
+    sa.Column("divergences", sa.Text, nullable=False),
+    sa.Column("result", sa.Text, nullable=True),
+    sa.Column("response", sa.Text, nullable=True),
+    sa.Column("received_at", sa.String(40), nullable=False),
+    sa.Index("ix_submissions_task", "task_identifier"),
 )
 
 api_keys = sa.Table(
@@ -663,6 +681,37 @@ class Store:
             if not done:
                 conn.execute(studies.insert().values(task_identifier=task_identifier,
                                                      updated_at=now_iso(), **fields))
+
+    def require_verified(self, task_identifier: str) -> bool:
+        with self.engine.connect() as conn:
+            return bool(conn.execute(sa.select(studies.c.require_verified).where(
+                studies.c.task_identifier == task_identifier)).scalar())
+
+    def set_require_verified(self, task_identifier: str, value: bool) -> None:
+        with self._write() as conn:
+            done = conn.execute(studies.update().where(
+                studies.c.task_identifier == task_identifier)
+                .values(updated_at=now_iso(), require_verified=value)).rowcount
+            if not done:
+                conn.execute(studies.insert().values(task_identifier=task_identifier,
+                                                     updated_at=now_iso(), require_verified=value))
+
+    # -- submissions (verified results, docs/verify.md) ----------------------------------------
+
+    def add_submission(self, submission_id: str, task_identifier: str, task_version: int,
+                       verified: bool, divergences: str, result: Optional[str],
+                       response: Optional[str]) -> None:
+        with self._write() as conn:
+            conn.execute(submissions.insert().values(
+                id=submission_id, task_identifier=task_identifier, task_version=task_version,
+                verified=verified, divergences=divergences, result=result, response=response,
+                received_at=now_iso()))
+
+    def submission(self, submission_id: str) -> Optional[Dict[str, Any]]:
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(submissions).where(
+                submissions.c.id == submission_id)).first()
+        return None if row is None else dict(row._mapping)
 
     # -- per-study API keys -----------------------------------------------------------------
 
