@@ -296,6 +296,11 @@ static int run_catalogue(void) {
     EXPECT_FAIL(NULL, STEPKIT_EINVAL, "nullArgument", stepkit_task_check(task, NULL));
     EXPECT_FAIL(NULL, STEPKIT_EINVAL, "nullArgument", stepkit_task_graph(NULL, fresh_out())); OUT_IS_NULL();
     EXPECT_FAIL(NULL, STEPKIT_EINVAL, "nullArgument", stepkit_task_graph(task, NULL));
+    EXPECT_FAIL(NULL, STEPKIT_EINVAL, "nullArgument", stepkit_task_verify_result(NULL, "{}", NULL, fresh_out())); OUT_IS_NULL();
+    EXPECT_FAIL(NULL, STEPKIT_EINVAL, "nullArgument", stepkit_task_verify_result(task, NULL, NULL, fresh_out())); OUT_IS_NULL();
+    EXPECT_FAIL(NULL, STEPKIT_EINVAL, "nullArgument", stepkit_task_verify_result(task, "{}", NULL, NULL));
+    EXPECT_FAIL(NULL, STEPKIT_EPARSE, NULL, stepkit_task_verify_result(task, "{\"identifier\": ", NULL, fresh_out())); OUT_IS_NULL();
+    EXPECT_FAIL(NULL, STEPKIT_EINVAL, "notASubmission", stepkit_task_verify_result(task, "42", NULL, fresh_out())); OUT_IS_NULL();
     stepkit_session *s2 = (stepkit_session *)0x1;
     EXPECT_FAIL(NULL, STEPKIT_EINVAL, "nullArgument", stepkit_session_open(NULL, NULL, &s2));
     CHECK(s2 == NULL, "out_session not NULL after failure");
@@ -344,6 +349,8 @@ static int run_catalogue(void) {
     EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidHandle", stepkit_task_info(dead_task, fresh_out())); OUT_IS_NULL();
     EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidHandle", stepkit_task_check(dead_task, fresh_out())); OUT_IS_NULL();
     EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidHandle", stepkit_task_graph(dead_task, fresh_out())); OUT_IS_NULL();
+    EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidHandle", stepkit_task_verify_result(dead_task, "{}", NULL, fresh_out())); OUT_IS_NULL();
+    EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidHandle", stepkit_task_verify_result((stepkit_task *)s, "{}", NULL, fresh_out())); OUT_IS_NULL();
     s2 = (stepkit_session *)0x1;
     EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidHandle", stepkit_session_open(dead_task, NULL, &s2));
     CHECK(s2 == NULL, "out_session after a dead task");
@@ -521,6 +528,21 @@ static int run_catalogue(void) {
         EXPECT_FAIL(s, STEPKIT_EINVAL, "tooDeep", stepkit_session_set_answer(s, deep100, fresh_out())); OUT_IS_NULL();
         EXPECT_FAIL(NULL, STEPKIT_EINVAL, "tooDeep", stepkit_task_compile(deep100, &t));
         free(deep100);
+        /* a submission to verify: past 128 levels refused before it is parsed; an answer nested
+         * 120 levels inside one (within the submission's limit, past an answer's) reported */
+        EXPECT_FAIL(NULL, STEPKIT_EINVAL, "tooDeep", stepkit_task_verify_result(task, deep, NULL, fresh_out())); OUT_IS_NULL();
+        {
+            char *inner = nested(120);
+            char *sub = malloc(strlen(inner) + 200);
+            sprintf(sub, "{\"identifier\": \"small\", \"results\": [{\"identifier\": \"likes\", \"results\": "
+                         "[{\"identifier\": \"likes\", \"answer\": %s}]}]}", inner);
+            char *report = NULL;
+            EXPECT_OK(stepkit_task_verify_result(task, sub, NULL, &report));
+            CHECK(report && strstr(report, "\"reason\":\"tooDeep\"") != NULL, "deep answer in a submission: %s", report ? report : "(null)");
+            stepkit_string_free(report);
+            free(sub);
+            free(inner);
+        }
         int rc = stepkit_session_open(task, deep, &s2);
         CHECK(rc == STEPKIT_EINVAL || rc == STEPKIT_EPARSE, "open with 10,000-deep options = %d", rc);
         rc = stepkit_session_restore(task, deep, NULL, &s2);

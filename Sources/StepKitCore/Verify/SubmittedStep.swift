@@ -127,6 +127,12 @@ struct SubmittedResult {
                            at: here.key("type"), step: step.identifier, item: name)
             }
             guard let answer = qo["answer"], !answer.isNull else { continue }
+            // An answer is held to what `set_answer` takes (a submission may nest deeper).
+            guard InputLimits.answer.fits(answer) else {
+                report.add(.answerRefused, "The answer is past the limits of an answer (1 MiB, 32 levels).", at: here.key("answer"),
+                           step: step.identifier, item: name, reason: "tooDeep")
+                continue
+            }
             if case .form = step.content { form[name] = answer } else { submitted.answer = answer }
         }
         if case .form = step.content, form.count > 0 { submitted.answer = .object(form) }

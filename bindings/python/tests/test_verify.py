@@ -410,3 +410,117 @@ def first_answer(items: List[Dict[str, Any]], path: str) -> Optional[Tuple[Dict[
         if found:
             return found
     return None
+
+
+# ------------------------------------------------------------------------------------------------
+# The published FHIR forms beside the repository (STEPKIT_FHIR_FORMS, else ../shared/fhir/q):
+# each walked with an answer each question's format takes, its QuestionnaireResponse verified,
+# then edited.
+
+import os  # noqa: E402
+
+FORMS = Path(os.environ.get("STEPKIT_FHIR_FORMS") or (REPO.parent / "shared" / "fhir" / "q"))
+
+
+def published_forms() -> List[str]:
+    return sorted(p.name for p in FORMS.glob("*.json")) if FORMS.is_dir() else ["(absent)"]
+
+
+def sample_answer(fmt: Dict[str, Any]) -> Any:
+    """An answer the (effective) format takes: its first choice, its minimum, a short text..."""
+    choices = fmt.get("textChoices") or fmt.get("choices")
+    if choices:
+        return [choices[0]["value"]]
+    kind = fmt.get("type")
+    simple = {"boolean": True, "text": "x", "email": "a@example.org", "date": "2026-01-02",
+              "dateTime": "2026-01-02T10:30Z", "timeOfDay": "10:30"}
+    if kind in ("numeric", "scale", "continuousScale"):
+        return fmt.get("minimum", 1)
+    return simple.get(kind)
+
+
+def walk_to_response(task: stepkit.Task) -> Optional[Dict[str, Any]]:
+    with task.open() as session:
+        state = session.state
+        for _ in range(300):
+            if state.get("status") != "inProgress":
+                break
+            step = state["step"]
+            items = step.get("formItems")
+            answers = ([(i["identifier"], sample_answer(i["answerFormat"])) for i in items if "answerFormat" in i]
+                       if items is not None else [(None, sample_answer(step.get("answerFormat") or {}))])
+            for item, value in answers:
+                if value is None:
+                    continue
+                try:
+                    session.set_answer({item: value} if item else value)
+                except stepkit.StepKitError:
+                    pass  # not every first choice or minimum is allowed: left unanswered
+            try:
+                state = session.go_forward()
+            except stepkit.StepKitError:
+                state = session.skip()
+        if state.get("finishReason") != "completed":
+            return None
+        return session.result_as("fhir")
+
+
+def calculated_link_ids(items: List[Dict[str, Any]]) -> List[str]:
+    found: List[str] = []
+    for item in items:
+        exts = item.get("extension", [])
+        if any(e.get("url", "").endswith("calculatedExpression") for e in exts):
+            found.append(item["linkId"])
+        found += calculated_link_ids(item.get("item", []))
+    return found
+
+
+def find_item(items: List[Dict[str, Any]], link_id: str, path: str) -> Optional[Tuple[Dict[str, Any], str]]:
+    for i, item in enumerate(items):
+        here = f"{path}[{i}]"
+        if item.get("linkId") == link_id:
+            return item, here
+        for j, answer in enumerate(item.get("answer", [])):
+            found = find_item(answer.get("item", []), link_id, f"{here}.answer[{j}].item")
+            if found:
+                return found
+        found = find_item(item.get("item", []), link_id, here + ".item")
+        if found:
+            return found
+    return None
+
+
+@pytest.mark.parametrize("name", published_forms())
+def test_a_published_forms_response_verifies_and_its_edits_do_not(name: str) -> None:
+    if not FORMS.is_dir():
+        pytest.skip(f"the published FHIR forms are not here: {FORMS} is absent (set STEPKIT_FHIR_FORMS)")
+    questionnaire = json.loads((FORMS / name).read_text(encoding="utf-8"))
+    with stepkit.Task.from_fhir(questionnaire) as task:
+        response = walk_to_response(task)
+        assert response is not None, f"{name}: the walk did not complete"
+        report = task.verify(response)
+        assert report["verified"] is True, report["divergences"]
+        assert report["questionnaireResponse"].get("item") == response.get("item")
+        unknown = copy.deepcopy(response)
+        unknown.setdefault("item", []).append({"linkId": "no-such-item", "answer": [{"valueString": "x"}]})
+        assert [(d["code"], d["path"]) for d in task.verify(unknown)["divergences"]] == \
+            [("unknownIdentifier", f"item[{len(unknown['item']) - 1}].linkId")]
+        if "questionnaire" in response:
+            other = dict(response, questionnaire="http://example.org/Questionnaire/other")
+            assert [d["code"] for d in task.verify(other)["divergences"]] == ["otherTask"]
+        answered = first_answer(response.get("item", []), "item")
+        if answered is not None:
+            wrong = copy.deepcopy(response)
+            holder, where = first_answer(wrong["item"], "item")  # type: ignore[misc]
+            holder["answer"] = [{"valueAttachment": {"url": "http://example.org/x"}}]
+            found = [(d["code"], d["path"]) for d in task.verify(wrong)["divergences"]]
+            assert found[:1] == [("wrongType", where)] or found[:1] == [("calculationMismatch", where)]
+        for link_id in calculated_link_ids(questionnaire.get("item", [])):
+            located = find_item(response.get("item", []), link_id, "item")
+            if located is None or "answer" not in located[0]:
+                continue
+            lying = copy.deepcopy(response)
+            item, where = find_item(lying["item"], link_id, "item")  # type: ignore[misc]
+            item["answer"] = [{"valueDecimal": 987654.5}]
+            found = [(d["code"], d["path"]) for d in task.verify(lying)["divergences"]]
+            assert ("calculationMismatch", where + ".answer") in found, found
