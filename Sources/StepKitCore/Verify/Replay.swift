@@ -44,7 +44,12 @@ struct Replay {
         // navigation reaches their step later.
         var passed: [Int: Int] = [:]
         var missing = 0
-        let bound = steps.count + 2 * task.steps.count + 2
+        // Where each step is submitted, so finding the next submission of a step costs a
+        // binary search, not a scan (a hostile submission may list a great many steps).
+        let positions = Positions(steps)
+        // Each submitted step costs at most two moves (passed over to, then applied); each missing
+        // one, one (at most one more than the task has steps).
+        let bound = 2 * steps.count + 2 * task.steps.count + 4
         var moves = 0
         while !session.isFinished, let current = session.currentIndex, moves < bound {
             moves += 1
@@ -54,7 +59,7 @@ struct Replay {
                 visited.insert(current)
                 continue
             }
-            if let later = steps[next...].firstIndex(where: { $0.step == current }) {
+            if let later = positions.first(of: current, from: next) {
                 for k in next..<later { passOver(steps[k], visited: visited, expected: current, report: &report); passed[steps[k].step] = k }
                 next = later
                 continue
@@ -202,5 +207,25 @@ struct Replay {
             let place = item.flatMap { s.places[$0] } ?? s.path
             report.add(.answerRefused, problem.message, at: place, step: stepName, item: item, reason: problem.code)
         }
+    }
+}
+
+/// The positions of each step's submissions in a submitted path, in order.
+private struct Positions {
+    private var byStep: [Int: [Int]] = [:]
+
+    init(_ steps: [SubmittedStep]) {
+        for (i, s) in steps.enumerated() { byStep[s.step, default: []].append(i) }
+    }
+
+    /// The first position at or after `start` where `step` is submitted.
+    func first(of step: Int, from start: Int) -> Int? {
+        guard let list = byStep[step] else { return nil }
+        var low = 0, high = list.count
+        while low < high {
+            let mid = low + (high - low) / 2
+            if list[mid] < start { low = mid + 1 } else { high = mid }
+        }
+        return list[ifPresent: low]
     }
 }
