@@ -810,6 +810,51 @@ int stepkit_session_set_language(stepkit_session *session, const char *language,
  * ("unknownLanguage"). Thread-safe. */
 int stepkit_message_catalogue(const char *language, char **out);
 
+/* ---------------------------------------------------------------------------------------------
+ * The audit trail
+ *
+ * Every call that changes a session and is accepted records one event in the session's audit
+ * trail; a refused call records nothing. Each event is {"index", "type", "date", ...}: "date" is
+ * the session's time (its clock, never earlier than the event before), as ISO 8601; "type" is
+ *   "answerSet" / "answerCleared"  stepkit_session_set_answer(): "step", "old" and "new" (the
+ *                                  answer before and after; null when there was none / it was
+ *                                  cleared);
+ *   "forward", "backward", "skip"  the moves: "step" (the step left) and "to" (the step shown;
+ *                                  null when the move completed the task);
+ *   "finish"                       stepkit_session_finish() with any reason but "completed"
+ *                                  ("detail": the reason; completing is a "forward" to null);
+ *   "suspended", "resumed",        stepkit_session_control() ("detail": the operation, "step":
+ *   "control"                      the current step), "control" for "start" and "finish";
+ *   "restored"                     the session was restored (listed from the restore; saved
+ *                                  with the first change after it);
+ *   "migrated"                     restored across task versions ("detail": the old fingerprint).
+ * Each event carries "actor" and "reason" when the host gave them (the session option "audit":
+ * {"actor", "reason"}, or stepkit_session_set_audit_context()), and "digest": the chain. Event
+ * i's digest signs event i-1's (the taskRunUUID for the first), a newline and the event's saved
+ * text, with the restoration data's algorithm (HMAC-SHA256 under "integrityKey", else SHA-256).
+ * The trail is saved in the restoration data's "audit" member and in autosave journal records;
+ * restoration data whose trail was edited, cut off, or had an event removed or moved is refused
+ * (STEPKIT_ERESTORE "auditTampered", its path naming the first bad event). Ticks, samples and
+ * clocks record no event. The session option "audit": false switches recording off (a restored
+ * trail is kept as it was). See docs/audit.md.
+ */
+
+/* Stores in *out (free it with stepkit_string_free()) the trail from event `start_index` on:
+ * {"count": n, "enabled": bool, "events": [...]}; "count" is the whole trail's length, so a host
+ * streaming the trail asks next from "count". A `start_index` at or past the end gives no events.
+ * Computes the chain's digests not yet computed (the first call may load libcrypto: STEPKIT_EIO
+ * "libcryptoUnavailable" if it cannot). Returns STEPKIT_EINVAL if `session` or `out` is NULL, the
+ * session is not live, or `start_index` is negative or above 2147483647. Safe from any thread;
+ * calls on one session run one at a time. */
+int stepkit_session_audit(stepkit_session *session, int64_t start_index, char **out);
+
+/* Names who makes the calls that follow and why: `actor` and `reason` (borrowed, copied; NULL
+ * for none, at most 4096 bytes each) go into every event recorded until the next call to this
+ * function. They are not saved with the session (a restored session starts with the options').
+ * Returns STEPKIT_EINVAL if `session` is NULL or not live, or a text is longer than 4096 bytes
+ * ("tooLong"; nothing changes). Safe from any thread; calls on one session run one at a time. */
+int stepkit_session_set_audit_context(stepkit_session *session, const char *actor, const char *reason);
+
 #ifdef __cplusplus
 }
 #endif

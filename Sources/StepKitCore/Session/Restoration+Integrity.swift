@@ -47,12 +47,15 @@ extension Restoration {
         }
         document["integrity"] = nil
         let text = JSONWriter.string(.object(document))
+        let runUUID = document["taskRunUUID"]?.stringValue
+        let chain = { [document] () throws(StepKitError) in try checkAuditChain(document, runUUID: runUUID, key: key) }
         switch algorithm {
         case "HMAC-SHA256":
             guard let key else {
                 throw refuse("keyRequired", "The restoration data is signed with a key; restore with the option \"integrityKey\".", .root.key("integrity"))
             }
             guard let expected = try Digest.hmacSHA256(text, key: key), try Digest.equal(expected, digest) else {
+                try chain()
                 throw refuse("integrityCheckFailed", "The restoration data failed its integrity check: it was changed, or the key is wrong.", .root.key("integrity"))
             }
         case "SHA-256":
@@ -60,6 +63,7 @@ extension Restoration {
                 throw refuse("integrityCheckFailed", "The restoration data is not signed, but a key was given: it may have been re-written without the key.", .root.key("integrity"))
             }
             guard try Digest.equal(try Digest.sha256(text), digest) else {
+                try chain()
                 throw refuse("integrityCheckFailed", "The restoration data failed its integrity check: it was changed or damaged.", .root.key("integrity"))
             }
         default:

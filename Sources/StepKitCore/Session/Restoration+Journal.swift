@@ -21,7 +21,8 @@ import StepKitBase
 /// A change has up to four members: `members` (members of the document set whole: the dates,
 /// the finish reason, `touched`, `taskSuspended`, `asyncActions`, `additionalTaskResults`),
 /// `path` (`from`: how many saved visits stay; `visits`: the visits that follow them),
-/// `answers` and `laterAnswers` (`set`: entries by step identifier; `remove`: identifiers).
+/// `answers` and `laterAnswers` (`set`: entries by step identifier; `remove`: identifiers),
+/// `audit` (`from`: how many saved audit events stay, always all of them; `events`: the new ones).
 /// Restore applies the records to the snapshot and then checks the resulting document as it
 /// checks any restoration data (everything but the integrity member, which the chain stands for).
 extension Restoration {
@@ -50,6 +51,7 @@ extension Restoration {
         if let later = entryChange(old.answers.later, new.answers.later, in: new, { $0.isEmpty ? nil : .array($0) }) {
             change["laterAnswers"] = later
         }
+        if let audit = auditChange(from: old, to: new) { change["audit"] = audit }
         return change.count == 0 ? nil : .object(change)
     }
 
@@ -193,6 +195,8 @@ struct JournalReplay {
                     map[identifier] = nil
                 }
                 maps[key] = map
+            case "audit":
+                try JournalReplay.applyAudit(value, to: &document, damaged: damaged)
             default:
                 throw damaged("unknown member \"\(key)\"")
             }

@@ -67,6 +67,12 @@ extension Restoration {
         var carriedOptions = options
         carriedOptions.taskRunUUID = uuid
         var session = Session(task: task, options: carriedOptions, clock: clock)
+        // The saved trail goes on; the walk below is the migration's, not the host's.
+        let trailOn = session.audit.isOn
+        var trail = try decodeAudit(d)
+        trail.configure(options.audit)
+        trail.isOn = false
+        session.audit = trail
         // The run keeps its start, unless the saved start is later than the migrated run's
         // first visit (a forged or skewed date): a run never starts after it is shown.
         session.clock.startDate = min(startDate, session.startDate)
@@ -86,6 +92,8 @@ extension Restoration {
         }
         keepVisitDates(of: d["path"]?.arrayValue ?? [], in: &session)
         session.clock.touched = true
+        session.audit.isOn = trailOn
+        session.audit.record(.migrated, at: session.now, detail: d["task"]?.objectValue?["fingerprint"]?.stringValue)
         session.reportRestore(.object([
             "migrated": .bool(true),
             "fromFingerprint": d["task"]?.objectValue?["fingerprint"] ?? .null,

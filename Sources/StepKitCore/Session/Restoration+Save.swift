@@ -65,6 +65,7 @@ extension Restoration {
         document["laterAnswers"] = .object(later)
         for key in ["taskSuspended", "asyncActions", "additionalTaskResults"] { document[key] = member(key, of: s) }
         if s.showsLanguage { document["language"] = member("language", of: s) }
+        document["audit"] = try auditMember(of: s)
         return document
     }
 

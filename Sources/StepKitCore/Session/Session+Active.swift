@@ -38,6 +38,7 @@ extension Session {
     package mutating func activeOperation(_ operation: ActiveOperation) throws(StepKitError) {
         try requireInProgress()
         let time = now
+        let acted = audit.isOn ? currentStep?.identifier : nil
         switch operation {
         case .suspendTask:
             guard !actions.taskSuspended else { throw stateError("taskSuspended", "The task is already suspended.") }
@@ -76,6 +77,15 @@ extension Session {
             }
         }
         clock.touched = true
+        if audit.isOn {
+            let kind: AuditTrail.Kind
+            switch operation {
+            case .suspend, .suspendTask: kind = .suspended
+            case .resume, .resumeTask: kind = .resumed
+            case .start, .finish: kind = .control
+            }
+            audit.record(kind, at: time, step: acted, detail: operation.rawValue)
+        }
         _checkInvariants()
     }
 

@@ -20,7 +20,12 @@ extension Session {
         guard accepted.problems.isEmpty else { throw StepKitError(.answer, problems: accepted.problems) }
         // A form item with an `initial` that this answer shows is enabled now: it starts.
         let hiddenBefore = task.rules.initials[index] != nil && hasVisibilityRules(step: index) ? hiddenItems(step: index) : []
+        let previous = audit.isOn ? answers[index] : nil
         answers[index] = accepted.value
+        if audit.isOn {
+            let cleared = accepted.value == nil || accepted.value == .null
+            audit.record(cleared ? .answerCleared : .answerSet, at: now, step: step.identifier, old: previous, new: accepted.value)
+        }
         if !hiddenBefore.isEmpty {
             let shown = Set(hiddenBefore).subtracting(hiddenItems(step: index))
             if !shown.isEmpty { applyInitials(step: index, only: shown) }

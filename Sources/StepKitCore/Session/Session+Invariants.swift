@@ -16,6 +16,7 @@ extension Session {
         events._checkInvariants()
         clock._checkInvariants()
         actions._checkInvariants(actions: task.asyncActions)
+        audit._checkInvariants()
         precondition(!path.isEmpty || isFinished, "only a run that has ended may have shown no step")
         var previous = clock.startDate
         for position in path.indices {

@@ -42,8 +42,16 @@ extension Session {
         guard problems.isEmpty else {
             throw stateError("answerRequired", "", problems: problems)
         }
+        let left = audit.isOn ? currentStep?.identifier : nil
         leaveCurrent(skipped: false, hidden: hidden)
+        recordMove(.forward, from: left)
         _checkInvariants()
+    }
+
+    /// Records a move that was made: from the step left to the current one (none: the run ended).
+    private mutating func recordMove(_ kind: AuditTrail.Kind, from left: String?) {
+        guard audit.isOn else { return }
+        audit.record(kind, at: now, step: left, to: isFinished ? nil : currentStep?.identifier)
     }
 
     package mutating func goBackward() throws(StepKitError) {
@@ -69,6 +77,7 @@ extension Session {
         }
         clock.touched = true
         stepAppeared(previous: previous, at: time)
+        recordMove(.backward, from: leaving.flatMap { task.step(at: $0)?.identifier })
         _checkInvariants()
     }
 
@@ -78,6 +87,7 @@ extension Session {
             throw stateError("notSkippable", "Only an optional question or form can be skipped.")
         }
         leaveCurrent(skipped: true)
+        recordMove(.skip, from: step.identifier)
         _checkInvariants()
     }
 
@@ -94,6 +104,7 @@ extension Session {
         closeCurrent(at: time, skipped: false)
         clock.touched = true
         endRun(reason, at: time)
+        if audit.isOn { audit.record(.finish, at: time, step: currentStep?.identifier, detail: reason.rawValue) }
         _checkInvariants()
     }
 

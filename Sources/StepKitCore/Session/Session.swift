@@ -34,6 +34,8 @@ package struct Session: Sendable {
     var actions = AsyncActions()
     /// The participant's language: of the texts, of the engine's messages (`SessionLanguage`).
     var language: SessionLanguage
+    /// Every accepted change, dated, with who and why (`AuditTrail`).
+    var audit = AuditTrail()
 
     /// What a restore across task versions kept and dropped (null otherwise).
     private(set) var restoreReport: JSON = .null
@@ -51,6 +53,7 @@ package struct Session: Sendable {
         self.fixed = FixedOptions(options)
         let now = clock.nowMilliseconds
         self.clock = RunClock(clock, startDate: now)
+        self.audit.configure(options.audit)
         enterFirstStep(at: now)
         _checkInvariants()
     }
@@ -58,7 +61,8 @@ package struct Session: Sendable {
     /// A session rebuilt from restoration data that `Restoration` has already checked (its
     /// invariants are checked once `Restoration` has checked the run it describes).
     init(task: Task, options: SessionOptions, clock: Clock, taskRunUUID: String, startDate: Int64, endDate: Int64?,
-         finishReason: FinishReason?, visits: [Visit], answers: AnswerStore, touched: Bool, actions: AsyncActions) {
+         finishReason: FinishReason?, visits: [Visit], answers: AnswerStore, touched: Bool, actions: AsyncActions,
+         audit: AuditTrail = AuditTrail()) {
         self.task = task
         self.home = task
         self.language = SessionLanguage.resolve(nil, task: task, hosted: options.messageCatalogues)
@@ -67,6 +71,8 @@ package struct Session: Sendable {
         self.clock = RunClock(restoring: clock, startDate: startDate, endDate: endDate, finishReason: finishReason, touched: touched)
         self.answers = answers
         self.actions = actions
+        self.audit = audit
+        self.audit.configure(options.audit)
         for visit in visits { path.push(visit) }
         // A running step goes on from its saved elapsed time at the session's time now; the
         // first clock the host sets takes that over (`setClock`).
@@ -136,6 +142,7 @@ package struct Session: Sendable {
             self.clock.startDate = time
             events.removeAll()
             actions.removeAll()
+            audit.removeAll()
             enterFirstStep(at: time)
         case .restored:
             anchorRunningSteps(at: now)

@@ -25,6 +25,8 @@ package struct SessionOptions: Sendable {
     var language: String?
     /// The host's message catalogues by language tag (option `messages`), each complete.
     var messageCatalogues: [String: MessageCatalogue] = [:]
+    /// The audit trail's switch and the host's actor and reason (`AuditOptions`).
+    var audit = AuditOptions()
 
     /// Reads options for `stepkit_session_open` (or, with `restoring`, `stepkit_session_restore`,
     /// which adds `migrate` and takes the run's identity from the saved data).
@@ -84,6 +86,7 @@ package struct SessionOptions: Sendable {
             options.outputDirectory = r.string("outputDirectory", nonEmpty: true)
             if let limit = r.integer("recorderFileSizeLimit", in: 1024...(1 << 40)) { options.recorderFileSizeLimit = Int64(limit) }
             options.continueOnRecorderFailure = r.bool("continueOnRecorderFailure") ?? false
+            if let value = r.value("audit") { options.audit = AuditOptions.parse(value, at: .root.key("audit"), d) }
             if let value = r.value("limits") {
                 let l = FieldReader(value, at: .root.key("limits"), d, what: "limits")
                 options.limits.answer = InputLimits.answer.overridden(by: l, bytesKey: "maxAnswerBytes", depthKey: "maxAnswerDepth", stringKey: "maxStringBytes")

@@ -83,7 +83,19 @@ package final class SessionStore: Sendable {
 
     /// The restoration data, the same text the autosave writes as its snapshot.
     package func saveText() throws(StepKitError) -> String {
-        try read { (s: borrowing Session) throws(StepKitError) -> String in try Restoration.saveText(s, visits: savedVisits) }
+        try session.withLock { (s: inout Session) throws(StepKitError) -> String in
+            // The audit chain is computed when it is first saved, and kept (`AuditTrail.seal`).
+            try s.sealAudit()
+            return try Restoration.saveText(s, visits: savedVisits)
+        }
+    }
+
+    /// The audit trail from event `start`, its chain sealed (`Session.auditListing`).
+    package func auditListing(from start: Int) throws(StepKitError) -> JSON {
+        try session.withLock { (s: inout Session) throws(StepKitError) -> JSON in
+            try s.sealAudit()
+            return s.auditListing(from: start)
+        }
     }
 
     /// Runs `body` on the session under its lock. The session's operations check everything
@@ -102,6 +114,7 @@ package final class SessionStore: Sendable {
             let result: R
             do throws(StepKitError) { result = try body(&copy) } catch { throw error.localized(stored.messageCatalogue) }
             do throws(StepKitError) {
+                try copy.sealAudit()
                 try save(copy, after: stored, to: autosave)
             } catch {
                 copy.undoRecorderWrites(back: stored)
