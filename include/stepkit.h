@@ -363,6 +363,12 @@ typedef struct stepkit_session stepkit_session;
  *                          language tag, used before the shipped ones (see "Languages").
  *                          Each must be complete: STEPKIT_EINVAL "missingMessage",
  *                          "unknownMessage", "missingArgument", "unknownArgument" otherwise.
+ *     "audit": false | {"enabled": bool, "actor": "...", "reason": "...", "recordRestore": bool}
+ *                          the audit trail (see "The audit trail" below): false (or "enabled":
+ *                          false) records nothing; "actor" and "reason" go into every event
+ *                          until stepkit_session_set_audit_context() says otherwise; on
+ *                          stepkit_session_restore(), "recordRestore": false records no
+ *                          "restored" event (a server that restores for every request).
  * Unknown keys are refused (STEPKIT_EINVAL, with their path).
  *
  * On success returns STEPKIT_OK and stores a new handle in *out_session, released with
@@ -826,7 +832,8 @@ int stepkit_message_catalogue(const char *language, char **out);
  *   "suspended", "resumed",        stepkit_session_control() ("detail": the operation, "step":
  *   "control"                      the current step), "control" for "start" and "finish";
  *   "restored"                     the session was restored (listed from the restore; saved
- *                                  with the first change after it);
+ *                                  with the first change after it; not recorded when the
+ *                                  restore's options say "audit": {"recordRestore": false});
  *   "migrated"                     restored across task versions ("detail": the old fingerprint).
  * Each event carries "actor" and "reason" when the host gave them (the session option "audit":
  * {"actor", "reason"}, or stepkit_session_set_audit_context()), and "digest": the chain. Event

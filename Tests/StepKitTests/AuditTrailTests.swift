@@ -104,6 +104,7 @@ private func editTrail(_ saved: String, _ edit: (inout [JSON]) -> Void) throws -
         try s.goForward()
         try s.setAnswer(.string("kept"))
         try s.setAnswer(.null)
+        try s.setAnswer(.null)  // the same again: no change, no event
         try s.finish(.discarded)
         let events = listed(s)
         #expect(events.map { $0["type"]?.stringValue ?? "" } == ["forward", "answerSet", "forward", "answerSet", "answerCleared", "finish"])
@@ -196,6 +197,15 @@ private func editTrail(_ saved: String, _ edit: (inout [JSON]) -> Void) throws -
         #expect(after.count == s.audit.count + 2)
         let again = try restore(try Restoration.saveText(back), s.task, clock: clock.clock)
         #expect(listed(again).prefix(after.count).elementsEqual(after))
+        // Restored on the system clock, then given the host's: the restore is dated on the
+        // host's clock, as the restored timers are.
+        var hosted = try restore(saved, s.task)
+        hosted.setClock(clock.clock)
+        #expect(listed(hosted).last?["date"] == .string(CivilTime.iso8601(milliseconds: clock.now)))
+        // A server that restores for every request leaves the restores out.
+        var quiet = try restore(saved, s.task, options: try SessionOptions.parse(try json(#"{"audit": {"recordRestore": false}}"#)), clock: clock.clock)
+        try quiet.activeOperation(.finish)
+        #expect(listed(quiet).suffix(1).map { $0["type"]?.stringValue ?? "" } == ["control"])
     }
 
     @Test func dataSavedBeforeTheTrailRestores() throws {

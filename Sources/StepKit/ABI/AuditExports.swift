@@ -31,10 +31,12 @@ enum AuditText {
 
     static func read(_ text: UnsafePointer<CChar>?, argument: String) throws(StepKitError) -> String? {
         guard let text else { return nil }
-        let value = shortText(text, limit: limit + 1)
-        guard value.utf8.count <= limit, text[min(value.utf8.count, limit)] == 0 || value.utf8.count < limit else {
+        // Bytes are counted before decoding (bad UTF-8 decodes to a longer replacement).
+        var length = 0
+        while length <= limit && text[length] != 0 { length += 1 }
+        guard length <= limit else {
             throw StepKitError(.invalidArgument, code: "tooLong", message: "\(argument) is longer than \(limit) bytes.")
         }
-        return value
+        return shortText(text, limit: length)
     }
 }

@@ -176,11 +176,14 @@ extension AuditTrail.Event {
 }
 
 /// The session option `audit`: `false` switches the trail off; an object may say `enabled`,
-/// `actor` and `reason` (given to every event until the host says otherwise).
+/// `actor` and `reason` (given to every event until the host says otherwise), and, on a
+/// restore, `recordRestore: false` (a server that restores for every request, where the restore
+/// is how it works, not something that happened to the run).
 struct AuditOptions: Sendable {
     var enabled = true
     var actor: String?
     var reason: String?
+    var recordRestore = true
 
     static func parse(_ value: JSON, at path: JSONPath, _ d: Diagnostics) -> AuditOptions {
         var options = AuditOptions()
@@ -190,6 +193,7 @@ struct AuditOptions: Sendable {
             options.enabled = r.bool("enabled") ?? true
             options.actor = r.string("actor")
             options.reason = r.string("reason")
+            options.recordRestore = r.bool("recordRestore") ?? true
             r.finish()
         }
         return options

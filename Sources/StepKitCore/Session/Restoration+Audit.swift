@@ -71,11 +71,11 @@ extension Restoration {
         }
         if let firstBad {
             guard anyHolds else { return }
-            throw refuse("auditTampered", "Audit event \(firstBad) failed the trail's chain: it was changed or moved, or an event before it was removed.",
+            throw refuse("auditTampered", "Audit event \(firstBad) failed the trail's chain: it was changed or moved, or an event before it was removed\(firstBad == 0 ? ", or the run's taskRunUUID (which the chain starts from) was changed" : "").",
                          .root.key("audit").key("events").index(firstBad))
         }
         if case .int(let count)? = object["count"], count != Int64(items.count) {
-            let first = min(Int64(items.count), count)
+            let first = max(0, min(Int64(items.count), count))
             throw refuse("auditTampered", "The audit trail holds \(items.count) events but was saved with \(count): it was cut off at event \(first).",
                          .root.key("audit").key("events").index(Int(first)))
         }

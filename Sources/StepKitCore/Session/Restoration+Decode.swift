@@ -96,7 +96,7 @@ extension Restoration {
         try checkAllowed(session, savedAnswers: answers)
         // The restore is in the trail once something happens after it (`AuditTrail.pendingRestore`).
         var restored = session
-        restored.audit.pendingRestore = restored.now
+        if options.audit.recordRestore { restored.audit.pendingRestore = restored.now }
         restored._checkInvariants()
         return restored
     }

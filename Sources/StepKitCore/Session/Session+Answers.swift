@@ -22,7 +22,8 @@ extension Session {
         let hiddenBefore = task.rules.initials[index] != nil && hasVisibilityRules(step: index) ? hiddenItems(step: index) : []
         let previous = audit.isOn ? answers[index] : nil
         answers[index] = accepted.value
-        if audit.isOn {
+        // The same value again changes nothing: no event.
+        if audit.isOn && previous != accepted.value {
             let cleared = accepted.value == nil || accepted.value == .null
             audit.record(cleared ? .answerCleared : .answerSet, at: now, step: step.identifier, old: previous, new: accepted.value)
         }

@@ -146,6 +146,8 @@ package struct Session: Sendable {
             enterFirstStep(at: time)
         case .restored:
             anchorRunningSteps(at: now)
+            // The restore is dated on the clock that takes it over, as its timers are.
+            if audit.pendingRestore != nil { audit.pendingRestore = now }
             self.clock.anchor = .settled
         default:
             let time = now
