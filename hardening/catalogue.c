@@ -377,6 +377,8 @@ static int run_catalogue(void) {
             EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidHandle", stepkit_session_tick(h, NULL));
             EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidHandle", stepkit_session_record(h, "r", "{}", NULL));
             EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidHandle", stepkit_session_set_event_callback(h, reentering_callback, NULL, NULL));
+            EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidHandle", stepkit_session_audit(h, 0, fresh_out())); OUT_IS_NULL();
+            EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidHandle", stepkit_session_set_audit_context(h, "a", "b"));
         }
     }
     /* double free and freeing never-valid handles: no-ops */
@@ -697,6 +699,82 @@ static int run_catalogue(void) {
         free(truncated); free(tampered); free(no_integrity); free(version2);
         stepkit_task_free(other);
         stepkit_task_free(changed);
+    }
+
+    /* ---------------------------------------------------------------- tampered audit trails */
+    /* Restoration data whose audit trail was edited, cut off, reordered, emptied or damaged is
+     * refused naming the first bad event (docs/audit.md); the audit call's own bad arguments
+     * change nothing. */
+    {
+        stepkit_session *as = NULL;
+        char *trail_data = NULL;
+        EXPECT_OK(stepkit_session_open(task, "{\"integrityKey\": \"k1\"}", &as));
+        EXPECT_OK(stepkit_session_go_forward(as, NULL));
+        EXPECT_OK(stepkit_session_set_answer(as, "true", NULL));
+        EXPECT_OK(stepkit_session_set_answer(as, "false", NULL));
+        EXPECT_OK(stepkit_session_go_forward(as, NULL));
+        EXPECT_OK(stepkit_session_save(as, &trail_data));
+        char *before = state_of(as);
+        EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidValue", stepkit_session_audit(as, -1, fresh_out())); OUT_IS_NULL();
+        EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidValue", stepkit_session_audit(as, INT64_MIN, fresh_out())); OUT_IS_NULL();
+        EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidValue", stepkit_session_audit(as, INT64_MAX, fresh_out())); OUT_IS_NULL();
+        EXPECT_FAIL(NULL, STEPKIT_EINVAL, "nullArgument", stepkit_session_audit(as, 0, NULL));
+        {
+            char *long_actor = repeat("", 'x', 1 << 20, "");
+            EXPECT_FAIL(NULL, STEPKIT_EINVAL, "tooLong", stepkit_session_set_audit_context(as, long_actor, NULL));
+            EXPECT_FAIL(NULL, STEPKIT_EINVAL, "tooLong", stepkit_session_set_audit_context(as, NULL, long_actor));
+            free(long_actor);
+        }
+        char *after = state_of(as);
+        CHECK(before && after && strcmp(before, after) == 0, "a refused audit call changed the session");
+        stepkit_string_free(before);
+        stepkit_string_free(after);
+        enum { EDIT, REMOVE, SWAP, CUT, EMPTY, NOT_EVENT, BAD_COUNT, DATE_TYPE };
+        struct { const char *label; int kind; const char *code; const char *path; } tamper[] = {
+            {"audit event edited", EDIT, "auditTampered", "audit.events[2]"},
+            {"audit event removed", REMOVE, "auditTampered", "audit.events[1]"},
+            {"audit events swapped", SWAP, "auditTampered", "audit.events[1]"},
+            {"audit trail cut off", CUT, "auditTampered", "audit.events[3]"},
+            {"audit trail emptied", EMPTY, "auditTampered", "audit.events[0]"},
+            {"audit event not an object", NOT_EVENT, "auditDamaged", "audit.events[0]"},
+            {"audit count negative", BAD_COUNT, "auditTampered", NULL},
+            {"audit date a string", DATE_TYPE, "auditDamaged", "audit.events[1]"},
+        };
+        for (size_t i = 0; i < sizeof tamper / sizeof tamper[0]; i++) {
+            json_t *doc = json_loads(trail_data, 0, NULL);
+            json_t *events = json_object_get(json_object_get(doc, "audit"), "events");
+            CHECK(json_array_size(events) == 4, "the trail has 4 events: %s", trail_data);
+            switch (tamper[i].kind) {
+            case EDIT: json_object_set_new(json_array_get(events, 2), "new", json_true()); break;
+            case REMOVE: json_array_remove(events, 1); break;
+            case SWAP: {
+                json_t *second = json_incref(json_array_get(events, 1));
+                json_array_remove(events, 1);
+                json_array_insert_new(events, 2, second);
+                break;
+            }
+            case CUT: json_array_remove(events, 3); break;
+            case EMPTY: json_array_clear(events); break;
+            case NOT_EVENT: json_array_set_new(events, 0, json_string("forward")); break;
+            case BAD_COUNT: json_object_set_new(json_object_get(doc, "audit"), "count", json_integer(-1)); break;
+            case DATE_TYPE: json_object_set_new(json_array_get(events, 1), "date", json_string("2026-01-01")); break;
+            }
+            char *text = json_dumps(doc, JSON_COMPACT);
+            json_decref(doc);
+            s2 = (stepkit_session *)0x1;
+            int rc = stepkit_session_restore(task, text, "{\"integrityKey\": \"k1\"}", &s2);
+            CHECK(rc == STEPKIT_ERESTORE, "restore(%s) = %d: %s", tamper[i].label, rc, stepkit_last_error());
+            CHECK(error_has(tamper[i].code), "restore(%s): code %s not in %s", tamper[i].label, tamper[i].code, stepkit_last_error());
+            if (tamper[i].path) {
+                char want[64];
+                snprintf(want, sizeof want, "\"path\":\"%s\"", tamper[i].path);
+                CHECK(stepkit_last_error() && strstr(stepkit_last_error(), want), "restore(%s) names %s: %s", tamper[i].label, tamper[i].path, stepkit_last_error());
+            }
+            CHECK(s2 == NULL, "restore(%s): session not NULL", tamper[i].label);
+            free(text);
+        }
+        stepkit_string_free(trail_data);
+        stepkit_session_free(as);
     }
 
     /* ---------------------------------------------------------------- every call in every wrong state */

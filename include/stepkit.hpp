@@ -482,6 +482,19 @@ public:
     std::string tick() {
         return out_call([this](char **out) { return stepkit_session_tick(handle_, out); });
     }
+
+    /* The audit trail from event `start_index` (stepkit_session_audit()):
+     * {"count", "enabled", "events": [...]}. */
+    std::string audit(std::int64_t start_index = 0) {
+        return out_call([this, start_index](char **out) { return stepkit_session_audit(handle_, start_index, out); });
+    }
+    /* Who makes the calls that follow and why (stepkit_session_set_audit_context()); an empty
+     * string is none. */
+    void set_audit_context(const std::string &actor, const std::string &reason = std::string()) {
+        const char *a = actor.empty() ? nullptr : detail::c_text(actor, false, "The actor");
+        const char *r = reason.empty() ? nullptr : detail::c_text(reason, false, "The reason");
+        detail::check(stepkit_session_set_audit_context(handle_, a, r));
+    }
     /* Samples: a JSON object or an array of objects. */
     std::string record(const std::string &recorder_id, const std::string &samples_json) {
         const char *recorder = detail::c_text(recorder_id, false, "The recorder identifier");

@@ -221,6 +221,36 @@ static void test_walk_save_restore() {
     CHECK(field(third.state(), "status") == "inProgress");
 }
 
+/* The audit trail: each accepted change with its old and new value, the actor the host names,
+ * streamed from an index; a refused call adds nothing. */
+static void test_audit() {
+    stepkit::Task task = stepkit::Task::compile(SURVEY);
+    stepkit::Session session = task.open(R"({"audit": {"actor": "kiosk"}})");
+    std::int64_t now = T0;
+    session.set_clock([&now] { return now; });
+    now += 1000;
+    session.go_forward();
+    session.set_answer("42");
+    EXPECT_ERROR(STEPKIT_EANSWER, session.set_answer("12"));
+    session.set_audit_context("dr-3", "corrected");
+    session.set_answer("43");
+    const std::string all = session.audit();
+    CHECK(has(all, "\"count\":3"));
+    CHECK(has(all, "\"type\":\"answerSet\""));
+    CHECK(has(all, "\"old\":42"));
+    CHECK(has(all, "\"new\":43"));
+    CHECK(has(all, "\"actor\":\"kiosk\""));
+    CHECK(has(all, "\"reason\":\"corrected\""));
+    CHECK(has(all, "\"date\":\"2026-01-01T00:00:01.000Z\""));
+    const std::string tail = session.audit(2);
+    CHECK(has(tail, "\"index\":2") && !has(tail, "\"index\":1"));
+    EXPECT_ERROR(STEPKIT_EINVAL, session.audit(-1));
+    EXPECT_ERROR(STEPKIT_EINVAL, session.set_audit_context(std::string(5000, 'a')));
+    stepkit::Session off = task.open(R"({"audit": false})");
+    off.go_forward();
+    CHECK(has(off.audit(), "\"count\":0"));
+}
+
 static void test_clock_across_moves() {
     stepkit::Task task = stepkit::Task::compile(SURVEY);
     auto now = std::make_shared<std::int64_t>(T0);
@@ -501,6 +531,7 @@ int main() {
     test_control();
     test_compile_and_errors();
     test_walk_save_restore();
+    test_audit();
     test_clock_across_moves();
     test_active_and_events();
     test_error_json_reader();

@@ -50,6 +50,8 @@ from conftest import RUN_UUID, SMALL_TASK, START_MS, autosaved, cli_env, step_id
 
 RESTORE_CODES = {
     "damaged",
+    "auditTampered",
+    "auditDamaged",
     "notRestorationData",
     "unsupportedVersion",
     "integrityCheckFailed",
@@ -103,6 +105,17 @@ def opened(task: stepkit.Task, clock: stepkit.ManualClock, options: Optional[Dic
     session = task.open(dict({"taskRunUUID": RUN_UUID}, **(options or {})))
     session.set_clock(clock)
     return session
+
+
+def without_restores(saved: str) -> Dict[str, Any]:
+    """Restoration data without its integrity member, its trail's digests and its "restored"
+    events: what a copy restored midway and the original must agree on."""
+    document = json.loads(saved)
+    document.pop("integrity", None)
+    audit = document.pop("audit", {"events": []})
+    document["auditEvents"] = [{k: v for k, v in e.items() if k != "digest"}
+                               for e in audit["events"] if e["type"] != "restored"]
+    return document
 
 
 def restored(
@@ -621,7 +634,12 @@ def test_property_save_and_restore_after_every_action(definition, data):
         for made_at, copy_ in copies:
             assert copy_.result == final_result, f"final result of the copy restored after action {made_at}"
             assert copy_.state == final_state
-            assert copy_.save() == final_save
+            # The same data, but for the audit trail: the copy's records its restore (when
+            # something happened after it; docs/audit.md), the rest of its events are the
+            # original's, and its chain holds on its own (restore checks it).
+            assert without_restores(copy_.save()) == without_restores(final_save)
+            if copy_.save() != final_save:
+                assert [e["type"] for e in copy_.audit()["events"]].count("restored") == 1
     finally:
         for _, copy_ in copies:
             copy_.close()
@@ -647,7 +665,9 @@ def test_every_flipped_character_is_refused(walked, small, tmp_path):
             other = "x" if char != "x" else "y"
         codes.add(refusal(small, text[:position] + other + text[position + 1:], tmp_path))
     # the digest covers everything; what is read before it has its own codes
-    assert codes <= {"damaged", "notRestorationData", "unsupportedVersion", "integrityCheckFailed", "integrityMissing"}
+    # (the audit trail's own codes name the event a flip in the trail hit: docs/audit.md)
+    assert codes <= {"damaged", "notRestorationData", "unsupportedVersion", "integrityCheckFailed", "integrityMissing",
+                     "auditTampered", "auditDamaged"}
     assert {"damaged", "integrityCheckFailed", "notRestorationData", "unsupportedVersion"} <= codes
 
 
@@ -683,8 +703,15 @@ def test_changed_values_fail_the_integrity_check(walked, small, tmp_path, change
     data = json.loads(session.save())
     change(data)
     code = refusal(small, data, tmp_path)
-    # signed with HMAC but no key given: "keyRequired" is the more specific answer
-    assert code == ("keyRequired" if data["integrity"]["algorithm"] == "HMAC-SHA256" else "integrityCheckFailed")
+    # signed with HMAC but no key given: "keyRequired" is the more specific answer; the audit
+    # trail's chain starts from the run's UUID, so a changed UUID breaks it at its first event
+    # (docs/audit.md), the more specific answer again
+    if data["integrity"]["algorithm"] == "HMAC-SHA256":
+        assert code == "keyRequired"
+    elif data["taskRunUUID"] != json.loads(session.save())["taskRunUUID"] and data["audit"]["events"]:
+        assert code == "auditTampered"
+    else:
+        assert code == "integrityCheckFailed"
 
 
 def test_reordered_keys_fail_the_integrity_check(walked, small, tmp_path):

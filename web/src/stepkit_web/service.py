@@ -426,8 +426,12 @@ class Service:
         migrate = latest.version != row.task_version
         task = self.task(latest)
         try:
-            session = TimedSession(timed(task.restore, row.saved,
-                                         self._options({"migrate": True} if migrate else None)))
+            # Restoring is how every request works here, not something that happened to the
+            # run: the audit trail records the changes only (docs/audit.md).
+            restore_options: Dict[str, Any] = {"audit": {"recordRestore": False}}
+            if migrate:
+                restore_options["migrate"] = True
+            session = TimedSession(timed(task.restore, row.saved, self._options(restore_options)))
         except stepkit.RestorationError as error:
             log.error("restoration data of session %s failed its check: %s", row.id, error.error)
             raise Damaged(row.id, error)
@@ -443,6 +447,18 @@ class Service:
         # What the migration kept and dropped, read now: the next action clears it.
         session.migration_report = session.restore_report if migrate else None
         return session, latest
+
+    def audit_trail(self, row: SessionRow) -> Dict[str, Any]:
+        """The session's audit trail as its restoration data holds it (``Session.audit``), read
+        on the version it was saved on, so nothing is migrated or recorded by reading it; the
+        engine checks the data's integrity and the trail's chain first (``Damaged`` if not)."""
+        task = self.task(self._version_row(row.task_identifier, row.task_version))
+        try:
+            with task.restore(row.saved, self._options({"audit": {"recordRestore": False}})) as session:
+                return session.audit()
+        except stepkit.RestorationError as error:
+            log.error("restoration data of session %s failed its check: %s", row.id, error.error)
+            raise Damaged(row.id, error)
 
     def write(self, row: SessionRow, session: stepkit.Session, task_row: TaskRow,
               state: Optional[Dict[str, Any]] = None) -> bool:

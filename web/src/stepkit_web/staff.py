@@ -202,6 +202,36 @@ def study_page(request: Request, identifier: str, status: str = "", participant:
                    participant=participant, done=DONE.get(done), is_fhir=is_fhir, keys=keys)
 
 
+@router.get("/studies/{identifier}/sessions/{session_id}/audit", response_class=HTMLResponse)
+def session_audit(request: Request, identifier: str, session_id: str,
+                  user: StaffUser = Depends(staff_user)) -> Response:
+    """One session's audit trail: every accepted change, with its time and, for an answer,
+    the value before and after (docs/audit.md)."""
+    service = service_of(request)
+    study_ok(identifier)
+    row = service.store.session(session_id[:64])
+    if row is None or row.task_identifier != identifier:
+        raise NotFound(f"no session {session_id!r} in {identifier!r}")
+    trail = service.audit_trail(row)
+    events = []
+    for event in trail["events"]:
+        change = event.get("type") in ("answerSet", "answerCleared")
+        events.append(dict(
+            event,
+            old_text=_value_text(event.get("old")) if change else "",
+            new_text=_value_text(event.get("new")) if change else "",
+        ))
+    return _render(request, "staff_audit.html", user,
+                   page_title=f"{service.study(identifier)['title']} – audit trail",
+                   identifier=identifier, title=service.study(identifier)["title"],
+                   participant=row.participant, events=events, enabled=trail["enabled"])
+
+
+def _value_text(value: Any) -> str:
+    """An answer as staff read it: JSON, compact; "–" for none."""
+    return "–" if value is None else json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+
+
 def _back(identifier: str, done: str) -> RedirectResponse:
     from urllib.parse import quote
     return RedirectResponse(f"/staff/studies/{quote(identifier, safe='')}?done={done}",

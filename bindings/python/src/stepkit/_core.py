@@ -1034,6 +1034,36 @@ class Session(_Handle):
         already finished, or for ``"completed"`` where going forward would not complete."""
         return self._call("stepkit_session_finish", _c_string(reason, "the finish reason"))
 
+    # -- audit trail -------------------------------------------------------------------------
+
+    def audit(self, start: int = 0) -> Dict[str, Any]:
+        """The session's audit trail from event ``start`` on (``stepkit_session_audit``):
+        ``{"count": n, "enabled": bool, "events": [...]}``, each event ``{"index", "type",
+        "date", ...}`` — ``"answerSet"`` / ``"answerCleared"`` with ``"old"`` and ``"new"``,
+        the moves with ``"step"`` and ``"to"``, ``"finish"``, ``"suspended"``, ``"resumed"``,
+        ``"control"``, ``"restored"``, ``"migrated"`` — with ``"actor"`` and ``"reason"`` when
+        the host gave them and ``"digest"``, the chain (docs/audit.md). ``count`` is the whole
+        trail's length: to stream it, ask next from ``count``. A refused call records nothing.
+        InvalidArgumentError for a negative ``start``; TypeError for a non-int."""
+        if isinstance(start, bool) or not isinstance(start, int):
+            raise TypeError(f"start must be an int, not {type(start).__name__}")
+        if not 0 <= start <= 2147483647:
+            raise InvalidArgumentError("start must be from 0 to 2147483647.")
+        return self._call("stepkit_session_audit", start)
+
+    def set_audit_context(self, actor: Optional[str] = None, reason: Optional[str] = None) -> None:
+        """Names who makes the calls that follow and why (``None``: no one, no reason), given to
+        every audit event recorded until the next call; not saved with the session (the option
+        ``"audit": {"actor", "reason"}`` of :meth:`Task.open` sets the first). Each text is at
+        most 4096 bytes (InvalidArgumentError)."""
+        a = None if actor is None else _c_string(actor, "the actor")
+        r = None if reason is None else _c_string(reason, "the reason")
+        with self._owning() as handle:
+            cdll = self._lib
+            status = cdll.stepkit_session_set_audit_context(handle, a, r)
+            if status != 0:
+                _raise_last_error(cdll, status)
+
     # -- time --------------------------------------------------------------------------------
 
     def set_clock(self, fn: Optional[ClockFunction]) -> None:

@@ -86,6 +86,8 @@ _PROTOTYPES = {
     "stepkit_task_verify_result": (c_int, [c_void_p, c_char_p, c_char_p, _OUT]),
     "stepkit_session_set_language": (c_int, [c_void_p, c_char_p, _OUT]),
     "stepkit_message_catalogue": (c_int, [c_char_p, _OUT]),
+    "stepkit_session_audit": (c_int, [c_void_p, c_int64, _OUT]),
+    "stepkit_session_set_audit_context": (c_int, [c_void_p, c_char_p, c_char_p]),
 }
 
 _lock = threading.Lock()

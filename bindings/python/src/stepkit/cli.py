@@ -151,6 +151,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         options["taskRunUUID"] = args.task_run_uuid
     if args.lang:
         options["language"] = args.lang
+    if args.audit_actor:
+        options["audit"] = {"actor": args.audit_actor}
     runner = active_presenter.prepare(task, args, options, interactive=answers is None)
     try:
         session = task.open(options or None)
@@ -179,10 +181,13 @@ def cmd_run(args: argparse.Namespace) -> int:
                 print(file=sys.stderr)
                 state = session.finish("discarded")
         result = session.result_as(args.format) if args.format != "stepkit" else session.result
+        trail = session.audit() if args.audit else None
     text = json.dumps(result, indent=2, ensure_ascii=False)
     print(text)
     if args.output:
         _write_output(args.output, result)
+    if args.audit and trail is not None:
+        _write_output(args.audit, trail)
     reason = state.get("finishReason")
     if reason != "completed":
         print(f"The task was not completed (finished as {reason!r}).", file=sys.stderr)
@@ -248,6 +253,11 @@ def _run_arguments(run: argparse.ArgumentParser) -> None:
         help="the participant's language, a BCP-47 tag (fr-CA falls back to fr, then to the "
         "task's default): the task's texts and the engine's messages",
     )
+    run.add_argument(
+        "--audit", metavar="FILE",
+        help="also write the run's audit trail (every accepted change, dated; docs/audit.md) to FILE",
+    )
+    run.add_argument("--audit-actor", metavar="NAME", help="the actor named in the audit trail's events")
     run.add_argument(
         "--interactive", "-i", action="store_true", help="ask on stdin even if it is not a terminal"
     )
