@@ -88,7 +88,7 @@ extension Restoration {
         if visits.isEmpty && finishReason == nil {
             throw refuse("damaged", "The saved path is empty but the run has not finished.", .root.key("path"))
         }
-        var session = Session(task: task, options: options, clock: clock, taskRunUUID: uuid, startDate: startDate, endDate: endDate,
+        let session = Session(task: task, options: options, clock: clock, taskRunUUID: uuid, startDate: startDate, endDate: endDate,
                               finishReason: finishReason, visits: visits, answers: AnswerStore(latest: answers, later: laterAnswers),
                               touched: touched, actions: AsyncActions(runs: asyncRuns, taskSuspended: taskSuspended),
                               audit: try decodeAudit(d))
