@@ -78,8 +78,8 @@ public func stepkit_session_finish(_ session: OpaquePointer?, _ reason: UnsafePo
                                    _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     Boundary.change(out) { (wantsState: Bool) throws(StepKitError) in
         let handle = try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session")
-        let finishReason: FinishReason = try Boundary.choice(reason, argument: "reason", code: "invalidReason", what: "finish reason")
-        return try handle.call(wantsState: wantsState) { (s: inout Session) throws(StepKitError) in try s.finish(finishReason) }
+        let finishReason: HostFinishReason = try Boundary.choice(reason, argument: "reason", code: "invalidReason", what: "finish reason")
+        return try handle.call(wantsState: wantsState) { (s: inout Session) throws(StepKitError) in try s.finish(finishReason.reason) }
     }
 }
 

@@ -140,6 +140,12 @@ struct TaskRules: Sendable {
     var pipedSteps: Set<Int> = []
     /// Per step: the calculations its state shows (indexes into `Calculations.list`).
     var stepCalculations = IndexTable<[Int]>()
+    /// Per step: the conditions on its choice lists (`visibleWhen` of choices, `choicesFrom`).
+    var choiceFilters = IndexTable<[ChoiceFilter]>()
+    /// The task's `timeLimit` (milliseconds) and what each step's says (`TimeLimits.swift`).
+    var timeLimits = TimeLimits()
+    /// Whether some step shuffles a list (`Randomization`): a run then draws a seed.
+    var shuffles = false
     /// Per step: the bounds its answer formats give as expressions.
     var answerBounds = IndexTable<[AnswerBounds]>()
     /// The patterns of `matches` conditions, by the step whose answer they read (see

@@ -27,7 +27,10 @@ extension TaskCompiler {
             let optional = r.bool("optional") ?? false
             let text = r.string("text")
             r.accept(strings: ["detailText", "placeholder", "learnMoreText"])
-            let format = r.value("answerFormat", required: true).flatMap { AnswerFormat.compile($0, at: itemPath.key("answerFormat"), d) }
+            // Kept in place when the form's items are shuffled (`shuffleItems`); read from the
+            // presentation by `Randomization`.
+            _ = r.bool("pinned")
+            let format = r.value("answerFormat", required: true).map { withSourceChoices($0, b) }.flatMap { AnswerFormat.compile($0, at: itemPath.key("answerFormat"), d) }
             let visibleWhen = r.value("visibleWhen")
             let initial = r.value("initial")
             r.finish()

@@ -63,6 +63,9 @@ extension TaskCompiler {
         // that stops); only the checker reads it (`endsBeforeCompletion`).
         _ = r.bool("terminal")
         r.accept(strings: commonStepKeys)
+        // Read again, with their bounds, by `compileTimeLimits` once every step is known.
+        _ = r.value("timeLimit")
+        _ = r.value("onTimeLimit")
         var calculationNames: [String] = []
         for (i, name) in (r.array("calculations") ?? []).enumerated() {
             if let name = name.stringValue { calculationNames.append(name) } else {
@@ -83,7 +86,7 @@ extension TaskCompiler {
             _ = r.string("placeholder")
             _ = r.string("question")
             if let initial = r.value("initial") { b.pendingInitials.append((b.steps.count, nil, initial, path.key("initial"))) }
-            if let format = r.value("answerFormat", required: true) {
+            if let format = r.value("answerFormat", required: true).map({ withSourceChoices($0, b) }) {
                 content = AnswerFormat.compile(format, at: path.key("answerFormat"), d).map { .question($0) }
                 if case .question(let f)? = content, f.rules is ConfirmTextFormat {
                     d.error("confirmTextOutsideForm", "A \"confirmText\" answer confirms another item of the same form; use it in a form step.", at: path.key("answerFormat").key("type"))
@@ -91,6 +94,8 @@ extension TaskCompiler {
             }
         case "form":
             _ = r.bool("useCardView")
+            // The items are shown in the session's seeded order (`Randomization`).
+            _ = r.bool("shuffleItems")
             if let validations = r.value("validations") {
                 b.pendingValidations.append((b.steps.count, validations, path.key("validations")))
             }

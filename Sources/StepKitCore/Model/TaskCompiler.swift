@@ -85,6 +85,9 @@ package enum TaskCompiler {
             asyncActions = compileAsyncActions(items, b)
         }
         compileVisibilityAndValidations(b, predicates, r, &rules)
+        compileChoiceFilters(b, predicates, &rules)
+        rules.timeLimits = compileTimeLimits(r, b)
+        rules.shuffles = b.steps.contains { !Randomization.lists(of: $0).isEmpty }
         compileInitials(b, predicates, &rules)
         compilePiping(b, calculations, definition, &rules)
         r.finish()

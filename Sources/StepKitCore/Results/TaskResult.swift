@@ -12,7 +12,8 @@ extension Session {
             let hidden: (String) -> Bool = { item in
                 isCurrent ? !isVisible(item, step: visit.stepIndex) : visit.hiddenItems.contains(item)
             }
-            builder.add(StepResult.json(step: step, visit: visit, answer: answer, now: time, hidden: hidden), sections: step.sections)
+            let spent = timing.visit(visit.spent, at: time, isCurrent: isCurrent)
+            builder.add(StepResult.json(step: step, visit: visit, answer: answer, now: time, hidden: hidden, timeSpent: spent), sections: step.sections)
         }
         var result = JSONObject([
             "identifier": .string(task.identifier),
@@ -20,11 +21,21 @@ extension Session {
             "startDate": .string(CivilTime.iso8601(milliseconds: startDate)),
             "endDate": .string(CivilTime.iso8601(milliseconds: time)),
             "results": .array(builder.finish()),
+            "timeSpent": .number(Double(taskTimeSpent(at: time)) / 1000),
         ])
         // The languages the run was shown in (first the one it started in), when it names any.
         if showsLanguage {
             result["language"] = .string(language.text)
             result["languages"] = .array(language.used.map { .string($0) })
+        }
+        // The seed and the order each shuffled step was shown in (docs/randomization.md).
+        if let seed {
+            var orders = JSONObject()
+            for visit in path {
+                if let step = task.step(at: visit.stepIndex), orders[step.identifier] == nil,
+                   let order = Randomization.orderJSON(of: step, seed: seed) { orders[step.identifier] = order }
+            }
+            result["randomization"] = .object(["seed": .int(Int64(seed)), "orders": .object(orders)])
         }
         // The calculations on the path's answers, when the task defines any.
         if !task.calculations.isEmpty {
@@ -77,7 +88,7 @@ struct SectionNesting {
 
 /// One visit's step result and its question results.
 enum StepResult {
-    static func json(step: Step, visit: Visit, answer: JSON?, now: Int64, hidden: (String) -> Bool) -> JSON {
+    static func json(step: Step, visit: Visit, answer: JSON?, now: Int64, hidden: (String) -> Bool, timeSpent: Int64) -> JSON {
         let start = JSON.string(CivilTime.iso8601(milliseconds: visit.startDate))
         let end = JSON.string(CivilTime.iso8601(milliseconds: visit.endDate ?? now))
         var questions: [JSON] = []
@@ -98,6 +109,9 @@ enum StepResult {
             "startDate": start,
             "endDate": end,
             "results": .array(questions),
+            // The time counted on the visit (seconds): not the time between its dates when the
+            // run was saved away and restored in between (`TimeCount`).
+            "timeSpent": .number(Double(timeSpent) / 1000),
         ])
     }
 

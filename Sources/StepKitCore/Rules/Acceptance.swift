@@ -2,7 +2,7 @@ import StepKitBase
 
 /// The one decision whether an answer is accepted for a step: `Task.accept`.
 ///
-/// It has four parts, run in this order, each only once the ones before it passed, and an
+/// It has five parts, run in this order, each only once the ones before it passed, and an
 /// answer is refused with every problem of the first part that finds any:
 ///
 /// 1. the format, always: the step's answer format, or a form's items each by its own
@@ -12,7 +12,9 @@ import StepKitBase
 ///    `Step.validate` runs once the items pass);
 /// 3. `matchBounds`: every `matches` condition that reads the answer can match it within its
 ///    bound (`ConditionPatterns`), so none later reads it as "no match" for being too long;
-/// 4. `expressionBounds`: the bounds written as expressions hold, evaluated on the answers as
+/// 4. `availableChoices`: every choice it selects is offered now (a choice's `visibleWhen`, a
+///    list's `choicesFrom`; `Rules/ChoiceAvailability.swift`), on the answers as they will be;
+/// 5. `expressionBounds`: the bounds written as expressions hold, evaluated on the answers as
 ///    they will be with it (`AnswerBounds`; the format words the refusal).
 ///
 /// `set_answer` runs all four. Restore runs the format and `matchBounds` on every saved answer:
@@ -30,9 +32,14 @@ struct AcceptanceParts: OptionSet, Sendable {
     static let confirmText = AcceptanceParts(rawValue: 1 << 0)
     static let matchBounds = AcceptanceParts(rawValue: 1 << 1)
     static let expressionBounds = AcceptanceParts(rawValue: 1 << 2)
+    /// The choices offered now (`ChoiceAvailability.swift`): a choice hidden by its
+    /// `visibleWhen` or not given by its list's `choicesFrom` is refused. It depends on the
+    /// answers of the moment, as expression bounds do, so restore does not run it again (a
+    /// selection that stopped being offered was removed then, with an event).
+    static let availableChoices = AcceptanceParts(rawValue: 1 << 3)
 
     /// What `set_answer` decides.
-    static let setAnswer: AcceptanceParts = [.confirmText, .matchBounds, .expressionBounds]
+    static let setAnswer: AcceptanceParts = [.confirmText, .matchBounds, .expressionBounds, .availableChoices]
     /// What restore replays on every saved answer (with the format), and why only that: see
     /// the type's comment.
     static let restore: AcceptanceParts = [.matchBounds]
@@ -53,6 +60,10 @@ extension Task {
         let value = checked.value
         if parts.contains(.matchBounds) {
             let problems = rules.conditionPatterns.problems(step: index, value: value)
+            guard problems.isEmpty else { return (nil, problems) }
+        }
+        if parts.contains(.availableChoices), rules.choiceFilters[index] != nil {
+            let problems = unavailableChoiceProblems(value, step: index, on: answers(value))
             guard problems.isEmpty else { return (nil, problems) }
         }
         if parts.contains(.expressionBounds), let bounds = rules.answerBounds[index] {

@@ -69,6 +69,13 @@ extension Restoration {
                 visit.active = try decodeActive(active, at: path.key("active"))
             }
             if let answer = v["answer"] { visit.answer = try validatedOnce(answer, step: index, step, at: path.key("answer")) }
+            if let spent = v["timeSpent"] {
+                guard case .int(let ms) = spent, ms >= 0 else { throw refuse("damaged", "A visit's \"timeSpent\" is a whole number of milliseconds, not negative.", path.key("timeSpent")) }
+                visit.spent = ms
+            } else if let end = visit.endDate {
+                // Saved before time was counted: the time between its dates.
+                visit.spent = max(end.subtractingSaturated(visit.startDate), 0)
+            }
             visits.append(visit)
         }
         var asyncRuns: IndexTable<RecorderRun> = [:]
@@ -85,13 +92,26 @@ extension Restoration {
         guard let taskSuspended = d["taskSuspended"]?.boolValue else {
             throw refuse("damaged", "The restoration data does not say whether the task is suspended.", .root.key("taskSuspended"))
         }
+        var taskTime: Int64 = 0
+        if let timing = d["timing"], !timing.isNull {
+            guard let t = timing.objectValue, t.count == 2, case .int(let taskMs)? = t["task"], case .int(let stepMs)? = t["step"],
+                  taskMs >= 0, stepMs >= 0 else {
+                throw refuse("damaged", "\"timing\" is {\"task\", \"step\"}: whole numbers of milliseconds, not negative.", .root.key("timing"))
+            }
+            taskTime = taskMs
+            // The current visit counts on from the time it had at the save.
+            if finishReason == nil, !visits.isEmpty { visits[visits.count - 1].spent = stepMs }
+        } else if let last = visits.last {
+            taskTime = max((endDate ?? last.endDate ?? last.startDate).subtractingSaturated(startDate), 0)
+        }
+        try checkOrder(d["randomization"], task: task, seed: options.seed)
         if visits.isEmpty && finishReason == nil {
             throw refuse("damaged", "The saved path is empty but the run has not finished.", .root.key("path"))
         }
         let session = Session(task: task, options: options, clock: clock, taskRunUUID: uuid, startDate: startDate, endDate: endDate,
                               finishReason: finishReason, visits: visits, answers: AnswerStore(latest: answers, later: laterAnswers),
                               touched: touched, actions: AsyncActions(runs: asyncRuns, taskSuspended: taskSuspended),
-                              audit: try decodeAudit(d))
+                              audit: try decodeAudit(d), taskTimeSpent: taskTime)
         // Well-formed is not enough: the run must be one the task allows (keyed or not).
         try checkAllowed(session, savedAnswers: answers)
         // The restore is in the trail once something happens after it (`AuditTrail.pendingRestore`).

@@ -40,6 +40,9 @@ extension Restoration {
         v["hiddenItems"] = .array(visit.hiddenItems.map { .string($0) })
         v["arrival"] = visit.arrival.json(in: s.task)
         if let active = visit.active { v["active"] = encode(active, at: s.now) }
+        // The time a visit that was left counted; the current visit's is the document's
+        // `timing.step` (the time at the save), so its text does not change as time passes.
+        if visit.endDate != nil { v["timeSpent"] = .int(visit.spent) }
         return .object(v)
     }
 
@@ -63,7 +66,7 @@ extension Restoration {
             if let step = s.task.step(at: index), !list.isEmpty { later[step.identifier] = .array(list) }
         }
         document["laterAnswers"] = .object(later)
-        for key in ["taskSuspended", "asyncActions", "additionalTaskResults"] { document[key] = member(key, of: s) }
+        for key in ["taskSuspended", "asyncActions", "additionalTaskResults", "randomization", "timing"] { document[key] = member(key, of: s) }
         if s.showsLanguage { document["language"] = member("language", of: s) }
         document["audit"] = try auditMember(of: s)
         return document
@@ -71,7 +74,8 @@ extension Restoration {
 
     /// The members of the document an autosave journal record may set whole (`change`): all
     /// but the format, the task, the run's identity, the path and the answers.
-    static let wholeMembers: [String] = ["startDate", "endDate", "finishReason", "touched", "taskSuspended", "asyncActions", "additionalTaskResults", "language"]
+    static let wholeMembers: [String] = ["startDate", "endDate", "finishReason", "touched", "taskSuspended", "asyncActions", "additionalTaskResults", "language",
+                                         "randomization", "timing"]
 
     /// One of `wholeMembers` as saved.
     static func member(_ key: String, of s: Session) -> JSON {
@@ -87,6 +91,19 @@ extension Restoration {
             return .object(asyncRuns)
         case "additionalTaskResults": return s.external.given ?? .null
         case "language": return s.showsLanguage ? s.language.json : .null
+        case "randomization":
+            // The seed and the order of every list the task shuffles, which restore recomputes
+            // from the seed and compares (docs/randomization.md).
+            guard let seed = s.seed else { return .null }
+            var orders = JSONObject()
+            for step in s.task.steps {
+                if let order = Randomization.orderJSON(of: step, seed: seed) { orders[step.identifier] = order }
+            }
+            return .object(["seed": .int(Int64(seed)), "orders": .object(orders)])
+        case "timing":
+            // The time counted so far, at the save: restore counts on from exactly this.
+            let time = s.now
+            return .object(["task": .int(s.taskTimeSpent(at: time)), "step": .int(s.stepTimeSpent(at: time))])
         default: return .null
         }
     }

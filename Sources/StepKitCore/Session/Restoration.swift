@@ -9,7 +9,7 @@ import StepKitBase
 package enum Restoration {
     static let format = "stepkit-restoration"
     /// The members a saved visit may have.
-    static let visitKeys: Set<String> = ["step", "startDate", "endDate", "answer", "skipped", "modified", "hiddenItems", "arrival", "active"]
+    static let visitKeys: Set<String> = ["step", "startDate", "endDate", "answer", "skipped", "modified", "hiddenItems", "arrival", "active", "timeSpent"]
     static let version: Int64 = 1
 
     static func refuse(_ code: String, _ message: String, _ path: JSONPath = .root) -> StepKitError {
@@ -80,6 +80,8 @@ package enum Restoration {
             options.additionalTaskResults = ExternalResults(results, at: .root.key("additionalTaskResults"), d)
             guard d.isEmpty else { throw refuse("damaged", "The saved additionalTaskResults are not task results.", .root.key("additionalTaskResults")) }
         }
+        // The run's seed comes from the data alone (the options may not give one on restore).
+        options.seed = try savedSeed(document["randomization"], task: task)
         if fingerprint != (try task.fingerprint.value()) {
             guard options.migrate else {
                 throw refuse("taskChanged", "The restoration data was saved on another version of the task \"\(identifier)\"; restore with the option \"migrate\": true to carry its answers over.", .root.key("task").key("fingerprint"))

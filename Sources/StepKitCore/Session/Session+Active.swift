@@ -193,6 +193,7 @@ extension Session {
             clock.override = nil
         }
         clock.override = nil
+        if processTimeLimits(at: clockNow, budget: &budget) { fired = true }
         if fired { clock.touched = true }
         _checkInvariants()
     }
@@ -209,6 +210,12 @@ extension Session {
     /// When something next comes due (milliseconds since the epoch), or nil. Saturates at the
     /// ends of the clock's range.
     var nextDeadline: Int64? {
+        guard let limit = timeLimitDeadline else { return activeDeadline }
+        return min(activeDeadline ?? limit, limit)
+    }
+
+    /// When the running active step's next prompt or end comes due.
+    private var activeDeadline: Int64? {
         guard let settings = activeSettings, let run = current?.active, run.status == .running,
               let since = run.runningSince else { return nil }
         let marks = settings.marks

@@ -27,6 +27,8 @@ extension Session {
             let cleared = accepted.value == nil || accepted.value == .null
             audit.record(cleared ? .answerCleared : .answerSet, at: now, step: step.identifier, old: previous, new: accepted.value)
         }
+        // A selection of another list this answer takes away is removed, with an event.
+        removeUnavailableChoices()
         if !hiddenBefore.isEmpty {
             let shown = Set(hiddenBefore).subtracting(hiddenItems(step: index))
             if !shown.isEmpty { applyInitials(step: index, only: shown) }

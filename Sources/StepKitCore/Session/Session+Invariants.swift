@@ -17,6 +17,8 @@ extension Session {
         clock._checkInvariants()
         actions._checkInvariants(actions: task.asyncActions)
         audit._checkInvariants()
+        timing._checkInvariants()
+        precondition((timing.since == nil) == isFinished, "time counts exactly while the run is in progress")
         precondition(!path.isEmpty || isFinished, "only a run that has ended may have shown no step")
         var previous = clock.startDate
         for position in path.indices {

@@ -10,6 +10,7 @@ extension Session {
 
     /// Ends the run: every recorder stops, an active step's timer stops, the host hears why.
     mutating func endRun(_ reason: FinishReason, at time: Int64) {
+        stopTime(at: time)
         stopActiveRecorders(at: time)
         stopAsyncActions(leaving: nil, time: time)
         stopActiveTimer(at: time)
@@ -63,6 +64,7 @@ extension Session {
         let time = now
         stopActiveRecorders(at: time)
         let previous = events.isRecording ? currentStep?.identifier : nil
+        foldTime(at: time)
         popVisit()
         // Leaving a later visit of a step that an earlier visit still holds on the path (a
         // loop): the earlier visit's own answer comes back, and the later one waits to prefill
@@ -122,8 +124,9 @@ extension Session {
         arrive(at: next, time: time, route: route)
     }
 
-    private mutating func closeCurrent(at time: Int64, skipped: Bool, hidden known: [String]? = nil) {
+    mutating func closeCurrent(at time: Int64, skipped: Bool, hidden known: [String]? = nil) {
         guard let index = currentIndex else { return }
+        foldTime(at: time)
         stopActiveRecorders(at: time)
         stopAsyncActions(leaving: index, time: time)
         let hidden = known ?? hiddenItems(step: index)

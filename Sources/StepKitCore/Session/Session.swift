@@ -36,6 +36,8 @@ package struct Session: Sendable {
     var language: SessionLanguage
     /// Every accepted change, dated, with who and why (`AuditTrail`).
     var audit = AuditTrail()
+    /// The time the task has counted, for time limits and `timeSpent` (`TimeCount`).
+    var timing = TimeCount()
 
     /// What a restore across task versions kept and dropped (null otherwise).
     private(set) var restoreReport: JSON = .null
@@ -50,6 +52,9 @@ package struct Session: Sendable {
         self.language = SessionLanguage.resolve(options.language, task: task, hosted: options.messageCatalogues)
         self.task = task.translated(to: language.text)
         self.taskRunUUID = options.taskRunUUID ?? UUIDText.random()
+        var options = options
+        // A task that shuffles draws its seed now, and keeps it (`Randomization`).
+        if options.seed == nil, task.rules.shuffles { options.seed = Randomization.drawSeed() }
         self.fixed = FixedOptions(options)
         let now = clock.nowMilliseconds
         self.clock = RunClock(clock, startDate: now)
@@ -62,7 +67,7 @@ package struct Session: Sendable {
     /// invariants are checked once `Restoration` has checked the run it describes).
     init(task: Task, options: SessionOptions, clock: Clock, taskRunUUID: String, startDate: Int64, endDate: Int64?,
          finishReason: FinishReason?, visits: [Visit], answers: AnswerStore, touched: Bool, actions: AsyncActions,
-         audit: AuditTrail = AuditTrail()) {
+         audit: AuditTrail = AuditTrail(), taskTimeSpent: Int64 = 0) {
         self.task = task
         self.home = task
         self.language = SessionLanguage.resolve(nil, task: task, hosted: options.messageCatalogues)
@@ -73,6 +78,7 @@ package struct Session: Sendable {
         self.actions = actions
         self.audit = audit
         self.audit.configure(options.audit)
+        self.timing = TimeCount(taskBefore: taskTimeSpent, since: nil)
         for visit in visits { path.push(visit) }
         // A running step goes on from its saved elapsed time at the session's time now; the
         // first clock the host sets takes that over (`setClock`).
@@ -112,6 +118,7 @@ package struct Session: Sendable {
     /// Shows the task's first step, unless skip rules pass over every step.
     private mutating func enterFirstStep(at time: Int64) {
         path = VisitPath()
+        timing = TimeCount(taskBefore: 0, since: time)
         let route = Navigator(task).arrive(at: task.steps.isEmpty ? nil : 0, from: nil, notes: [], in: self)
         if let step = route.step {
             arrive(at: step, time: time, route: route)
@@ -151,6 +158,11 @@ package struct Session: Sendable {
             self.clock.anchor = .settled
         default:
             let time = now
+            // Time limits keep the time counted on the old clock and count on on the new one.
+            if timing.since != nil {
+                foldTime(at: before)
+                timing.since = time
+            }
             updateCurrent { visit in
                 guard var run = visit.active, run.status == .running else { return }
                 run.elapsedBefore = run.elapsed(at: before)
@@ -182,6 +194,8 @@ package struct Session: Sendable {
     /// (issue 26, item 12) keeps the time it was saved with, and the step is finished when the
     /// run was.
     mutating func anchorRunningSteps(at time: Int64) {
+        // The time counted for limits goes on from what was saved, as a running timer does.
+        timing.since = isFinished ? nil : time
         for i in path.indices where path[i].active?.status == .running {
             if isFinished, var run = path[i].active {
                 run.runningSince = nil

@@ -27,6 +27,9 @@ package struct SessionOptions: Sendable {
     var messageCatalogues: [String: MessageCatalogue] = [:]
     /// The audit trail's switch and the host's actor and reason (`AuditOptions`).
     var audit = AuditOptions()
+    /// The seed of the run's randomized order (`Randomization`): given by the host, or drawn when
+    /// the session opens; kept in the restoration data, which alone gives it on restore.
+    var seed: UInt64?
 
     /// Reads options for `stepkit_session_open` (or, with `restoring`, `stepkit_session_restore`,
     /// which adds `migrate` and takes the run's identity from the saved data).
@@ -82,6 +85,9 @@ package struct SessionOptions: Sendable {
                 } else {
                     d.error("wrongType", "\"messages\" is an object: language tag → message catalogue.", at: .root.key("messages"))
                 }
+            }
+            if !restoring, let value = r.value("seed") {
+                options.seed = Randomization.seed(value, at: .root.key("seed"), d)
             }
             options.outputDirectory = r.string("outputDirectory", nonEmpty: true)
             if let limit = r.integer("recorderFileSizeLimit", in: 1024...(1 << 40)) { options.recorderFileSizeLimit = Int64(limit) }

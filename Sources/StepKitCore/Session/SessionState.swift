@@ -17,6 +17,8 @@ extension Session {
             }
             presentingExpressions(&fields, step: index)
             if task.rules.pipedSteps.contains(index) { Piping.apply(to: &fields, piped) }
+            // The seeded order and the choices offered now (`Session+Choices.swift`).
+            presentChoices(&fields, step: index, step)
             // The presenter's vocabulary, decided here so no host decides it (Step.displayTitle).
             fields["displayTitle"] = .string(Step.displayTitle(fields, identifier: step.identifier))
             fields["isActive"] = .bool(step.isActive)
@@ -55,6 +57,9 @@ extension Session {
             "taskSuspended": .bool(actions.taskSuspended),
             "nextDeadline": nextDeadline.map { .string(CivilTime.iso8601(milliseconds: $0)) } ?? .null,
             "restoreReport": restoreReport,
+            "order": step.flatMap { s in seed.flatMap { Randomization.orderJSON(of: s, seed: $0) } } ?? .null,
+            "seed": seed.map { .int(Int64($0)) } ?? .null,
+            "timeLimits": timeLimitsJSON(),
         ])
         if showsLanguage { state["language"] = languageJSON }
         return .object(state)

@@ -21,9 +21,22 @@ struct Visit: Sendable, Equatable {
     /// How navigation got here: the rule, branch and skip rules involved (for authors debugging
     /// a task).
     var arrival: Arrival = .saved(.null)
+    /// The time counted on this visit (milliseconds; while it is the current one, up to
+    /// `TimeCount.since`): the result's `timeSpent` and the step's time limit.
+    var spent: Int64 = 0
 }
 
 /// Why a task run ended (ResearchKit's `ORKTaskFinishReason`).
 package enum FinishReason: String, Sendable, CaseIterable {
     case completed, saved, discarded, failed, earlyTermination
+    /// A time limit ran out (`timeLimit`; `Session+TimeLimits.swift`).
+    case timedOut
+}
+
+/// The reasons a host may finish a run with (`stepkit_session_finish`): every reason but
+/// `timedOut`, which only the session's own time limits give.
+package enum HostFinishReason: String, Sendable, CaseIterable {
+    case completed, saved, discarded, failed, earlyTermination
+
+    package var reason: FinishReason { FinishReason(rawValue: rawValue) ?? .failed }
 }

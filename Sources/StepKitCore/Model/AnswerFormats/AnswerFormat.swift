@@ -87,6 +87,10 @@ protocol AnswerFormatRules: Sendable {
     /// whether more than one may be selected.
     var choiceOptions: [ChoiceOption]? { get }
     var allowsMultipleChoices: Bool { get }
+    /// Whether its choices are shown in the session's seeded order (`shuffle`).
+    var isShuffled: Bool { get }
+    /// Where its choices come from when an earlier answer gives them (`choicesFrom`).
+    var choiceSource: ChoiceSource? { get }
     /// The unit written next to numeric results ("years", "cm"), if any.
     var unit: String? { get }
     /// Every setting this format applies when the definition leaves it out (a bound, a unit, a
@@ -110,6 +114,8 @@ extension AnswerFormatRules {
     var scores: ScoreTable { ScoreTable() }
     var choiceOptions: [ChoiceOption]? { nil }
     var allowsMultipleChoices: Bool { false }
+    var isShuffled: Bool { false }
+    var choiceSource: ChoiceSource? { nil }
     func boundRejection(_ answer: JSON, minimum: ExpressionValue?, maximum: ExpressionValue?) -> AnswerRejection? { nil }
     var unit: String? { nil }
     var defaults: JSONObject { JSONObject() }

@@ -10,8 +10,15 @@ struct ChoiceFormat: AnswerFormatRules {
     let kind: Kind
     let options: [ChoiceOption]
     let multiple: Bool
+    /// `shuffle`: the choices are shown in the session's seeded order (`Randomization`), the
+    /// pinned ones staying in place.
+    var shuffle = false
+    /// `choicesFrom`: the choices offered are those chosen (or not chosen) in an earlier answer.
+    var source: ChoiceSource? = nil
 
     var resultType: ResultType { .choice }
+    var isShuffled: Bool { shuffle }
+    var choiceSource: ChoiceSource? { source }
     var choiceOptions: [ChoiceOption]? { options }
     var allowsMultipleChoices: Bool { multiple }
     var scores: ScoreTable { ScoreTable(choices: options.compactMap { o in o.score.map { (o.value, $0) } }) }
@@ -31,6 +38,14 @@ struct ChoiceFormat: AnswerFormatRules {
             break
         }
         if kind == .textScale { _ = r.bool("vertical") }
+        var shuffle = false
+        if kind == .textChoice || kind == .imageChoice {
+            shuffle = r.bool("shuffle") ?? false
+        }
+        let source = r.value("choicesFrom").flatMap { ChoiceSource.parse($0, at: r.path.key("choicesFrom"), d) }
+        if source != nil && kind != .textChoice {
+            d.error("invalidValue", "\"choicesFrom\" applies to a \"textChoice\" format.", at: r.path.key("choicesFrom"))
+        }
         guard let items = r.array(listKey, required: true) else { return nil }
         let options = ChoiceOption.parseList(items, at: r.path.key(listKey), d, images: kind == .imageChoice, scores: true)
         let minimum = kind == .textScale ? 2 : 1
@@ -45,7 +60,7 @@ struct ChoiceFormat: AnswerFormatRules {
                 d.error("outOfRange", "\"defaultIndex\" must be between 0 and \(max(items.count - 1, 0)).", at: r.path.key("defaultIndex"))
             }
         }
-        return ChoiceFormat(kind: kind, options: options, multiple: multiple)
+        return ChoiceFormat(kind: kind, options: options, multiple: multiple, shuffle: shuffle, source: source)
     }
 
     func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? {

@@ -15,6 +15,11 @@ struct ChoiceOption: Sendable, Equatable {
     var coding: JSON? = nil
     /// `score`: what `{"score": SEL}` adds up when the choice is selected.
     var score: Double? = nil
+    /// `pinned`: a shuffled list (`shuffle`) leaves it where the definition puts it.
+    var pinned = false
+    /// `visibleWhen`: the condition under which the choice is offered, compiled once every step
+    /// is known (`TaskCompiler+ChoiceFilters.swift`).
+    var visibleWhen: JSON? = nil
 
     /// Reads a list of choices, checking that the values are strings or numbers and unique.
     static func parseList(_ items: [JSON], at path: JSONPath, _ diagnostics: Diagnostics,
@@ -30,6 +35,8 @@ struct ChoiceOption: Sendable, Equatable {
             if !images { _ = r.string("detailText") }
             let value = r.value("value", required: true)
             let score = scores ? r.number("score") : nil
+            let pinned = r.bool("pinned") ?? false
+            let visibleWhen = r.value("visibleWhen")
             var exclusive = false, other = false, otherOptional = true
             let coding = images ? nil : r.value("coding").flatMap { parseCoding($0, at: itemPath.key("coding"), diagnostics) }
             if images {
@@ -57,7 +64,7 @@ struct ChoiceOption: Sendable, Equatable {
                 continue
             }
             options.append(ChoiceOption(text: text, value: value, exclusive: exclusive, other: other, otherTextOptional: otherOptional,
-                                        coding: coding, score: score))
+                                        coding: coding, score: score, pinned: pinned, visibleWhen: visibleWhen))
         }
         return options
     }

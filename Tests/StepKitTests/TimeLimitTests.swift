@@ -1,0 +1,106 @@
+import Testing
+@testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
+
+/// A task with a 60-second limit, a question with a 10-second limit that moves on, and one
+/// with a 5-second limit that ends the task.
+let timedTask = """
+{"identifier": "timed", "timeLimit": 60, "steps": [
+  {"type": "question", "identifier": "q1", "timeLimit": 10, "answerFormat": {"type": "boolean"}},
+  {"type": "question", "identifier": "q2", "answerFormat": {"type": "boolean"}},
+  {"type": "question", "identifier": "q3", "timeLimit": 5, "onTimeLimit": "endTask", "answerFormat": {"type": "boolean"}},
+  {"type": "completion", "identifier": "done"}]}
+"""
+
+private let start: Int64 = 1_767_225_600_000
+
+@Suite struct TimeLimitTests {
+    func timeLimits(_ s: Session) -> JSONObject { s.stateJSON().objectValue?["timeLimits"]?.objectValue ?? JSONObject() }
+
+    @Test func theStateGivesRemainingTimeAndDeadline() throws {
+        let clock = ManualClock(start)
+        var s = openSession(try compile(timedTask), seed: nil, clock: clock)
+        clock.now = start + 4_000
+        s.tick()
+        let limits = timeLimits(s)
+        #expect(limits["task"]?.objectValue?["remaining"] == .number(56))
+        #expect(limits["step"]?.objectValue?["remaining"] == .number(6))
+        #expect(limits["step"]?.objectValue?["deadline"] == .string(CivilTime.iso8601(milliseconds: start + 10_000)))
+        #expect(s.stateJSON().objectValue?["nextDeadline"] == .string(CivilTime.iso8601(milliseconds: start + 10_000)))
+    }
+
+    @Test func aStepLimitMovesOnAtItsDeadline() throws {
+        let clock = ManualClock(start)
+        var s = openSession(try compile(timedTask), seed: nil, clock: clock)
+        clock.now = start + 9_999
+        s.tick()
+        #expect(s.currentStep?.identifier == "q1")
+        clock.now = start + 12_000
+        s.tick()
+        #expect(s.currentStep?.identifier == "q2")
+        // Left when the limit ran out, not when the host asked; the required answer was missing.
+        #expect(s.path[0].endDate == start + 10_000)
+        #expect(s.path[1].startDate == start + 10_000)
+        let results = s.resultJSON().objectValue?["results"]?.arrayValue ?? []
+        #expect(results.first?.objectValue?["timeSpent"] == .number(10))
+    }
+
+    @Test func aStepLimitThatEndsTheTaskFinishesTimedOut() throws {
+        let clock = ManualClock(start)
+        var s = openSession(try compile(timedTask), seed: nil, clock: clock)
+        try s.setAnswer(.bool(true)); try s.goForward()
+        try s.setAnswer(.bool(true)); try s.goForward()
+        #expect(s.currentStep?.identifier == "q3")
+        clock.now = start + 7_000
+        s.tick()
+        #expect(s.finishReason == .timedOut)
+        #expect(s.endDate == start + 5_000)
+    }
+
+    @Test func theTaskLimitEndsTheTaskTimedOut() throws {
+        let clock = ManualClock(start)
+        var s = openSession(try compile(timedTask), seed: nil, clock: clock)
+        try s.setAnswer(.bool(true)); try s.goForward()
+        clock.now = start + 61_000
+        s.tick()
+        #expect(s.finishReason == .timedOut)
+        #expect(s.endDate == start + 60_000)
+        #expect(s.resultJSON().objectValue?["timeSpent"] == .number(60))
+    }
+
+    /// Saved at 4 s, restored an hour later: 6 s are left on the step and 56 s on the task, and
+    /// the hour in between counts for neither.
+    @Test func suspendAndRestoreKeepTheRemainingTimeExactly() throws {
+        let task = try compile(timedTask)
+        let clock = ManualClock(start)
+        let s = openSession(task, seed: nil, clock: clock)
+        clock.now = start + 4_000
+        let text = try Restoration.saveText(s)
+        let later = ManualClock(start + 3_600_000)
+        var restored = try text.withCString { p in try Restoration.restore(p, task: task, options: SessionOptions(), clock: later.clock) }
+        #expect(timeLimits(restored)["step"]?.objectValue?["remaining"] == .number(6))
+        #expect(timeLimits(restored)["task"]?.objectValue?["remaining"] == .number(56))
+        later.now += 5_999
+        restored.tick()
+        #expect(restored.currentStep?.identifier == "q1")
+        later.now += 1
+        restored.tick()
+        #expect(restored.currentStep?.identifier == "q2")
+        let first = restored.resultJSON().objectValue?["results"]?.arrayValue?.first?.objectValue
+        #expect(first?["timeSpent"] == .number(10))
+    }
+
+    @Test(arguments: ["0", "-5", "604801", "1e9", #""10""#])
+    func aTimeLimitOutOfRangeIsRefused(_ limit: String) {
+        let task = #"{"identifier": "t", "timeLimit": "# + limit + #", "steps": [{"type": "instruction", "identifier": "i"}]}"#
+        let step = #"{"identifier": "t", "steps": [{"type": "instruction", "identifier": "i", "timeLimit": "# + limit + "}]}"
+        #expect(problems(task).map(\.path.description) == ["timeLimit"])
+        #expect(problems(step).map(\.path.description) == ["steps[0].timeLimit"])
+    }
+
+    @Test func onTimeLimitNeedsALimitAndAKnownAction() {
+        #expect(problems(#"{"identifier": "t", "steps": [{"type": "instruction", "identifier": "i", "onTimeLimit": "next"}]}"#).map(\.code) == ["invalidValue"])
+        #expect(problems(#"{"identifier": "t", "steps": [{"type": "instruction", "identifier": "i", "timeLimit": 3, "onTimeLimit": "later"}]}"#).map(\.code) == ["invalidValue"])
+    }
+}
