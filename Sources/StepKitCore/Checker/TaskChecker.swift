@@ -51,6 +51,7 @@ package struct TaskChecker {
         checkDuplicateTexts()
         checkCalculationsUsed()
         checkTranslations()
+        checkChoiceFilters()
     }
 
     /// A text without one of the task's declared languages: participants in that language read

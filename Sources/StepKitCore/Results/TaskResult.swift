@@ -12,7 +12,9 @@ extension Session {
             let hidden: (String) -> Bool = { item in
                 isCurrent ? !isVisible(item, step: visit.stepIndex) : visit.hiddenItems.contains(item)
             }
-            let spent = timing.visit(visit.spent, at: time, isCurrent: isCurrent)
+            // The time counted toward time limits; a task without any counts by the dates.
+            let spent = task.rules.timeLimits.isEmpty ? max((visit.endDate ?? time).subtractingSaturated(visit.startDate), 0)
+                : timing.visit(visit.spent, at: time, isCurrent: isCurrent)
             builder.add(StepResult.json(step: step, visit: visit, answer: answer, now: time, hidden: hidden, timeSpent: spent), sections: step.sections)
         }
         var result = JSONObject([
@@ -21,7 +23,7 @@ extension Session {
             "startDate": .string(CivilTime.iso8601(milliseconds: startDate)),
             "endDate": .string(CivilTime.iso8601(milliseconds: time)),
             "results": .array(builder.finish()),
-            "timeSpent": .number(Double(taskTimeSpent(at: time)) / 1000),
+            "timeSpent": .number(Double(task.rules.timeLimits.isEmpty ? max(time.subtractingSaturated(startDate), 0) : taskTimeSpent(at: time)) / 1000),
         ])
         // The languages the run was shown in (first the one it started in), when it names any.
         if showsLanguage {

@@ -102,7 +102,14 @@ extension Restoration {
             // The current visit counts on from the time it had at the save.
             if finishReason == nil, !visits.isEmpty { visits[visits.count - 1].spent = stepMs }
         } else if let last = visits.last {
+            // No time kept (a task without time limits): the time between the run's dates; a
+            // run in progress counts on from its current visit's start (the `Session` init).
             taskTime = max((endDate ?? last.endDate ?? last.startDate).subtractingSaturated(startDate), 0)
+        } else if let endDate {
+            taskTime = max(endDate.subtractingSaturated(startDate), 0)
+        }
+        if task.rules.timeLimits.isEmpty, d["timing"].map({ !$0.isNull }) == true {
+            throw refuse("damaged", "\"timing\" is kept only for a task with time limits.", .root.key("timing"))
         }
         try checkOrder(d["randomization"], task: task, seed: options.seed)
         if visits.isEmpty && finishReason == nil {

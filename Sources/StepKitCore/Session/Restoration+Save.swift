@@ -40,9 +40,10 @@ extension Restoration {
         v["hiddenItems"] = .array(visit.hiddenItems.map { .string($0) })
         v["arrival"] = visit.arrival.json(in: s.task)
         if let active = visit.active { v["active"] = encode(active, at: s.now) }
-        // The time a visit that was left counted; the current visit's is the document's
-        // `timing.step` (the time at the save), so its text does not change as time passes.
-        if visit.endDate != nil { v["timeSpent"] = .int(visit.spent) }
+        // In a task with time limits, the time a visit that was left counted toward them; the
+        // current visit's is the document's `timing.step` (the time at the save), so its text
+        // does not change as time passes. Other tasks count time by their dates.
+        if visit.endDate != nil, !s.task.rules.timeLimits.isEmpty { v["timeSpent"] = .int(visit.spent) }
         return .object(v)
     }
 
@@ -101,7 +102,10 @@ extension Restoration {
             }
             return .object(["seed": .int(Int64(seed)), "orders": .object(orders)])
         case "timing":
-            // The time counted so far, at the save: restore counts on from exactly this.
+            // The time counted so far, at the save: restore counts on from exactly this. Only a
+            // task with time limits keeps it (then, as with a running active step, a save reads
+            // the clock); any other's time is counted by its dates.
+            guard !s.task.rules.timeLimits.isEmpty else { return .null }
             let time = s.now
             return .object(["task": .int(s.taskTimeSpent(at: time)), "step": .int(s.stepTimeSpent(at: time))])
         default: return .null

@@ -80,6 +80,10 @@ package struct Session: Sendable {
         self.audit.configure(options.audit)
         self.timing = TimeCount(taskBefore: taskTimeSpent, since: nil)
         for visit in visits { path.push(visit) }
+        // A task without time limits counts its time by its dates, the time saved away
+        // included (its restoration data keeps no time at the save, so saving stays a pure
+        // read): counting goes on from the run's latest date.
+        if task.rules.timeLimits.isEmpty, !isFinished { timing.since = latestDate }
         // A running step goes on from its saved elapsed time at the session's time now; the
         // first clock the host sets takes that over (`setClock`).
         anchorRunningSteps(at: now)
@@ -195,7 +199,7 @@ package struct Session: Sendable {
     /// run was.
     mutating func anchorRunningSteps(at time: Int64) {
         // The time counted for limits goes on from what was saved, as a running timer does.
-        timing.since = isFinished ? nil : time
+        if !task.rules.timeLimits.isEmpty { timing.since = isFinished ? nil : time }
         for i in path.indices where path[i].active?.status == .running {
             if isFinished, var run = path[i].active {
                 run.runningSince = nil
