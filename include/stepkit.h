@@ -344,6 +344,10 @@ typedef struct stepkit_session stepkit_session;
  *     "recorderFileSizeLimit": bytes   a recorder's file rolls over past this size (1 MiB).
  *     "continueOnRecorderFailure": bool   keep going when a recorder fails (default: the task
  *                          finishes with reason "failed", as in ResearchKit).
+ *     "seed": 0 … 9007199254740991   the seed of the run's randomized order (docs/randomization.md;
+ *                          open only: a restore takes it from the data). Without it a run of a
+ *                          task that shuffles draws one and keeps it. Another type, or a number
+ *                          out of range: STEPKIT_EINVAL, path "seed", no session.
  *     "limits": {"maxAnswerBytes": 1048576, "maxAnswerDepth": 32, "maxStringBytes": 1048576,
  *                "maxSampleBytes": 16777216, "maxSampleDepth": 32}   bounds on answers and
  *                          recorder samples: past them a call fails with STEPKIT_EINVAL
@@ -412,7 +416,10 @@ int stepkit_session_open(stepkit_task *task, const char *options_json,
  * ("integrityCheckFailed", "keyRequired", "integrityMissing"), is for another task
  * ("differentTask") or for another version of this task without "migrate" ("taskChanged"),
  * or names a recorder file outside the output directory ("damaged": a file name must be one
- * path component not starting with ".").
+ * path component not starting with "."), or holds a randomized order its seed does not give
+ * ("orderMismatch": each shuffled list's saved order is computed again from the saved seed,
+ * docs/randomization.md). The seed comes from the data only; the time a run counted (its time
+ * limits, "timeSpent") goes on from exactly what was saved, not counting the time in between.
  *
  * Well-formed, correctly signed data is also refused ("notAllowed", the message naming the first
  * problem and the path its "path" member points to) unless it describes a run the task allows:
@@ -466,7 +473,8 @@ void stepkit_session_free(stepkit_session *session);
 
 /* The session's state: what the host should present now, as JSON:
  *   {"status": "inProgress" | "finished",
- *    "finishReason": null | "completed" | "saved" | "discarded" | "failed" | "earlyTermination",
+ *    "finishReason": null | "completed" | "saved" | "discarded" | "failed" | "earlyTermination"
+ *                    | "timedOut" (a time limit ran out),
  *    "taskIdentifier": "...", "taskRunUUID": "...",
  *    "step": {the current step's definition, with defaults filled in and step modifiers applied;
  *             answer-format bounds written as expressions replaced by their values now (left
@@ -520,7 +528,15 @@ void stepkit_session_free(stepkit_session *session);
  *    "restoreReport": null, or after a restore with "migrate": {"migrated": true,
  *                     "fromFingerprint": the saved task version's fingerprint,
  *                     "kept": [{"step", "item"}], "dropped": [{"step", "item", "reason"}]}
- *                     (kept while the session lives; not part of restoration data)}
+ *                     (kept while the session lives; not part of restoration data),
+ *    "order": the current step's seeded order, or null when it shuffles nothing:
+ *             {"choices": [values]} | {"items": [ids, null for a header], "itemChoices": {...}};
+ *             the step's choices and items are presented in this order, and only the choices
+ *             offered now (a choice's visibleWhen, a list's choicesFrom) are listed,
+ *    "seed": the run's seed, or null,
+ *    "timeLimits": null, or {"task": null | {"limit", "spent", "remaining" (seconds),
+ *             "deadline" (ISO 8601)}, "step": null | {... , "onTimeLimit": "next" | "endTask"}}
+ *             (docs/task-format.md, "Time limits"; nextDeadline includes the deadlines)}
  * Reading the state changes nothing: its "events" is always [] (events are handed out by the
  * calls that change the session, including those queued by stepkit_session_open()), and it
  * writes no autosave. Output owned by the caller. Returns STEPKIT_EINVAL on a NULL argument or a
@@ -658,7 +674,13 @@ int stepkit_session_set_clock(stepkit_session *session, stepkit_clock_fn fn, voi
  * "text"}), playSound and vibrate ({"kind": "start" | "finish"}), recorderStarted
  * ({"recorder", "recorderType", "configuration"}: start the sensor), recorderStopped,
  * recorderFailed ({"recorder", "message", "samplesLost"}), taskSuspended, taskResumed,
+ * choicesRemoved ({"step", "item"?, "values"}: selections no longer offered, removed from that
+ * answer), timeLimitReached ({"scope": "task" | "step", "step", "action"}),
  * taskFinished ({"reason"}). The same events go to the event callback, if one is set.
+ *
+ * The result also has "timeSpent" (seconds counted: time saved away does not count) on the task
+ * and on each step result, and, for a run with a seed, "randomization": {"seed", "orders":
+ * {step: order as in the state}} for the shuffled steps on the path.
  */
 
 /* Controls the current active step or the task: `op` is "start", "suspend", "resume" or "finish"
@@ -676,7 +698,8 @@ int stepkit_session_active(stepkit_session *session, const char *op, char **out)
 
 /* Processes everything due at the clock's current time: spoken countdowns, the halfway prompt,
  * the end of the step, moving on when the step continues on finish, and the next step's
- * automatic start, each dated when it came due. With a manual clock, a 6-minute walk runs in
+ * automatic start, and time limits that ran out (the step moves on, or the task ends "timedOut",
+ * as the task says), each dated when it came due. With a manual clock, a 6-minute walk runs in
  * microseconds. Stores the new state (with its events and nextDeadline) in *out. Calling it
  * when nothing is due is harmless and changes nothing (a clock set afterwards still starts an
  * untouched run over). What came due before the step last started or resumed on this clock (after

@@ -449,7 +449,8 @@ public:
         detail::finish_call(status);
         return state;
     }
-    /* "completed", "saved", "discarded", "failed" or "earlyTermination". */
+    /* "completed", "saved", "discarded", "failed" or "earlyTermination" (a host cannot finish a run
+     * "timedOut": only a time limit does, at tick()). */
     std::string finish(const std::string &reason) {
         const char *text = detail::c_text(reason, false, "The finish reason");
         char *out = nullptr;
