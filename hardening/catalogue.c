@@ -1237,6 +1237,73 @@ static int run_catalogue(void) {
         free(q);
     }
 
+    /* ---------------------------------------------------------------- issue 32: order, filters, time limits */
+    {
+        /* A seed of the wrong type or out of range: EINVAL, no session. */
+        static const char *shuffled =
+            "{\"identifier\": \"o\", \"steps\": [{\"type\": \"question\", \"identifier\": \"q\", \"answerFormat\": "
+            "{\"type\": \"textChoice\", \"style\": \"singleChoice\", \"shuffle\": true, \"textChoices\": ["
+            "{\"text\": \"A\", \"value\": \"a\"}, {\"text\": \"B\", \"value\": \"b\"}, {\"text\": \"C\", \"value\": \"c\"},"
+            "{\"text\": \"None\", \"value\": \"n\", \"pinned\": true}]}}]}";
+        stepkit_task *ot = compile(shuffled);
+        static const char *bad_seeds[] = {"{\"seed\": \"7\"}", "{\"seed\": 1.5}", "{\"seed\": -1}",
+                                          "{\"seed\": 9007199254740992}", "{\"seed\": null}", "{\"seed\": [1]}"};
+        for (size_t i = 0; i < sizeof bad_seeds / sizeof *bad_seeds; i++) {
+            stepkit_session *os = (stepkit_session *)0x1;
+            EXPECT_FAIL(NULL, STEPKIT_EINVAL, NULL, stepkit_session_open(ot, bad_seeds[i], &os));
+            CHECK(os == NULL, "a session opened with %s", bad_seeds[i]);
+            CHECK(stepkit_last_error() && strstr(stepkit_last_error(), "\"seed\""), "the seed error does not name it: %s", stepkit_last_error());
+        }
+        /* Restoration data with another seed: refused with ERESTORE and no session (signed
+         * with a key, the integrity check refuses it first; data signed again after the edit
+         * is refused by the order check, "orderMismatch": RandomizationTests and
+         * test_randomization.py re-sign it). */
+        stepkit_session *os = NULL;
+        EXPECT_OK(stepkit_session_open(ot, "{\"seed\": 3, \"integrityKey\": \"k\"}", &os));
+        char *osaved = NULL;
+        EXPECT_OK(stepkit_session_save(os, &osaved));
+        stepkit_session *back = (stepkit_session *)0x1;
+        char *seedat = osaved ? strstr(osaved, "\"seed\":3") : NULL;
+        CHECK(seedat != NULL, "no seed in restoration data: %.200s", osaved ? osaved : "(null)");
+        if (seedat) {
+            seedat[7] = '4'; /* another seed, the same orders: refused, however it is signed */
+            EXPECT_FAIL(NULL, STEPKIT_ERESTORE, NULL, stepkit_session_restore(ot, osaved, "{\"integrityKey\": \"k\"}", &back));
+            CHECK(back == NULL, "restored edited order data");
+        }
+        stepkit_string_free(osaved);
+        stepkit_session_free(os);
+        stepkit_task_free(ot);
+
+        /* A timeLimit of 0, negative, absurd or a string: EDEFINITION, no task. */
+        static const char *limits[] = {"0", "-1", "604801", "1e300", "\"30\"", "null"};
+        for (size_t i = 0; i < sizeof limits / sizeof *limits; i++) {
+            char def[512];
+            snprintf(def, sizeof def, "{\"identifier\": \"t\", \"timeLimit\": %s, \"steps\": [{\"type\": \"instruction\", \"identifier\": \"i\"}]}", limits[i]);
+            stepkit_task *lt = (stepkit_task *)0x1;
+            EXPECT_FAIL(NULL, STEPKIT_EDEFINITION, NULL, stepkit_task_compile(def, &lt));
+            CHECK(lt == NULL, "compiled a timeLimit of %s", limits[i]);
+        }
+
+        /* A filter that can leave no choice on a required question: the checker's error. */
+        static const char *filtered =
+            "{\"identifier\": \"f\", \"steps\": [{\"type\": \"question\", \"identifier\": \"a\", \"optional\": true, \"answerFormat\": "
+            "{\"type\": \"textChoice\", \"style\": \"multipleChoice\", \"textChoices\": [{\"text\": \"X\", \"value\": 1}, {\"text\": \"Y\", \"value\": 2}]}},"
+            "{\"type\": \"question\", \"identifier\": \"b\", \"answerFormat\": {\"type\": \"textChoice\", \"style\": \"singleChoice\", "
+            "\"choicesFrom\": {\"step\": \"a\", \"which\": \"chosen\"}}}]}";
+        stepkit_task *ft = compile(filtered);
+        char *report = NULL;
+        EXPECT_OK(stepkit_task_check(ft, &report));
+        CHECK(report && strstr(report, "\"code\":\"choicesMayRunOut\""), "no choicesMayRunOut: %.300s", report ? report : "(null)");
+        stepkit_string_free(report);
+        /* A choice not offered is refused, and changes nothing. */
+        stepkit_session *fs = open_session(ft);
+        EXPECT_OK(stepkit_session_set_answer(fs, "[2]", NULL));
+        EXPECT_OK(stepkit_session_go_forward(fs, NULL));
+        EXPECT_FAIL(fs, STEPKIT_EANSWER, "unavailableChoice", stepkit_session_set_answer(fs, "[1]", fresh_out())); OUT_IS_NULL();
+        stepkit_session_free(fs);
+        stepkit_task_free(ft);
+    }
+
     stepkit_string_free(saved);
     stepkit_session_free(s);
     stepkit_task_free(task);

@@ -153,6 +153,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         options["language"] = args.lang
     if args.audit_actor:
         options["audit"] = {"actor": args.audit_actor}
+    if args.seed is not None:
+        options["seed"] = args.seed
     runner = active_presenter.prepare(task, args, options, interactive=answers is None)
     try:
         session = task.open(options or None)
@@ -258,6 +260,10 @@ def _run_arguments(run: argparse.ArgumentParser) -> None:
         help="also write the run's audit trail (every accepted change, dated; docs/audit.md) to FILE",
     )
     run.add_argument("--audit-actor", metavar="NAME", help="the actor named in the audit trail's events")
+    run.add_argument(
+        "--seed", metavar="N", type=int,
+        help="the seed of the run's randomized order, 0 to 2^53-1 (default: drawn; docs/randomization.md)",
+    )
     run.add_argument(
         "--interactive", "-i", action="store_true", help="ask on stdin even if it is not a terminal"
     )

@@ -16,7 +16,7 @@ from .rendering import is_active
 from .answer_input import InputError, describe_format, parse_input
 from .commands import HELP, NAVIGATION, command_name, navigate
 from .errors import AnswerError, ParseError, StateError, StepKitError
-from .rendering import can_skip, problems_text, render_answer
+from .rendering import can_skip, problems_text, render_answer, time_left
 
 __all__ = ["Presenter"]
 
@@ -69,6 +69,12 @@ class Presenter:
             state = self.session.state
             while state.get("status") == "inProgress":
                 try:
+                    # Time limits run out on the session's clock; what ran out while the
+                    # participant was typing is processed before the next step is shown.
+                    if state.get("timeLimits"):
+                        state = self.session.tick()
+                        if state.get("status") != "inProgress":
+                            break
                     state = self._present(state, stack)
                 except _Command as command:
                     moved = navigate(self.session, command.name, self.say)
@@ -168,6 +174,9 @@ class Presenter:
             value = step.get(key)
             if isinstance(value, str) and value:
                 self.say(f"  {value}" if key != "question" else str(value))
+        left = time_left(state)
+        if left:
+            self.say(f"  {left}")
         self._missing_summary(state)
 
     def _missing_summary(self, state: State) -> None:

@@ -26,6 +26,7 @@ __all__ = [
     "choices_of",
     "takes_several",
     "render_answer",
+    "time_left",
 ]
 
 
@@ -70,6 +71,23 @@ def problems_text(exc: StepKitError) -> str:
     """The reasons a refusal gives (why a step cannot be left), as one sentence."""
     messages = [str(e.get("message")) for e in exc.errors if isinstance(e, dict) and e.get("message")]
     return " ".join(messages) if messages else exc.message
+
+
+def time_left(state: Mapping[str, Any]) -> Optional[str]:
+    """The time left under the run's time limits, as the state's ``timeLimits`` gives it (the
+    step's, then the task's), e.g. ``"Time left: 6 s on this step, 56 s for the task"``; None
+    when the run has no limit or has finished. Whole seconds, rounded up: a host never shows
+    "0 s" while time is left."""
+    if state.get("status") != "inProgress":
+        return None
+    limits = state.get("timeLimits") or {}
+    parts = []
+    for key, where in (("step", "on this step"), ("task", "for the task")):
+        entry = limits.get(key)
+        if isinstance(entry, dict) and isinstance(entry.get("remaining"), (int, float)):
+            seconds = -int(-float(entry["remaining"]) // 1)
+            parts.append(f"{seconds} s {where}")
+    return "Time left: " + ", ".join(parts) if parts else None
 
 
 def choices_of(fmt: Dict[str, Any]) -> List[Dict[str, Any]]:
