@@ -11,7 +11,7 @@ import smtplib
 from typing import Any, Dict, List, Optional
 
 import stepkit
-from stepkit.rendering import step_title
+from stepkit.rendering import step_title, time_left
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
@@ -153,6 +153,13 @@ def render_step(request: Request, token: str, row: Any, state: Dict[str, Any],
         active = {"status": a.get("status"), "duration": a.get("duration"),
                   "remaining": int(remaining + 0.999) if isinstance(remaining, (int, float)) else "",
                   "deadline_ms": deadline_ms, "kind": kind}
+    limits = None
+    left = time_left(state)  # the task's and the step's time limits (the state's timeLimits)
+    if left:
+        deadline_ms = ""
+        if state.get("nextDeadline"):
+            deadline_ms = max(0, stepkit.parse_iso8601_ms(state["nextDeadline"]) - service.now())
+        limits = {"text": left, "deadline_ms": deadline_ms}
     study = service.study(row.task_identifier)
     heading = step_title(step)  # the engine's displayTitle
     calculations = [{"name": name, "label": calculation_label(name),
@@ -169,7 +176,7 @@ def render_step(request: Request, token: str, row: Any, state: Dict[str, Any],
         "blocks": blocks, "errors": summary, "notice": notice, "progress": progress_text,
         "nav": nav, "version": row.version, "action_url": f"/r/{token}",
         "next_label": "Next" if nav.get("hasNextStep", True) else "Done",
-        "active": active, "can_update": has_visibility, "calculations": calculations,
+        "active": active, "limits": limits, "can_update": has_visibility, "calculations": calculations,
         "resume_url": absolute(request, f"/r/{token}"),
         "can_email": request.app.state.smtp is not None,
     }

@@ -591,7 +591,9 @@ class Service:
                 raise Stale()
             errors: List[Dict[str, Any]] = []
             switching = action.startswith("language:")
-            if answer_of is not None and (action in ("next", "back", "save", "skip") or switching):
+            # A time limit's tick keeps what the page holds, as far as it is valid: the step
+            # then moves on (or the task ends) with the answer as it stands.
+            if answer_of is not None and (action in ("next", "back", "save", "skip", "tick") or switching):
                 answer, has_answer = answer_of(state)
                 if has_answer:
                     try:

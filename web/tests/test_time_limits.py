@@ -1,0 +1,66 @@
+"""Issue 32 in the browser: a time limit's remaining time is shown and the page moves on when it
+runs out (the engine's tick, on the session's clock); a shuffled list is rendered in the order
+the engine presents; a filtered list shows only the choices offered."""
+
+from __future__ import annotations
+
+import json
+
+import stepkit
+from fastapi.testclient import TestClient
+
+from conftest import API_KEY, AUTH, BASE, KEY, START
+from stepkit_web.app import create_app
+from stepkit_web.walk import post_form
+
+JSON = {"content-type": "application/json"}
+TASK = {"identifier": "limited", "timeLimit": 600, "steps": [
+    {"type": "question", "identifier": "colours", "title": "Colours you like", "timeLimit": 30,
+     "answerFormat": {"type": "textChoice", "style": "multipleChoice", "shuffle": True, "textChoices": [
+         {"text": "Red", "value": "red"}, {"text": "Green", "value": "green"}, {"text": "Blue", "value": "blue"},
+         {"text": "Yellow", "value": "yellow"}, {"text": "None", "value": "none", "exclusive": True, "pinned": True}]}},
+    {"type": "question", "identifier": "best", "title": "The best one", "optional": True,
+     "answerFormat": {"type": "textChoice", "style": "singleChoice",
+                      "choicesFrom": {"step": "colours", "which": "chosen"}}},
+]}
+
+
+def start(client):
+    assert client.post("/api/tasks", content=json.dumps(TASK), headers=JSON).status_code == 201
+    created = client.post("/api/tasks/limited/sessions").json()
+    return created["session"], created["resumeUrl"].replace(BASE, "")
+
+
+TEXTS = {"red": "Red", "green": "Green", "blue": "Blue", "yellow": "Yellow", "none": "None"}
+
+
+def values(html: str) -> list:
+    """The choices a page shows, in its order (by their labels)."""
+    found = [(html.find(f">{text}</label>"), value) for value, text in TEXTS.items()]
+    return [value for at, value in sorted(found) if at >= 0]
+
+
+def test_the_page_shows_the_time_left_and_moves_on_when_it_runs_out(db_url):
+    clock = stepkit.ManualClock.from_iso(START)
+    app = create_app(db_url, KEY, api_key=API_KEY, base_url=BASE, clock=clock, time_source="instance")
+    with TestClient(app, base_url=BASE, headers=AUTH) as client:
+        sid, path = start(client)
+        clock.set(clock() + 4_000)
+        page = client.get(path).text
+        assert "Time left: 26 s on this step, 596 s for the task" in page
+        assert 'data-deadline-ms="26000"' in page
+        state = client.get(f"/api/sessions/{sid}").json()["state"]
+        # The list renders in the order the engine presents (the state's seeded order).
+        assert values(page) == state["order"]["choices"]
+        assert values(page)[-1] == "none"
+        clock.set(clock() + 27_000)
+        # The page names a choice by its place in the list shown.
+        shown = state["order"]["choices"]
+        r = post_form(client, path, [("_version", "1"), ("_step", "colours"), ("action", "tick"),
+                                     ("answer", str(shown.index("green"))), ("answer", str(shown.index("blue")))])
+        assert r.status_code == 303
+        state = client.get(f"/api/sessions/{sid}").json()["state"]
+        assert state["step"]["identifier"] == "best"
+        # The answer the page held when the time ran out was kept; the next list offers only it.
+        page = client.get(path).text
+        assert sorted(values(page)) == ["blue", "green"]
