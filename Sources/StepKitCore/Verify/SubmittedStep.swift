@@ -26,8 +26,9 @@ struct SubmittedResult {
     var calculations: JSON?
 
     private static let topFields: Set<String> = ["identifier", "taskRunUUID", "startDate", "endDate", "results", "calculations", "asyncResults",
-                                                 "taskFingerprint"]
-    private static let stepFields: Set<String> = ["identifier", "startDate", "endDate", "results"]
+                                                 "taskFingerprint", "timeSpent", "randomization"]
+    /// `timeSpent`: the time counted on a visit (issue 32, time limits).
+    private static let stepFields: Set<String> = ["identifier", "startDate", "endDate", "results", "timeSpent"]
     private static let questionFields: Set<String> = ["identifier", "type", "answer", "startDate", "endDate", "unit", "codings"]
     /// Sections nest no deeper than this in a result the engine writes; deeper is refused
     /// before it is read (the read recurses once per level).

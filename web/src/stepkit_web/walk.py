@@ -79,10 +79,11 @@ def page_fields(state: Mapping[str, Any], answers: Mapping[str, Any]) -> Optiona
 
 
 def strip_volatile(value: Any) -> Any:
-    """A result without what differs between two runs: dates and the run's UUID."""
+    """A result without what differs between two runs: dates, the time spent (read off the
+    clock like the dates) and the run's UUID."""
     if isinstance(value, dict):
         return {k: strip_volatile(v) for k, v in value.items()
-                if k not in ("startDate", "endDate", "taskRunUUID")}
+                if k not in ("startDate", "endDate", "taskRunUUID", "timeSpent")}
     if isinstance(value, list):
         return [strip_volatile(v) for v in value]
     return value
