@@ -125,6 +125,23 @@ func openSession(_ task: Task, seed: UInt64?, clock: ManualClock = ManualClock(1
         #expect(error.problems.first?.code == "orderMismatch")
     }
 
+    /// Data saved on a version that shuffled nothing migrates to one that shuffles: the run
+    /// draws its seed then. Without "migrate", data of a shuffling task with no seed is damaged.
+    @Test func aMigratedRunFromAVersionWithoutShufflingDrawsASeed() throws {
+        let old = try compile(shuffledTask.replacing(#""shuffle": true, "#, with: "").replacing(#""shuffleItems": true, "#, with: ""))
+        #expect(!old.rules.shuffles)
+        let clock = ManualClock(1_767_225_600_000)
+        let s = openSession(old, seed: nil, clock: clock)
+        #expect(s.seed == nil)
+        let text = try Restoration.saveText(s)
+        let new = try compile(shuffledTask)
+        var options = SessionOptions()
+        options.migrate = true
+        let migrated = try text.withCString { p in try Restoration.restore(p, task: new, options: options, clock: clock.clock) }
+        #expect(migrated.seed != nil)
+        #expect(migrated.stateJSON().objectValue?["order"]?.objectValue?["choices"] != nil)
+    }
+
     @Test(arguments: [#""7""#, "1.5", "-1", "9007199254740992", "true"])
     func aSeedThatIsNotAWholeNumberInRangeIsRefused(_ seed: String) throws {
         let options = try json(#"{"seed": "# + seed + "}")

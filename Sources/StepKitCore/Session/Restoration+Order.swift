@@ -4,9 +4,9 @@ import StepKitBase
 /// shuffles, which must be exactly what the seed gives (docs/randomization.md).
 extension Restoration {
     /// The saved seed, or nil when none was saved. A task that shuffles needs one.
-    static func savedSeed(_ value: JSON?, task: Task) throws(StepKitError) -> UInt64? {
+    static func savedSeed(_ value: JSON?, task: Task, required: Bool = true) throws(StepKitError) -> UInt64? {
         guard let value, !value.isNull else {
-            if task.rules.shuffles {
+            if task.rules.shuffles && required {
                 throw refuse("damaged", "The task shuffles, but the restoration data has no \"randomization\" seed.", .root.key("randomization"))
             }
             return nil

@@ -80,9 +80,11 @@ package enum Restoration {
             options.additionalTaskResults = ExternalResults(results, at: .root.key("additionalTaskResults"), d)
             guard d.isEmpty else { throw refuse("damaged", "The saved additionalTaskResults are not task results.", .root.key("additionalTaskResults")) }
         }
-        // The run's seed comes from the data alone (the options may not give one on restore).
-        options.seed = try savedSeed(document["randomization"], task: task)
-        if fingerprint != (try task.fingerprint.value()) {
+        // The run's seed comes from the data alone (the options may not give one on restore); a
+        // run migrated from a version that shuffled nothing draws one.
+        let sameVersion = fingerprint == (try task.fingerprint.value())
+        options.seed = try savedSeed(document["randomization"], task: task, required: sameVersion)
+        if !sameVersion {
             guard options.migrate else {
                 throw refuse("taskChanged", "The restoration data was saved on another version of the task \"\(identifier)\"; restore with the option \"migrate\": true to carry its answers over.", .root.key("task").key("fingerprint"))
             }
