@@ -112,14 +112,14 @@ package struct StepKitError: Error, Sendable {
 }
 
 /// Collects the problems of a definition so that all of them are reported at once.
-package final class Diagnostics {
+@usableFromInline package final class Diagnostics {
     package private(set) var problems: [Problem] = []
 
     package init() {}
 
     package var isEmpty: Bool { problems.isEmpty }
 
-    package func error(_ code: String, _ message: String, at path: JSONPath) {
+    @usableFromInline package func error(_ code: String, _ message: String, at path: JSONPath) {
         problems.append(Problem(code: code, message: message, path: path))
     }
 }

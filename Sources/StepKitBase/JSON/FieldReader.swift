@@ -3,17 +3,20 @@
 ///
 /// Each accessor returns `nil` both when the key is absent and when it is wrong (the problem is
 /// already reported), so a compiler can go on and find the next problem.
-package final class FieldReader {
-    package let object: JSONObject
-    package let path: JSONPath
-    package let diagnostics: Diagnostics
+///
+/// `public`, with the readers `@inlinable`: the compilers above read every field of a definition
+/// through it (see `IndexTable`).
+public final class FieldReader {
+    @usableFromInline package let object: JSONObject
+    @usableFromInline package let path: JSONPath
+    @usableFromInline package let diagnostics: Diagnostics
     /// Which of the object's keys were asked for, by position in `object.keys`. A reader lives
     /// on one thread for one object's reading and its methods never nest, so the run-time
     /// exclusivity check each write would cost (3 % of compiling a small task) is left out.
-    @exclusivity(unchecked) private var used: [Bool]
+    @exclusivity(unchecked) @usableFromInline var used: [Bool]
 
     /// Nil (with a problem reported) when `value` is not an object.
-    package init?(_ value: JSON, at path: JSONPath, _ diagnostics: Diagnostics, what: String) {
+    @inlinable package init?(_ value: JSON, at path: JSONPath, _ diagnostics: Diagnostics, what: String) {
         guard case .object(let object) = value else {
             diagnostics.error("wrongType", "Expected \(what) (an object), found \(value.typeName).", at: path)
             return nil
@@ -24,10 +27,10 @@ package final class FieldReader {
         self.diagnostics = diagnostics
     }
 
-    package func has(_ key: String) -> Bool { object[key] != nil }
+    @inlinable package func has(_ key: String) -> Bool { object.position(of: key) != nil }
 
     /// The raw value of `key`, marked as understood.
-    package func value(_ key: String, required: Bool = false) -> JSON? {
+    @inlinable package func value(_ key: String, required: Bool = false) -> JSON? {
         guard let i = object.position(of: key) else {
             if required {
                 diagnostics.error("missingKey", "\"\(key)\" is required.", at: path.key(key))
@@ -38,7 +41,7 @@ package final class FieldReader {
         return object.value(at: i)
     }
 
-    package func string(_ key: String, required: Bool = false, nonEmpty: Bool = false) -> String? {
+    @inlinable package func string(_ key: String, required: Bool = false, nonEmpty: Bool = false) -> String? {
         guard let value = value(key, required: required) else { return nil }
         guard case .string(let s) = value else {
             wrongType(key, expected: "a string", found: value)
@@ -51,7 +54,7 @@ package final class FieldReader {
         return s
     }
 
-    package func bool(_ key: String, required: Bool = false) -> Bool? {
+    @inlinable package func bool(_ key: String, required: Bool = false) -> Bool? {
         guard let value = value(key, required: required) else { return nil }
         guard case .bool(let b) = value else {
             wrongType(key, expected: "true or false", found: value)
@@ -60,7 +63,7 @@ package final class FieldReader {
         return b
     }
 
-    package func number(_ key: String, required: Bool = false) -> Double? {
+    @inlinable package func number(_ key: String, required: Bool = false) -> Double? {
         guard let value = value(key, required: required) else { return nil }
         guard let d = value.numericValue else {
             wrongType(key, expected: "a number", found: value)
@@ -83,7 +86,7 @@ package final class FieldReader {
         return Int(d)
     }
 
-    package func array(_ key: String, required: Bool = false) -> [JSON]? {
+    @inlinable package func array(_ key: String, required: Bool = false) -> [JSON]? {
         guard let value = value(key, required: required) else { return nil }
         guard case .array(let items) = value else {
             wrongType(key, expected: "an array", found: value)
@@ -119,7 +122,7 @@ package final class FieldReader {
         }
     }
 
-    private func wrongType(_ key: String, expected: String, found: JSON) {
+    @usableFromInline func wrongType(_ key: String, expected: String, found: JSON) {
         diagnostics.error("wrongType", "\"\(key)\" must be \(expected), found \(found.typeName).", at: path.key(key))
     }
 }

@@ -49,7 +49,7 @@ public enum JSON: Equatable, Sendable {
     }
 
     /// The JSON type's name, for error messages ("expected a string, found a number").
-    package var typeName: String {
+    @usableFromInline package var typeName: String {
         switch self {
         case .null: return "null"
         case .bool: return "a boolean"

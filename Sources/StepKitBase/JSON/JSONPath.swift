@@ -5,7 +5,7 @@
 /// path is a chain of components sharing its parent, and its text is written only when asked
 /// for (`description`). Building `steps[3].answerFormat` costs one small allocation instead of
 /// copying the whole text at every level (which took about a tenth of a compile).
-package struct JSONPath: Sendable, CustomStringConvertible, Equatable {
+@usableFromInline package struct JSONPath: Sendable, CustomStringConvertible, Equatable {
     /// One component and the path it extends. Immutable; its depth is bounded by the nesting of
     /// the document it names, so releasing a chain never recurses deeper than that.
     private final class Node: Sendable {
@@ -27,7 +27,7 @@ package struct JSONPath: Sendable, CustomStringConvertible, Equatable {
 
     private init(node: Node?) { self.node = node }
 
-    package func key(_ key: String) -> JSONPath {
+    @usableFromInline package func key(_ key: String) -> JSONPath {
         JSONPath(node: Node(parent: node, key: key, index: 0))
     }
 
@@ -37,7 +37,7 @@ package struct JSONPath: Sendable, CustomStringConvertible, Equatable {
 
     /// `a.b[2]["odd key"]`: a plain key (letters, digits, `_`, `$`) after a dot, any other in
     /// brackets and quotes with `"` and `\` escaped.
-    package var description: String {
+    @usableFromInline package var description: String {
         var components: [Node] = []
         var next = node
         while let n = next {
@@ -71,7 +71,7 @@ package struct JSONPath: Sendable, CustomStringConvertible, Equatable {
         }
     }
 
-    package static func == (lhs: JSONPath, rhs: JSONPath) -> Bool {
+    @usableFromInline package static func == (lhs: JSONPath, rhs: JSONPath) -> Bool {
         lhs.node === rhs.node || lhs.description == rhs.description
     }
 }
