@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -473,6 +474,20 @@ def test_staff_side_in_chromium(server, browser, axe, tmp_path):
         page.click("text=Filter")
     assert page.locator("#sessions tbody tr").count() == 0
     check_axe(axe, page, "staff: study page, filtered")
+
+    # V-1's audit trail: each answer the walk gave, with its time, and axe finds nothing.
+    page.goto(f"{server.url}/staff/studies/vitals?status=finished&participant=V-1")
+    with page.expect_navigation():
+        page.click("#sessions tbody a:has-text('Changes')")
+    assert page.locator("h1").inner_text() == "Audit trail – V-1"
+    check_axe(axe, page, "staff: audit trail")
+    rows = page.locator("#audit tbody tr")
+    cells = [[rows.nth(i).locator("td").nth(j).inner_text() for j in range(8)] for i in range(rows.count())]
+    answered = {c[3] for c in cells if c[2] == "answerSet"}
+    assert {step for step, value in given.items() if value is not None} <= answered, cells
+    for c in cells:
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", c[1]), c
+    assert cells[-1][2] == "forward" and cells[-1][3].endswith("→ end")
 
     def download(name):
         with page.expect_download() as info:
