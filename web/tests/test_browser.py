@@ -488,6 +488,7 @@ def test_staff_side_in_chromium(server, browser, axe, tmp_path):
     for c in cells:
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", c[1]), c
     assert cells[-1][2] == "forward" and cells[-1][3].endswith("→ end")
+    page.goto(f"{server.url}/staff/studies/vitals?status=finished&participant=V-2")  # as before
 
     def download(name):
         with page.expect_download() as info:
