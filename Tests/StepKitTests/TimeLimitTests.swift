@@ -104,3 +104,34 @@ private let start: Int64 = 1_767_225_600_000
         #expect(problems(#"{"identifier": "t", "steps": [{"type": "instruction", "identifier": "i", "timeLimit": 3, "onTimeLimit": "later"}]}"#).map(\.code) == ["invalidValue"])
     }
 }
+
+/// The audit trail records what the session does by itself: a time limit's move and end, and a
+/// selection removed because it is no longer offered.
+@Suite struct TimeLimitAuditTests {
+    @Test func aTimeLimitsMovesAndEndsAreAudited() throws {
+        let clock = ManualClock(start)
+        var s = openSession(try compile(timedTask), seed: nil, clock: clock)
+        clock.now = start + 10_000
+        s.tick()
+        try s.setAnswer(.bool(true)); try s.goForward()
+        clock.now = start + 20_000
+        s.tick()
+        #expect(s.finishReason == .timedOut)
+        let kinds = s.audit.events.map { "\($0.kind)/\($0.detail ?? "")" }
+        #expect(kinds.contains("forward/timeLimit"))
+        #expect(kinds.last == "finish/timedOut")
+        #expect(s.audit.events.last?.date == start + 15_000)
+    }
+
+    @Test func aRemovedSelectionIsAudited() throws {
+        var s = openSession(try compile(filteredTask), seed: nil)
+        try s.setAnswer(.int(30)); try s.goForward()
+        try s.setAnswer(json(#"["dog", "horse"]"#))
+        try s.goBackward()
+        try s.setAnswer(.int(10))
+        let removal = s.audit.events.last { $0.detail == "choicesRemoved" }
+        #expect(removal?.step == "owned")
+        #expect(removal?.old == .array([.string("dog"), .string("horse")]))
+        #expect(removal?.new == .array([.string("dog")]))
+    }
+}
