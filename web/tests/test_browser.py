@@ -93,7 +93,7 @@ def no_horizontal_scroll(page, where):
     assert widths[0] <= widths[1], (where, widths)
 
 
-def walk(server, page, sid, url, name, axe=None, given=None, seen=None):
+def walk(server, page, sid, url, name, axe=None, given=None, seen=None, closing=None):
     """Walks the session in the browser with the answers file (``given``: other answers);
     ``seen`` collects the calculations each page shows ({name: text})."""
     example_task = given is None
@@ -109,8 +109,8 @@ def walk(server, page, sid, url, name, axe=None, given=None, seen=None):
                     "dd").inner_text()
         info = api_state(server, sid)
         if info["status"] == "finished":
-            assert page.locator("h1").inner_text() == (
-                closing_title(name) if example_task else "Thank you")
+            expected = closing or (closing_title(name) if example_task else "Thank you")
+            assert page.locator("h1").inner_text() == expected
             if axe:
                 check_axe(axe, page, f"{name}: finished")
             return api.get(f"{server.url}/api/sessions/{sid}/result").json()
@@ -620,3 +620,52 @@ def test_the_email_form_passes_axe(server, browser, axe):
         page.close()
     finally:
         server.app.state.smtp = None
+
+
+# The example in three languages (issue 32) in Chromium: walked in each language as the terminal
+# presenter walks it (the same result but for the languages; axe on every page); the browser's
+# language picks the session's; the language switch works without JavaScript and keeps answers.
+
+MULTILINGUAL = "multilingual-checkin"
+TITLES = {"en": "Evening check-in", "de": "Abendlicher Check-in", "es": "Registro de la tarde"}
+
+
+def _multilingual_session(server, language):
+    api.post(server.url + "/api/tasks", content=example(MULTILINGUAL))  # 201, or 200 once there
+    options = {"language": language}
+    if '"shuffle"' in example(MULTILINGUAL):
+        options["seed"] = 20261127  # the same order in every language, and in the CLI's walk
+    r = api.post(f"{server.url}/api/tasks/{MULTILINGUAL}/sessions", content=json.dumps({"options": options}))
+    assert r.status_code == 201, r.text
+    return r.json()["session"], r.json()["resumeUrl"]
+
+
+@pytest.mark.parametrize("language", ["en", "de", "es"])
+def test_the_multilingual_example_walks_alike_in_each_language(server, browser, axe, language, tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import EXAMPLES
+
+    context = browser.new_context(viewport={"width": 375, "height": 667}, locale=language)
+    page = context.new_page()
+    sid, url = _multilingual_session(server, language)
+    page.goto(url)
+    assert page.locator("h1").inner_text() == TITLES[language]
+    assert page.evaluate("document.documentElement.lang") == language
+    # The walk's closing page is the completion step's title in the session's language.
+    closing = {"en": "Thank you", "de": "Danke", "es": "Gracias"}[language]
+    result = walk(server, page, sid, url, MULTILINGUAL, axe, given=answers(MULTILINGUAL),
+                  closing=closing)
+    context.close()
+    out = tmp_path / "reference.json"
+    seed = ["--seed", "20261127"] if '"shuffle"' in example(MULTILINGUAL) else []
+    subprocess.run([sys.executable, "-m", "stepkit", "run", str(EXAMPLES / f"{MULTILINGUAL}.json"),
+                    "--answers", str(EXAMPLES / f"{MULTILINGUAL}.answers.json"), "--quiet",
+                    "--output", str(out), *seed], check=True, capture_output=True, timeout=60)
+
+    def plain(value):
+        return {k: v for k, v in strip_volatile(value).items() if k not in ("language", "languages")}
+    assert result["languages"] == [language]
+    assert plain(result) == plain(json.loads(out.read_text()))
+

@@ -165,3 +165,38 @@ def test_accept_language_parsing():
     assert languages.choose("pt-BR, de", ["en"], ["en", "de", "es"]) == "de"
     assert languages.choose("pt-BR, de", ["en"], ["en", "de", "pt"]) == "pt-BR"
     assert languages.choose(None, ["en"]) is None
+
+
+# The example in three languages walked through the participant pages: the same result as the
+# terminal presenter's (but for the languages it names), the pages in the session's language.
+
+@pytest.mark.parametrize("language, title", [("en", "Evening check-in"), ("de", "Abendlicher Check-in"),
+                                             ("es", "Registro de la tarde")])
+def test_the_example_walks_in_the_browser_as_from_the_cli(client, tmp_path, language, title):
+    import subprocess
+    import sys
+
+    from conftest import EXAMPLES, answers, example
+    from stepkit_web.walk import strip_volatile, walk_http
+    name = "multilingual-checkin"
+    r = client.post("/api/tasks", content=example(name), headers={"content-type": "application/json"})
+    assert r.status_code == 201, r.text
+    options = {"language": language}
+    if '"shuffle"' in example(name):
+        options["seed"] = 20261127  # the CLI's reference walk below uses the same seed
+    r = client.post(f"/api/tasks/{name}/sessions", json={"options": options})
+    assert r.status_code == 201, r.text
+    session_id, path = r.json()["session"], r.json()["resumeUrl"].replace(BASE, "")
+    assert heading(page_state(client, path)[0]) == title
+    result = walk_http(client, "", session_id, path, answers(name))
+    assert result["languages"] == [language]
+
+    def plain(value):
+        value = strip_volatile(value)
+        return {k: v for k, v in value.items() if k not in ("language", "languages")}
+    out = tmp_path / "reference.json"
+    seed = ["--seed", "20261127"] if "seed" in options else []
+    subprocess.run([sys.executable, "-m", "stepkit", "run", str(EXAMPLES / f"{name}.json"), "--answers",
+                    str(EXAMPLES / f"{name}.answers.json"), "--quiet", "--output", str(out), *seed],
+                   check=True, capture_output=True, timeout=60)
+    assert plain(result) == plain(json.loads(out.read_text()))

@@ -6,6 +6,10 @@
  * argument) refused with a clear error that changes nothing.
  */
 #include "check.h"
+#include "read_file.h"
+
+/* examples/tasks, from the command line (ctest passes it). */
+static const char *examples_dir = NULL;
 
 static const char *TASK =
     "{\"identifier\": \"lang\", \"defaultLanguage\": \"en\", \"languages\": [\"en\", \"de\", \"es\"],"
@@ -262,8 +266,135 @@ static void test_definition_errors(void)
     json_decref(check_last_error(STEPKIT_EDEFINITION, "EDEFINITION", "steps[0].title.fr"));
 }
 
-int main(void)
+/* Walks examples/tasks/multilingual-checkin.json with its answers file in `language` (switching
+ * to `switch_to` at the sleep question when not NULL): the result (the caller frees), and in
+ * `orders` (a JSON array the caller decrefs) the values of each choice list in the order shown. */
+static char *walk_example(const char *language, const char *switch_to, json_t **orders)
 {
+    char path[4096], options[256], *definition, *answers_text, *result = NULL, *state_text = NULL;
+    stepkit_task *task = NULL;
+    stepkit_session *session = NULL;
+    json_t *answers, *state;
+    int guard = 0;
+    snprintf(path, sizeof path, "%s/multilingual-checkin.json", examples_dir);
+    definition = read_file(path, NULL);
+    snprintf(path, sizeof path, "%s/multilingual-checkin.answers.json", examples_dir);
+    answers_text = read_file(path, NULL);
+    CHECK(definition != NULL && answers_text != NULL);
+    if (!definition || !answers_text) {
+        free(definition);
+        free(answers_text);
+        return NULL;
+    }
+    answers = parse_json(answers_text);
+    CHECK_RC(stepkit_task_compile(definition, &task), STEPKIT_OK);
+    /* A shuffled task: the same seed in every language gives the same order. */
+    snprintf(options, sizeof options, "{\"language\": \"%s\", \"taskRunUUID\": \"9f1c7a52-3b8e-4d2a-a1f0-6c2d4e8b9a10\"%s}",
+             language, strstr(definition, "\"shuffle\"") ? ", \"seed\": 20261127" : "");
+    CHECK_RC(stepkit_session_open(task, options, &session), STEPKIT_OK);
+    CHECK_RC(stepkit_session_set_clock(session, fixed_now, NULL), STEPKIT_OK);
+    *orders = json_array();
+    CHECK_RC(stepkit_session_state(session, &state_text), STEPKIT_OK);
+    state = parse_json(state_text);
+    stepkit_string_free(state_text);
+    while (state && strcmp(json_str(state, "status"), "finished") != 0 && guard++ < 20) {
+        json_t *step = json_object_get(state, "step");
+        const char *id = json_str(step, "identifier");
+        json_t *choices = json_object_get(json_object_get(step, "answerFormat"), "textChoices");
+        json_t *answer = json_object_get(answers, id);
+        if (choices) {
+            json_t *values = json_array();
+            size_t i;
+            json_t *c;
+            json_array_foreach(choices, i, c) json_array_append(values, json_object_get(c, "value"));
+            json_array_append_new(*orders, values);
+        }
+        if (answer) {
+            char *text = json_dumps(answer, JSON_ENCODE_ANY);
+            CHECK_RC(stepkit_session_set_answer(session, text, NULL), STEPKIT_OK);
+            free(text);
+        }
+        if (switch_to && strcmp(id, "sleep_hours") == 0) {
+            json_t *switched;
+            CHECK_RC(stepkit_session_set_language(session, switch_to, &state_text), STEPKIT_OK);
+            switched = parse_json(state_text);
+            CHECK(json_equal(json_object_get(switched, "answer"), answer));
+            json_decref(switched);
+            stepkit_string_free(state_text);
+        }
+        json_decref(state);
+        CHECK_RC(stepkit_session_go_forward(session, &state_text), STEPKIT_OK);
+        state = parse_json(state_text);
+        stepkit_string_free(state_text);
+    }
+    json_decref(state);
+    CHECK_RC(stepkit_session_result(session, &result), STEPKIT_OK);
+    json_decref(answers);
+    free(definition);
+    free(answers_text);
+    stepkit_session_free(session);
+    stepkit_task_free(task);
+    return result;
+}
+
+/* A result without the languages it names: what must be the same in every language. */
+static json_t *without_languages(const char *result)
+{
+    json_t *r = parse_json(result);
+    json_object_del(r, "language");
+    json_object_del(r, "languages");
+    return r;
+}
+
+static void test_the_example_walks_identically_in_each_language(void)
+{
+    const char *languages[] = {"en", "de", "es"};
+    char *reference = NULL, *switched;
+    json_t *reference_orders = NULL, *orders, *expected, *actual;
+    size_t i;
+    if (!examples_dir) {
+        fprintf(stderr, "SKIP the example walk: no examples directory was given\n");
+        return;
+    }
+    for (i = 0; i < 3; i++) {
+        char *result = walk_example(languages[i], NULL, &orders);
+        json_t *r = parse_json(result);
+        json_t *used = json_pack("[s]", languages[i]);
+        CHECK(json_equal(json_object_get(r, "languages"), used));
+        json_decref(used);
+        json_decref(r);
+        if (!reference) {
+            reference = result;
+            reference_orders = orders;
+            continue;
+        }
+        expected = without_languages(reference);
+        actual = without_languages(result);
+        CHECK(json_equal(expected, actual));       /* the same result but for the languages */
+        CHECK(json_equal(reference_orders, orders)); /* the same choices in the same order */
+        json_decref(expected);
+        json_decref(actual);
+        json_decref(orders);
+        stepkit_string_free(result);
+    }
+    /* Switching from German to Spanish in the middle keeps every answer. */
+    switched = walk_example("de", "es", &orders);
+    expected = without_languages(reference);
+    actual = without_languages(switched);
+    CHECK(json_equal(expected, actual));
+    CHECK(json_equal(reference_orders, orders));
+    json_decref(expected);
+    json_decref(actual);
+    json_decref(orders);
+    json_decref(reference_orders);
+    stepkit_string_free(switched);
+    stepkit_string_free(reference);
+}
+
+int main(int argc, char **argv)
+{
+    examples_dir = argc > 1 ? argv[1] : NULL;
+    RUN(test_the_example_walks_identically_in_each_language);
     RUN(test_texts_follow_the_language);
     RUN(test_switching_keeps_every_answer);
     RUN(test_refusals_in_german_and_spanish);

@@ -220,3 +220,79 @@ def test_fhir_forms_with_translations_import_every_language():
         task = stepkit.Task.from_fhir(json.loads(text))
         declared = set(task.info.get("languages", []))
         assert {t.lower() for t in langs} <= {d.lower() for d in declared}, path.name
+
+
+# The example in three languages (examples/tasks/multilingual-checkin.json): the same walk, the
+# same order of choices and the same result but for the texts in each language, from Python and
+# from the CLI; switching language mid-way keeps every answer.
+
+EXAMPLE = "multilingual-checkin"
+
+
+def _walk(language, switch_to=None, seed=None):
+    from conftest import example
+    definition = json.loads(example(EXAMPLE).read_text(encoding="utf-8"))
+    answers = json.loads(example(EXAMPLE).with_suffix("").with_suffix(".answers.json").read_text(encoding="utf-8"))
+    task = stepkit.Task.from_json(definition)
+    options = {"language": language, "taskRunUUID": "9f1c7a52-3b8e-4d2a-a1f0-6c2d4e8b9a10"}
+    if seed is not None and '"shuffle"' in json.dumps(definition):
+        options["seed"] = seed  # the same seed in every language: the same order
+    orders, titles = [], []
+    with task.open(options) as session:
+        session.set_clock(stepkit.ManualClock(1767225600000))
+        state = session.state
+        while state["status"] != "finished":
+            step = state["step"]
+            titles.append(step["displayTitle"])
+            choices = (step.get("answerFormat") or {}).get("textChoices")
+            if choices:
+                orders.append([c["value"] for c in choices])
+            if step["identifier"] in answers:
+                session.set_answer(answers[step["identifier"]])
+            if switch_to and step["identifier"] == "sleep_hours":
+                state = session.set_language(switch_to)
+                assert state["answer"] == answers["sleep_hours"]
+            state = session.go_forward()
+        return session.result, orders, titles
+
+
+def _without_languages(result):
+    return {k: v for k, v in result.items() if k not in ("language", "languages")}
+
+
+def test_the_example_walks_identically_in_each_language():
+    walks = {lang: _walk(lang, seed=20261127) for lang in ("en", "de", "es")}
+    results = {lang: w[0] for lang, w in walks.items()}
+    assert _without_languages(results["de"]) == _without_languages(results["en"]) == _without_languages(results["es"])
+    assert walks["de"][1] == walks["en"][1] == walks["es"][1]  # the same choices in the same order
+    assert [w[2][0] for w in walks.values()] == ["Evening check-in", "Abendlicher Check-in", "Registro de la tarde"]
+    assert [r["languages"] for r in results.values()] == [["en"], ["de"], ["es"]]
+    # Switching in the middle keeps every answer: the same result as a walk in one language.
+    switched, orders, _ = _walk("de", switch_to="es", seed=20261127)
+    assert _without_languages(switched) == _without_languages(results["en"])
+    assert orders == walks["en"][1] and switched["languages"] == ["de", "es"]
+
+
+def test_the_example_walks_identically_from_the_cli(tmp_path):
+    from conftest import example
+    task = example(EXAMPLE)
+    answers = task.with_suffix("").with_suffix(".answers.json")
+
+    def stripped(value):
+        if isinstance(value, dict):
+            return {k: stripped(v) for k, v in value.items()
+                    if k not in ("startDate", "endDate", "language", "languages", "timeSpent")}
+        if isinstance(value, list):
+            return [stripped(v) for v in value]
+        return value
+
+    seed = ["--seed", "20261127"] if '"shuffle"' in task.read_text(encoding="utf-8") else []
+    results = {}
+    for lang, title in [("en", "Evening check-in"), ("de", "Abendlicher Check-in"), ("es", "Registro de la tarde")]:
+        proc = run_cli("run", str(task), "--answers", str(answers), "--lang", lang,
+                       "--task-run-uuid", "9f1c7a52-3b8e-4d2a-a1f0-6c2d4e8b9a10", *seed)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.startswith(title)
+        results[lang] = json.loads(proc.stdout[proc.stdout.index("\n{") + 1:])
+        assert results[lang]["languages"] == [lang]
+    assert stripped(results["de"]) == stripped(results["en"]) == stripped(results["es"])
