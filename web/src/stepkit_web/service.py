@@ -30,7 +30,7 @@ log = logging.getLogger("stepkit_web")
 # Session options a host may pass when creating a session; the others (integrityKey, autosave,
 # outputDirectory, limits...) are the service's own business.
 HOST_OPTIONS = ("defaultResult", "alwaysCheckForDefaultResult", "personalData",
-                "additionalTaskResults", "language")
+                "additionalTaskResults", "language", "seed")
 
 
 class NotFound(Exception):
