@@ -769,7 +769,8 @@ int stepkit_session_set_event_callback(stepkit_session *session, stepkit_event_f
  * "error" | "ignore", "allowIncomplete": false}. "ignore" leaves out the dates' form and order,
  * or the comparison of submitted calculations; "unknownFields": "error" (the default) reports a
  * member the result's or response's shape does not have; "allowIncomplete" accepts a run that
- * stops before navigation ends.
+ * stops before navigation ends (and a response without its required answers, as a response
+ * whose "status" is "in-progress" always is).
  *
  * On STEPKIT_OK stores in *out_report
  *   {"verified": true | false, "divergences": [{"code", "message", "path", "step"?, "item"?,

@@ -185,6 +185,17 @@ import Testing
         #expect(h.paths == ["results[0].results[1].answer"])
     }
 
+    /// A QuestionnaireResponse "in-progress" does not claim its required answers; "completed" does.
+    @Test func aResponseInProgressMayLackRequiredAnswers() throws {
+        let q = try json(#"{"resourceType": "Questionnaire", "url": "http://example.org/q", "status": "draft", "item": [{"linkId": "age", "type": "integer", "text": "Age", "required": true}]}"#)
+        let task = try FHIRImporter.compile(q, options: FHIRImportOptions()).task
+        let inProgress = try json(#"{"resourceType": "QuestionnaireResponse", "questionnaire": "http://example.org/q", "status": "in-progress"}"#)
+        #expect(try verify(task, inProgress).codes == [])
+        let completed = try json(#"{"resourceType": "QuestionnaireResponse", "questionnaire": "http://example.org/q", "status": "completed"}"#)
+        #expect(try verify(task, completed).codes == ["requiredAnswerMissing"])
+        #expect(try verify(task, completed, #"{"allowIncomplete": true}"#).codes == [])
+    }
+
     @Test func badSubmissionsAreErrorsThatChangeNothing() throws {
         let task = try headache()
         #expect(throws: StepKitError.self) { try Verification.verify(.array([]), task: task, options: VerifyOptions()) }

@@ -8,6 +8,9 @@ struct Replay {
     private let time: UnsafeMutablePointer<Int64>
     let task: Task
     let options: VerifyOptions
+    /// A missing required answer is no divergence: the run is not claimed complete (a
+    /// response "in-progress", or `allowIncomplete`).
+    var excuseMissingAnswers = false
     /// The submitted part of each step the replay has applied (its latest): where a missing
     /// answer that completing the task reports (`requiredAnswersChecked: "atCompletion"`) is.
     private var applied: [Int: SubmittedStep] = [:]
@@ -197,6 +200,7 @@ struct Replay {
             // An active step's timing is the device's; the replay has no timer to run.
             return
         case "answerRequired":
+            if excuseMissingAnswers { return }
             if let item, refused.contains(item) { return }
             if item == nil, problem.step == nil, !refused.isEmpty { return }
             // A missing answer listed at completion is in the submitted part of its own step.

@@ -6,6 +6,8 @@ import StepKitBase
 /// with the engine's own response after the replay.
 struct SubmittedResponse {
     var steps: [Int: SubmittedStep] = [:]
+    /// `status` is "in-progress": the response does not claim every required answer.
+    var inProgress = false
     /// Every answered item, by linkId: where its answers are and what they are.
     private var answered: [(linkId: String, path: JSONPath, answers: [JSON])] = []
     private var nodes: [String: FHIRNode] = [:]
@@ -34,6 +36,7 @@ struct SubmittedResponse {
         if let status = object["status"], status.stringValue == nil {
             report.add(.wrongType, "\"status\" is a string.", at: .root.key("status"))
         }
+        response.inProgress = object["status"]?.stringValue == "in-progress"
         if let items = object["item"] {
             guard case .array(let list) = items else {
                 report.add(.wrongType, "\"item\" is an array.", at: .root.key("item"))
