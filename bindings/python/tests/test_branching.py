@@ -885,15 +885,21 @@ def test_matches():
     assert not holds(SINGLE, ["tension"], matches="^mig")
 
 
-@pytest.mark.parametrize("answer_format, low, mid, high", [
+# Three ordered values (low < mid < high) of each answer format whose bounds both the inclusive
+# and the exclusive tests check.
+ORDERED = [
     (INTEGER, 4, 5, 6),
-    (NUMERIC, 4.5, 5, 5.5),
     (SCALE, 4, 5, 6),
-    (CONTINUOUS, 0.49, 0.5, 0.51),
     (TIME_INTERVAL, 240, 300, 360),
-    (SES, 4, 5, 6),
     (TIME_OF_DAY, "08:59", "09:00", "09:01"),
     (DATE, "2025-12-31", "2026-01-01", "2026-01-02"),
+]
+
+
+@pytest.mark.parametrize("answer_format, low, mid, high", ORDERED + [
+    (NUMERIC, 4.5, 5, 5.5),
+    (CONTINUOUS, 0.49, 0.5, 0.51),
+    (SES, 4, 5, 6),
 ])
 def test_minimum_and_maximum(answer_format, low, mid, high):
     assert holds(answer_format, mid, minimum=mid)
@@ -906,13 +912,7 @@ def test_minimum_and_maximum(answer_format, low, mid, high):
     assert not holds(answer_format, UNANSWERED, maximum=mid)
 
 
-@pytest.mark.parametrize("answer_format, low, mid, high", [
-    (INTEGER, 4, 5, 6),
-    (SCALE, 4, 5, 6),
-    (TIME_INTERVAL, 240, 300, 360),
-    (TIME_OF_DAY, "08:59", "09:00", "09:01"),
-    (DATE, "2025-12-31", "2026-01-01", "2026-01-02"),
-])
+@pytest.mark.parametrize("answer_format, low, mid, high", ORDERED)
 def test_exclusive_minimum_and_maximum(answer_format, low, mid, high):
     assert holds(answer_format, high, exclusiveMinimum=mid)
     assert not holds(answer_format, mid, exclusiveMinimum=mid)
