@@ -47,14 +47,13 @@ static stepkit_task *compile_task(void)
     return task;
 }
 
-/* The state's step title, copied (the caller frees). */
-static char *title_of(const char *state_text)
+/* Checks the state's step title, then frees the state text (the library's string). */
+static void check_title(char *state_text, const char *expected)
 {
     json_t *state = parse_json(state_text);
-    const char *title = state ? json_str(json_object_get(state, "step"), "title") : NULL;
-    char *copy = copy_of(title);
+    CHECK_STR(state ? json_str(json_object_get(state, "step"), "title") : NULL, expected);
     json_decref(state);
-    return copy;
+    stepkit_string_free(state_text);
 }
 
 /* The message of the last error (copied; the caller frees). */
@@ -71,24 +70,15 @@ static void test_texts_follow_the_language(void)
 {
     stepkit_task *task = compile_task();
     stepkit_session *session = NULL;
-    char *state = NULL, *title;
+    char *state = NULL;
     CHECK_RC(stepkit_session_open(task, "{\"language\": \"de-AT\"}", &session), STEPKIT_OK);
     CHECK_RC(stepkit_session_state(session, &state), STEPKIT_OK);
-    title = title_of(state);
-    CHECK_STR(title, "Obst");
-    free(title);
-    stepkit_string_free(state);
+    check_title(state, "Obst");
     CHECK_RC(stepkit_session_set_language(session, "es", &state), STEPKIT_OK);
-    title = title_of(state);
-    CHECK_STR(title, "Fruta");
-    free(title);
-    stepkit_string_free(state);
+    check_title(state, "Fruta");
     /* Not declared: the default language. */
     CHECK_RC(stepkit_session_set_language(session, "ja", &state), STEPKIT_OK);
-    title = title_of(state);
-    CHECK_STR(title, "Fruit");
-    free(title);
-    stepkit_string_free(state);
+    check_title(state, "Fruit");
     stepkit_session_free(session);
     stepkit_task_free(task);
 }
