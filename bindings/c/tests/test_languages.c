@@ -22,18 +22,6 @@ static const char *TASK =
     "  {\"type\": \"question\", \"identifier\": \"age\", \"title\": {\"en\": \"Age\", \"de\": \"Alter\", \"es\": \"Edad\"},"
     "   \"answerFormat\": {\"type\": \"numeric\", \"style\": \"integer\", \"minimum\": 18, \"maximum\": 90}}]}";
 
-/* A copy of `text` (NULL for NULL); the caller frees. */
-static char *copy_of(const char *text)
-{
-    char *copy;
-    if (!text)
-        return NULL;
-    copy = malloc(strlen(text) + 1);
-    if (copy)
-        strcpy(copy, text);
-    return copy;
-}
-
 static int64_t fixed_now(void *user_data)
 {
     (void)user_data;
@@ -56,14 +44,12 @@ static void check_title(char *state_text, const char *expected)
     stepkit_string_free(state_text);
 }
 
-/* The message of the last error (copied; the caller frees). */
-static char *last_message(void)
+/* Checks the message of the last error. */
+static void check_last_message(const char *expected)
 {
     json_t *error = parse_json(stepkit_last_error());
-    const char *message = error ? json_str(error, "message") : NULL;
-    char *copy = copy_of(message);
+    CHECK_STR(error ? json_str(error, "message") : NULL, expected);
     json_decref(error);
-    return copy;
 }
 
 static void test_texts_follow_the_language(void)
@@ -128,32 +114,24 @@ static void test_refusals_in_german_and_spanish(void)
 {
     stepkit_task *task = compile_task();
     stepkit_session *session = NULL;
-    char *out = NULL, *message;
+    char *out = NULL;
     json_t *error;
     CHECK_RC(stepkit_session_open(task, "{\"language\": \"de\"}", &session), STEPKIT_OK);
     CHECK_FAILS(out, stepkit_session_set_answer(session, "[\"apple\", \"apple\"]", &out), STEPKIT_EANSWER);
     error = check_last_error(STEPKIT_EANSWER, "EANSWER", NULL);
     CHECK_STR(json_str(json_array_get(json_object_get(error, "errors"), 0), "code"), "duplicateChoice");
     json_decref(error);
-    message = last_message();
-    CHECK_STR(message, "\"Apfel\" ist zweimal gewählt.");
-    free(message);
+    check_last_message("\"Apfel\" ist zweimal gewählt.");
     CHECK_RC(stepkit_session_set_language(session, "es-MX", NULL), STEPKIT_OK);
     CHECK_FAILS(out, stepkit_session_set_answer(session, "[\"apple\", \"apple\"]", &out), STEPKIT_EANSWER);
-    message = last_message();
-    CHECK_STR(message, "\"Manzana\" está elegida dos veces.");
-    free(message);
+    check_last_message("\"Manzana\" está elegida dos veces.");
     CHECK_RC(stepkit_session_set_answer(session, "[\"apple\"]", NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_go_forward(session, NULL), STEPKIT_OK);
     CHECK_FAILS(out, stepkit_session_set_answer(session, "12", &out), STEPKIT_EANSWER);
-    message = last_message();
-    CHECK_STR(message, "Escriba un número entero entre 18 y 90.");
-    free(message);
+    check_last_message("Escriba un número entero entre 18 y 90.");
     CHECK_RC(stepkit_session_set_language(session, "en", NULL), STEPKIT_OK);
     CHECK_FAILS(out, stepkit_session_set_answer(session, "12", &out), STEPKIT_EANSWER);
-    message = last_message();
-    CHECK_STR(message, "Enter a whole number between 18 and 90.");
-    free(message);
+    check_last_message("Enter a whole number between 18 and 90.");
     stepkit_session_free(session);
     stepkit_task_free(task);
 }
@@ -177,24 +155,20 @@ static void test_a_host_catalogue(void)
 {
     stepkit_task *task = compile_task();
     stepkit_session *session = NULL;
-    char *out = NULL, *message, *options;
+    char *out = NULL, *options;
     options = french_options("choice.chosenTwice", "« {choice} » est choisi deux fois.");
     CHECK_RC(stepkit_session_open(task, options, &session), STEPKIT_OK);
     free(options);
     CHECK_FAILS(out, stepkit_session_set_answer(session, "[\"pear\", \"pear\"]", &out), STEPKIT_EANSWER);
-    message = last_message();
     /* French is not among the task's languages: the texts are English, the message French. */
-    CHECK_STR(message, "« Pear » est choisi deux fois.");
-    free(message);
+    check_last_message("« Pear » est choisi deux fois.");
     stepkit_session_free(session);
 
     /* A catalogue missing an argument, or with one the message does not have: no session. */
     options = french_options("choice.chosenTwice", "Choisi deux fois.");
     CHECK_FAILS(session, stepkit_session_open(task, options, &session), STEPKIT_EINVAL);
     json_decref(check_last_error(STEPKIT_EINVAL, "EINVAL", "messages.fr[\"choice.chosenTwice\"]"));
-    message = last_message();
-    CHECK_STR(message, "The message \"choice.chosenTwice\" must use the argument {choice}.");
-    free(message);
+    check_last_message("The message \"choice.chosenTwice\" must use the argument {choice}.");
     free(options);
     options = french_options("choice.chosenTwice", "{choice} {deux}");
     CHECK_FAILS(session, stepkit_session_open(task, options, &session), STEPKIT_EINVAL);
