@@ -164,6 +164,13 @@ static void expect_unsupported_expression(const char *q, const char *what) {
     stepkit_string_free(translated);
 }
 
+/* Compiles the Questionnaire `q` into a task, which must succeed, and frees the task. */
+static void expect_fhir_compiles(const char *q) {
+    stepkit_task *ft = NULL;
+    EXPECT_OK(stepkit_task_compile_fhir(q, NULL, &ft));
+    stepkit_task_free(ft);
+}
+
 /* ---- last_error on a thread where nothing failed */
 static void *fresh_thread(void *arg) { (void)arg; return (void *)stepkit_last_error(); }
 
@@ -1080,9 +1087,7 @@ static int run_catalogue(void) {
         for (size_t i = 1; i < operands; i++) { *p++ = '+'; *p++ = '1'; }
         strcpy(p, tail);
         expect_unsupported_expression(q, "a 4,000-operand FHIRPath chain");
-        stepkit_task *ft = NULL;
-        EXPECT_OK(stepkit_task_compile_fhir(q, NULL, &ft));
-        stepkit_task_free(ft);
+        expect_fhir_compiles(q);
         free(q);
     }
 
@@ -1231,9 +1236,7 @@ static int run_catalogue(void) {
         for (size_t i = 0; i < m; i++)
             p += sprintf(p, "%s{\"valueCoding\": {\"system\": \"http://example.org\", \"code\": \"c%zu\", \"display\": \"Answer %zu\"}}", i ? "," : "", i, i);
         strcpy(p, "]}]}");
-        stepkit_task *ft = NULL;
-        EXPECT_OK(stepkit_task_compile_fhir(q, NULL, &ft));
-        stepkit_task_free(ft);
+        expect_fhir_compiles(q);
         free(q);
     }
 
