@@ -329,14 +329,24 @@ package enum FHIRImporter {
     }
 
     /// The language tags of every text object in `value` (bounded by the definition's depth).
+    /// The members are read in place and only an object member's key is hashed, as
+    /// `TaskLanguages.containsTextObject` does (every import walks the whole definition).
     private static func collectLanguages(_ value: JSON, into languages: inout Set<String>) {
         switch value {
         case .object(let object):
-            for (key, member) in object.entries {
-                if case .object(let texts) = member, TaskLanguages.textKeys.contains(key) {
-                    languages.formUnion(texts.keys)
-                } else {
+            for i in 0..<object.count {
+                guard let member = object.value(at: i) else { continue }
+                switch member {
+                case .object(let texts):
+                    if TaskLanguages.textKeys.contains(object.keys[i]) {
+                        languages.formUnion(texts.keys)
+                    } else {
+                        collectLanguages(member, into: &languages)
+                    }
+                case .array:
                     collectLanguages(member, into: &languages)
+                default:
+                    continue
                 }
             }
         case .array(let items): for item in items { collectLanguages(item, into: &languages) }
