@@ -25,8 +25,10 @@ struct SubmittedResult {
     var taskRunUUID: String?
     var calculations: JSON?
 
+    /// `language`/`languages`: what a run of a task in several languages was shown in; they
+    /// describe the presentation, not an answer, so they are the result's own fields.
     private static let topFields: Set<String> = ["identifier", "taskRunUUID", "startDate", "endDate", "results", "calculations", "asyncResults",
-                                                 "taskFingerprint", "timeSpent", "randomization"]
+                                                 "taskFingerprint", "timeSpent", "randomization", "language", "languages"]
     /// `timeSpent`: the time counted on a visit (issue 32, time limits).
     private static let stepFields: Set<String> = ["identifier", "startDate", "endDate", "results", "timeSpent"]
     private static let questionFields: Set<String> = ["identifier", "type", "answer", "startDate", "endDate", "unit", "codings"]

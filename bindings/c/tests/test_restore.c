@@ -34,7 +34,8 @@ static char *save_ok(stepkit_session *session)
     return saved;
 }
 
-/* Removes startDate/endDate everywhere, to compare results of runs made at different times. */
+/* Removes startDate/endDate everywhere, and timeSpent (the time between them), to compare results
+ * of runs made at different times. */
 static void strip_dates(json_t *value)
 {
     size_t i;
@@ -43,6 +44,7 @@ static void strip_dates(json_t *value)
     if (json_is_object(value)) {
         json_object_del(value, "startDate");
         json_object_del(value, "endDate");
+        json_object_del(value, "timeSpent");
         json_object_foreach(value, key, item)
             strip_dates(item);
     } else if (json_is_array(value)) {
