@@ -91,6 +91,37 @@ private let start: Int64 = 1_767_225_600_000
         #expect(first?["timeSpent"] == .number(10))
     }
 
+    /// A step its limit moved on from was left without its required answer; the saved run is
+    /// what the task does, so it restores (the clock fuzzer found restore refusing it), and a
+    /// step left in time without it is still refused.
+    @Test func aRunWhoseStepLimitLeftARequiredAnswerOutRestores() throws {
+        let task = try compile(timedTask)
+        let clock = ManualClock(start)
+        var s = openSession(task, seed: nil, clock: clock)
+        clock.now = start + 12_000
+        s.tick()
+        #expect(s.currentStep?.identifier == "q2")
+        let text = try Restoration.saveText(s)
+        let restored = try text.withCString { p in try Restoration.restore(p, task: task, options: SessionOptions(), clock: clock.clock) }
+        #expect(restored.currentStep?.identifier == "q2")
+        #expect(restored.path[0].answer == nil)
+        // The same visit saved as left after 9 s, before its limit ran out, and signed again as
+        // a writer of unkeyed data could: refused, naming the step.
+        guard case .object(var document) = try json(text) else { Issue.record("saved data is not an object"); return }
+        document["integrity"] = nil
+        let parts = JSONWriter.string(.object(document)).split(separator: #""timeSpent":10000"#, omittingEmptySubsequences: false)
+        #expect(parts.count == 2)
+        guard case .object(var early) = try json(parts.joined(separator: #""timeSpent":9000"#)) else { return }
+        let (algorithm, digest) = try Restoration.sign(JSONWriter.string(.object(early)), key: nil)
+        early["integrity"] = .object(JSONObject(["algorithm": .string(algorithm), "digest": .string(digest)]))
+        let refused = JSONWriter.string(.object(early)).withCString { p in
+            Result { () throws(StepKitError) -> Session in try Restoration.restore(p, task: task, options: SessionOptions(), clock: clock.clock) }
+        }
+        guard case .failure(let error) = refused else { Issue.record("a required answer left out in time restored"); return }
+        #expect(error.problems.first?.code == "notAllowed")
+        #expect(error.problems.first?.message.contains("\"q1\" was left without what it requires") == true)
+    }
+
     @Test(arguments: ["0", "-5", "604801", "1e9", #""10""#])
     func aTimeLimitOutOfRangeIsRefused(_ limit: String) {
         let task = #"{"identifier": "t", "timeLimit": "# + limit + #", "steps": [{"type": "instruction", "identifier": "i"}]}"#

@@ -101,7 +101,10 @@ extension Restoration {
             guard step.takesAnswers, step.optional else { return "the step \(name) is saved as skipped, but it cannot be skipped." }
             guard visit.answer == nil else { return "the skipped step \(name) is saved with an answer." }
         } else {
-            if let problem = replay.forwardProblems().first {
+            // A step whose time limit ran out was left as it stood, its required answers or not
+            // (`Session+TimeLimits.swift`): what it requires holds only for a step left in time.
+            let timeRanOut = replay.task.rules.timeLimits.steps[visit.stepIndex].map { visit.spent >= $0.milliseconds } ?? false
+            if !timeRanOut, let problem = replay.forwardProblems().first {
                 return "the step \(name) was left without what it requires (\(problem.message))."
             }
             let kept = replay.answers[visit.stepIndex].map { replay.visibleAnswer($0, step: visit.stepIndex) }
