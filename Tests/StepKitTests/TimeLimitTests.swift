@@ -91,6 +91,23 @@ private let start: Int64 = 1_767_225_600_000
         #expect(first?["timeSpent"] == .number(10))
     }
 
+    /// A limit that ran out before a call that told the host of something later (an answer set
+    /// at 15 s, its limit at 10 s) and found by the tick after it is dated no earlier than that
+    /// call's events, so the host's events stay in order (the clock fuzzer found one dated back).
+    @Test func aLimitFoundLateIsNotDatedBeforeEventsAlreadyGiven() throws {
+        let clock = ManualClock(start)
+        var s = openSession(try compile(timedTask), seed: nil, clock: clock)
+        clock.now = start + 15_000
+        try s.setAnswer(.bool(true))
+        s.tick()
+        #expect(s.currentStep?.identifier == "q2")
+        let dates = s.pendingEvents.compactMap { $0.objectValue?["date"]?.stringValue }
+        let reached = s.pendingEvents.first { $0.objectValue?["type"] == .string("timeLimitReached") }
+        #expect(reached?.objectValue?["date"] == .string(CivilTime.iso8601(milliseconds: start + 15_000)))
+        #expect(dates == dates.sorted())
+        #expect(s.path[0].endDate == start + 15_000)
+    }
+
     /// A step its limit moved on from was left without its required answer; the saved run is
     /// what the task does, so it restores (the clock fuzzer found restore refusing it), and a
     /// step left in time without it is still refused.

@@ -7,11 +7,17 @@ package struct EventQueue: Sendable {
     /// Whether events are queued at all: off only during a call whose events nobody will see (no
     /// output asked for and no event callback: `SessionHandle.call`), so none is built. Not saved.
     package var isRecording = true
+    /// The latest date an event queued in this run was given (milliseconds; `.min`: none), so a
+    /// time limit found run out late (by a tick after other calls) is never dated before what the
+    /// host was already told. Not saved: a restored run dates nothing before its restore.
+    private(set) var latestDate: Int64 = .min
 
     /// Queues `{"type": type, "date": date, ...fields}`. The fields' keys are written in the
     /// source and never `type` or `date` (checked in debug builds), so nothing is looked up.
     @inline(never)
-    mutating func append(_ type: String, date: String, _ fields: KeyValuePairs<String, JSON>) {
+    mutating func append(_ type: String, at time: Int64, _ fields: KeyValuePairs<String, JSON>) {
+        latestDate = max(latestDate, time)
+        let date = CivilTime.iso8601(milliseconds: time)
         var keys: [String] = []
         var values: [JSON] = []
         keys.reserveCapacity(2 + fields.count)
@@ -28,7 +34,10 @@ package struct EventQueue: Sendable {
     }
 
     /// Drops every queued event (a run started over by a new clock).
-    mutating func removeAll() { pending = [] }
+    mutating func removeAll() {
+        pending = []
+        latestDate = .min
+    }
 
     /// The events queued since the last call, in order; the queue is emptied.
     mutating func take() -> [JSON] {

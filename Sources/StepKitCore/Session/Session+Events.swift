@@ -11,7 +11,7 @@ extension Session {
     @inline(__always)
     mutating func emit(_ type: String, _ fields: @autoclosure () -> KeyValuePairs<String, JSON> = [:], at time: Int64? = nil) {
         guard events.isRecording else { return }
-        events.append(type, date: CivilTime.iso8601(milliseconds: time ?? now), fields())
+        events.append(type, at: time ?? now, fields())
     }
 
     /// Read as before the queue was a part of its own (the tests read them).

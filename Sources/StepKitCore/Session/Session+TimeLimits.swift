@@ -63,8 +63,9 @@ extension Session {
             let left = min(taskLeft ?? .max, stepLeft ?? .max)
             guard left <= 0 else { break }
             fired = true
-            // When it ran out: `-left` before now, never before counting last started.
-            let due = max(clockNow.addingSaturated(left), since)
+            // When it ran out: `-left` before now, never before counting last started nor before
+            // an event the host was already told of (a call after the deadline, before this tick).
+            let due = max(clockNow.addingSaturated(left), since, events.latestDate)
             clock.override = due
             let step = currentStep?.identifier
             if let taskLeft, taskLeft == left {
