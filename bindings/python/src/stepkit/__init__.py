@@ -23,7 +23,7 @@ The library is found through the environment variable ``STEPKIT_LIBRARY`` (a pat
 first use, and :class:`LibraryNotFoundError` (an OSError) says where it looked if it is missing.
 """
 
-from ._core import ACTIVE_OPS, FINISH_REASONS, Session, Task, message_catalogue, version, version_number
+from ._core import ACTIVE_OPS, FINISH_REASONS, JSON_PARSER, Session, Task, message_catalogue, version, version_number
 from ._ffi import ENV_VAR as LIBRARY_ENV_VAR
 from ._ffi import library_path, load_library
 from .clock import ManualClock, iso8601_ms, parse_iso8601_ms
@@ -67,6 +67,7 @@ __all__ = [
     "RealTimeDriver",
     "FINISH_REASONS",
     "ACTIVE_OPS",
+    "JSON_PARSER",
     "version",
     "version_number",
     "message_catalogue",

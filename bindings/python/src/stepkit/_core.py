@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import dis
 import json
+import json.encoder
 import os
 import queue
 import threading
@@ -12,8 +13,9 @@ import warnings
 import weakref
 from collections import deque
 from contextlib import contextmanager
-from ctypes import c_void_p
-from typing import Any, Callable, Deque, Dict, Iterator, List, Mapping, NoReturn, Optional, Sequence, Set, TypeVar, Union
+from ctypes import byref, c_void_p, string_at
+from typing import (Any, Callable, Deque, Dict, Iterator, List, Literal, Mapping, NoReturn, Optional, Sequence, Set,
+                    Tuple, TypeVar, Union, overload)
 
 from . import _ffi
 from .clock import _as_ms, system_time_ms
@@ -27,7 +29,17 @@ from .errors import (
     error_from_json,
 )
 
-__all__ = ["Task", "Session", "FINISH_REASONS", "ACTIVE_OPS", "version", "version_number"]
+__all__ = ["Task", "Session", "FINISH_REASONS", "ACTIVE_OPS", "JSON_PARSER", "version", "version_number"]
+
+try:  # the optional faster parser (the "fast" extra: pip install "stepkit[fast]")
+    import orjson as _orjson
+except ImportError:
+    _orjson = None  # type: ignore[assignment]
+
+#: The parser that reads the library's JSON output: ``"orjson"`` when the optional dependency
+#: orjson is installed (the ``fast`` extra), else ``"json"`` (the standard library's). Both
+#: give the same values; orjson is several times faster on a session's state.
+JSON_PARSER = "json" if _orjson is None else "orjson"
 
 #: The reasons accepted by :meth:`Session.finish`.
 FINISH_REASONS = ("completed", "saved", "discarded", "failed", "earlyTermination")
@@ -62,12 +74,34 @@ def _raise_last_error(cdll: Any, status: int) -> NoReturn:
     raise error_from_json(status, error)
 
 
-def _decode_output(text: Optional[str], what: str) -> JSON:
-    if text is None:
+def _parse_with_json(data: bytes) -> JSON:
+    """Reads the library's UTF-8 JSON with the standard library (strict UTF-8: json.loads of
+    bytes would let surrogates through)."""
+    return json.loads(data.decode("utf-8"))
+
+
+if _orjson is not None:
+    _ORJSON_LOADS = _orjson.loads
+    _ORJSON_ERROR = _orjson.JSONDecodeError
+
+    def _parse(data: bytes) -> JSON:
+        try:
+            return _ORJSON_LOADS(data)
+        except _ORJSON_ERROR:
+            # What orjson refuses, the standard parser decides (and InternalError says why).
+            # orjson reads an integer past 64 bits as a float where json keeps an int: the
+            # library writes none (it refuses them on input), so the values are the same.
+            return _parse_with_json(data)
+else:
+    _parse = _parse_with_json
+
+
+def _decode_output(data: Union[None, str, bytes], what: str) -> JSON:
+    if data is None:
         raise InternalError(f"{what} reported success but returned no JSON.")
     try:
-        return json.loads(text)
-    except (ValueError, RecursionError) as exc:
+        return _parse(data.encode("utf-8") if isinstance(data, str) else data)
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
         raise InternalError(f"{what} returned JSON that Python cannot read: {exc}") from None
 
 
@@ -107,21 +141,63 @@ def _call_out_pointer(cdll: Any, name: str, free: Any, what: str, *args: Any) ->
     return out.value
 
 
-def _call_out_text(cdll: Any, name: str, *args: Any) -> str:
-    """Calls ``name(*args, &out)``; returns the output JSON text as it is, or raises the error."""
-    out = c_void_p(_call_out_pointer(cdll, name, cdll.stepkit_string_free, "JSON", *args))
+def _take_bytes(cdll: Any, address: int) -> bytes:
+    """Copies the library-owned NUL-terminated string at ``address`` and frees it."""
     try:
-        text = _ffi.take_string(cdll, out)
+        return string_at(address)
+    finally:
+        cdll.stepkit_string_free(address)
+
+
+def _text(data: bytes, name: str) -> str:
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InternalError(f"{name} returned invalid UTF-8: {exc}") from None
-    if text is None:
-        raise InternalError(f"{name} reported success but returned no JSON.")
-    return text
+
+
+def _call_out_bytes(cdll: Any, name: str, *args: Any) -> bytes:
+    """Calls ``name(*args, &out)``; returns the output JSON as the library wrote it (UTF-8)."""
+    return _take_bytes(cdll, _call_out_pointer(cdll, name, cdll.stepkit_string_free, "JSON", *args))
+
+
+def _call_out_text(cdll: Any, name: str, *args: Any) -> str:
+    """Calls ``name(*args, &out)``; returns the output JSON text as it is, or raises the error."""
+    return _text(_call_out_bytes(cdll, name, *args), name)
 
 
 def _call_out(cdll: Any, name: str, *args: Any) -> JSON:
     """Calls ``name(*args, &out)``; returns the decoded output JSON, or raises the error."""
-    return _decode_output(_call_out_text(cdll, name, *args), name)
+    return _decode_output(_call_out_bytes(cdll, name, *args), name)
+
+
+# json.dumps(value, allow_nan=False, ensure_ascii=False) builds this encoder on every call;
+# one made once writes the same text without that cost.
+_ENCODER = json.JSONEncoder(allow_nan=False, ensure_ascii=False)
+_ENCODE = _ENCODER.encode
+_ENCODE_STR: Callable[[str], str] = json.encoder.encode_basestring
+
+
+def _answer_bytes(value: JSON) -> bytes:
+    """An answer as UTF-8 JSON: :func:`_json_bytes`, with the common scalars written directly
+    (the same text json.dumps writes for them)."""
+    kind = type(value)
+    if kind is bool:
+        return b"true" if value else b"false"
+    if value is None:
+        return b"null"
+    if kind is int:
+        return int.__repr__(value).encode("ascii")
+    try:
+        if kind is str:
+            return _ENCODE_STR(value).encode("utf-8")
+        if kind is float and value - value == 0.0:  # finite (NaN and infinities: json says why not)
+            return float.__repr__(value).encode("ascii")
+        if kind is list and all(type(item) is str for item in value):  # choices
+            return ("[" + ",".join(map(_ENCODE_STR, value)) + "]").encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidArgumentError(f"the answer is not valid Unicode: {exc}") from None
+    return _json_bytes(value, "the answer")
 
 
 def _json_bytes(value: JSON, what: str) -> bytes:
@@ -130,7 +206,7 @@ def _json_bytes(value: JSON, what: str) -> bytes:
     NaN, infinities, circular structures and lone surrogates raise InvalidArgumentError
     (a ValueError); values JSON cannot represent (sets, objects...) raise TypeError."""
     try:
-        text = json.dumps(value, allow_nan=False, ensure_ascii=False)
+        text = _ENCODE(value)
     except TypeError as exc:
         raise TypeError(f"{what} cannot be written as JSON: {exc}") from None
     except ValueError as exc:
@@ -710,8 +786,8 @@ def _raised_on_entry(exc: BaseException) -> bool:
 
 def _decode_event(raw: bytes) -> Any:
     try:
-        return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+        return _parse(raw)
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
         raise InternalError(f"an event is not valid JSON: {exc}") from None
 
 
@@ -729,10 +805,24 @@ def _samples_bytes(samples: Any) -> bytes:
     raise TypeError(f"samples must be a dict or a list of dicts, not {type(samples).__name__}")
 
 
+_get_ident = threading.get_ident
+
+
+def _object(data: bytes, name: str) -> Dict[str, Any]:
+    """The JSON object a call wrote (InternalError if it is not one)."""
+    result = _decode_output(data, name)
+    if not isinstance(result, dict):
+        raise InternalError(f"{name} returned JSON that is not an object.")
+    return result
+
+
 class Session(_Handle):
     """One run of a task (``stepkit_session``). Create it with :meth:`Task.open`.
 
-    Every method that moves the session returns the new state (a dict, as :attr:`state`).
+    Every method that moves the session returns the new state (a dict, as :attr:`state`), or,
+    called with ``state=False``, None: the library then does not build the state at all (its
+    ``out == NULL``), which makes the call several times cheaper. The call's events still
+    reach :meth:`on_event`'s callback; read :attr:`state` whenever it is needed.
     A refused call raises a StepKitError subclass and leaves the session exactly as it was.
     Calls on a closed session raise StateError. A session may be used from several threads,
     one call at a time (calls are serialized).
@@ -786,10 +876,9 @@ class Session(_Handle):
     def _call(self, name: str, *args: Any) -> Dict[str, Any]:
         """Runs ``name(session, *args, &out)`` under the session's lock and returns its JSON
         object."""
-        result = _decode_output(self._call_text(name, *args), name)
-        if not isinstance(result, dict):
-            raise InternalError(f"{name} returned JSON that is not an object.")
-        return result
+        data = self._invoke(name, args, True)
+        assert data is not None  # asked for
+        return _object(data, name)
 
     @contextmanager
     def _owning(self) -> Iterator[Any]:
@@ -813,13 +902,71 @@ class Session(_Handle):
 
     def _call_text(self, name: str, *args: Any) -> str:
         """Runs ``name(session, *args, &out)`` under the session's lock and returns its output
-        JSON text unchanged. The call's events are then given to the event callback."""
+        JSON text unchanged."""
+        data = self._invoke(name, args, True)
+        assert data is not None
+        return _text(data, name)
+
+    def _invoke(self, name: str, args: Tuple[Any, ...], want: bool) -> Optional[bytes]:
+        """Runs ``name(session, *args, &out)`` under the session's lock and returns its output
+        JSON as the library wrote it (UTF-8), or, when ``want`` is false, passes ``out`` NULL
+        and returns None. The call's events are then given to the event callback.
+
+        Every call on a session comes through here, so it is written for speed (a walk's calls
+        with ``state=False`` cost little more than from C): no generator-based context manager,
+        one copy of the output, and, while the session has neither a Python clock nor an event
+        callback, nothing but the lock around the call. Without a Python clock no Python code
+        runs inside the call, so no re-entrant call can come, and ``_owner`` is not needed."""
+        owner = self._owner
+        if owner is not None and owner == _get_ident():
+            raise StateError(
+                "A session's clock must not call into its own session (re-entrant call)."
+            )
+        with self._lock:
+            handle = self._handle
+            if handle is None:
+                raise StateError(f"The {self._NOUN} is closed.")
+            if self._clock is None and self._events is None and not self._undelivered:
+                cdll = self._lib
+                if not want:
+                    status = getattr(cdll, name)(handle, *args, None)
+                    if status != 0:
+                        _raise_last_error(cdll, status)
+                    return None
+                out = c_void_p()
+                status = getattr(cdll, name)(handle, *args, byref(out))
+                address = out.value
+                if status != 0:
+                    if address:  # the header promises NULL on failure; never leak if not
+                        cdll.stepkit_string_free(address)
+                    _raise_last_error(cdll, status)
+                if not address:
+                    raise InternalError(f"{name} reported success but returned no JSON.")
+                return _take_bytes(cdll, address)
+        return self._invoke_hooked(name, args, want)
+
+    def _invoke_hooked(self, name: str, args: Tuple[Any, ...], want: bool) -> Optional[bytes]:
+        """:meth:`_invoke` for a session with a Python clock, an event callback or events still
+        to deliver: the call marked as owned by this thread (the clock runs inside it), the
+        clock's error raised after it, its events delivered once the lock is released."""
+        data: Optional[bytes] = None
         try:
             with self._owning() as handle:
                 clock = self._clock
                 sink = self._events
+                cdll = self._lib
                 try:
-                    text = _call_out_text(self._lib, name, handle, *args)
+                    out = c_void_p()
+                    status = getattr(cdll, name)(handle, *args, byref(out) if want else None)
+                    address = out.value
+                    if status != 0:
+                        if address:
+                            cdll.stepkit_string_free(address)
+                        _raise_last_error(cdll, status)
+                    if want:
+                        if not address:
+                            raise InternalError(f"{name} reported success but returned no JSON.")
+                        data = _take_bytes(cdll, address)
                 finally:
                     clock_error = None
                     if clock is not None:
@@ -833,7 +980,7 @@ class Session(_Handle):
             callback_error = self._deliver()
         if callback_error is not None:
             raise callback_error
-        return text
+        return data
 
     def _take(self, sink: _Events) -> None:
         """Moves the events the library put in ``sink``'s inbox to the end of the queue of
@@ -974,31 +1121,66 @@ class Session(_Handle):
 
     # -- moving --------------------------------------------------------------------------------
 
-    def set_answer(self, value: JSON) -> Dict[str, Any]:
+    @overload
+    def set_answer(self, value: JSON, *, state: Literal[True] = ...) -> Dict[str, Any]: ...
+    @overload
+    def set_answer(self, value: JSON, *, state: Literal[False]) -> None: ...
+    @overload
+    def set_answer(self, value: JSON, *, state: bool) -> Optional[Dict[str, Any]]: ...
+
+    def set_answer(self, value: JSON, *, state: bool = True) -> Optional[Dict[str, Any]]:
         """Validates ``value`` for the current step and keeps it as the step's draft answer.
 
         A question step takes its answer (``True``, ``["headache"]``, ``42``, ``"08:30"``,
         ``{"dontKnow": True}``; ``None`` clears it); a form step takes ``{"item": answer}``.
-        Returns the new state. Raises AnswerError (the answer does not fit; ``path`` names the
+        Returns the new state (None with ``state=False``: see :class:`Session`). Raises
+        AnswerError (the answer does not fit; ``path`` names the
         form item), StateError (the step takes no answer, or the task finished),
         InvalidArgumentError (NaN/infinity/circular value) or TypeError (not JSON-able)."""
-        return self._call("stepkit_session_set_answer", _json_bytes(value, "the answer"))
+        data = self._invoke("stepkit_session_set_answer", (_answer_bytes(value),), state)
+        return None if data is None else _object(data, "stepkit_session_set_answer")
 
-    def set_answer_json(self, text: Union[str, bytes]) -> Dict[str, Any]:
+    @overload
+    def set_answer_json(self, text: Union[str, bytes], *, state: Literal[True] = ...) -> Dict[str, Any]: ...
+    @overload
+    def set_answer_json(self, text: Union[str, bytes], *, state: Literal[False]) -> None: ...
+    @overload
+    def set_answer_json(self, text: Union[str, bytes], *, state: bool) -> Optional[Dict[str, Any]]: ...
+
+    def set_answer_json(self, text: Union[str, bytes], *, state: bool = True) -> Optional[Dict[str, Any]]:
         """Like :meth:`set_answer` with the answer given as JSON text (ParseError if invalid)."""
         if not isinstance(text, (str, bytes, bytearray)):
             raise TypeError(f"answer JSON must be str or bytes, not {type(text).__name__}")
-        return self._call("stepkit_session_set_answer", _json_text_bytes(text, "the answer"))
+        data = self._invoke("stepkit_session_set_answer", (_json_text_bytes(text, "the answer"),), state)
+        return None if data is None else _object(data, "stepkit_session_set_answer")
 
-    def go_forward(self) -> Dict[str, Any]:
-        """Goes to the next step (on the last step: finishes with ``"completed"``).
+    @overload
+    def go_forward(self, *, state: Literal[True] = ...) -> Dict[str, Any]: ...
+    @overload
+    def go_forward(self, *, state: Literal[False]) -> None: ...
+    @overload
+    def go_forward(self, *, state: bool) -> Optional[Dict[str, Any]]: ...
+
+    def go_forward(self, *, state: bool = True) -> Optional[Dict[str, Any]]:
+        """Goes to the next step (on the last step: finishes with ``"completed"``); returns the
+        new state (None with ``state=False``).
 
         StateError, with the reasons, while a required answer is missing."""
-        return self._call("stepkit_session_go_forward")
+        data = self._invoke("stepkit_session_go_forward", (), state)
+        return None if data is None else _object(data, "stepkit_session_go_forward")
 
-    def go_backward(self) -> Dict[str, Any]:
-        """Returns to the previous step. StateError on the first step or once finished."""
-        return self._call("stepkit_session_go_backward")
+    @overload
+    def go_backward(self, *, state: Literal[True] = ...) -> Dict[str, Any]: ...
+    @overload
+    def go_backward(self, *, state: Literal[False]) -> None: ...
+    @overload
+    def go_backward(self, *, state: bool) -> Optional[Dict[str, Any]]: ...
+
+    def go_backward(self, *, state: bool = True) -> Optional[Dict[str, Any]]:
+        """Returns to the previous step; returns the new state (None with ``state=False``).
+        StateError on the first step or once finished."""
+        data = self._invoke("stepkit_session_go_backward", (), state)
+        return None if data is None else _object(data, "stepkit_session_go_backward")
 
     def forward(self) -> Dict[str, Any]:
         """Deprecated alias of :meth:`go_forward` (the C and C++ name), kept for one release."""
@@ -1012,11 +1194,20 @@ class Session(_Handle):
                       DeprecationWarning, stacklevel=2)
         return self.go_backward()
 
-    def skip(self) -> Dict[str, Any]:
-        """Skips an optional step (its result records null answers) and goes forward.
+    @overload
+    def skip(self, *, state: Literal[True] = ...) -> Dict[str, Any]: ...
+    @overload
+    def skip(self, *, state: Literal[False]) -> None: ...
+    @overload
+    def skip(self, *, state: bool) -> Optional[Dict[str, Any]]: ...
+
+    def skip(self, *, state: bool = True) -> Optional[Dict[str, Any]]:
+        """Skips an optional step (its result records null answers) and goes forward; returns
+        the new state (None with ``state=False``).
 
         StateError if the step is not optional or takes no answer."""
-        return self._call("stepkit_session_skip")
+        data = self._invoke("stepkit_session_skip", (), state)
+        return None if data is None else _object(data, "stepkit_session_skip")
 
     def set_language(self, language: str) -> Dict[str, Any]:
         """Shows the session in ``language`` (a BCP-47 tag such as ``"fr-CA"``) from now on: the
@@ -1027,12 +1218,21 @@ class Session(_Handle):
         TypeError for a non-str."""
         return self._call("stepkit_session_set_language", _c_string(language, "the language"))
 
-    def finish(self, reason: str) -> Dict[str, Any]:
-        """Finishes the task with ``reason``: one of :data:`FINISH_REASONS`.
+    @overload
+    def finish(self, reason: str, *, state: Literal[True] = ...) -> Dict[str, Any]: ...
+    @overload
+    def finish(self, reason: str, *, state: Literal[False]) -> None: ...
+    @overload
+    def finish(self, reason: str, *, state: bool) -> Optional[Dict[str, Any]]: ...
+
+    def finish(self, reason: str, *, state: bool = True) -> Optional[Dict[str, Any]]:
+        """Finishes the task with ``reason``: one of :data:`FINISH_REASONS`. Returns the new
+        state (None with ``state=False``).
 
         InvalidArgumentError for an unknown reason, TypeError for a non-str; StateError when
         already finished, or for ``"completed"`` where going forward would not complete."""
-        return self._call("stepkit_session_finish", _c_string(reason, "the finish reason"))
+        data = self._invoke("stepkit_session_finish", (_c_string(reason, "the finish reason"),), state)
+        return None if data is None else _object(data, "stepkit_session_finish")
 
     # -- audit trail -------------------------------------------------------------------------
 
@@ -1097,15 +1297,24 @@ class Session(_Handle):
 
     # -- active steps, time, recorders and events ---------------------------------------------
 
-    def control(self, op: str) -> Dict[str, Any]:
+    @overload
+    def control(self, op: str, *, state: Literal[True] = ...) -> Dict[str, Any]: ...
+    @overload
+    def control(self, op: str, *, state: Literal[False]) -> None: ...
+    @overload
+    def control(self, op: str, *, state: bool) -> Optional[Dict[str, Any]]: ...
+
+    def control(self, op: str, *, state: bool = True) -> Optional[Dict[str, Any]]:
         """Controls the current active step (``"start"``, ``"suspend"``, ``"resume"``,
         ``"finish"``) or on the task (``"suspendTask"``, ``"resumeTask"``): one of
         :data:`ACTIVE_OPS`. Returns the new state, with the events of the call in ``"events"``.
 
         InvalidArgumentError for an unknown op; StateError when it does not apply now (the step
         is not active, already finished, the task is suspended or finished). The methods below
-        name each op."""
-        return self._call("stepkit_session_control", _c_string(op, "the active-step operation"))
+        name each op. With ``state=False``, returns None (the events still reach
+        :meth:`on_event`'s callback)."""
+        data = self._invoke("stepkit_session_control", (_c_string(op, "the active-step operation"),), state)
+        return None if data is None else _object(data, "stepkit_session_control")
 
     def active(self, op: str) -> Dict[str, Any]:
         """Deprecated alias of :meth:`control` (``stepkit_session_control``), kept for one
@@ -1143,23 +1352,44 @@ class Session(_Handle):
         """Resumes a task suspended with :meth:`suspend_task` (and its active step)."""
         return self.control("resumeTask")
 
-    def tick(self) -> Dict[str, Any]:
+    @overload
+    def tick(self, *, state: Literal[True] = ...) -> Dict[str, Any]: ...
+    @overload
+    def tick(self, *, state: Literal[False]) -> None: ...
+    @overload
+    def tick(self, *, state: bool) -> Optional[Dict[str, Any]]: ...
+
+    def tick(self, *, state: bool = True) -> Optional[Dict[str, Any]]:
         """Processes everything due at the clock's current time (spoken countdowns, the halfway
         prompt, the end of the step, moving on, the next step's automatic start), each event
         dated when it came due. Returns the new state: its ``"events"`` and ``"nextDeadline"``
         (ISO 8601, or None), when to call again. Harmless when nothing is due. With a
         :class:`~stepkit.ManualClock`, advance the clock and tick; with the system clock, a
-        :class:`~stepkit.RealTimeDriver` can tick on a timer thread."""
-        return self._call("stepkit_session_tick")
+        :class:`~stepkit.RealTimeDriver` can tick on a timer thread. With ``state=False``,
+        returns None (the events still reach :meth:`on_event`'s callback)."""
+        data = self._invoke("stepkit_session_tick", (), state)
+        return None if data is None else _object(data, "stepkit_session_tick")
+
+    @overload
+    def record(self, recorder_id: str, samples: Union[Mapping[str, Any], Sequence[Mapping[str, Any]]], *,
+               state: Literal[True] = ...) -> Dict[str, Any]: ...
+    @overload
+    def record(self, recorder_id: str, samples: Union[Mapping[str, Any], Sequence[Mapping[str, Any]]], *,
+               state: Literal[False]) -> None: ...
+    @overload
+    def record(self, recorder_id: str, samples: Union[Mapping[str, Any], Sequence[Mapping[str, Any]]], *,
+               state: bool) -> Optional[Dict[str, Any]]: ...
 
     def record(
-        self, recorder_id: str, samples: Union[Mapping[str, Any], Sequence[Mapping[str, Any]]]
-    ) -> Dict[str, Any]:
+        self, recorder_id: str, samples: Union[Mapping[str, Any], Sequence[Mapping[str, Any]]],
+        *, state: bool = True,
+    ) -> Optional[Dict[str, Any]]:
         """Hands samples (a dict, or a list of dicts) to the running recorder ``recorder_id``
         (a ``recorderStarted`` event announced it). They are written under the session option
         ``outputDirectory`` as ``{"items": [...]}`` files that appear as file results (names
         as in stepkit.h: identifiers percent-encoded, so a name is always one file in that
-        directory; links planted there are never followed). Returns the new state.
+        directory; links planted there are never followed). Returns the new state (None with
+        ``state=False``).
 
         A write failure does not raise: the recorder fails (a ``recorderFailed`` event with
         ``samplesLost``) and the task finishes with reason ``"failed"`` unless the session
@@ -1167,10 +1397,9 @@ class Session(_Handle):
         running; TypeError for samples that are not dicts; InvalidArgumentError for samples
         JSON cannot represent (NaN...) or past the session's sample limits; StepKitIOError
         when the session autosaves and the autosave failed (the files are then as they were)."""
-        data = _samples_bytes(samples)
-        return self._call(
-            "stepkit_session_record", _c_string(recorder_id, "the recorder identifier"), data
-        )
+        samples_data = _samples_bytes(samples)
+        data = self._invoke("stepkit_session_record", (_c_string(recorder_id, "the recorder identifier"), samples_data), state)
+        return None if data is None else _object(data, "stepkit_session_record")
 
     def on_event(self, callback: Optional[EventCallback]) -> None:
         """Sets (or, with None, removes) the callback that receives every event as a dict
