@@ -92,6 +92,9 @@ def build_drivers(lib):
         [cc, "-O2", "-Wall", "-I" + inc, os.path.join(ROOT, "bindings", "c", "tests", "choice_scaling.c"),
          "-o", os.path.join(OUT, "choice_scaling"), "-L" + lib_dir, "-lstepkit", "-Wl,-rpath," + lib_dir],
     ]
+    # the C side of the Python walk figures: a shared object the Python driver loads (pywalk.c)
+    cmds.append([cc, "-O2", "-Wall", "-shared", "-fPIC", os.path.join(BENCH, "pywalk.c"), "-o",
+                 os.path.join(OUT, "pywalk.so"), "-ljansson"])
     for cmd in cmds:
         subprocess.run(cmd, check=True)
 
@@ -349,6 +352,14 @@ def main():
                PYTHONPATH=os.path.join(ROOT, "bindings", "python", "src"))
     results += run_json([sys.executable, os.path.join(BENCH, "bench_py.py"), P("t1000.json"),
                          P("t1000.walk"), str(12 * q)], env=env)
+    # the survey walked through the binding and from C in one process (bench_pywalk.py), with
+    # orjson and with it hidden
+    for extra in ([], ["--no-orjson"]):
+        for r in run_json([sys.executable, os.path.join(BENCH, "bench_pywalk.py"), P("pywalk.so"),
+                           os.path.join(BENCH, "survey.json"), os.path.join(BENCH, "survey.walk"),
+                           str(6 * q)] + extra, env=env):
+            r["task"] = "survey.json" + (" (json)" if extra else "")
+            results.append(r)
     # save / restore, memory, threads, load
     results += run_json([bench, "saverestore", P("forms.json"), P("forms.walk"), str(6 * q)])
     results += run_json([bench, "memory", P("t100.json"), P("t100.walk"), "10000", "1000", "10"])
@@ -448,6 +459,16 @@ def main():
     t.add("Python step, 1,000-step task (set_answer + forward)", py["engine"],
           ratio=statistics.median(py["engine"]) / c_med, floor_text="C step " + fmt_time(c_med),
           target="report (ratio to C step)")
+    for task_key, label in (("survey.json", ""), ("survey.json (json)", ", orjson hidden")):
+        pw = by[("pywalk", task_key)]
+        if not label:
+            t.add(f"Python reused walk, survey ({pw['entries']} entries; open + walk + close), states not read "
+                  "(state=False)", pw["pyNoState"], pw["cNoState"], target="≤ 2× C walk, out NULL", ok=le(2))
+            t.rows[-1]["floor"] = "C walk, out NULL " + t.rows[-1]["floor"]
+        t.add(f"Python walk reading every state, survey (parser {pw['parser']}{label})", pw["pyStates"],
+              pw["cStates"], target="≤ 1.5× C asking for the states + jansson" if not label else "report",
+              ok=le(1.5) if not label else None)
+        t.rows[-1]["floor"] = "C states + json_loads " + t.rows[-1]["floor"]
     s10 = by[("steps", "t10.json")]
     t.add(f"C step, 10-step task ({s10['steps']} steps/walk)", s10["engine"], s10["floor"])
     s100 = by[("steps", "t100.json")]
