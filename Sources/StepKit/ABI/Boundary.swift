@@ -12,6 +12,12 @@ enum Boundary {
         run(out, required: true) { (_: Bool) throws(StepKitError) in JSONWriter.mallocString(try body()) }
     }
 
+    /// Runs `body`, which writes its JSON straight into a `malloc`'d buffer (`JSONOutput`), and
+    /// stores it in `*out`.
+    static func outputWritten(_ out: OutString?, _ body: () throws(StepKitError) -> UnsafeMutablePointer<CChar>) -> Int32 {
+        run(out, required: true) { (_: Bool) throws(StepKitError) in try body() }
+    }
+
     /// Runs `body` and stores its text (already JSON) in `*out`.
     static func outputText(_ out: OutString?, _ body: () throws(StepKitError) -> String) -> Int32 {
         run(out, required: true) { (_: Bool) throws(StepKitError) in try body().withCString { strdup($0) } }

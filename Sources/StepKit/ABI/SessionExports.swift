@@ -85,8 +85,8 @@ public func stepkit_session_finish(_ session: OpaquePointer?, _ reason: UnsafePo
 
 @c @implementation
 public func stepkit_session_result(_ session: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    Boundary.output(out) { () throws(StepKitError) in
-        try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session").store.read { $0.resultJSON() }
+    Boundary.outputWritten(out) { () throws(StepKitError) in
+        try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session").store.written { $0.writeResult(to: &$1) }
     }
 }
 

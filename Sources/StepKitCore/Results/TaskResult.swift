@@ -132,7 +132,7 @@ enum StepResult {
 
     /// The codings of the selected choices that carry one (choices imported from FHIR), in the
     /// answer's order; nil when none does.
-    private static func codings(_ format: AnswerFormat, _ answer: JSON?) -> [JSON]? {
+    static func codings(_ format: AnswerFormat, _ answer: JSON?) -> [JSON]? {
         guard let choices = format.rules.choiceOptions, choices.contains(where: { $0.coding != nil }),
               case .array(let selected)? = answer else { return nil }
         let codings = selected.compactMap { element -> JSON? in

@@ -76,6 +76,15 @@ package final class SessionStore: Sendable {
         }
     }
 
+    /// Text `body` writes straight from the session under its lock (`Session.writeResult`: no
+    /// value tree), as a `malloc`'d C string; changes nothing. Reals are written in after the
+    /// lock is released.
+    package func written(_ body: (borrowing Session, inout JSONOutput) -> Void) -> UnsafeMutablePointer<CChar> {
+        var out = JSONOutput(capacity: 4096)
+        session.withLock { (s: inout Session) in body(s, &out) }
+        return out.finish()
+    }
+
     /// Runs `body` on the session under its lock, changing nothing else.
     package func read<R: Sendable, E: Error>(_ body: (borrowing Session) throws(E) -> R) throws(E) -> R {
         try session.withLock { (s: inout Session) throws(E) -> R in try body(s) }
