@@ -21,6 +21,9 @@
  *   bench instr-entries TASK.json TASK.walk FROM TO  (callgrind: one dump per entry FROM..TO-1)
  *   bench shared    TASK.json TASK.walk WALKS STATE   (DHAT: WALKS walks on one compiled task)
  *   bench verify    TASK.json TASK.walk BUDGET_S     (verify the finished run's result vs restore it)
+ *   bench instr-run TASK.json TASK.walk N            (callgrind: one dump each for N compiles,
+ *                   N json_loads, N reused runs, N results, N json_dumps of the result: the run
+ *                   figures and their floors in instructions)
  *
  * A walk file (benchmarks/gen_task.py) lists the steps a session presents, in order:
  * "identifier<TAB>answer JSON" or "identifier<TAB>-" (go forward without an answer). One step of
@@ -1015,6 +1018,50 @@ static int cmd_instr(int argc, char **argv) {
  * instrumented one by one, each ended with a dump named "entry INDEX IDENTIFIER" (callgrind zeroes
  * its counts at each dump), so benchmarks/run.py can say what each kind of step costs. Entries
  * before FROM are walked outside the instrumentation. */
+/* The run figures (`bench run`) and their floors, in instructions: one callgrind dump each for
+ * N compiles + frees of the task, N json_loads + json_decref of its text, N reused runs (open +
+ * walk + result + free), N stepkit_session_result + free of the finished run, and N json_dumps
+ * (JSON_COMPACT) of the same result document. Each dump is named after its figure. */
+static int cmd_instr_run(int argc, char **argv) {
+    if (argc < 5) return 1;
+    size_t task_len;
+    char *text = text_of(argv[2], &task_len);
+    walk_t w = load_walk(argv[3]);
+    long n = atol(argv[4]);
+    json_error_t err;
+    stepkit_task *task = compile_file(argv[2], NULL);
+    stepkit_session *finished = open_session(task);
+    walk_quiet(finished, &w, 0, w.count);
+    char *result = result_of(finished);
+    json_t *doc = json_loads(result, JSON_REJECT_DUPLICATES, &err);
+    if (!doc) { fprintf(stderr, "bench: result is not JSON: %s\n", err.text); return 2; }
+    stepkit_string_free(result);
+    reused_run(task, &w); /* first uses (type metadata, lazy globals) stay out */
+    CALLGRIND_START_INSTRUMENTATION;
+    CALLGRIND_ZERO_STATS;
+    for (long r = 0; r < n; r++) {
+        stepkit_task *t = NULL;
+        if (stepkit_task_compile(text, &t)) die("stepkit_task_compile", -1);
+        stepkit_task_free(t);
+    }
+    CALLGRIND_DUMP_STATS_AT("compile");
+    for (long r = 0; r < n; r++) json_decref(json_loads(text, JSON_REJECT_DUPLICATES, &err));
+    CALLGRIND_DUMP_STATS_AT("json_loads");
+    for (long r = 0; r < n; r++) reused_run(task, &w);
+    CALLGRIND_DUMP_STATS_AT("reused run");
+    for (long r = 0; r < n; r++) stepkit_string_free(result_of(finished));
+    CALLGRIND_DUMP_STATS_AT("result");
+    for (long r = 0; r < n; r++) free(json_dumps(doc, JSON_COMPACT));
+    CALLGRIND_DUMP_STATS_AT("json_dumps");
+    CALLGRIND_STOP_INSTRUMENTATION;
+    printf("{\"figure\":\"instr-run\",\"task\":\"%s\",\"n\":%ld}\n", base_name(argv[2]), n);
+    json_decref(doc);
+    stepkit_session_free(finished);
+    stepkit_task_free(task);
+    free(text);
+    return 0;
+}
+
 static int cmd_instr_entries(int argc, char **argv) {
     if (argc < 6) return 1;
     stepkit_task *task = compile_file(argv[2], NULL);
@@ -1082,6 +1129,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[1], "instr-entries")) rc = cmd_instr_entries(argc, argv);
         else if (!strcmp(argv[1], "shared")) rc = cmd_shared(argc, argv);
         else if (!strcmp(argv[1], "verify")) rc = cmd_verify(argc, argv);
+        else if (!strcmp(argv[1], "instr-run")) rc = cmd_instr_run(argc, argv);
     }
     if (rc == 1) fprintf(stderr, "usage: see the comment at the top of benchmarks/bench.c\n");
     return rc;
