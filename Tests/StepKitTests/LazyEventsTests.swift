@@ -1,3 +1,4 @@
+import Glibc
 import Testing
 @testable import StepKit
 @testable import StepKitBase
@@ -44,7 +45,9 @@ import Testing
             }
         }
         handle.store.read { #expect($0.recordsEvents) }
-        let state = try handle.call(wantsState: true) { (s: inout Session) throws(StepKitError) in try s.goBackward() }
+        let text = try #require(try handle.call(wantsState: true) { (s: inout Session) throws(StepKitError) in try s.goBackward() })
+        defer { free(text) }
+        let state = try json(String(cString: text))
         let types = state.objectValue?["events"]?.arrayValue?.compactMap { $0.objectValue?["type"]?.stringValue }
         #expect(types == ["stepWillAppear", "stepDidChange"])
     }

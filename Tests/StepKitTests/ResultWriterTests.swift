@@ -68,6 +68,13 @@ import Testing
         s.writeResult(to: &result)
         let written = String(decoding: result.finishBytes(), as: UTF8.self)
         #expect(written == JSONWriter.string(s.resultJSON()), "result: \(context())")
+        // The state, with the events still queued as a call would hand them out.
+        let events = s.pendingEvents
+        var state = JSONOutput()
+        s.writeState(events: events, to: &state)
+        var tree = s.stateJSON().objectValue ?? JSONObject()
+        tree["events"] = .array(events)
+        #expect(String(decoding: state.finishBytes(), as: UTF8.self) == JSONWriter.string(.object(tree)), "state: \(context())")
     }
 
     /// xorshift64*: a fixed sequence from its seed.

@@ -24,12 +24,10 @@ enum Boundary {
     }
 
     /// Runs a call that changes a session and returns its new state in `*out`; `out` may be NULL
-    /// when the caller does not want the state, and then no state is built (`body` is told).
-    static func change(_ out: OutString?, _ body: (_ wantsState: Bool) throws(StepKitError) -> JSON) -> Int32 {
-        run(out, required: false) { (wantsState: Bool) throws(StepKitError) in
-            let json = try body(wantsState)
-            return wantsState ? JSONWriter.mallocString(json) : nil
-        }
+    /// when the caller does not want the state, and then no state is built (`body` is told, and
+    /// returns the state already written, `SessionHandle.call`, or nil).
+    static func change(_ out: OutString?, _ body: (_ wantsState: Bool) throws(StepKitError) -> UnsafeMutablePointer<CChar>?) -> Int32 {
+        run(out, required: false) { (wantsState: Bool) throws(StepKitError) in try body(wantsState) }
     }
 
     /// The shared shape of the three: `*out` is NULL unless the call succeeds; `body` gets whether

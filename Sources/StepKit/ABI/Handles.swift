@@ -31,16 +31,18 @@ final class SessionHandle: Sendable {
         self.options = session.fixed
     }
 
-    /// The state as it is, changing nothing: no events are handed out and nothing is autosaved.
-    func state() -> JSON {
+    /// The state as it is, as a `malloc`'d C string, changing nothing: no events are handed out
+    /// and nothing is autosaved.
+    func state() -> UnsafeMutablePointer<CChar> {
         store.state()
     }
 
-    /// Runs a call on the session: `body` under the lock, then the new state with the events the
-    /// call produced (and any still queued); the events go to the event callback after the lock is
+    /// Runs a call on the session: `body` under the lock, then the new state (written straight to
+    /// a `malloc`'d C string, nil when `wantsState` is false) with the events the call produced
+    /// (and any still queued); the events go to the event callback after the lock is
     /// released, so the callback may call back into the library. A call that wants no state, on a
     /// session with no callback, builds no events (they would be dropped unseen).
-    func call(wantsState: Bool = true, _ body: (inout Session) throws(StepKitError) -> Void) throws(StepKitError) -> JSON {
+    func call(wantsState: Bool = true, _ body: (inout Session) throws(StepKitError) -> Void) throws(StepKitError) -> UnsafeMutablePointer<CChar>? {
         let heard = wantsState || hasCallback.load(ordering: .acquiring)
         let (state, events) = try store.call(recordingEvents: heard, wantsState: wantsState, body)
         deliver(events)

@@ -43,7 +43,7 @@ public func stepkit_session_free(_ session: OpaquePointer?) {
 
 @c @implementation
 public func stepkit_session_state(_ session: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    Boundary.output(out) { () throws(StepKitError) in
+    Boundary.outputWritten(out) { () throws(StepKitError) in
         try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session").state()
     }
 }

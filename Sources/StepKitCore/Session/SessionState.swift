@@ -1,6 +1,8 @@
 import StepKitBase
 
-/// The session's state as the host should present it (`stepkit_session_state`).
+/// The session's state as the host should present it (`stepkit_session_state`), as a value tree:
+/// the calls write it straight to text (`SessionState+Text.swift`, byte for byte this tree's
+/// text: a field is added to both, `ResultWriterTests` compares them).
 extension Session {
     package func stateJSON() -> JSON {
         let step = isFinished ? nil : currentStep
@@ -11,18 +13,7 @@ extension Session {
         var presentation: JSON = .null
         let route = step == nil ? nil : routeForward()
         if let step {
-            var fields = step.presentation
-            if current?.modified == true, let modifier = task.rules.modifiers[index] {
-                for (key, value) in modifier.fields.entries { fields[key] = value }
-            }
-            presentingExpressions(&fields, step: index)
-            if task.rules.pipedSteps.contains(index) { Piping.apply(to: &fields, piped) }
-            // The seeded order and the choices offered now (`Session+Choices.swift`).
-            presentChoices(&fields, step: index, step)
-            // The presenter's vocabulary, decided here so no host decides it (Step.displayTitle).
-            fields["displayTitle"] = .string(Step.displayTitle(fields, identifier: step.identifier))
-            fields["isActive"] = .bool(step.isActive)
-            presentation = .object(fields)
+            presentation = presentationJSON(step, index: index)
             switch step.content {
             case .message:
                 answer = .null
@@ -65,6 +56,22 @@ extension Session {
         return .object(state)
     }
 
+    /// The state's `step`: the step's presentation as this session shows it.
+    func presentationJSON(_ step: Step, index: Int) -> JSON {
+        var fields = step.presentation
+        if current?.modified == true, let modifier = task.rules.modifiers[index] {
+            for (key, value) in modifier.fields.entries { fields[key] = value }
+        }
+        presentingExpressions(&fields, step: index)
+        if task.rules.pipedSteps.contains(index) { Piping.apply(to: &fields, piped) }
+        // The seeded order and the choices offered now (`Session+Choices.swift`).
+        presentChoices(&fields, step: index, step)
+        // The presenter's vocabulary, decided here so no host decides it (Step.displayTitle).
+        fields["displayTitle"] = .string(Step.displayTitle(fields, identifier: step.identifier))
+        fields["isActive"] = .bool(step.isActive)
+        return .object(fields)
+    }
+
     /// The state's `language`: the tag asked for, the languages of the texts and the messages,
     /// the languages used so far and the task's languages.
     var languageJSON: JSON {
@@ -99,7 +106,7 @@ extension Session {
     /// lead (unanswered questions ahead read as unanswered). Ordered tasks need no walk; with
     /// rules, the walk is exact for `projectionHorizon` steps and the rule graph's fewest covers
     /// the rest, so reading the state costs the same on a 100-step and a 100,000-step task.
-    private func projectedRemaining(from index: Int) -> Int {
+    func projectedRemaining(from index: Int) -> Int {
         if task.rules.isEmpty { return max(task.steps.count - 1 - index, 0) }
         let navigator = Navigator(task, explains: false)
         var count = 0

@@ -49,31 +49,41 @@ package final class SessionStore: Sendable {
         self.journal = Locked(journal)
     }
 
-    /// A call of the C boundary (`SessionHandle.call`): `body` in a `transaction`, then the new
-    /// state when `wantsState` (with the events the call produced, and any still queued, as its
-    /// `events`) and those events. Events are built only when `recordingEvents`. Not generic, so
+    /// A call of the C boundary (`SessionHandle.call`): `body` in a `transaction`, then, when
+    /// `wantsState`, the new state written straight to text (`Session.writeState`, with the
+    /// events the call produced, and any still queued, as its `events`) as a `malloc`'d C
+    /// string, and those events. Events are built only when `recordingEvents`. Not generic, so
     /// the transaction under every call is specialized here: a generic method of this module is
     /// not specialized in the module above (docs/architecture.md, "Facts of this toolchain").
     package func call(recordingEvents: Bool, wantsState: Bool,
-                      _ body: (inout Session) throws(StepKitError) -> Void) throws(StepKitError) -> (state: JSON, events: [JSON]) {
-        try transaction { (s: inout Session) throws(StepKitError) -> (state: JSON, events: [JSON]) in
+                      _ body: (inout Session) throws(StepKitError) -> Void) throws(StepKitError) -> (state: UnsafeMutablePointer<CChar>?, events: [JSON]) {
+        guard wantsState else {
+            let events = try transaction { (s: inout Session) throws(StepKitError) -> [JSON] in
+                s.events.isRecording = recordingEvents
+                defer { s.events.isRecording = true }
+                try body(&s)
+                return s.takeEvents()
+            }
+            return (nil, events)
+        }
+        // Written inside the transaction (the state of the session the call left), freed with
+        // `out` if the call or its autosave fails.
+        var out = JSONOutput(capacity: 2048)
+        let events = try transaction { (s: inout Session) throws(StepKitError) -> [JSON] in
             s.events.isRecording = recordingEvents
             defer { s.events.isRecording = true }
             try body(&s)
             let events = s.takeEvents()
-            guard wantsState, case .object(var state) = s.stateJSON() else { return (.null, events) }
-            state["events"] = .array(events)
-            return (.object(state), events)
+            s.writeState(events: events, to: &out)
+            return events
         }
+        return (out.finish(), events)
     }
 
-    /// The state as it is, changing nothing: no events are handed out and nothing is autosaved.
-    package func state() -> JSON {
-        read { session in
-            guard case .object(var state) = session.stateJSON() else { return .null }
-            state["events"] = .array([])
-            return .object(state)
-        }
+    /// The state as it is, as a `malloc`'d C string, changing nothing: no events are handed out
+    /// and nothing is autosaved.
+    package func state() -> UnsafeMutablePointer<CChar> {
+        written { s, out in s.writeState(events: [], to: &out) }
     }
 
     /// Text `body` writes straight from the session under its lock (`Session.writeResult`: no
