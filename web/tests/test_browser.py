@@ -568,6 +568,74 @@ def test_staff_side_in_chromium(server, browser, axe, tmp_path):
     ctx.close()
 
 
+def test_staff_pages_fit_a_phone(server, browser, axe):
+    """Every staff page at 375 px: nothing to scroll sideways (wide tables scroll inside their
+    own box) and axe finds nothing: sign in (and its error), the studies, each study's page,
+    a session's audit trail, the new invites and the new API key, and the notices after an
+    action."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "stepkit_web", "staff", "add", "phoebe",
+                        "--db", server.db_url, "--password-stdin"], input="a phone-sized password\n",
+                       capture_output=True, text=True, timeout=120, env=os.environ)
+    assert r.returncode == 0, r.stderr
+    sid, url = new_session(server, "daily-checkin")  # a session for the audit trail
+    ctx = browser.new_context(viewport={"width": 375, "height": 667}, locale="en-US")
+    page = ctx.new_page()
+    page.goto(url)
+    page.locator("input[name=answer]").first.check()  # an answer, for the audit trail to list
+    press_named(page, "Next")
+    checked = []
+
+    def fits(where):
+        assert page.viewport_size == {"width": 375, "height": 667}
+        no_horizontal_scroll(page, "staff at 375 px: " + where)
+        check_axe(axe, page, "staff at 375 px: " + where)
+        checked.append(where)
+
+    page.goto(server.url + "/staff/login")
+    fits("sign in")
+    page.fill("#username", "phoebe")
+    page.fill("#password", "wrong")
+    with page.expect_navigation():
+        page.click("button[type=submit]")
+    assert "not right" in page.content()
+    fits("sign in failed")
+    page.fill("#username", "phoebe")
+    page.fill("#password", "a phone-sized password")
+    with page.expect_navigation():
+        page.click("button[type=submit]")
+    assert page.locator("h1").inner_text() == "Studies"
+    fits("studies")
+    studies = [a.get_attribute("href") for a in page.query_selector_all("main a[href^='/staff/studies/']")]
+    assert "/staff/studies/daily-checkin" in studies and "/staff/studies/vitals" in studies
+    for href in studies:
+        page.goto(server.url + href)
+        fits(href)
+    page.goto(f"{server.url}/staff/studies/daily-checkin/sessions/{sid}/audit")
+    assert page.locator("h1").inner_text().startswith("Audit trail")
+    assert page.locator("#audit tbody tr").count() >= 1
+    fits("audit trail")
+    page.goto(f"{server.url}/staff/studies/daily-checkin")
+    page.fill("#i-ids", "PHONE-1\nPHONE-2-with-a-long-participant-identifier")
+    with page.expect_navigation():
+        page.click("text=Create invites")
+    assert page.locator("h1").inner_text() == "New invites"
+    fits("new invites")
+    page.goto(f"{server.url}/staff/studies/daily-checkin")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Revoke the invite of PHONE-1").click()
+    assert "revoked" in page.locator("[role=status]").inner_text()
+    fits("invite revoked")
+    with page.expect_navigation():
+        page.click("text=Make an API key")
+    assert page.locator("h1").inner_text() == "New API key"
+    fits("new API key")
+    assert len(checked) == 7 + len(studies)
+    ctx.close()
+
+
 def test_the_375px_check_is_live(browser):
     """The horizontal-scroll check fails where a page is wider than a phone (so a pass means
     something)."""
