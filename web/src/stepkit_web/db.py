@@ -382,6 +382,8 @@ class Store:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        self._by_resume_token: Any = None  # session_by_resume_token's statement, once built
+        self._updates: Dict[bool, Any] = {}  # update_session's statements (with finished_at or not)
 
     @contextmanager
     def _write(self) -> Iterator[Any]:
@@ -550,18 +552,23 @@ class Store:
 
     def session_by_resume_token(self, hash_: str) -> Optional[SessionRow]:
         """The session a live resume token names (one query: this runs on every page)."""
-        latest = (sa.select(sa.func.max(tasks.c.version))
-                  .where(tasks.c.identifier == sessions.c.task_identifier,
-                         tasks.c.status == "published")
-                  .scalar_subquery().label("latest_version"))
-        with self.engine.connect() as conn:
-            row = conn.execute(
+        query = self._by_resume_token
+        if query is None:
+            # Built once per store (its text is cached by SQLAlchemy too): building it was a
+            # good part of a page POST's own CPU time.
+            latest = (sa.select(sa.func.max(tasks.c.version))
+                      .where(tasks.c.identifier == sessions.c.task_identifier,
+                             tasks.c.status == "published")
+                      .scalar_subquery().label("latest_version"))
+            query = self._by_resume_token = (
                 sa.select(sessions, tokens.c.expires_at.label("token_expires_at"), latest,
                           self._now_column().label("db_now"))
                 .join(tokens, tokens.c.session_id == sessions.c.id)
-                .where(tokens.c.hash == hash_, tokens.c.kind.in_(("resume", "personal")),
-                       tokens.c.revoked == sa.false())
-            ).first()
+                .where(tokens.c.hash == sa.bindparam("token_hash"),
+                       tokens.c.kind.in_(("resume", "personal")),
+                       tokens.c.revoked == sa.false()))
+        with self.engine.connect() as conn:
+            row = conn.execute(query, {"token_hash": hash_}).first()
         if row is None:
             return None
         found = _session_row(row, row.token_expires_at)
@@ -615,11 +622,19 @@ class Store:
             step=step, response=response, closing=closing)
         if finished_at:
             values["finished_at"] = finished_at
-        with self._write() as conn:
-            res = conn.execute(
+        statement = self._updates.get(bool(finished_at))
+        if statement is None:
+            # Built once per store, its values bound at execution: building it was a good part
+            # of a page POST's own CPU time.
+            statement = self._updates[bool(finished_at)] = (
                 sessions.update()
-                .where(sessions.c.id == row.id, sessions.c.version == row.version)
-                .values(**values))
+                .where(sessions.c.id == sa.bindparam("row_id"),
+                       sessions.c.version == sa.bindparam("row_version"))
+                .values(**{name: sa.bindparam("v_" + name) for name in values}))
+        params = {"v_" + name: value for name, value in values.items()}
+        params["row_id"], params["row_version"] = row.id, row.version
+        with self._write() as conn:
+            res = conn.execute(statement, params)
             if res.rowcount != 1:
                 return False
             if task_version != row.task_version:

@@ -597,7 +597,10 @@ class Service:
                 answer, has_answer = answer_of(state)
                 if has_answer:
                     try:
-                        state = session.set_answer(answer)
+                        # The move below returns the state this request reads; "save" reads it
+                        # after (write), so the library builds none here.
+                        session.set_answer(answer, state=False)
+                        state = None
                     except stepkit.StepKitError as error:
                         if action in ("next", "save"):
                             # One call reports every item's problem.
@@ -628,6 +631,8 @@ class Service:
                     raise Refused(400, {"code": "EINVAL", "message": "Unknown action."})
             except stepkit.StepKitError as error:
                 errors = list(error.errors or [error.error])
+            if state is None:  # an answer was set, and no move returned the state since
+                state = session.state
             if not errors:
                 state = self._finish_on_completion(session, state)
             if not self.write(row, session, task_row, state):
