@@ -151,6 +151,10 @@ struct TaskRules: Sendable {
     /// The patterns of `matches` conditions, by the step whose answer they read (see
     /// `ConditionPatterns`).
     var conditionPatterns = ConditionPatterns()
+    /// Per step: its repeating blocks (`TaskCompiler+Repeats`, `Session+Instances`).
+    var repeats = IndexTable<[RepeatingBlock]>()
+    /// Whether some repeating block has a `count` expression (`set_answer` then checks each).
+    var repeatCounts = false
 
     /// Fills `governedItems` from `visibility` and `itemHeaders` (once, when the task compiles).
     mutating func collectGovernedItems() {

@@ -30,7 +30,14 @@ extension TaskCompiler {
             // Kept in place when the form's items are shuffled (`shuffleItems`); read from the
             // presentation by `Randomization`.
             _ = r.bool("pinned")
-            let format = r.value("answerFormat", required: true).map { withSourceChoices($0, b) }.flatMap { AnswerFormat.compile($0, at: itemPath.key("answerFormat"), d) }
+            // `repeat`: a repeating group (with `items`) or a repeating question (`RepeatingFormat`).
+            let repeatValue = r.value("repeat")
+            let groupItems = repeatValue == nil ? nil : r.array("items")
+            var format = groupItems != nil ? nil
+                : r.value("answerFormat", required: true).map { withSourceChoices($0, b) }.flatMap { AnswerFormat.compile($0, at: itemPath.key("answerFormat"), d) }
+            if let repeatValue, groupItems != nil || format != nil {
+                format = repeatingFormat(repeatValue, groupItems: groupItems, single: format, at: itemPath, stepIndex: stepIndex, item: identifier, b)
+            }
             let visibleWhen = r.value("visibleWhen")
             let initial = r.value("initial")
             r.finish()

@@ -86,8 +86,13 @@ extension TaskCompiler {
             _ = r.string("placeholder")
             _ = r.string("question")
             if let initial = r.value("initial") { b.pendingInitials.append((b.steps.count, nil, initial, path.key("initial"))) }
+            let repeatValue = r.value("repeat")
             if let format = r.value("answerFormat", required: true).map({ withSourceChoices($0, b) }) {
                 content = AnswerFormat.compile(format, at: path.key("answerFormat"), d).map { .question($0) }
+                // `repeat`: several answers to the one question (`RepeatingFormat`).
+                if let repeatValue, case .question(let single)? = content {
+                    content = repeatingFormat(repeatValue, groupItems: nil, single: single, at: path, stepIndex: b.steps.count, item: nil, b).map { .question($0) }
+                }
                 if case .question(let f)? = content, f.rules is ConfirmTextFormat {
                     d.error("confirmTextOutsideForm", "A \"confirmText\" answer confirms another item of the same form; use it in a form step.", at: path.key("answerFormat").key("type"))
                 }
@@ -118,6 +123,7 @@ extension TaskCompiler {
             break
         case .question(let format):
             presentation["answerFormat"] = .object(format.presentation)
+            if presentation["repeat"] != nil { presentation["repeat"] = effectiveRepeat(presentation["repeat"], format) }
         case .form(let form):
             presentation["formItems"] = presentation["formItems"].map { withEffectiveFormats($0, of: form) }
         }
@@ -137,6 +143,12 @@ extension TaskCompiler {
         return .array(items.map { entry in
             guard var item = entry.objectValue, let id = item["identifier"]?.stringValue,
                   let format = form.item(id)?.format else { return entry }
+            if item["repeat"] != nil { item["repeat"] = effectiveRepeat(item["repeat"], format) }
+            if let group = (format.rules as? RepeatingFormat)?.form, let inner = item["items"] {
+                // A repeating group's items, each with its effective format.
+                item["items"] = withEffectiveFormats(inner, of: group)
+                return .object(item)
+            }
             item["answerFormat"] = .object(format.presentation)
             return .object(item)
         })

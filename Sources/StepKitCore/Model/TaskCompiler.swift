@@ -26,6 +26,8 @@ package enum TaskCompiler {
         var pendingValidations: [(step: Int, value: JSON, path: JSONPath)] = []
         /// Questions' and form items' `initial` expressions, compiled once every step is known.
         var pendingInitials: [(step: Int, item: String?, value: JSON, path: JSONPath)] = []
+        /// Repeating blocks' `count` expressions, compiled once every step is known.
+        var pendingCounts: [(step: Int, item: String?, value: JSON, path: JSONPath)] = []
 
         init(_ d: Diagnostics) { self.d = d }
     }
@@ -89,6 +91,7 @@ package enum TaskCompiler {
         rules.timeLimits = compileTimeLimits(r, b)
         rules.shuffles = b.steps.contains { !Randomization.lists(of: $0).isEmpty }
         compileInitials(b, predicates, &rules)
+        compileRepeats(b, predicates, &rules)
         compilePiping(b, calculations, definition, &rules)
         r.finish()
         guard d.isEmpty, let identifier else { throw StepKitError(.definition, problems: d.problems) }

@@ -118,6 +118,7 @@ enum StepResult {
     }
 
     private static func question(_ identifier: String, _ format: AnswerFormat, _ answer: JSON?, _ start: JSON, _ end: JSON) -> JSON {
+        if let repeating = format.rules as? RepeatingFormat { return instances(identifier, repeating, answer, start, end) }
         var result = JSONObject([
             "identifier": .string(identifier),
             "type": .string(format.resultType.rawValue),
@@ -128,6 +129,30 @@ enum StepResult {
         if let unit = format.rules.unit { result["unit"] = .string(unit) }
         if let codings = codings(format, answer) { result["codings"] = .array(codings) }
         return .object(result)
+    }
+
+    /// A repeating block's result: a group's instances, each its own result object in order
+    /// (`index` from 0, its items' question results); a repeating question's one question result
+    /// per answer, in order.
+    private static func instances(_ identifier: String, _ repeating: RepeatingFormat, _ answer: JSON?, _ start: JSON, _ end: JSON) -> JSON {
+        let list = answer?.arrayValue ?? []
+        var results: [JSON] = []
+        switch repeating.content {
+        case .group(let form):
+            for (k, instance) in list.enumerated() {
+                let given = instance.objectValue
+                let items = form.items.map { question($0.identifier, $0.format, given?[$0.identifier], start, end) }
+                results.append(.object(["identifier": .string(identifier), "index": .int(Int64(k)), "results": .array(items)]))
+            }
+            return .object(["identifier": .string(identifier), "type": .string("group"), "instances": .array(results), "startDate": start, "endDate": end])
+        case .question(let format):
+            for (k, value) in list.enumerated() {
+                guard case .object(var one) = question(identifier, format, value.isNull ? nil : value, start, end) else { continue }
+                one["index"] = .int(Int64(k))
+                results.append(.object(one))
+            }
+            return .object(["identifier": .string(identifier), "type": .string("repeating"), "instances": .array(results), "startDate": start, "endDate": end])
+        }
     }
 
     /// The codings of the selected choices that carry one (choices imported from FHIR), in the

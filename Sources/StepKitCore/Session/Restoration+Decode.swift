@@ -115,10 +115,11 @@ extension Restoration {
         if visits.isEmpty && finishReason == nil {
             throw refuse("damaged", "The saved path is empty but the run has not finished.", .root.key("path"))
         }
-        let session = Session(task: task, options: options, clock: clock, taskRunUUID: uuid, startDate: startDate, endDate: endDate,
+        var session = Session(task: task, options: options, clock: clock, taskRunUUID: uuid, startDate: startDate, endDate: endDate,
                               finishReason: finishReason, visits: visits, answers: AnswerStore(latest: answers, later: laterAnswers),
                               touched: touched, actions: AsyncActions(runs: asyncRuns, taskSuspended: taskSuspended),
                               audit: try decodeAudit(d), taskTimeSpent: taskTime)
+        session.instancesCursor = try decodeInstances(d["instances"], in: session)
         // Well-formed is not enough: the run must be one the task allows (keyed or not).
         try checkAllowed(session, savedAnswers: answers)
         // The restore is in the trail once something happens after it (`AuditTrail.pendingRestore`).

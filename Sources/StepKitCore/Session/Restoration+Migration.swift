@@ -29,7 +29,14 @@ extension Restoration {
             switch step.content {
             case .message:
                 drop(id, nil, "The step no longer takes an answer.")
-            case .question:
+            case .question(let format):
+                if let repeating = format.rules as? RepeatingFormat {
+                    // Instance by instance (`RepeatingFormat.migrated`).
+                    let m = repeating.migrated(answer)
+                    for part in m.dropped { drop(id, part.place.isEmpty ? nil : part.place, part.reason) }
+                    if let value = m.value { answers[index] = value; kept.append(.object(["step": .string(id), "item": .null])) }
+                    continue
+                }
                 let checked = step.validate(answer, previous: nil, confirming: .never)
                 if checked.problems.isEmpty, let value = checked.value {
                     guard task.rules.conditionPatterns.problems(step: index, value: value).isEmpty else {
@@ -42,10 +49,19 @@ extension Restoration {
                     drop(id, nil, "The answer no longer fits the question's answer format.")
                 }
             case .form(let form):
-                guard case .object(let items) = answer else {
+                guard case .object(var items) = answer else {
                     drop(id, nil, "The step is now a form.")
                     continue
                 }
+                // A repeating block's instances are carried over instance by instance, item by
+                // item (`RepeatingFormat.migrated`); what is left then passes as any item.
+                for (key, value) in items.entries {
+                    guard let repeating = form.item(key)?.format.rules as? RepeatingFormat else { continue }
+                    let m = repeating.migrated(value)
+                    for part in m.dropped { drop(id, key + part.place, part.reason) }
+                    items[key] = m.value
+                }
+                let answer = JSON.object(items)
                 // Checked as restore and set_answer check a form's answer; each item that fails is
                 // dropped alone, and the others kept.
                 let valid = step.validate(answer, previous: nil, confirming: .never).value?.objectValue ?? JSONObject()

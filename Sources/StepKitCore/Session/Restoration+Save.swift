@@ -69,6 +69,8 @@ extension Restoration {
         document["laterAnswers"] = .object(later)
         for key in ["taskSuspended", "asyncActions", "additionalTaskResults", "randomization", "timing"] { document[key] = member(key, of: s) }
         if s.showsLanguage { document["language"] = member("language", of: s) }
+        // Which instance each repeating block is in, when one is past its first.
+        if !s.instancesCursor.isEmpty { document["instances"] = member("instances", of: s) }
         document["audit"] = try auditMember(of: s)
         return document
     }
@@ -76,7 +78,7 @@ extension Restoration {
     /// The members of the document an autosave journal record may set whole (`change`): all
     /// but the format, the task, the run's identity, the path and the answers.
     static let wholeMembers: [String] = ["startDate", "endDate", "finishReason", "touched", "taskSuspended", "asyncActions", "additionalTaskResults", "language",
-                                         "randomization", "timing"]
+                                         "randomization", "timing", "instances"]
 
     /// One of `wholeMembers` as saved.
     static func member(_ key: String, of s: Session) -> JSON {
@@ -92,6 +94,7 @@ extension Restoration {
             return .object(asyncRuns)
         case "additionalTaskResults": return s.external.given ?? .null
         case "language": return s.showsLanguage ? s.language.json : .null
+        case "instances": return s.instancesCursor.json(in: s.task)
         case "randomization":
             // The seed and the order of every list the task shuffles, which restore recomputes
             // from the seed and compares (docs/randomization.md).

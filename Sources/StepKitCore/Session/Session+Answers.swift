@@ -18,6 +18,11 @@ extension Session {
             return trial
         }
         guard accepted.problems.isEmpty else { throw StepKitError(.answer, problems: accepted.problems) }
+        // Repeating blocks: no instance past the count, no `count` out of bounds (`Session+Instances`).
+        if task.rules.repeats[index] != nil || task.rules.repeatCounts {
+            let problems = repeatProblems(answer, kept: accepted.value, step: index)
+            guard problems.isEmpty else { throw StepKitError(.answer, problems: problems) }
+        }
         // A form item with an `initial` that this answer shows is enabled now: it starts.
         let hiddenBefore = task.rules.initials[index] != nil && hasVisibilityRules(step: index) ? hiddenItems(step: index) : []
         let previous = audit.isOn ? answers[index] : nil
@@ -133,7 +138,12 @@ extension Session {
         switch step.content {
         case .message:
             return []
-        case .question:
+        case .question(let format):
+            if let repeating = format.rules as? RepeatingFormat {
+                guard !step.optional else { return [] }
+                let label = step.presentation["question"]?.stringValue ?? step.presentation["title"]?.stringValue ?? step.identifier
+                return missingInstances(repeating, answer?.arrayValue ?? [], label: piped(label), step: step.identifier, item: nil, completing: completing, piped)
+            }
             guard answer == nil && !step.optional else { return [] }
             guard completing else { return [Problem(code: "answerRequired", text: Message("answer.required"), path: .root)] }
             let label = step.presentation["question"]?.stringValue ?? step.presentation["title"]?.stringValue ?? step.identifier
@@ -146,6 +156,11 @@ extension Session {
             // the items in the form's order unless the host wrote it otherwise.
             for i in form.items.indices where !form.items[i].optional && (hidden.isEmpty || !hidden.contains(form.items[i].identifier)) {
                 let identifier = form.items[i].identifier
+                if let repeating = form.items[i].format.rules as? RepeatingFormat {
+                    let list = (given.value(at: i, ifKeyIs: identifier) ?? given[identifier])?.arrayValue ?? []
+                    problems += missingInstances(repeating, list, label: piped(form.items[i].label), step: step.identifier, item: identifier, completing: completing, piped)
+                    continue
+                }
                 guard (given.value(at: i, ifKeyIs: identifier) ?? given[identifier]) == nil else { continue }
                 if completing {
                     problems.append(Problem(code: "answerRequired", text: Message("answer.requiredToFinish", ["label": .text(piped(form.items[i].label))]),

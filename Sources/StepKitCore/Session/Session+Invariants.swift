@@ -18,6 +18,7 @@ extension Session {
         actions._checkInvariants(actions: task.asyncActions)
         audit._checkInvariants()
         timing._checkInvariants()
+        instancesCursor._checkInvariants(task: task)
         precondition((timing.since == nil) == isFinished, "time counts exactly while the run is in progress")
         precondition(!path.isEmpty || isFinished, "only a run that has ended may have shown no step")
         var previous = clock.startDate

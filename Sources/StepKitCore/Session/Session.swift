@@ -38,6 +38,8 @@ package struct Session: Sendable {
     var audit = AuditTrail()
     /// The time the task has counted, for time limits and `timeSpent` (`TimeCount`).
     var timing = TimeCount()
+    /// Which instance of each repeating block the participant is in (`InstanceCursors`).
+    var instancesCursor = InstanceCursors()
 
     /// What a restore across task versions kept and dropped (null otherwise).
     private(set) var restoreReport: JSON = .null

@@ -53,6 +53,8 @@ extension Session {
             "timeLimits": timeLimitsJSON(),
         ])
         if showsLanguage { state["language"] = languageJSON }
+        // The current step's repeating blocks (`Session+Instances`), when it has any.
+        if let step, task.rules.repeats[index] != nil, !step.identifier.isEmpty { state["instances"] = instancesJSON(step: index) }
         return .object(state)
     }
 

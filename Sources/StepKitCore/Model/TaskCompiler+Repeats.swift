@@ -1,0 +1,91 @@
+import StepKitBase
+
+// Repeating blocks: `repeat` on a form item with `items` (a repeating group) or with an
+// `answerFormat` (a repeating question), and on a question step; their `count` expressions,
+// compiled once every step is known.
+
+/// A repeating block of a step: where it is (`item`: a form's group or repeating item; nil: the
+/// question step itself), its bounds and its compiled `count`.
+struct RepeatingBlock: Sendable {
+    let item: String?
+    let bounds: RepeatBounds
+    /// `count`, of type number (nil: the block has none).
+    var count: Expression?
+}
+
+extension TaskCompiler {
+    /// The items a repeating group of a form may not have yet: they would need an instance to
+    /// be evaluated in, which only expressions over instances give (docs/task-format.md).
+    private static let groupItemUnsupported = ["visibleWhen", "initial", "repeat", "items"]
+
+    /// A form item or question's `answerFormat` made repeating by `repeat` (`RepeatingFormat`):
+    /// `groupItems` for a group of form items, else `single`, the question's own format.
+    static func repeatingFormat(_ repeatValue: JSON, groupItems: [JSON]?, single: AnswerFormat?, at path: JSONPath,
+                                stepIndex: Int, item: String?, _ b: Builder) -> AnswerFormat? {
+        let d = b.d
+        let before = d.problems.count
+        let bounds = RepeatBounds.parse(repeatValue, at: path.key("repeat"), d)
+        var content: RepeatingFormat.Content?
+        if let groupItems {
+            for (i, entry) in groupItems.enumerated() {
+                for key in groupItemUnsupported where entry.objectValue?[key] != nil {
+                    d.error("unsupportedInGroup", "An item of a repeating group cannot have \"\(key)\" (a group does not nest, and its items' conditions are written on the block).",
+                            at: path.key("items").index(i).key(key))
+                }
+            }
+            guard d.problems.count == before else { return nil }
+            // The group's items compile as a form of their own: a scratch builder keeps their
+            // rules away from the step's.
+            let scratch = Builder(d)
+            if let form = compileForm(groupItems, at: path.key("items"), stepIndex: stepIndex, scratch) { content = .group(form) }
+        } else if let single {
+            if single.rules is ConfirmTextFormat || single.rules is RepeatingFormat {
+                d.error("unsupportedInGroup", "A \"\(single.type)\" answer cannot repeat.", at: path.key("repeat"))
+            } else {
+                content = .question(single)
+            }
+        }
+        guard let bounds, let content, d.problems.count == before else { return nil }
+        if let count = bounds.countSource { b.pendingCounts.append((stepIndex, item, count, path.key("repeat").key("count"))) }
+        let rules = RepeatingFormat(content: content, bounds: bounds)
+        let presentation: JSONObject
+        switch content {
+        case .group: presentation = JSONObject(["type": .string("group")])
+        case .question(let format): presentation = format.presentation
+        }
+        return AnswerFormat(type: groupItems == nil ? (single?.type ?? "group") : "group", rules: rules, allowsDontKnow: false,
+                            personalData: nil, presentation: presentation)
+    }
+
+    /// The effective `repeat` of a block as the host is shown it: its bounds with their defaults.
+    static func effectiveRepeat(_ value: JSON?, _ format: AnswerFormat) -> JSON? {
+        guard var fields = value?.objectValue, let rules = format.rules as? RepeatingFormat else { return value }
+        fields["minCount"] = .int(Int64(rules.bounds.minCount))
+        fields["maxCount"] = .int(Int64(rules.bounds.maxCount))
+        return .object(fields)
+    }
+
+    /// Every repeating block of every step, with its `count` compiled (a number expression).
+    static func compileRepeats(_ b: Builder, _ predicates: PredicateCompiler, _ rules: inout TaskRules) {
+        for (index, step) in b.steps.enumerated() {
+            var blocks: [RepeatingBlock] = []
+            switch step.content {
+            case .message: break
+            case .question(let format):
+                if let r = format.rules as? RepeatingFormat { blocks.append(RepeatingBlock(item: nil, bounds: r.bounds)) }
+            case .form(let form):
+                for item in form.items {
+                    if let r = item.format.rules as? RepeatingFormat { blocks.append(RepeatingBlock(item: item.identifier, bounds: r.bounds)) }
+                }
+            }
+            if !blocks.isEmpty { rules.repeats[index] = blocks }
+        }
+        for pending in b.pendingCounts {
+            guard let (expression, _) = ExpressionCompiler(predicates: predicates).compile(pending.value, at: pending.path, expecting: .number),
+                  var blocks = rules.repeats[pending.step], let i = blocks.firstIndex(where: { $0.item == pending.item }) else { continue }
+            blocks[i].count = expression
+            rules.repeatCounts = true
+            rules.repeats[pending.step] = blocks
+        }
+    }
+}

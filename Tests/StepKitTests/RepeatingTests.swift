@@ -1,0 +1,233 @@
+import Testing
+@testable import StepKit
+@testable import StepKitBase
+@testable import StepKitCore
+
+/// A medications list: how many (a question), then a form with a repeating group whose count
+/// is that answer, then a repeating question of allergies.
+private let medications = """
+{"identifier": "meds", "steps": [
+  {"type": "question", "identifier": "howMany", "question": "How many medications?", "answerFormat": {"type": "numeric", "style": "integer", "minimum": 0, "maximum": 50}},
+  {"type": "form", "identifier": "list", "formItems": [
+    {"identifier": "pharmacy", "text": "Pharmacy", "optional": true, "answerFormat": {"type": "text"}},
+    {"identifier": "medication", "text": "Medications", "repeat": {"minCount": 1, "maxCount": 4, "count": {"answer": "howMany"}, "title": "Medication {{index}}: {{name}}"},
+     "items": [
+      {"identifier": "name", "text": "Name", "answerFormat": {"type": "text"}},
+      {"identifier": "dose", "text": "Dose", "optional": true, "answerFormat": {"type": "numeric", "style": "decimal", "minimum": 0}}]}]},
+  {"type": "question", "identifier": "allergies", "question": "Allergies", "repeat": {"minCount": 2, "maxCount": 3}, "answerFormat": {"type": "text"}},
+  {"type": "completion", "identifier": "done"}]}
+"""
+
+private func open(_ text: String = medications) throws -> Session {
+    Session(task: try compile(text), options: SessionOptions(taskRunUUID: "0A2B3C4D-1111-4222-8333-444455556666"), clock: ManualClock(1_000).clock)
+}
+
+private func block(_ s: Session, _ name: String) -> JSONObject {
+    s.stateJSON().objectValue?["instances"]?.objectValue?[name]?.objectValue ?? JSONObject()
+}
+
+/// `document` (without its integrity member) signed as restoration data is.
+private func resigned(_ document: JSONObject) throws -> String {
+    let text = JSONWriter.string(.object(document))
+    let (algorithm, digest) = try Restoration.sign(text, key: nil)
+    return String(text.dropLast()) + Restoration.integrityHead(algorithm) + digest + Restoration.integrityEnd
+}
+
+private func restoreText(_ text: String, _ task: Task, clock: Clock = .system) throws(StepKitError) -> Session {
+    let result = text.withCString { pointer in
+        Result { () throws(StepKitError) -> Session in try Restoration.restore(pointer, task: task, options: SessionOptions(), clock: clock) }
+    }
+    return try result.get()
+}
+
+private func restoreMigrating(_ text: String, _ task: Task) throws(StepKitError) -> Session {
+    var options = SessionOptions()
+    options.migrate = true
+    let result = text.withCString { pointer in
+        Result { () throws(StepKitError) -> Session in try Restoration.restore(pointer, task: task, options: options, clock: .system) }
+    }
+    return try result.get()
+}
+
+private func refusalCode(_ text: String, _ task: Task) -> String? {
+    do throws(StepKitError) {
+        _ = try restoreText(text, task)
+        return nil
+    } catch { return error.problems.first?.code }
+}
+
+private func int(_ o: JSONObject, _ key: String) -> Int64? { if case .int(let i)? = o[key] { return i }; return nil }
+
+/// Expects `call` to throw with `code`, and the session's saved data and state not to change.
+private func refuses(_ s: inout Session, _ code: String, _ call: (inout Session) throws(StepKitError) -> Void) throws {
+    let saved = try Restoration.saveText(s)
+    let state = s.stateJSON()
+    var threw: StepKitError?
+    do throws(StepKitError) { try call(&s) } catch { threw = error }
+    #expect(threw?.problems.first?.code == code, "expected \(code), got \(String(describing: threw?.problems.map(\.code)))")
+    #expect(try Restoration.saveText(s) == saved)
+    #expect(s.stateJSON() == state)
+}
+
+@Suite struct RepeatingTests {
+    @Test func definitionBoundsAndRefusals() throws {
+        #expect(problems(medications).isEmpty)
+        let never = medications.replacing(#""minCount": 1, "maxCount": 4"#, with: #""minCount": 5, "maxCount": 4"#)
+        #expect(problems(never).map(\.code) == ["boundsNeverMet"])
+        let nullCount = medications.replacing(#""count": {"answer": "howMany"}"#, with: #""count": null"#)
+        #expect(problems(nullCount).map(\.code) == ["wrongType"])
+        let textCount = medications.replacing(#""count": {"answer": "howMany"}"#, with: #""count": "three""#)
+        #expect(!problems(textCount).isEmpty)
+        let huge = medications.replacing(#""maxCount": 4"#, with: #""maxCount": 1000000"#)
+        #expect(problems(huge).map(\.code) == ["outOfRange"])
+        let nested = medications.replacing(#"{"identifier": "name", "text": "Name", "answerFormat": {"type": "text"}}"#,
+                                                      with: #"{"identifier": "name", "repeat": {}, "answerFormat": {"type": "text"}}"#)
+        #expect(problems(nested).map(\.code) == ["unsupportedInGroup"])
+    }
+
+    @Test func countAddsInstancesAndNeverRemovesAnswers() throws {
+        var s = try open()
+        try s.setAnswer(try json("3"))
+        try s.goForward()
+        var b = block(s, "medication")
+        #expect(int(b, "count") == 3 && int(b, "expectedCount") == 3 && int(b, "current") == 0)
+        #expect(b["canAdd"] == .bool(true) && b["canRemove"] == .bool(false))
+        #expect(b["titles"] == (try json(#"["Medication 1: ", "Medication 2: ", "Medication 3: "]"#)) || b["titles"]?.arrayValue?.count == 3)
+        try s.setAnswer(try json(#"{"medication": [{"name": "Aspirin"}, {}, {"name": "Metformin", "dose": 500}]}"#))
+        b = block(s, "medication")
+        #expect(b["titles"]?.arrayValue?.first == .string("Medication 1: Aspirin"))
+        // Back, lower the count: no instance holding answers goes; the state asks to remove.
+        try s.goBackward()
+        try s.setAnswer(try json("1"))
+        try s.goForward()
+        b = block(s, "medication")
+        #expect(int(b, "count") == 3 && int(b, "expectedCount") == 1 && int(b, "overCount") == 2)
+        #expect(s.stateJSON().objectValue?["answer"]?.objectValue?["medication"]?.arrayValue?.count == 3)
+        // Removing the middle one: its answers go, the later one moves up, with an event.
+        _ = s.events.take()
+        try s.removeInstance("medication", at: 1)
+        #expect(s.events.take().contains { $0.objectValue?["type"] == .string("instanceRemoved") })
+        let answer = s.stateJSON().objectValue?["answer"]?.objectValue?["medication"]
+        #expect(answer == (try json(#"[{"name": "Aspirin"}, {"name": "Metformin", "dose": 500}]"#)))
+    }
+
+    @Test func addMoveRemoveAndTheirRefusals() throws {
+        var s = try open()
+        try s.setAnswer(try json("0"))
+        try s.goForward()
+        #expect(int(block(s, "medication"), "count") == 1)   // minCount
+        try refuses(&s, "tooFewInstances") { s throws(StepKitError) in try s.removeInstance("medication", at: 0) }
+        try refuses(&s, "instanceOutOfRange") { s throws(StepKitError) in try s.removeInstance("medication", at: 3) }
+        try refuses(&s, "instanceOutOfRange") { s throws(StepKitError) in try s.enterInstance("medication", at: -1) }
+        try refuses(&s, "unknownBlock") { s throws(StepKitError) in try s.addInstance("pharmacy") }
+        // An answer for instance 3 when there is 1; for instance 7, past maxCount.
+        try refuses(&s, "instanceOutOfRange") { s throws(StepKitError) in
+            try s.setAnswer(try! JSONParser.parse(#"{"medication": [{}, {}, {"name": "X"}]}"#))
+        }
+        try refuses(&s, "tooManyInstances") { s throws(StepKitError) in
+            try s.setAnswer(try! JSONParser.parse(#"{"medication": [{}, {}, {}, {}, {}, {}, {"name": "X"}]}"#))
+        }
+        for n in 2...4 {
+            try s.addInstance(nil)
+            #expect(int(block(s, "medication"), "count") == Int64(n))
+            #expect(int(block(s, "medication"), "current") == Int64(n - 1))
+        }
+        try refuses(&s, "tooManyInstances") { s throws(StepKitError) in try s.addInstance("medication") }
+        try s.enterInstance("medication", at: 1)
+        #expect(int(block(s, "medication"), "current") == 1)
+        // Added instances are required like the first: each needs its name.
+        #expect(s.forwardProblems().map(\.path.description) == ["medication[0].name", "medication[1].name", "medication[2].name", "medication[3].name"])
+        try s.setAnswer(try json(#"{"medication": [{"name": "A"}, {"name": "B"}, {"name": "C"}, {"name": "D", "dose": 1}]}"#))
+        #expect(s.forwardProblems().isEmpty)
+        // Outside a block.
+        var first = try open()
+        try refuses(&first, "noRepeatingBlock") { s throws(StepKitError) in try s.addInstance(nil) }
+        try refuses(&first, "noRepeatingBlock") { s throws(StepKitError) in try s.enterInstance(nil, at: 0) }
+    }
+
+    @Test func countOutOfBoundsIsRefused() throws {
+        var s = try open()
+        // The count's question allows 50, the block 4: an answer that would need 5 instances.
+        try refuses(&s, "countOutOfRange") { s throws(StepKitError) in try s.setAnswer(try! JSONParser.parse("5")) }
+        let negative = medications.replacing(#""minimum": 0, "maximum": 50"#, with: #""minimum": -5, "maximum": 50"#)
+            .replacing(#""identifier": "howMany","#, with: #""identifier": "howMany", "optional": true,"#)
+        var t = try open(negative)
+        try refuses(&t, "countOutOfRange") { s throws(StepKitError) in try s.setAnswer(try! JSONParser.parse("-1")) }
+        // Unanswered (null): no instance added beyond minCount.
+        try t.skip()
+        #expect(block(t, "medication")["count"] == .int(1) && block(t, "medication")["expectedCount"] == .null)
+    }
+
+    @Test func repeatingQuestionNeedsMinCountAnswersAndResultsNestPerInstance() throws {
+        var s = try open()
+        try s.setAnswer(try json("2"))
+        try s.goForward()
+        try s.setAnswer(try json(#"{"medication": [{"name": "Aspirin", "dose": 100}, {"name": "Ibuprofen"}]}"#))
+        try s.goForward()
+        #expect(s.forwardProblems().map(\.code) == ["answerRequired"])
+        try s.setAnswer(try json(#"["peanuts"]"#))
+        #expect(s.forwardProblems().map(\.code) == ["answerRequired"])
+        try s.setAnswer(try json(#"["peanuts", "pollen"]"#))
+        #expect(s.forwardProblems().isEmpty)
+        #expect(throws: StepKitError.self) { try s.setAnswer(try json(#"["a", "b", "c", "d"]"#)) }
+        try s.goForward()
+        try s.goForward()
+        let results = try #require(s.resultJSON().objectValue?["results"]?.arrayValue)
+        let group = try #require(results[1].objectValue?["results"]?.arrayValue?[1].objectValue)
+        #expect(group["type"] == .string("group"))
+        let instances = try #require(group["instances"]?.arrayValue)
+        #expect(instances.count == 2)
+        #expect(instances[1].objectValue?["index"] == .int(1))
+        let second = try #require(instances[1].objectValue?["results"]?.arrayValue)
+        #expect(second.map { $0.objectValue?["identifier"] } == [.string("name"), .string("dose")])
+        #expect(second[0].objectValue?["answer"] == .string("Ibuprofen") && second[1].objectValue?["answer"] == .null)
+        let allergies = try #require(results[2].objectValue?["results"]?.arrayValue?.first?.objectValue)
+        #expect(allergies["instances"]?.arrayValue?.compactMap { $0.objectValue?["answer"]?.stringValue } == ["peanuts", "pollen"])
+    }
+
+    @Test func restorationIsExactAndRefusesInstancesTheBoundsDoNotAllow() throws {
+        var s = try open()
+        try s.setAnswer(try json("2"))
+        try s.goForward()
+        try s.setAnswer(try json(#"{"medication": [{"name": "A"}, {"name": "B"}]}"#))
+        try s.addInstance(nil)
+        try s.enterInstance("medication", at: 1)
+        let text = try Restoration.saveText(s)
+        let task = s.task
+        let back = try restoreText(text, task, clock: ManualClock(1_000).clock)
+        #expect(try Restoration.saveText(back) == text)
+        #expect(back.stateJSON().objectValue?["instances"] == s.stateJSON().objectValue?["instances"])
+        // Five instances where maxCount is 4: refused; and a cursor past the instances.
+        var doc = try #require(try json(text).objectValue)
+        doc["integrity"] = nil
+        var answers = try #require(doc["answers"]?.objectValue)
+        answers["list"] = try json(#"{"medication": [{"name": "A"}, {}, {}, {}, {}]}"#)
+        doc["answers"] = .object(answers)
+        #expect(refusalCode(try resigned(doc), task) == "damaged")
+        var cursor = try #require(try json(text).objectValue)
+        cursor["integrity"] = nil
+        cursor["instances"] = try json(#"{"list": {"medication": 3}}"#)
+        #expect(refusalCode(try resigned(cursor), task) == "damaged")
+        // The same documents unchanged restore: the refusals are for the instances alone.
+        var same = try #require(try json(text).objectValue)
+        same["integrity"] = nil
+        #expect(refusalCode(try resigned(same), task) == nil)
+    }
+
+    @Test func migrationCarriesInstancesOverItemByItem() throws {
+        var s = try open()
+        try s.setAnswer(try json("3"))
+        try s.goForward()
+        try s.setAnswer(try json(#"{"medication": [{"name": "A", "dose": 1}, {"name": "B"}, {"name": "C", "dose": 3}]}"#))
+        let text = try Restoration.saveText(s)
+        // Version 2: no dose, at most 2 medications, and a new optional item in the group.
+        let v2 = medications.replacing(#""minCount": 1, "maxCount": 4"#, with: #""minCount": 1, "maxCount": 2"#)
+            .replacing(#"{"identifier": "dose", "text": "Dose", "optional": true, "answerFormat": {"type": "numeric", "style": "decimal", "minimum": 0}}"#,
+                       with: #"{"identifier": "form", "optional": true, "answerFormat": {"type": "text"}}"#)
+            .replacing(#""maximum": 50"#, with: #""maximum": 2"#)
+        let migrated = try restoreMigrating(text, try compile(v2))
+        let dropped = migrated.restoreReport.objectValue?["dropped"]?.arrayValue?.compactMap { $0.objectValue?["item"]?.stringValue } ?? []
+        #expect(dropped == ["medication[0].dose", "medication[2]"])
+        #expect(migrated.answers[1] == (try json(#"{"medication": [{"name": "A"}, {"name": "B"}]}"#)))
+    }
+}
