@@ -169,7 +169,16 @@ private func refuses(_ s: inout Session, _ code: String, _ call: (inout Session)
         #expect(s.forwardProblems().map(\.code) == ["answerRequired"])
         try s.setAnswer(try json(#"["peanuts", "pollen"]"#))
         #expect(s.forwardProblems().isEmpty)
-        #expect(throws: StepKitError.self) { try s.setAnswer(try json(#"["a", "b", "c", "d"]"#)) }
+        try refuses(&s, "tooManyInstances") { s throws(StepKitError) in try s.setAnswer(try! JSONParser.parse(#"["a", "b", "c", "d"]"#)) }
+        // A repeating question's list may grow by its answer, up to maxCount; a shorter one
+        // removes nothing.
+        try s.setAnswer(try json(#"["peanuts", "pollen", "latex"]"#))
+        try s.setAnswer(try json(#"["nuts"]"#))
+        #expect(s.answers[2] == (try json(#"["nuts", "pollen", "latex"]"#)))
+        #expect(block(s, "allergies")["count"] == .int(3) && block(s, "allergies")["canAdd"] == .bool(false))
+        try s.removeInstance(nil, at: 2)
+        #expect(s.answers[2] == (try json(#"["nuts", "pollen"]"#)))
+        try refuses(&s, "tooFewInstances") { s throws(StepKitError) in try s.removeInstance("allergies", at: 0) }
         try s.goForward()
         try s.goForward()
         let results = try #require(s.resultJSON().objectValue?["results"]?.arrayValue)
@@ -182,7 +191,11 @@ private func refuses(_ s: inout Session, _ code: String, _ call: (inout Session)
         #expect(second.map { $0.objectValue?["identifier"] } == [.string("name"), .string("dose")])
         #expect(second[0].objectValue?["answer"] == .string("Ibuprofen") && second[1].objectValue?["answer"] == .null)
         let allergies = try #require(results[2].objectValue?["results"]?.arrayValue?.first?.objectValue)
-        #expect(allergies["instances"]?.arrayValue?.compactMap { $0.objectValue?["answer"]?.stringValue } == ["peanuts", "pollen"])
+        #expect(allergies["instances"]?.arrayValue?.compactMap { $0.objectValue?["answer"]?.stringValue } == ["nuts", "pollen"])
+        // The result written straight into the buffer is the tree's, byte for byte.
+        var out = JSONOutput()
+        s.writeResult(to: &out)
+        #expect(out.finishString() == JSONWriter.string(s.resultJSON()))
     }
 
     @Test func restorationIsExactAndRefusesInstancesTheBoundsDoNotAllow() throws {

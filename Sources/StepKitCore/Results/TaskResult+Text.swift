@@ -168,14 +168,23 @@ extension Session {
                 }
             }
         case .question(let format):
-            Session.writeQuestionResult(step.identifier, format, answer, dates: dates, to: &out)
+            if let repeating = format.rules as? RepeatingFormat {
+                out.value(StepResult.instances(step.identifier, repeating, answer, visit: visit, now: time))
+            } else {
+                Session.writeQuestionResult(step.identifier, format, answer, dates: dates, to: &out)
+            }
         case .form(let form):
             let given = answer?.objectValue
             var first = true
             for item in form.items where !(isCurrent ? !isVisible(item.identifier, step: visit.stepIndex) : visit.hiddenItems.contains(item.identifier)) {
                 if !first { out.byte(UInt8(ascii: ",")) }
                 first = false
-                Session.writeQuestionResult(item.identifier, item.format, given?[item.identifier], dates: dates, to: &out)
+                if let repeating = item.format.rules as? RepeatingFormat {
+                    // A repeating block's instances, as the tree writes them (`StepResult.instances`).
+                    out.value(StepResult.instances(item.identifier, repeating, given?[item.identifier], visit: visit, now: time))
+                } else {
+                    Session.writeQuestionResult(item.identifier, item.format, given?[item.identifier], dates: dates, to: &out)
+                }
             }
         }
         // The time counted on the visit (seconds): not the time between its dates when the

@@ -134,6 +134,11 @@ enum StepResult {
     /// A repeating block's result: a group's instances, each its own result object in order
     /// (`index` from 0, its items' question results); a repeating question's one question result
     /// per answer, in order.
+    static func instances(_ identifier: String, _ repeating: RepeatingFormat, _ answer: JSON?, visit: Visit, now: Int64) -> JSON {
+        instances(identifier, repeating, answer, .string(CivilTime.iso8601(milliseconds: visit.startDate)),
+                  .string(CivilTime.iso8601(milliseconds: visit.endDate ?? now)))
+    }
+
     private static func instances(_ identifier: String, _ repeating: RepeatingFormat, _ answer: JSON?, _ start: JSON, _ end: JSON) -> JSON {
         let list = answer?.arrayValue ?? []
         var results: [JSON] = []

@@ -148,12 +148,14 @@ extension Session {
     }
 
     /// `set_answer`'s check of a step's repeating blocks, before anything changes: the answer
-    /// gives no instance past the block's count (instances are added by `addInstance`), and no
-    /// `count` expression of the task is out of its block's bounds with the answer in place.
+    /// gives a group no instance past its count (a group's instances are added by
+    /// `addInstance`; a repeating question's answer is its list of answers, up to `maxCount`,
+    /// which its format checks), and no `count` expression of the task is out of its block's
+    /// bounds with the answer in place.
     func repeatProblems(_ answer: JSON, kept: JSON?, step index: Int) -> [Problem] {
         var problems: [Problem] = []
         if let blocks = task.rules.repeats[index], let step = task.step(at: index) {
-            for block in blocks {
+            for block in blocks where !isRepeatingQuestion(index, block) {
                 let given = block.item.map { answer.objectValue?[$0] } ?? answer
                 guard let list = given?.arrayValue else { continue }
                 let count = instanceCount(step: index, block: block)
