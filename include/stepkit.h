@@ -886,6 +886,62 @@ int stepkit_session_audit(stepkit_session *session, int64_t start_index, char **
  * ("tooLong"; nothing changes). Safe from any thread; calls on one session run one at a time. */
 int stepkit_session_set_audit_context(stepkit_session *session, const char *actor, const char *reason);
 
+/* ---------------------------------------------------------------------------------------------
+ * Consent and the steps the host reports
+ *
+ * A task may carry a "consentDocument" (title, version, sections of ResearchKit's section types).
+ * A "visualConsent" step shows its sections ("consentSections" in the state's step); a
+ * "consentReview" step is a form StepKit writes ("consented", "givenName", "familyName", answered
+ * with stepkit_session_set_answer()) with the document's text in "document"; its step result
+ * carries "consent": {"consented", "documentVersion", "documentSHA256", "givenName",
+ * "familyName", "signatureDate"}. The steps "signature", "imageCapture", "table", "webView",
+ * "videoInstruction", "pdfViewer" and "requestPermissions" show what the host shows and are
+ * answered only by stepkit_session_report(): stepkit_session_set_answer() refuses them
+ * (STEPKIT_ESTATE "reportedByHost"). See docs/task-format.md, "Consent" and "Steps the host
+ * reports".
+ */
+
+/* Reports what the host observed on the current step: `report_json` (borrowed) is
+ * {"step": "<the current step's identifier>", ...} with, per step type,
+ *   signature           exactly one of {"image": {"contentType": "image/png" | "image/jpeg" |
+ *                       "image/svg+xml", "base64": "..."}}, {"path": "<SVG path data>"},
+ *                       {"typedName": "<the name typed>"};
+ *   imageCapture        {"image": {...}} as above;
+ *   table, pdfViewer    {"viewed": true};
+ *   webView             {"message": "<what the page posted>"} (at most 64 KiB);
+ *   videoInstruction    {"playbackCompleted": bool, "position": seconds (optional)};
+ *   requestPermissions  {"granted": [...], "denied": [...]}: every permission the step asks for
+ *                       in exactly one of them, no other.
+ * The report is kept as the step's answer (in the result, saved and restored like one, recorded in
+ * the audit trail as "answerSet"); a later report replaces it. A signature or image is written
+ * into the session's "outputDirectory" as "<taskRunUUID>-<step>-<visit>-<16 hex digits of its
+ * SHA-256>.<png|jpg|svg|txt>" (created exclusively, O_NOFOLLOW; synced first when the session
+ * autosaves) and kept as {"kind": "image" | "path" | "typedName", "fileName", "contentType",
+ * "bytes", "sha256"} (the SHA-256 of the file's bytes; a vector path is written as an SVG file,
+ * a typed name as a text file). The report's text is held to the session's answer limits
+ * (1 MiB by default), which bound an image's size.
+ * Stores the new state in *out like stepkit_session_set_answer() (`out` may be NULL). Errors,
+ * each changing nothing, no file left behind: STEPKIT_EINVAL (NULL or dead `session`, NULL
+ * `report_json`, not an object, no "step"), STEPKIT_EPARSE (not JSON), STEPKIT_ESTATE ("step" is
+ * not the current step: "notCurrentStep"; the step is not one the host reports: "notReported";
+ * a file report without "outputDirectory": "noOutputDirectory"; the task has finished),
+ * STEPKIT_EANSWER ("invalidReport", the path naming the bad field), STEPKIT_EIO (the file could
+ * not be written: "captureWriteFailed"; libcrypto could not be loaded; the autosave failed).
+ * Safe from any thread; calls on one session run one at a time. */
+int stepkit_session_report(stepkit_session *session, const char *report_json, char **out);
+
+/* Stores in *out (free it with stepkit_string_free()) the run's consent document, signed as far
+ * as it is: {"consented", "documentVersion", "documentSHA256", "givenName", "familyName",
+ * "signatureDate", "signature": the latest signature report on the path or null, "markdown",
+ * "html"}. "markdown" and "html" (a whole HTML document, every text escaped) hold the document's
+ * sections, then the signature page: the participant's names, whether they consented, the date
+ * (the end of the consent review's visit), the signature file's name and SHA-256 and the
+ * document's SHA-256. StepKit writes no PDF: a host that wants one prints the HTML. Returns
+ * STEPKIT_EINVAL if `session` or `out` is NULL or the session is not live, STEPKIT_ESTATE
+ * ("noConsentReview") if the task has no consent review step. Changes nothing. Safe from any
+ * thread. */
+int stepkit_session_consent_document(stepkit_session *session, char **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -12,6 +12,17 @@ package enum Digest {
         return hex(digest)
     }
 
+    /// SHA-256 of `bytes` (a file the host captured, `Files/CapturedFile.swift`).
+    package static func sha256(bytes: [UInt8]) throws(StepKitError) -> String {
+        let crypto = try LibCrypto.shared.get()
+        var data = bytes
+        var digest = [UInt8](repeating: 0, count: 32)
+        data.withUnsafeMutableBufferPointer { d in
+            _ = crypto.sha256(d.baseAddress, d.count, &digest)
+        }
+        return hex(digest)
+    }
+
     /// HMAC-SHA256 of `text` under `key`; nil if libcrypto refuses (a key too long for an `int`).
     package static func hmacSHA256(_ text: String, key: String) throws(StepKitError) -> String? {
         let crypto = try LibCrypto.shared.get()

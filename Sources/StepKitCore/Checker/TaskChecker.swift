@@ -52,6 +52,7 @@ package struct TaskChecker {
         checkCalculationsUsed()
         checkTranslations()
         checkChoiceFilters()
+        checkConsent()
     }
 
     /// A text without one of the task's declared languages: participants in that language read

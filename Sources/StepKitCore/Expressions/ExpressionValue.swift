@@ -56,7 +56,7 @@ enum ExpressionValue: Sendable, Equatable {
             if let s = value.stringValue, let partial = PartialDate.parse(s) { return .partialDate(partial) }
         case .timeOfDay:
             if let t = value.stringValue.flatMap(TimeOfDay.seconds) { return .time(seconds: t.seconds, withSeconds: t.withSeconds) }
-        case .location, .multipleComponent:
+        case .location, .multipleComponent, .file, .report:
             break
         }
         return .other(value)

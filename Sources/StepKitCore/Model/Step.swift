@@ -29,10 +29,12 @@ final class Step: Sendable {
     /// `calculations`: the names of the calculations the state shows with this step (checked
     /// against the task's calculations once they are compiled).
     let calculationNames: [String]
+    /// For the consent steps and the steps the host reports (`Model/HostedSteps.swift`).
+    let hosted: HostedStep?
 
     init(type: String, identifier: String, optional: Bool, content: Content, presentation: JSONObject,
          sections: [Int], definitionPath: JSONPath, active: ActiveStepSettings? = nil,
-         calculationNames: [String] = []) {
+         calculationNames: [String] = [], hosted: HostedStep? = nil) {
         self.type = type
         self.identifier = identifier
         self.optional = optional
@@ -42,6 +44,7 @@ final class Step: Sendable {
         self.definitionPath = definitionPath
         self.active = active
         self.calculationNames = calculationNames
+        self.hosted = hosted
     }
 
     /// The step in `stepkit_task_info`: identifier, type, what a host calls it

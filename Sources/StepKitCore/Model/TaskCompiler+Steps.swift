@@ -4,8 +4,8 @@ import StepKitBase
 
 extension TaskCompiler {
     private static let commonStepKeys = ["title", "text", "detailText", "footnote"]
-    private static let stepTypes = ["instruction", "completion", "question", "form", "section", "active", "countdown", "wait"]
-    private static let laterStepTypes = ["review", "page", "consentReview", "signature", "table"]
+    private static let stepTypes = ["instruction", "completion", "question", "form", "section", "active", "countdown", "wait"] + HostedStep.types
+    private static let laterStepTypes = ["review", "page"]
 
     static func compileSteps(_ items: [JSON], at path: JSONPath, in sections: [Int], _ b: Builder) {
         for (i, item) in items.enumerated() {
@@ -74,6 +74,7 @@ extension TaskCompiler {
         }
         var content: Step.Content?
         var active: ActiveStepSettings?
+        var hosted: TaskCompiler.HostedCompiled?
         switch type {
         case "instruction", "completion":
             _ = r.string("image")
@@ -107,6 +108,10 @@ extension TaskCompiler {
             if let items = r.array("formItems", required: true) {
                 content = compileForm(items, at: path.key("formItems"), stepIndex: b.steps.count, b).map { .form($0) }
             }
+        case let other? where HostedStep.types.contains(other):
+            _ = r.string("image")
+            hosted = compileHosted(other, r, at: path, b)
+            content = hosted?.content
         case let other?:
             let later = laterStepTypes.contains(other) ? " (\"\(other)\" steps are not supported yet)" : ""
             d.error("unknownStepType", "Unknown step type \"\(other)\"\(later); expected one of: " + stepTypes.joined(separator: ", ") + ".", at: path.key("type"))
@@ -118,6 +123,7 @@ extension TaskCompiler {
         guard let type, let identifier, let content, d.problems.count == before else { return nil }
         var presentation = r.object
         presentation["optional"] = .bool(optional)
+        hosted?.presentation.forEachEntry { key, value in presentation[key] = value }
         switch content {
         case .message:
             break
@@ -134,7 +140,7 @@ extension TaskCompiler {
             presentation["shouldContinueOnFinish"] = .bool(active.continuesOnFinish)
         }
         return Step(type: type, identifier: identifier, optional: optional, content: content, presentation: presentation,
-                    sections: sections, definitionPath: path, active: active, calculationNames: calculationNames)
+                    sections: sections, definitionPath: path, active: active, calculationNames: calculationNames, hosted: hosted?.hosted)
     }
 
     /// A form's `formItems` with each item's answer format as `AnswerFormat.presentation`.

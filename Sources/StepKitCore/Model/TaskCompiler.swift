@@ -28,6 +28,10 @@ package enum TaskCompiler {
         var pendingInitials: [(step: Int, item: String?, value: JSON, path: JSONPath)] = []
         /// Repeating blocks' `count` expressions, compiled once every step is known.
         var pendingCounts: [(step: Int, item: String?, value: JSON, path: JSONPath)] = []
+        /// `consentDocument`, read before the steps that show it (`Model/ConsentDocument.swift`);
+        /// whether the definition has one (a document with problems is reported where it is).
+        var consentDocument: ConsentDocument?
+        var consentDocumentGiven = false
 
         init(_ d: Diagnostics) { self.d = d }
     }
@@ -56,6 +60,10 @@ package enum TaskCompiler {
         }
         let b = Builder(d)
         let identifier = r.string("identifier", required: true, nonEmpty: true)
+        if let document = r.value("consentDocument") {
+            b.consentDocumentGiven = true
+            b.consentDocument = ConsentDocument.compile(document, at: .root.key("consentDocument"), d)
+        }
         if let items = r.array("steps", required: true) {
             if items.isEmpty {
                 d.error("emptySteps", "A task needs at least one step.", at: .root.key("steps"))

@@ -106,7 +106,7 @@ enum StepResult {
                 questions.append(question(item.identifier, item.format, given?[item.identifier], start, end))
             }
         }
-        return .object([
+        let result = JSON.object([
             "identifier": .string(step.identifier),
             "startDate": start,
             "endDate": end,
@@ -115,6 +115,9 @@ enum StepResult {
             // run was saved away and restored in between (`TimeCount`).
             "timeSpent": .number(Double(timeSpent) / 1000),
         ])
+        // A consent review's record: agreed or not, the document's version and digest.
+        guard case .consentReview(let document)? = step.hosted else { return result }
+        return ConsentRecord.adding(to: result, document: document, answer: answer, date: end)
     }
 
     private static func question(_ identifier: String, _ format: AnswerFormat, _ answer: JSON?, _ start: JSON, _ end: JSON) -> JSON {

@@ -44,10 +44,27 @@ struct PredicateCompiler {
                 return .always(b)
             }
         }
+        if object.count == 1, let operand = object["consented"] {
+            return compileConsented(operand, at: path.key("consented"))
+        }
         if ExpressionCompiler.isExpression(object) {
             return ExpressionCompiler(predicates: self).compile(value, at: path, expecting: .boolean).map { .expression($0.0) }
         }
         return compileComparison(object, at: path)
+    }
+
+    /// `{"consented": "<consent review step>"}`: the participant agreed on that step, i.e. its
+    /// `consented` item is true (ResearchKit's `ORKConsentSignatureResult.consented`).
+    private func compileConsented(_ operand: JSON, at path: JSONPath) -> Predicate? {
+        guard let id = operand.stringValue else {
+            diagnostics.error("wrongType", "\"consented\" names a consent review step.", at: path)
+            return nil
+        }
+        guard let index = stepIndex[id], case .consentReview? = steps[ifPresent: index]?.hosted else {
+            diagnostics.error("notConsentReview", "\"consented\" names a consent review step; \"\(id)\" is not one.", at: path)
+            return nil
+        }
+        return .compare(Comparison(selector: .item(step: index, item: "consented"), tests: [.equals(.bool(true))], type: .boolean))
     }
 
     func compileComparison(_ object: JSONObject, at path: JSONPath) -> Predicate? {
@@ -149,7 +166,7 @@ struct PredicateCompiler {
     private static func applies(_ op: String, to type: ResultType) -> Bool {
         switch op {
         case "answered", "dontKnow": return true
-        case "equals", "notEquals": return type != .location
+        case "equals", "notEquals": return ![.location, .file, .report].contains(type)
         case "contains", "containsAny": return type == .choice
         case "matches": return type == .text || type == .choice
         default: return [.scale, .numeric, .timeInterval, .ses, .timeOfDay, .date].contains(type)
@@ -217,8 +234,8 @@ struct PredicateCompiler {
             fits = operand.stringValue.flatMap(CalendarValue.parse) != nil; expected = "a date (YYYY-MM-DD) or date-time"
         case .multipleComponent:
             fits = operand.arrayValue != nil; expected = "an array of values, one per picker"
-        case .location:
-            fits = false; expected = "nothing: a location can only be tested with \"answered\""
+        case .location, .file, .report:
+            fits = false; expected = "nothing: a \(type.rawValue) answer can only be tested with \"answered\""
         }
         if !fits {
             diagnostics.error("wrongOperandType", "Compared with a \(type.rawValue) answer, the value must be \(expected); found \(JSONWriter.string(operand)).", at: path)

@@ -10,6 +10,9 @@ extension Session {
         if case .message = step.content {
             throw stateError("noAnswer", "The step \"\(step.identifier)\" takes no answer.")
         }
+        if step.hosted?.reportKind != nil {
+            throw stateError("reportedByHost", "The step \"\(step.identifier)\" is answered by the host's report (stepkit_session_report), not by an answer.")
+        }
         // The one decision (`Rules/Acceptance.swift`); the answers with the new value in place are
         // built only for a step with bounds written as expressions.
         let accepted = task.accept(answer, to: step, at: index, previous: answers[index], parts: .setAnswer) { kept in

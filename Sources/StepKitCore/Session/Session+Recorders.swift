@@ -167,6 +167,7 @@ extension Session {
     /// appended is cut off and the file closed again, a file the call created is removed. Only
     /// `record` writes samples, to the current visit's recorders or an async action's.
     func undoRecorderWrites(back old: Session) {
+        undoCapturedFile(back: old)
         guard let directory = options.outputDirectory else { return }
         var recorded: [String: RecordedFile] = [:]
         for run in old.path.compactMap(\.active).flatMap(\.recorders) + Array(old.actions.runs.values) {

@@ -7,6 +7,8 @@
  * The program compiles the task, opens a session and walks it: a step whose identifier is in the
  * answers gets that answer and goes forward; a step that is not in the answers is skipped when
  * the state says it may be (navigation.canSkip: an optional question or form); an active step (active, countdown, wait) is started and finished at once;
+ * a step the host reports (the state's step says "reportedByHost": true: a signature, a table, ...)
+ * gets its entry as the report, {"step": identifier, ...entry}, through stepkit_session_report;
  * any other step (instruction, completion, ...) goes forward. It prints each step's identifier as
  * it is presented, then the task result JSON, and exits 0 when the task finished "completed". On
  * any failure it prints the error JSON on stderr and exits 1.
@@ -110,17 +112,23 @@ static json_t *advance(stepkit_session *session, const json_t *state, const json
     char *out = NULL;
 
     if (answer) {
-        char *answer_json = json_dumps(answer, JSON_COMPACT | JSON_ENCODE_ANY);
+        int reported = json_is_true(json_object_get(step, "reportedByHost"));
+        json_t *report = reported && json_is_object(answer) ? json_deep_copy(answer) : NULL;
+        char *answer_json;
         int rc;
+        if (report)
+            json_object_set_new(report, "step", json_string(identifier));
+        answer_json = json_dumps(report ? report : answer, JSON_COMPACT | JSON_ENCODE_ANY);
+        json_decref(report);
         if (!answer_json) {
             fprintf(stderr, "run_task: cannot encode the answer for %s\n", identifier);
             return NULL;
         }
         /* Only the state after going forward is needed: no output for the answer. */
-        rc = stepkit_session_set_answer(session, answer_json, NULL);
+        rc = reported ? stepkit_session_report(session, answer_json, NULL) : stepkit_session_set_answer(session, answer_json, NULL);
         free(answer_json);
         if (rc != STEPKIT_OK) {
-            print_error("stepkit_session_set_answer");
+            print_error(reported ? "stepkit_session_report" : "stepkit_session_set_answer");
             return NULL;
         }
     } else if (json_is_true(json_object_get(json_object_get(state, "navigation"), "canSkip"))) {

@@ -29,6 +29,8 @@ struct AnswerRejection: Error, Sendable {
 /// The type a question result reports, and what predicates compare answers as.
 enum ResultType: String, Sendable {
     case boolean, choice, scale, numeric, text, date, timeOfDay, timeInterval, location, multipleComponent, ses
+    /// A host's report (`Model/HostedSteps.swift`): a captured file, or what the host observed.
+    case file, report
 
     /// The type its answers have in expressions (a date's is `.date`; `DateFormat` says when
     /// it is a date and time); nil for answers only `answered` reads.
@@ -40,7 +42,7 @@ enum ResultType: String, Sendable {
         case .text: return .string
         case .date: return .date
         case .timeOfDay: return .time
-        case .location, .multipleComponent: return nil
+        case .location, .multipleComponent, .file, .report: return nil
         }
     }
 }

@@ -1,0 +1,23 @@
+import CStepKit
+import StepKitBase
+import StepKitCore
+
+// stepkit_session_report, stepkit_session_consent_document: what the host observed on a step
+// StepKit cannot see, and the signed consent document.
+
+@c @implementation
+public func stepkit_session_report(_ session: OpaquePointer?, _ report_json: UnsafePointer<CChar>?,
+                                   _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    Boundary.change(out) { (wantsState: Bool) throws(StepKitError) in
+        let handle = try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session")
+        let report = try Boundary.json(report_json, argument: "report_json", limits: handle.limits.answer)
+        return try handle.call(wantsState: wantsState) { (s: inout Session) throws(StepKitError) in try s.report(report) }
+    }
+}
+
+@c @implementation
+public func stepkit_session_consent_document(_ session: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    Boundary.output(out) { () throws(StepKitError) in
+        try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session").store.read { (s: borrowing Session) throws(StepKitError) in try s.consentDocument() }
+    }
+}
