@@ -512,6 +512,10 @@ def _formats(definition: Dict[str, Any]) -> Dict[str, Any]:
                 found[s["identifier"]] = s["answerFormat"]["type"]
             elif s["type"] == "form":
                 found[s["identifier"]] = {i["identifier"]: i["answerFormat"]["type"] for i in s["formItems"] if "identifier" in i}
+            elif s["type"] == "consentReview":
+                found[s["identifier"]] = {"consented": "boolean", "givenName": "text", "familyName": "text"}
+            elif s["type"] in ("signature", "imageCapture", "table", "webView", "videoInstruction", "pdfViewer", "requestPermissions"):
+                found[s["identifier"]] = s["type"]  # the host's report (answer.schema.json)
 
     visit(definition["steps"])
     return found
@@ -650,7 +654,9 @@ def test_reference_examples():
         assert schema_errors(TASK, definition) == [], (kind, value)
         assert engine_accepts(definition) == (True, ""), (kind, value)
     # One example per answer format (confirmText is in the form example) and per operator.
-    every_format = set(ANSWER_SCHEMA["$defs"]) - {"dontKnow", "formAnswer"}
+    # The reports of the steps the host reports and the consent review's answer are not formats.
+    reports = {"signature", "imageCapture", "table", "webView", "videoInstruction", "pdfViewer", "requestPermissions", "consentReview"}
+    every_format = set(ANSWER_SCHEMA["$defs"]) - {"dontKnow", "formAnswer"} - reports
     assert every_format - formats_seen == {"confirmText"}
     assert operators_seen >= {"answered", "dontKnow", "equals", "notEquals", "contains", "containsAny", "matches",
                               "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "all", "any", "not", "always"}

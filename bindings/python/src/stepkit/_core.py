@@ -1154,6 +1154,30 @@ class Session(_Handle):
         data = self._invoke("stepkit_session_set_answer", (_json_text_bytes(text, "the answer"),), state)
         return None if data is None else _object(data, "stepkit_session_set_answer")
 
+    def report(self, step: str, **what: JSON) -> Dict[str, Any]:
+        """Reports what the host observed on the current step, a step the state marks
+        ``"reportedByHost"`` (``stepkit_session_report``): ``report("sig", typedName="Ada
+        Lovelace")``, ``report("sig", image={"contentType": "image/png", "base64": ...})``,
+        ``report("sig", path="M 0 0 L 10 10")``, ``report("table", viewed=True)``,
+        ``report("web", message="done")``, ``report("video", playbackCompleted=True,
+        position=12.5)``, ``report("perm", granted=[...], denied=[...])``. A signature or image
+        is written into the session's ``outputDirectory`` and kept with its SHA-256. Returns the
+        new state. Raises StateError (not the current step, not a reported step, no output
+        directory), AnswerError (the report does not fit; ``path`` names the field), StepKitIOError
+        (the file could not be written). A refused report changes nothing."""
+        if not isinstance(step, str):
+            raise TypeError(f"step must be a str, not {type(step).__name__}")
+        report: Dict[str, JSON] = {"step": step}
+        report.update(what)
+        return self._call("stepkit_session_report", _json_bytes(report, "the report"))
+
+    def consent_document(self) -> Dict[str, Any]:
+        """The run's consent document, signed as far as it is (``stepkit_session_consent_document``):
+        ``{"consented", "documentVersion", "documentSHA256", "givenName", "familyName",
+        "signatureDate", "signature", "markdown", "html"}``. StateError when the task has no
+        consent review step."""
+        return self._call("stepkit_session_consent_document")
+
     @overload
     def go_forward(self, *, state: Literal[True] = ...) -> Dict[str, Any]: ...
     @overload

@@ -88,6 +88,8 @@ _PROTOTYPES = {
     "stepkit_message_catalogue": (c_int, [c_char_p, _OUT]),
     "stepkit_session_audit": (c_int, [c_void_p, c_int64, _OUT]),
     "stepkit_session_set_audit_context": (c_int, [c_void_p, c_char_p, c_char_p]),
+    "stepkit_session_report": (c_int, [c_void_p, c_char_p, _OUT]),
+    "stepkit_session_consent_document": (c_int, [c_void_p, _OUT]),
 }
 
 _lock = threading.Lock()

@@ -120,9 +120,12 @@ def _leave(session: Session, state: Dict[str, Any], answers: Dict[str, Any], say
     """Answers, skips or passes the current (not active) step; returns the new state."""
     step = state.get("step") or {}
     identifier = str(step.get("identifier", "?"))
-    kind = step.get("type")
+    # A form is whatever has form items (a consent review is one); a step the host reports
+    # takes its entry as the report (``{"typedName": ...}``, ``{"viewed": true}``, ...).
+    kind = "form" if "formItems" in step else step.get("type")
+    reported = step.get("reportedByHost") is True
     title = step_title(step)
-    if kind not in ("question", "form"):
+    if kind not in ("question", "form") and not reported:
         say(title)
         return _forward(session, identifier)
     if identifier not in answers:
@@ -134,6 +137,8 @@ def _leave(session: Session, state: Dict[str, Any], answers: Dict[str, Any], say
         say(f"{title}: (skipped)")
         return state
     answer = answers[identifier]
+    if reported:
+        return _report(session, identifier, title, answer, say)
     try:
         session.set_answer(answer)
     except (AnswerError, StateError, ParseError, ValueError, TypeError) as exc:
@@ -153,6 +158,29 @@ def _leave(session: Session, state: Dict[str, Any], answers: Dict[str, Any], say
     else:
         say(f"{title}: {render_answer(step.get('answerFormat'), answer)}")
     return _forward(session, identifier)
+
+
+def _report(session: Session, identifier: str, title: str, report: Any, say: Callable[[str], None]) -> Dict[str, Any]:
+    """Reports the entry of a step the host reports, then goes forward."""
+    if not isinstance(report, dict):
+        raise AnswersError(f"The entry for step '{identifier}' is a report: a JSON object such as {{\"typedName\": \"...\"}}.")
+    try:
+        session.report(identifier, **report)
+    except (AnswerError, StateError, ParseError, ValueError, TypeError) as exc:
+        raise AnswersError(f"The report for step '{identifier}' was refused: {getattr(exc, 'message', exc)}")
+    say(f"{title}: {describe_report(report)}")
+    return _forward(session, identifier)
+
+
+def describe_report(report: Dict[str, Any]) -> str:
+    """A report in words: a signature by how it was given, anything else as its JSON."""
+    if "typedName" in report:
+        return f"signed as {report['typedName']}"
+    if "image" in report:
+        return "image captured"
+    if "path" in report:
+        return "signature drawn"
+    return json.dumps(report, sort_keys=True)
 
 
 def _forward(session: Session, identifier: str) -> Dict[str, Any]:
