@@ -191,6 +191,11 @@ extension Session {
         // run was saved away and restored in between (`TimeCount`).
         out.raw("],\"timeSpent\":")
         out.number(Double(spent) / 1000)
+        // A consent review's record (`ConsentRecord`), as `StepResult.json` adds it.
+        if case .consentReview(let document)? = step.hosted {
+            out.raw(",\"consent\":")
+            out.value(ConsentRecord.record(document: document, answer: answer, date: .string(CivilTime.iso8601(milliseconds: visit.endDate ?? time))))
+        }
         out.byte(UInt8(ascii: "}"))
     }
 
