@@ -5,6 +5,9 @@ and every host report refused when it does not fit, changing nothing."""
 import base64
 import hashlib
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any, Dict, List
 
@@ -249,3 +252,53 @@ def test_the_checker_finds_a_signature_without_a_consent_document() -> None:
     with stepkit.Task.from_json({"identifier": "t", "steps": [{"type": "signature", "identifier": "sig"}]}) as task:
         report = checker.check_task(task)
     assert [p["code"] for p in report["problems"]] == ["signatureWithoutConsent"]
+
+
+# -- the CLI ---------------------------------------------------------------------------------------
+
+
+def run_cli(*args: str, typed: str = "") -> "subprocess.CompletedProcess[str]":
+    env = dict(os.environ, PYTHONPATH=str(REPO / "bindings" / "python" / "src"))
+    return subprocess.run([sys.executable, "-m", "stepkit", *args], input=typed, capture_output=True, text=True,
+                          env=env, timeout=120)
+
+
+def check_cli_result(result: Dict[str, Any], directory: Path, typed_name: str) -> None:
+    definition = json.loads(ONBOARDING.read_text(encoding="utf-8"))
+    consent = step_result(result, "consent_review")["consent"]
+    assert consent["consented"] is True
+    assert consent["documentSHA256"] == hashlib.sha256(review_text(definition["consentDocument"]).encode()).hexdigest()
+    record = step_result(result, "consent_signature")["results"][0]["answer"]
+    assert (directory / record["fileName"]).read_bytes() == (typed_name + "\n").encode()
+    assert record["sha256"] == hashlib.sha256((typed_name + "\n").encode()).hexdigest()
+
+
+def test_the_cli_walks_onboarding_with_its_answers(tmp_path: Path) -> None:
+    proc = run_cli("run", str(ONBOARDING), "--answers", str(ANSWERS), "--output", str(tmp_path / "r.json"),
+                   "--output-dir", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert "Signature: signed as Ada Lovelace" in proc.stdout
+    check_cli_result(json.loads((tmp_path / "r.json").read_text()), tmp_path, "Ada Lovelace")
+
+
+def test_the_cli_asks_for_consent_and_a_typed_signature(tmp_path: Path) -> None:
+    typed = "\n".join([
+        "",                  # the consent sections: continue
+        "y", "Ada", "",      # agree, given name, no family name: refused (agreeing needs both)
+        "", "", "Lovelace",  # asked again: the agreement and given name kept, the family name
+        "   ",               # a blank signature is refused: asked again
+        "Ada King",          # the typed name
+        "36", "22:30",       # about you
+        "4",                 # sleep quality
+        "",                  # finish
+    ]) + "\n"
+    proc = run_cli("run", str(ONBOARDING), "-i", "-o", str(tmp_path / "r.json"), "--output-dir", str(tmp_path), typed=typed)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    # The sections, then the document under review with its version and digest, as text.
+    assert "■ Privacy" in out
+    assert "│ # Consent to take part in the Sleep and Mood Study" in out
+    assert "(version 2.1, SHA-256 " in out
+    assert "Type your full name to sign:" in out
+    assert "not blank" in out  # the blank signature, refused by the engine
+    check_cli_result(json.loads((tmp_path / "r.json").read_text()), tmp_path, "Ada King")

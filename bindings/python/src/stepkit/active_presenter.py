@@ -81,7 +81,8 @@ def prepare(
     active = _needs_recorders(task)
     directory: Optional[str] = getattr(args, "output_dir", None)
     temporary = False
-    if active and "outputDirectory" not in options:
+    # --output-dir is where captured files (a signature, an image) go too, recorders or not.
+    if (active or directory is not None) and "outputDirectory" not in options:
         if directory is None:
             directory = tempfile.mkdtemp(prefix="stepkit-run-")
             temporary = True

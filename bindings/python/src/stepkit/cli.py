@@ -9,7 +9,11 @@ Subcommands:
     given, it uses the answers file bundled with the task: ``TASK.answers.json`` next to
     ``TASK.json``. At the end it prints the task result as JSON (and writes it to ``--output``).
     Active, countdown and wait steps are run by :mod:`stepkit.active_presenter` (simulated
-    recorder samples, written under ``--output-dir`` or a temporary directory).
+    recorder samples, written under ``--output-dir`` or a temporary directory). The consent
+    steps are shown as text (the sections, the document under review); a step the host reports
+    is asked in text (a signature as a typed name, an image as a file's path) and its answers-file
+    entry is the report (``{"typedName": "..."}``); a signature or image is written under
+    ``--output-dir``, which such a task needs.
 
 ``check TASK.json [--strict] [--json]``
     Compiles a task, lists every problem of its definition, and runs the static checker

@@ -4,6 +4,7 @@ presented by an :class:`~stepkit.active_presenter.ActiveRunner`."""
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import re
@@ -174,10 +175,31 @@ class Presenter:
             value = step.get(key)
             if isinstance(value, str) and value:
                 self.say(f"  {value}" if key != "question" else str(value))
+        self._shown(step)
         left = time_left(state)
         if left:
             self.say(f"  {left}")
         self._missing_summary(state)
+
+    def _shown(self, step: Dict[str, Any]) -> None:
+        """What a consent step or a step the host reports shows, as text: the consent sections,
+        the document under review, a table's items, the media a step points to."""
+        for section in step.get("consentSections") or []:
+            if isinstance(section, dict):
+                self.say(f"  ■ {section.get('title')}")
+                self.say(f"    {section.get('summary') or section.get('content') or ''}")
+        document = step.get("document")
+        if isinstance(document, dict) and isinstance(document.get("markdown"), str):
+            self.say("")
+            for line in document["markdown"].splitlines():
+                self.say(f"  │ {line}" if line else "  │")
+            self.say(f"  (version {document.get('version')}, SHA-256 {document.get('sha256')})")
+        bullet = "•" if step.get("isBulleted") else " "
+        for item in step.get("items") or []:
+            self.say(f"  {bullet} {item}")
+        for key, label in (("videoURL", "Video"), ("pdfURL", "Document"), ("url", "Page")):
+            if isinstance(step.get(key), str):
+                self.say(f"  {label}: {step[key]}")
 
     def _missing_summary(self, state: State) -> None:
         """On the step that would finish the task, what is still missing (a task checking its
@@ -198,9 +220,11 @@ class Presenter:
         step = state.get("step") or {}
         kind = step.get("type")
         self._header(state)
+        if step.get("reportedByHost") is True:
+            return self._reported(state)
         if kind == "question":
             return self._question(state)
-        if kind == "form":
+        if "formItems" in step:  # a form, or a consent review (a form StepKit writes)
             return self._form(state)
         if is_active(step):
             if self.runner is None:
@@ -211,6 +235,54 @@ class Presenter:
         self._line(f"[Enter to {label}] ")
         moved = self._forward()
         return moved if moved is not None else state  # a refused call changes nothing
+
+    def _reported(self, state: State) -> State:
+        """A step the host reports, asked in text: a signature as a typed name, an image as a
+        file's path, a table or PDF as read, a video as watched or not, a web view's message, each
+        permission granted or not. The report goes to the engine, which checks it."""
+        step = state.get("step") or {}
+        identifier = str(step.get("identifier"))
+        kind = step.get("type")
+        while True:
+            report: Dict[str, Any]
+            if kind == "signature":
+                _, name = self._line("Type your full name to sign: ")
+                report = {"typedName": name}
+            elif kind == "imageCapture":
+                _, path = self._line("Path of the image (PNG or JPEG): ")
+                try:
+                    data = open(path, "rb").read()
+                except OSError as exc:
+                    self.error(f"Cannot read {path}: {exc.strerror}")
+                    continue
+                content_type = "image/png" if data.startswith(b"\x89PNG") else "image/jpeg"
+                report = {"image": {"contentType": content_type, "base64": base64.b64encode(data).decode("ascii")}}
+            elif kind == "videoInstruction":
+                _, answer = self._line("Did you watch the video to the end? [y/n] ")
+                report = {"playbackCompleted": answer.lower() in ("y", "yes")}
+            elif kind == "webView":
+                _, message = self._line("What the page said: ")
+                report = {"message": message}
+            elif kind == "requestPermissions":
+                granted, denied = [], []
+                for permission in step.get("permissions") or []:
+                    _, answer = self._line(f"Allow {permission}? [y/n] ")
+                    (granted if answer.lower() in ("y", "yes") else denied).append(permission)
+                report = {"granted": granted, "denied": denied}
+            else:  # table, pdfViewer
+                self._line("[Enter when you have read it] ")
+                report = {"viewed": True}
+            try:
+                self.session.report(identifier, **report)
+            except (AnswerError, StateError, ParseError) as exc:
+                self.error(exc.message)
+                continue
+            except StepKitError as exc:
+                self.error(exc.message)
+                continue
+            moved = self._forward()
+            if moved is not None:
+                return moved
 
     def _question(self, state: State) -> State:
         step = state.get("step") or {}
