@@ -779,11 +779,12 @@ int stepkit_session_set_event_callback(stepkit_session *session, stepkit_event_f
  * empty. Each divergence has a code (otherTask, otherVersion, unexpectedStep, missingStep,
  * repeatedStep, reorderedStep, answerRefused, wrongType, requiredAnswerMissing, disabledItem,
  * duplicateItem, calculationMismatch, datesOutOfOrder, invalidDate, unknownIdentifier,
- * unknownField; docs/verify.md says what each means), a sentence, and its place in the
+ * unknownField, orderMismatch; docs/verify.md says what each means), a sentence, and its place in the
  * submission ("results[2].results[0].answer"); "reason" is the engine's own code for a refused
  * answer ("outOfRange", "validationFailed"). At most 1000 are listed ("truncated" then). "result"
  * is the engine's own task result of the replay (the task's answers as it accepts them, its
- * calculations, the submission's dates where they are in order), null for a submission of
+ * calculations, the submission's dates where they are in order; replayed with the submitted
+ * randomization seed, so in the order the participant saw), null for a submission of
  * another task; "questionnaireResponse", for a task imported from FHIR, is the engine's own.
  * A server stores these, not what the client sent.
  *

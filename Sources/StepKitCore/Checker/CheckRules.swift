@@ -107,7 +107,9 @@ extension TaskChecker {
     /// inside ending with it) has no rule of its own.
     mutating func checkSectionRules() {
         for (s, _) in task.rules.sectionRules.sorted(by: { $0.key < $1.key }) {
-            guard let section = task.section(at: s), let governing = governingRule(section.lastStep),
+            // In a section that shuffles its steps, other steps may be shown last.
+            guard let section = task.section(at: s), task.routing.movable[ifPresent: section.lastStep] ?? -1 < 0,
+                  let governing = governingRule(section.lastStep),
                   governing.key != section.identifier, let last = task.step(at: section.lastStep) else { continue }
             report(.warning, "sectionRuleNeverUsed",
                    "The rule of the section \"\(section.identifier)\" is never used: its last step \"\(last.identifier)\" follows the rule of \"\(governing.key)\".",

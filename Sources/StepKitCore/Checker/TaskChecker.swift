@@ -43,6 +43,7 @@ package struct TaskChecker {
         checkReachability()
         checkBranches()
         checkSectionRules()
+        checkDestinationsInShuffledSections()
         checkSkipRulesAndModifiers()
         checkReadsUnanswered()
         checkInitialReads()

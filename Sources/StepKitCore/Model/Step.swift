@@ -156,6 +156,10 @@ struct Section: Sendable {
     let sections: [Int]
     /// Where the section is in the definition (`steps[2]`), for the checker's messages.
     var definitionPath: JSONPath = .root
+    /// `"shuffleSteps": true`: a run shows its steps in its seeded order, steps with
+    /// `"pinned": true` where the definition puts them (docs/randomization.md). Such a section
+    /// holds steps only, so its positions are those of its steps.
+    var shuffled = false
 
     func contains(step: Int) -> Bool { step >= firstStep && step <= lastStep }
 }

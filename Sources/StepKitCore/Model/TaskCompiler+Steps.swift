@@ -35,6 +35,7 @@ extension TaskCompiler {
         let identifier = r.string("identifier", required: true, nonEmpty: true)
         r.accept(strings: commonStepKeys)
         let visibleWhen = r.value("visibleWhen")
+        let shuffled = r.bool("shuffleSteps") ?? false
         let first = b.steps.count
         let index = b.sections.count
         // Reserve the section's place so nested sections get later indexes.
@@ -44,10 +45,17 @@ extension TaskCompiler {
                 b.d.error("emptySection", "A section needs at least one step.", at: path.key("steps"))
             }
             compileSteps(items, at: path.key("steps"), in: outer + [index], b)
+            // A shuffled section moves steps among its positions: a nested section would be
+            // cut apart (docs/randomization.md).
+            if shuffled, let nested = items.firstIndex(where: { $0.objectValue?["type"] == .string("section") }) {
+                b.d.error("sectionInShuffledSection", "A section with \"shuffleSteps\" holds steps only, not sections.",
+                          at: path.key("steps").index(nested))
+            }
         }
         r.finish()
         let last = b.steps.count - 1
-        b.sections[index] = Section(identifier: identifier ?? "", firstStep: first, lastStep: max(first, last), sections: outer, definitionPath: path)
+        b.sections[index] = Section(identifier: identifier ?? "", firstStep: first, lastStep: max(first, last), sections: outer, definitionPath: path,
+                                    shuffled: shuffled)
         if let identifier, last >= first { b.sectionIndex[identifier] = index }
         if let visibleWhen { b.pendingSections.append((index, visibleWhen, path.key("visibleWhen"))) }
     }
@@ -62,6 +70,9 @@ extension TaskCompiler {
         // An author's mark that the task may deliberately end after this step (a screening
         // that stops); only the checker reads it (`endsBeforeCompletion`).
         _ = r.bool("terminal")
+        // Kept in place when its section shuffles its steps (`Randomization`, read from the
+        // presentation).
+        _ = r.bool("pinned")
         r.accept(strings: commonStepKeys)
         // Read again, with their bounds, by `compileTimeLimits` once every step is known.
         _ = r.value("timeLimit")

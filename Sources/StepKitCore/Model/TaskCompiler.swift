@@ -97,7 +97,7 @@ package enum TaskCompiler {
         compileVisibilityAndValidations(b, predicates, r, &rules)
         compileChoiceFilters(b, predicates, &rules)
         rules.timeLimits = compileTimeLimits(r, b)
-        rules.shuffles = b.steps.contains { !Randomization.lists(of: $0).isEmpty }
+        rules.shuffles = b.steps.contains { !Randomization.lists(of: $0).isEmpty } || b.sections.contains(where: \.shuffled)
         compileInitials(b, predicates, &rules)
         compileRepeats(b, predicates, &rules)
         compilePiping(b, calculations, definition, &rules)

@@ -30,12 +30,17 @@ extension Session {
             result["language"] = .string(language.text)
             result["languages"] = .array(language.used.map { .string($0) })
         }
-        // The seed and the order each shuffled step was shown in (docs/randomization.md).
+        // The seed and the order each shuffled step and section was shown in (docs/randomization.md).
         if let seed {
             var orders = JSONObject()
             for visit in path {
                 if let step = task.step(at: visit.stepIndex), orders[step.identifier] == nil,
                    let order = Randomization.orderJSON(of: step, seed: seed) { orders[step.identifier] = order }
+                // The order of each shuffled section the path entered (its steps as shown).
+                for s in task.step(at: visit.stepIndex)?.sections ?? [] {
+                    if let section = task.section(at: s), orders[section.identifier] == nil,
+                       let order = Randomization.orderJSON(of: section, task.steps, seed: seed) { orders[section.identifier] = order }
+                }
             }
             result["randomization"] = .object(["seed": .int(Int64(seed)), "orders": .object(orders)])
         }

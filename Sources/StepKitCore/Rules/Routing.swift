@@ -24,6 +24,11 @@ package final class Routing: Sendable {
     let sectionList: [Int]
     let firstStep: [Int]
     let lastStep: [Int]
+    /// For each step, the section that shuffles it among its movable steps (-1: none; a section
+    /// with fewer than two movable steps moves nothing); for each section, its movable steps.
+    /// What `StepOrder` reads to list every order a seed can give.
+    let movable: [Int]
+    let movableSteps: [[Int]]
 
     init(steps: [Step], sections: [Section], rules: TaskRules) {
         self.steps = steps
@@ -41,6 +46,16 @@ package final class Routing: Sendable {
         sectionList = list
         firstStep = sections.map(\.firstStep)
         lastStep = sections.map(\.lastStep)
+        var movable = [Int](repeating: -1, count: steps.count)
+        var movableSteps = [[Int]](repeating: [], count: sections.count)
+        for (s, section) in sections.enumerated() where section.shuffled && section.lastStep < steps.count {
+            let indexes = (section.firstStep...section.lastStep).filter { steps[$0].presentation["pinned"]?.boolValue != true }
+            guard indexes.count >= 2 else { continue }
+            for i in indexes { movable[i] = s }
+            movableSteps[s] = indexes
+        }
+        self.movable = movable
+        self.movableSteps = movableSteps
     }
 
     /// Where step `index`'s sections are in `sectionList` (empty for an index out of range).
@@ -96,36 +111,41 @@ package final class Routing: Sendable {
         var passedOver: Int? = nil
     }
 
-    /// The rule that governs leaving step `index`; nil when none does (navigation goes to the
-    /// next step in order). With `fromSectionDepth`, the section at that depth of the step's
-    /// sections is being left as a whole (passed over by its skip rule, `index` being its last
-    /// step): the step's own rule and the rules of sections nested deeper do not apply.
-    func governing(leaving index: Int, fromSectionDepth: Int? = nil) -> Governing? {
+    /// The rule that governs leaving step `index`, shown at `position` of the run's order (its
+    /// own index unless a section shuffles its steps); nil when none does (navigation goes to
+    /// the step at the next position). A section's rule applies when the step at its last
+    /// position is left. With `fromSectionDepth`, the section at that depth of the step's
+    /// sections is being left as a whole (passed over by its skip rule, `index` being the step at
+    /// its last position): the step's own rule and the rules of sections nested deeper do not apply.
+    func governing(leaving index: Int, at position: Int? = nil, fromSectionDepth: Int? = nil) -> Governing? {
         guard steps.indices.contains(index) else { return nil }
         if fromSectionDepth == nil, let rule = rules.stepRules[index] {
             return Governing(owner: .step(index), rule: rule)
         }
+        let place = position ?? index
         let positions = sectionPositions(of: index)
         let depth = fromSectionDepth.map { min($0, positions.count - 1) } ?? (positions.count - 1)
         guard depth >= 0 else { return nil }
         for position in stride(from: positions.lowerBound + depth, through: positions.lowerBound, by: -1) {
             let s = sectionList[position]
-            guard lastStep.indices.contains(s), lastStep[s] == index else { break }
+            guard lastStep.indices.contains(s), lastStep[s] == place else { break }
             if let rule = rules.sectionRules[s] { return Governing(owner: .section(s), rule: rule) }
         }
         return nil
     }
 
-    /// The step after `index` in order, nil past the last one (the end of the task).
-    func next(after index: Int) -> Int? {
-        index >= -1 && index < steps.count - 1 ? index + 1 : nil
+    /// The step after `index` in the run's `order`, nil past the last one (the end of the task).
+    func next(after index: Int, in order: StepOrder = .definition) -> Int? {
+        let position = order.position(of: index)
+        return position >= -1 && position < steps.count - 1 ? order.step(at: position + 1) : nil
     }
 
-    /// The step a destination leads to: a step, a section's first step, or nil for the end.
-    func resolve(_ destination: Destination) -> Int? {
+    /// The step a destination leads to: a step, the step at a section's first position in the
+    /// run's `order`, or nil for the end.
+    func resolve(_ destination: Destination, in order: StepOrder = .definition) -> Int? {
         switch destination {
         case .step(let s): return s
-        case .section(let s): return firstStep[ifPresent: s]
+        case .section(let s): return firstStep[ifPresent: s].map { order.step(at: $0) }
         case .end: return nil
         }
     }
@@ -143,39 +163,58 @@ package final class Routing: Sendable {
     /// first step of sections with a skip rule, the moves that leave each of them passed over
     /// (`passedOver`, outermost first): the section's own rule's, else an enclosing section's
     /// ending with it, else the step after it — never its last step's own rule.
+    ///
+    /// A task is drawn for every run, so where a section shuffles its steps the edges are those
+    /// of every order a seed can give (`StepOrder.positions(of:)`, `steps(at:)`): each position
+    /// the step may be shown at, and each step that may follow it there. The navigator takes the
+    /// one edge its run's order gives, by the same rules.
     func edges(leaving index: Int) -> [Edge] {
         guard steps.indices.contains(index) else { return [] }
-        var edges = moves(leaving: index, fromSectionDepth: nil)
+        var edges: [Edge] = []
+        func add(_ edge: Edge) { if !edges.contains(edge) { edges.append(edge) } }
+        for position in StepOrder.positions(of: index, self) {
+            for edge in moves(leaving: index, at: position, fromSectionDepth: nil) { add(edge) }
+        }
         for (depth, s) in steps[index].sections.enumerated()
-        where sections.indices.contains(s) && sections[s].firstStep == index && rules.sectionSkips[s] != nil {
-            for var edge in moves(leaving: sections[s].lastStep, fromSectionDepth: depth) {
-                edge.passedOver = s
-                edges.append(edge)
+        where sections.indices.contains(s) && rules.sectionSkips[s] != nil
+            && StepOrder.steps(at: sections[s].firstStep, self).contains(index) {
+            for last in StepOrder.steps(at: sections[s].lastStep, self) {
+                for var edge in moves(leaving: last, at: sections[s].lastStep, fromSectionDepth: depth) {
+                    edge.passedOver = s
+                    add(edge)
+                }
             }
         }
         return edges
     }
 
-    /// The moves of the rule that governs leaving step `index` (`governing`).
-    private func moves(leaving index: Int, fromSectionDepth: Int?) -> [Edge] {
+    /// The moves of the rule that governs leaving step `index` at `position` (`governing`), in
+    /// every order: where no rule governs or a predicate rule falls through, each step that may
+    /// be at the next position.
+    private func moves(leaving index: Int, at position: Int, fromSectionDepth: Int?) -> [Edge] {
         guard steps.indices.contains(index) else { return [] }
-        guard let governing = governing(leaving: index, fromSectionDepth: fromSectionDepth) else {
-            return [Edge(kind: .next, target: next(after: index), owner: nil, section: nil)]
+        let following: [Int?] = position + 1 < steps.count ? StepOrder.steps(at: position + 1, self).filter { $0 != index } : [nil]
+        guard let governing = governing(leaving: index, at: position, fromSectionDepth: fromSectionDepth) else {
+            return following.map { Edge(kind: .next, target: $0, owner: nil, section: nil) }
         }
-        func edge(_ kind: Edge.Kind, _ destination: Destination, condition: JSON? = nil) -> Edge {
+        func edge(_ kind: Edge.Kind, _ destination: Destination, condition: JSON? = nil) -> [Edge] {
             var section: Int?
-            if case .section(let s) = destination { section = s }
-            return Edge(kind: kind, target: resolve(destination), owner: governing.owner, section: section, condition: condition)
+            var targets: [Int?] = [resolve(destination)]
+            if case .section(let s) = destination {
+                section = s
+                if let first = firstStep[ifPresent: s] { targets = StepOrder.steps(at: first, self) }
+            }
+            return targets.map { Edge(kind: kind, target: $0, owner: governing.owner, section: section, condition: condition) }
         }
         switch governing.rule {
         case .direct(let destination):
-            return [edge(.direct, destination)]
+            return edge(.direct, destination)
         case .predicate(let branches, let fallback):
-            var edges = branches.enumerated().map { edge(.branch($0.offset), $0.element.destination, condition: $0.element.condition) }
+            var edges = branches.enumerated().flatMap { edge(.branch($0.offset), $0.element.destination, condition: $0.element.condition) }
             if let fallback {
-                edges.append(edge(.fallback, fallback))
+                edges += edge(.fallback, fallback)
             } else {
-                edges.append(Edge(kind: .otherwise, target: next(after: index), owner: governing.owner, section: nil))
+                edges += following.map { Edge(kind: .otherwise, target: $0, owner: governing.owner, section: nil) }
             }
             return edges
         }

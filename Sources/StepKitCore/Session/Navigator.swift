@@ -73,7 +73,8 @@ struct Navigator {
             }
             if let (s, depth) = skipped, routing.lastStep.indices.contains(s) {
                 note(&notes, .skippedSection(s, reason ?? .skipRule))
-                let last = routing.lastStep[s]
+                // Left as a whole: from the step at its last position in the run's order.
+                let last = session.stepOrder.step(at: routing.lastStep[s])
                 target = destination(leaving: last, fromSectionDepth: depth, notes: &notes, in: session)
                 previous = last
                 continue
@@ -101,8 +102,9 @@ struct Navigator {
     /// governs is `Routing`'s to say, this evaluates it.
     func destination(leaving index: Int, fromSectionDepth: Int?, notes: inout ArrivalNotes, in session: borrowing Session) -> Int? {
         guard routing.steps.indices.contains(index) else { return nil }
-        guard let governing = routing.governing(leaving: index, fromSectionDepth: fromSectionDepth) else {
-            return routing.next(after: index)
+        let order = session.stepOrder
+        guard let governing = routing.governing(leaving: index, at: order.position(of: index), fromSectionDepth: fromSectionDepth) else {
+            return routing.next(after: index, in: order)
         }
         return apply(governing.rule, owner: governing.owner, after: index, notes: &notes, in: session)
     }
@@ -112,20 +114,20 @@ struct Navigator {
         switch rule {
         case .direct(let destination):
             note(&notes, .rule(owner, .direct))
-            return routing.resolve(destination)
+            return routing.resolve(destination, in: session.stepOrder)
         case .predicate(let branches, let fallback):
             // By index, reading only the predicate and the destination: a branch copied whole
             // retained its condition's JSON too (written for the task graph, never read here).
             for i in branches.indices where branches[i].when.evaluate(session) {
                 note(&notes, .rule(owner, .branch(i)))
-                return routing.resolve(branches[i].destination)
+                return routing.resolve(branches[i].destination, in: session.stepOrder)
             }
             if let fallback {
                 note(&notes, .rule(owner, .defaultDestination))
-                return routing.resolve(fallback)
+                return routing.resolve(fallback, in: session.stepOrder)
             }
             note(&notes, .rule(owner, .nextInOrder))
-            return routing.next(after: index)
+            return routing.next(after: index, in: session.stepOrder)
         }
     }
 }

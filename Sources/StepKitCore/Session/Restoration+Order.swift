@@ -1,7 +1,7 @@
 import StepKitBase
 
 /// The randomized order in restoration data: the seed, and the order of every list the task
-/// shuffles, which must be exactly what the seed gives (docs/randomization.md).
+/// shuffles (choices, items, a section's steps), which must be exactly what the seed gives (docs/randomization.md).
 extension Restoration {
     /// The saved seed, or nil when none was saved. A task that shuffles needs one.
     static func savedSeed(_ value: JSON?, task: Task, required: Bool = true) throws(StepKitError) -> UInt64? {
@@ -23,20 +23,18 @@ extension Restoration {
     /// edited order, or a seed changed without its orders).
     static func checkOrder(_ value: JSON?, task: Task, seed: UInt64?) throws(StepKitError) {
         guard let seed, let saved = value?.objectValue?["orders"]?.objectValue else { return }
-        var expected = 0
-        for step in task.steps {
-            guard let order = Randomization.orderJSON(of: step, seed: seed) else { continue }
-            expected += 1
-            let path = JSONPath.root.key("randomization").key("orders").key(step.identifier)
-            guard let given = saved[step.identifier] else {
-                throw refuse("orderMismatch", "The restoration data has no order for the step \"\(step.identifier)\", which the task shuffles.", path)
+        let expected = Randomization.orders(of: task, seed: seed)
+        for (identifier, order) in expected.entries {
+            let path = JSONPath.root.key("randomization").key("orders").key(identifier)
+            guard let given = saved[identifier] else {
+                throw refuse("orderMismatch", "The restoration data has no order for \"\(identifier)\", which the task shuffles.", path)
             }
             guard given == order else {
-                throw refuse("orderMismatch", "The saved order of the step \"\(step.identifier)\" is not the one the seed \(seed) gives.", path)
+                throw refuse("orderMismatch", "The saved order of \"\(identifier)\" is not the one the seed \(seed) gives.", path)
             }
         }
-        guard saved.count == expected else {
-            throw refuse("orderMismatch", "The restoration data has orders for steps the task does not shuffle.", .root.key("randomization").key("orders"))
+        guard saved.count == expected.count else {
+            throw refuse("orderMismatch", "The restoration data has orders for steps or sections the task does not shuffle.", .root.key("randomization").key("orders"))
         }
     }
 }

@@ -19,7 +19,7 @@ extension Restoration {
         let visits = s.path
         var replay = Session(task: s.task, options: s.options, clock: s.clock.source, taskRunUUID: s.taskRunUUID, startDate: s.startDate,
                              endDate: nil, finishReason: nil, visits: [], answers: AnswerStore(), touched: true, actions: AsyncActions())
-        let start = Navigator(s.task).arrive(at: s.task.steps.isEmpty ? nil : 0, from: nil, notes: [], in: replay)
+        let start = Navigator(s.task).arrive(at: s.task.steps.isEmpty ? nil : replay.stepOrder.step(at: 0), from: nil, notes: [], in: replay)
         guard let first = visits.first else {
             guard s.finishReason == .completed, start.step == nil else {
                 throw notAllowed("The saved path is empty, but the task shows a first step.", .root.key("path"))

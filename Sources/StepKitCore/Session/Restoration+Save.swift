@@ -99,11 +99,7 @@ extension Restoration {
             // The seed and the order of every list the task shuffles, which restore recomputes
             // from the seed and compares (docs/randomization.md).
             guard let seed = s.seed else { return .null }
-            var orders = JSONObject()
-            for step in s.task.steps {
-                if let order = Randomization.orderJSON(of: step, seed: seed) { orders[step.identifier] = order }
-            }
-            return .object(["seed": .int(Int64(seed)), "orders": .object(orders)])
+            return .object(["seed": .int(Int64(seed)), "orders": .object(Randomization.orders(of: s.task, seed: seed))])
         case "timing":
             // The time counted so far, at the save: restore counts on from exactly this. Only a
             // task with time limits keeps it (then, as with a running active step, a save reads

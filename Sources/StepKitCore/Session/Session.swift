@@ -19,6 +19,9 @@ package struct Session: Sendable {
     package let fixed: FixedOptions
     var options: SessionOptions { fixed.options }
     var external: ExternalResults { fixed.options.additionalTaskResults }
+    /// The order the run shows its steps in: the definition's, but for sections that shuffle
+    /// their steps (`StepOrder`), a function of the task and the seed alone.
+    let stepOrder: StepOrder
 
     // The run's state, in named parts, each with the invariants it keeps (`_checkInvariants`).
 
@@ -58,6 +61,7 @@ package struct Session: Sendable {
         // A task that shuffles draws its seed now, and keeps it (`Randomization`).
         if options.seed == nil, task.rules.shuffles { options.seed = Randomization.drawSeed() }
         self.fixed = FixedOptions(options)
+        self.stepOrder = Randomization.stepOrder(of: task, seed: options.seed)
         let now = clock.nowMilliseconds
         self.clock = RunClock(clock, startDate: now)
         self.audit.configure(options.audit)
@@ -75,6 +79,7 @@ package struct Session: Sendable {
         self.language = SessionLanguage.resolve(nil, task: task, hosted: options.messageCatalogues)
         self.taskRunUUID = taskRunUUID
         self.fixed = FixedOptions(options)
+        self.stepOrder = Randomization.stepOrder(of: task, seed: options.seed)
         self.clock = RunClock(restoring: clock, startDate: startDate, endDate: endDate, finishReason: finishReason, touched: touched)
         self.answers = answers
         self.actions = actions
@@ -125,7 +130,7 @@ package struct Session: Sendable {
     private mutating func enterFirstStep(at time: Int64) {
         path = VisitPath()
         timing = TimeCount(taskBefore: 0, since: time)
-        let route = Navigator(task).arrive(at: task.steps.isEmpty ? nil : 0, from: nil, notes: [], in: self)
+        let route = Navigator(task).arrive(at: task.steps.isEmpty ? nil : stepOrder.step(at: 0), from: nil, notes: [], in: self)
         if let step = route.step {
             arrive(at: step, time: time, route: route)
         } else {

@@ -9,6 +9,7 @@ struct Divergence: Sendable {
         case unexpectedStep, missingStep, repeatedStep, reorderedStep
         case answerRefused, wrongType, requiredAnswerMissing, disabledItem, duplicateItem
         case calculationMismatch, datesOutOfOrder, invalidDate
+        case orderMismatch
         case unknownIdentifier, unknownField
     }
 

@@ -15,13 +15,15 @@ struct Replay {
     /// answer that completing the task reports (`requiredAnswersChecked: "atCompletion"`) is.
     private var applied: [Int: SubmittedStep] = [:]
 
-    init(task: Task, options verify: VerifyOptions, start: Int64?, taskRunUUID: String?) {
+    init(task: Task, options verify: VerifyOptions, start: Int64?, taskRunUUID: String?, seed: UInt64? = nil) {
         self.task = task
         self.options = verify
         time = UnsafeMutablePointer<Int64>.allocate(capacity: 1)
         time.initialize(to: start ?? 0)
         var options = SessionOptions()
         options.taskRunUUID = taskRunUUID
+        // The submitted run's seed: the replay shows what it showed (choices, items, steps).
+        options.seed = seed
         // Recorders write nothing here, and one that cannot start must not end the run.
         options.continueOnRecorderFailure = true
         let clock = Clock.host({ context in context?.assumingMemoryBound(to: Int64.self).pointee ?? 0 }, context: UnsafeMutableRawPointer(time))

@@ -24,6 +24,10 @@ struct SubmittedResult {
     var endDate: Int64?
     var taskRunUUID: String?
     var calculations: JSON?
+    /// The run's seed (`randomization.seed`): the replay walks the order it gives, and the
+    /// submitted orders must be the ones it gives (docs/randomization.md).
+    var seed: UInt64?
+    var orders: JSONObject?
 
     /// `language`/`languages`: what a run of a task in several languages was shown in; they
     /// describe the presentation, not an answer, so they are the result's own fields.
@@ -59,6 +63,16 @@ struct SubmittedResult {
         result.startDate = date(object["startDate"], at: .root.key("startDate"), options, &report)
         result.endDate = date(object["endDate"], at: .root.key("endDate"), options, &report)
         result.calculations = object["calculations"]
+        if let randomization = object["randomization"], !randomization.isNull {
+            if let o = randomization.objectValue, case .int(let seed)? = o["seed"], seed >= 0, UInt64(seed) <= Randomization.maximumSeed,
+               let orders = o["orders"]?.objectValue {
+                result.seed = UInt64(seed)
+                result.orders = orders
+            } else {
+                report.add(.wrongType, "\"randomization\" is {\"seed\": a whole number from 0 to \(Randomization.maximumSeed), \"orders\": {...}}.",
+                           at: .root.key("randomization"))
+            }
+        }
         guard case .array(let list)? = object["results"] else {
             report.add(.wrongType, "A result's \"results\" is an array of step results.", at: .root.key("results"))
             return result

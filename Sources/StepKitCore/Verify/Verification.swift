@@ -43,11 +43,44 @@ package enum Verification {
             return reportJSON(report, result: nil, response: nil)
         }
         if !options.ignoreDates { checkDates(result, into: &report) }
-        var replay = Replay(task: task, options: options, start: result.startDate, taskRunUUID: result.taskRunUUID)
+        var replay = Replay(task: task, options: options, start: result.startDate, taskRunUUID: result.taskRunUUID, seed: result.seed)
         defer { replay.release() }
         replay.run(path: result.steps, report: &report)
         if !options.ignoreCalculations { compareCalculations(result.calculations, replay.session, into: &report) }
-        return reportJSON(report, result: replay.session.resultJSON(), response: task.fhir.map { replay.session.fhirResponse($0) })
+        let engineResult = replay.session.resultJSON()
+        if task.rules.shuffles { compareOrders(result, engineResult, into: &report) }
+        return reportJSON(report, result: engineResult, response: task.fhir.map { replay.session.fhirResponse($0) })
+    }
+
+    /// The orders a result records (`randomization.orders`) against those its seed gives on the
+    /// path the replay walked: the order a participant saw is part of what a study analyses,
+    /// so an edited one, a missing one, or one for a list the run did not show is reported.
+    private static func compareOrders(_ result: SubmittedResult, _ engine: JSON, into report: inout Divergences) {
+        let path = JSONPath.root.key("randomization")
+        guard let seed = result.seed, let submitted = result.orders else {
+            if !report.has(.wrongType, at: path) {
+                report.add(.orderMismatch, "The task shuffles, but the submission records no \"randomization\": the order shown cannot be checked.", at: path)
+            }
+            return
+        }
+        let expected = engine.objectValue?["randomization"]?.objectValue?["orders"]?.objectValue ?? JSONObject()
+        expected.forEachEntry { identifier, order in
+            guard let given = submitted[identifier] else {
+                report.add(.orderMismatch, "The submission records no order for \"\(identifier)\", which the run showed shuffled.",
+                           at: path.key("orders").key(identifier), step: identifier)
+                return
+            }
+            if given != order {
+                report.add(.orderMismatch, "The recorded order of \"\(identifier)\" is not the one the seed \(seed) gives.",
+                           at: path.key("orders").key(identifier), step: identifier)
+            }
+        }
+        submitted.forEachEntry { identifier, _ in
+            if expected[identifier] == nil {
+                report.add(.orderMismatch, "The submission records an order for \"\(identifier)\", which the run did not show shuffled.",
+                           at: path.key("orders").key(identifier), step: identifier)
+            }
+        }
     }
 
     private static func reportJSON(_ report: Divergences, result: JSON?, response: JSON?) -> JSON {

@@ -215,3 +215,116 @@ def test_the_checker_reports_a_filter_that_can_leave_no_choice():
                 s.set_answer(["cat"])
             assert refused.value.errors[0]["code"] == "unavailableChoice"
             assert s.state["answer"] is None  # the refused answer changed nothing
+
+
+# A section that shuffles its steps (docs/randomization.md, "A section's steps"): `pause` is
+# pinned, and the section's rule goes to `done` after the step shown last.
+BLOCK = ["q1", "q2", "pause", "q3", "q4"]
+SECTION_TASK: Dict[str, Any] = {
+    "identifier": "blocks",
+    "steps": [
+        {"type": "instruction", "identifier": "intro"},
+        {"type": "section", "identifier": "block", "shuffleSteps": True, "steps": [
+            {"type": "question", "identifier": "q1", "answerFormat": {"type": "boolean"}},
+            {"type": "question", "identifier": "q2", "answerFormat": {"type": "boolean"}},
+            {"type": "instruction", "identifier": "pause", "pinned": True},
+            {"type": "question", "identifier": "q3", "answerFormat": {"type": "boolean"}},
+            {"type": "question", "identifier": "q4", "answerFormat": {"type": "boolean"}}]},
+        {"type": "instruction", "identifier": "after"},
+        {"type": "completion", "identifier": "done"},
+    ],
+    "navigationRules": {"block": {"type": "direct", "destination": "done"}},
+}
+
+
+def walk(s: "stepkit.Session", shown: List[str]) -> None:
+    """Answers every question true and goes forward to the end, listing the steps shown."""
+    state = s.state
+    while state["status"] == "inProgress":
+        step = state["step"]
+        shown.append(step["identifier"])
+        if step["type"] == "question":
+            s.set_answer(True)
+        state = s.go_forward()
+
+
+def test_the_documented_example_of_a_sections_order():
+    # docs/randomization.md: seed 42 shows q1 q4 pause q3 q2.
+    assert [BLOCK[i] for i in order(5, {2}, 42, "block#steps")] == ["q1", "q4", "pause", "q3", "q2"]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 42, 12345, 2**31 + 7, 2**53 - 1])
+def test_the_library_walks_a_sections_steps_in_the_order_the_documented_algorithm_gives(seed):
+    expected = [BLOCK[i] for i in order(5, {2}, seed, "block#steps")]
+    with stepkit.Task.from_json(SECTION_TASK) as task, task.open({"seed": seed}) as s:
+        shown: List[str] = []
+        walk(s, shown)
+        assert shown == ["intro"] + expected + ["done"]
+        result = s.result
+        assert result["randomization"]["orders"]["block"] == {"steps": expected}
+        assert task.verify(result)["verified"] is True
+
+
+def test_a_sections_order_is_kept_through_save_and_restore_and_checked_by_verify():
+    seed = 2026
+    expected = [BLOCK[i] for i in order(5, {2}, seed, "block#steps")]
+    with stepkit.Task.from_json(SECTION_TASK) as task:
+        with task.open({"seed": seed}) as s:
+            s.go_forward()
+            s.set_answer(False)
+            s.go_forward()
+            saved = s.save()
+            assert json.loads(saved)["randomization"]["orders"]["block"] == {"steps": expected}
+        with task.restore(saved) as back:
+            assert back.state["step"]["identifier"] == expected[1]
+            shown: List[str] = []
+            walk(back, shown)
+            assert shown == expected[1:] + ["done"]
+            result = back.result
+        # Another order recorded than the seed gives: verify reports it.
+        edited = json.loads(json.dumps(result))
+        steps = edited["randomization"]["orders"]["block"]["steps"]
+        steps[0], steps[-1] = steps[-1], steps[0]
+        report = task.verify(edited)
+        assert [d["code"] for d in report["divergences"]] == ["orderMismatch"]
+        assert report["divergences"][0]["path"] == "randomization.orders.block"
+        # Restore refuses data with another order.
+        document = json.loads(saved)
+        document["randomization"]["orders"]["block"]["steps"].reverse()
+        with pytest.raises(stepkit.RestorationError) as refused:
+            task.restore(resign(document))
+        assert refused.value.errors[0]["code"] == "orderMismatch"
+
+
+def test_the_graph_lists_the_moves_of_every_order():
+    with stepkit.Task.from_json(SECTION_TASK) as task:
+        edges = task.graph()["edges"]
+        after_q1 = {e["to"] for e in edges if e["from"] == "q1"}
+        assert after_q1 == {"q2", "q3", "q4", "pause", "done"}
+        assert {e["to"] for e in edges if e["from"] == "intro"} == {"q1", "q2", "q3", "q4"}
+
+
+def test_the_cli_walks_a_sections_steps_in_the_seeded_order(tmp_path):
+    from conftest import run_cli
+
+    seed = 7
+    expected = [BLOCK[i] for i in order(5, {2}, seed, "block#steps")]
+    task_file = tmp_path / "blocks.json"
+    task_file.write_text(json.dumps(SECTION_TASK), encoding="utf-8")
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({q: True for q in ["q1", "q2", "q3", "q4"]}), encoding="utf-8")
+    proc = run_cli("run", str(task_file), "--answers", str(answers), "--seed", str(seed))
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout[proc.stdout.index("{"):])
+
+    def identifiers(results: List[Dict[str, Any]]) -> List[str]:
+        out: List[str] = []
+        for r in results:
+            if r["identifier"] == "block":
+                out += identifiers(r["results"])
+            else:
+                out.append(r["identifier"])
+        return out
+
+    assert identifiers(result["results"]) == ["intro"] + expected + ["done"]
+    assert result["randomization"] == {"seed": seed, "orders": {"block": {"steps": expected}}}
