@@ -35,17 +35,12 @@ extension Session {
             }
             out.byte(UInt8(ascii: "]"))
         }
-        // The seed and the order each shuffled step was shown in (docs/randomization.md).
+        // The seed and the order each shuffled step and section was shown in (docs/randomization.md).
         if let seed {
-            var orders = JSONObject()
-            for visit in path {
-                if let step = task.step(at: visit.stepIndex), orders[step.identifier] == nil,
-                   let order = Randomization.orderJSON(of: step, seed: seed) { orders[step.identifier] = order }
-            }
             out.raw(",\"randomization\":{\"seed\":")
             out.int(Int64(seed))
             out.raw(",\"orders\":")
-            out.value(.object(orders))
+            out.value(.object(resultOrders(seed: seed)))
             out.byte(UInt8(ascii: "}"))
         }
         // The calculations on the path's answers, when the task defines any.

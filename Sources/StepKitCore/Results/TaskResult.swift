@@ -32,17 +32,7 @@ extension Session {
         }
         // The seed and the order each shuffled step and section was shown in (docs/randomization.md).
         if let seed {
-            var orders = JSONObject()
-            for visit in path {
-                if let step = task.step(at: visit.stepIndex), orders[step.identifier] == nil,
-                   let order = Randomization.orderJSON(of: step, seed: seed) { orders[step.identifier] = order }
-                // The order of each shuffled section the path entered (its steps as shown).
-                for s in task.step(at: visit.stepIndex)?.sections ?? [] {
-                    if let section = task.section(at: s), orders[section.identifier] == nil,
-                       let order = Randomization.orderJSON(of: section, task.steps, seed: seed) { orders[section.identifier] = order }
-                }
-            }
-            result["randomization"] = .object(["seed": .int(Int64(seed)), "orders": .object(orders)])
+            result["randomization"] = .object(["seed": .int(Int64(seed)), "orders": .object(resultOrders(seed: seed))])
         }
         // The calculations on the path's answers, when the task defines any.
         if !task.calculations.isEmpty {
@@ -178,5 +168,23 @@ enum StepResult {
             return choices.index(of: value).flatMap { choices[$0].coding }
         }
         return codings.isEmpty ? nil : codings
+    }
+}
+
+extension Session {
+    /// The result's `randomization.orders`: the order of each shuffled step on the path and of
+    /// each shuffled section the path entered (its steps as shown), in the order first visited.
+    /// One list for both result writers (`resultJSON`, the text writer).
+    func resultOrders(seed: UInt64) -> JSONObject {
+        var orders = JSONObject()
+        for visit in path {
+            guard let step = task.step(at: visit.stepIndex) else { continue }
+            if orders[step.identifier] == nil, let order = Randomization.orderJSON(of: step, seed: seed) { orders[step.identifier] = order }
+            for s in step.sections {
+                if let section = task.section(at: s), orders[section.identifier] == nil,
+                   let order = Randomization.orderJSON(of: section, task.steps, seed: seed) { orders[section.identifier] = order }
+            }
+        }
+        return orders
     }
 }
