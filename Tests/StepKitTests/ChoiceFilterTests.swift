@@ -73,12 +73,12 @@ let filteredTask = """
 
 @Suite struct ChoiceFilterCheckerTests {
     /// The favourite is required and comes from an optional question's chosen choices: it can be
-    /// left with none (an error); "wanted" is optional and takes what was not chosen in a
-    /// multiple-choice question (a warning).
+    /// left with none (a warning: the participant then goes on without it); "wanted" is optional
+    /// and takes what was not chosen in a multiple-choice question (a warning).
     @Test func theCheckerReportsAListThatCanRunOut() throws {
         let task = filteredTask.replacing(#""identifier": "owned", "answerFormat""#, with: #""identifier": "owned", "optional": true, "answerFormat""#)
         let found = try findings(task).filter { $0.code == "choicesMayRunOut" }
-        #expect(found == [Finding(severity: "error", code: "choicesMayRunOut", path: "steps[2]"),
+        #expect(found == [Finding(severity: "warning", code: "choicesMayRunOut", path: "steps[2]"),
                           Finding(severity: "warning", code: "choicesMayRunOut", path: "steps[3]")])
     }
 
@@ -86,6 +86,6 @@ let filteredTask = """
         let task = #"{"identifier": "t", "steps": [{"type": "question", "identifier": "a", "answerFormat": {"type": "numeric", "style": "integer"}}, {"type": "question", "identifier": "b", "answerFormat": {"type": "textChoice", "style": "singleChoice", "textChoices": [{"text": "x", "value": 1, "visibleWhen": {"result": "a", "minimum": 3}}, {"text": "y", "value": 2}]}}]}"#
         #expect(try findings(task).filter { $0.code == "choicesMayRunOut" }.isEmpty)
         let all = task.replacing(#"{"text": "y", "value": 2}"#, with: #"{"text": "y", "value": 2, "visibleWhen": {"result": "a", "maximum": 2}}"#)
-        #expect(try findings(all).filter { $0.code == "choicesMayRunOut" } == [Finding(severity: "error", code: "choicesMayRunOut", path: "steps[1]")])
+        #expect(try findings(all).filter { $0.code == "choicesMayRunOut" } == [Finding(severity: "warning", code: "choicesMayRunOut", path: "steps[1]")])
     }
 }

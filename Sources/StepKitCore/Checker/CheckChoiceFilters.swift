@@ -4,8 +4,9 @@ extension TaskChecker {
     /// A filtered choice list (`visibleWhen` on choices, `choicesFrom`) that can be left with no
     /// choice: every choice has a condition; its choices are the ones chosen in an optional
     /// source (which may be unanswered); or the ones not chosen in a multiple-choice source
-    /// (which may have every choice chosen). On a required question the participant could not
-    /// go on, so it is an error there and a warning on an optional one.
+    /// (which may have every choice chosen). A warning: the task still runs — a question (or
+    /// item) that offers no choice is not required, and the participant goes on without
+    /// answering it — but the author may rather pass it over (a skip rule, `visibleWhen`).
     mutating func checkChoiceFilters() {
         for (index, filters) in task.rules.choiceFilters {
             guard let step = task.step(at: index) else { continue }
@@ -34,8 +35,9 @@ extension TaskChecker {
                 var path = stepPath(index)
                 if let item = filter.item { path = path.key(item) }
                 let name = filter.item.map { "The item \"\($0)\" of \"\(step.identifier)\"" } ?? "The question \"\(step.identifier)\""
-                report(itemOptional ? .warning : .error, "choicesMayRunOut",
-                       "\(name) can be left with no choice to offer: \(why)." + (itemOptional ? "" : " It is required, so the participant could not go on."), at: path)
+                report(.warning, "choicesMayRunOut",
+                       "\(name) can be left with no choice to offer: \(why)."
+                           + (itemOptional ? "" : " It is required: with no choice offered, the participant goes on without answering it."), at: path)
             }
         }
     }

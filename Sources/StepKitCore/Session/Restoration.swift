@@ -90,10 +90,16 @@ package enum Restoration {
             }
             var session = try migrate(document, to: task, options: options, clock: clock)
             try session.restoreLanguage(document["language"], requested: options.language)
+            // Answers carried over to a version whose lists offer other choices: a selection
+            // not offered now is removed, with an event (as after `set_answer`).
+            session.removeUnavailableChoices()
             return session
         }
         var session = try exact(document, task: task, options: options, clock: clock)
         try session.restoreLanguage(document["language"], requested: options.language)
+        // Replay-checked data holds no selection that is not offered (each was accepted, and a
+        // later answer that took one away removed it); this keeps that true for any data.
+        session.removeUnavailableChoices()
         return session
     }
 }

@@ -129,15 +129,19 @@ extension Session {
             let live = position == last && !isFinished
             let hidden = live ? hiddenItems(step: visit.stepIndex) : visit.hiddenItems
             let answer = live ? answers[visit.stepIndex] : visit.answer
-            problems += Session.missing(in: step, answer: answer, hidden: hidden, completing: true) { piped($0) }
+            let empty = listsWithoutChoices(step: visit.stepIndex)
+            problems += Session.missing(in: step, answer: answer, hidden: hidden + empty.compactMap { $0 }, noChoices: empty.contains(nil),
+                                        completing: true) { piped($0) }
         }
         return problems
     }
 
     /// The required answers `answer` lacks for `step` (a form's `hidden` items are not
-    /// required; an optional form left entirely empty lacks nothing, as if skipped).
+    /// required, nor a question whose filtered list offers no choice, `noChoices`; an optional
+    /// form left entirely empty lacks nothing, as if skipped).
     /// `completing`: the messages say the task cannot finish, and each names its step.
-    private static func missing(in step: Step, answer: JSON?, hidden: [String], completing: Bool, _ piped: (String) -> String) -> [Problem] {
+    private static func missing(in step: Step, answer: JSON?, hidden: [String], noChoices: Bool = false, completing: Bool,
+                                _ piped: (String) -> String) -> [Problem] {
         switch step.content {
         case .message:
             return []
@@ -147,7 +151,7 @@ extension Session {
                 let label = step.presentation["question"]?.stringValue ?? step.presentation["title"]?.stringValue ?? step.identifier
                 return missingInstances(repeating, answer?.arrayValue ?? [], label: piped(label), step: step.identifier, item: nil, completing: completing, piped)
             }
-            guard answer == nil && !step.optional else { return [] }
+            guard answer == nil && !step.optional && !noChoices else { return [] }
             guard completing else { return [Problem(code: "answerRequired", text: Message("answer.required"), path: .root)] }
             let label = step.presentation["question"]?.stringValue ?? step.presentation["title"]?.stringValue ?? step.identifier
             return [Problem(code: "answerRequired", text: Message("answer.requiredToFinish", ["label": .text(piped(label))]), path: .root.key(step.identifier), step: step.identifier)]
@@ -198,10 +202,13 @@ extension Session {
         case .message:
             return activeProblems()
         case .question:
-            return missing ? Session.missing(in: step, answer: answer, hidden: [], completing: false) { piped($0) } : []
+            guard missing else { return [] }
+            return Session.missing(in: step, answer: answer, hidden: [], noChoices: listsWithoutChoices(step: index).contains(nil), completing: false) { piped($0) }
         case .form(let form):
             let hidden = known ?? hiddenItems(step: index)
-            var problems = missing ? Session.missing(in: step, answer: answer, hidden: hidden, completing: false) { piped($0) } : []
+            // An item whose filtered list offers no choice is not required, as a hidden one.
+            let empty = missing ? listsWithoutChoices(step: index).compactMap { $0 } : []
+            var problems = missing ? Session.missing(in: step, answer: answer, hidden: hidden + empty, completing: false) { piped($0) } : []
             guard !form.confirmations.isEmpty else { return problems }
             let given = answer.map { Session.visibleAnswer($0, hiding: hidden) }?.objectValue ?? JSONObject()
             if step.optional && given.count == 0 { return problems }

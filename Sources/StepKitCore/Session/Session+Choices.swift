@@ -20,6 +20,20 @@ extension Session {
         return order.filter { offered[ifPresent: $0] == true }
     }
 
+    /// The filtered lists of step `index` that offer no choice now: nil for the question's own
+    /// list, an item's identifier for a form item's. Such a question or item cannot be answered,
+    /// so it is not required: the participant goes on without it (docs/task-format.md,
+    /// "Filtered choices"); the checker warns where a list can run out (`choicesMayRunOut`).
+    func listsWithoutChoices(step index: Int) -> [String?] {
+        guard let filters = task.rules.choiceFilters[index], let step = task.step(at: index) else { return [] }
+        var empty: [String?] = []
+        for filter in filters {
+            guard let options = step.format(item: filter.item)?.rules.choiceOptions else { continue }
+            if !filter.available(options, on: StoredAnswers(self)).contains(true) { empty.append(filter.item) }
+        }
+        return empty
+    }
+
     /// Rewrites a step's presentation (the state's `step`) to the order and choices shown.
     func presentChoices(_ fields: inout JSONObject, step index: Int, _ step: Step) {
         guard seed != nil || task.rules.choiceFilters[index] != nil else { return }

@@ -8,6 +8,10 @@ extension Session {
     mutating func applyPrefill(step index: Int) {
         guard !options.prefill.isEmpty else { return }
         prefill(step: index)
+        // A prefilled selection not offered now (a choice's `visibleWhen`, `choicesFrom`), or one
+        // that takes another list's selection away, is removed with an event, as after
+        // `set_answer`: never silently kept.
+        removeUnavailableChoices()
     }
 
     private mutating func prefill(step index: Int) {

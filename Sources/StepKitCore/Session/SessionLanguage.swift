@@ -50,6 +50,10 @@ extension Session {
         let chosen = SessionLanguage.resolve(canonical, task: home, hosted: options.messageCatalogues, used: language.used)
         adopt(chosen)
         emit("languageDidChange", ["language": .string(chosen.text), "messages": .string(chosen.messages)])
+        // What a list offers depends on answers, not texts (conditions read no language), so a
+        // switch removes nothing today; checked all the same, so that no selection outlives its
+        // choice whatever a condition comes to read.
+        removeUnavailableChoices()
         _checkInvariants()
     }
 

@@ -206,7 +206,15 @@ def test_the_checker_reports_a_filter_that_can_leave_no_choice():
             "type": "textChoice", "style": "singleChoice", "choicesFrom": {"step": "owned", "which": "chosen"}}}]}
     with stepkit.Task.from_json(definition) as task:
         found = [(p["severity"], p["code"], p["path"]) for p in task.check()["problems"]]
-        assert ("error", "choicesMayRunOut", "steps[1]") in found
+        # A warning: with no choice offered, the required question does not hold the participant back.
+        assert ("warning", "choicesMayRunOut", "steps[1]") in found
+        with task.open() as s:
+            state = s.skip()
+            assert state["step"]["identifier"] == "favourite"
+            assert state["step"]["answerFormat"]["textChoices"] == []
+            assert s.go_forward()["status"] == "finished"
+            favourite = s.result["results"][1]
+            assert favourite["identifier"] == "favourite" and favourite["results"][0]["answer"] is None
         with task.open() as s:
             s.set_answer(["dog"])
             state = s.go_forward()
