@@ -703,7 +703,10 @@ int stepkit_session_active(stepkit_session *session, const char *op, char **out)
  * microseconds. Stores the new state (with its events and nextDeadline) in *out. Calling it
  * when nothing is due is harmless and changes nothing (a clock set afterwards still starts an
  * untouched run over). What came due before the step last started or resumed on this clock (after
- * a restore, or a clock jump) is dated at that moment; nothing is dated after the clock's time. */
+ * a restore, or a clock jump) is dated at that moment; nothing is dated after the clock's time.
+ * It is the only call that acts on time limits (and active-step marks): the others do not, so a
+ * host calls it at "nextDeadline" and before passing on a participant's action
+ * (docs/task-format.md, "Time limits"). */
 int stepkit_session_tick(stepkit_session *session, char **out);
 
 /* Hands samples to a running recorder: `samples_json` is a JSON object or an array of objects.

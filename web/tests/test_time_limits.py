@@ -64,3 +64,22 @@ def test_the_page_shows_the_time_left_and_moves_on_when_it_runs_out(db_url):
         # The answer the page held when the time ran out was kept; the next list offers only it.
         page = client.get(path).text
         assert sorted(values(page)) == ["blue", "green"]
+
+
+def test_a_page_posted_after_the_time_ran_out_is_taken_as_the_tick(db_url):
+    """Without the browser's tick (no JavaScript), "Next" on a required question left empty after
+    its 30 s ran out: the step moves on as its time limit says, rather than refusing the page."""
+    clock = stepkit.ManualClock.from_iso(START)
+    app = create_app(db_url, KEY, api_key=API_KEY, base_url=BASE, clock=clock, time_source="instance")
+    with TestClient(app, base_url=BASE, headers=AUTH) as client:
+        sid, path = start(client)
+        # Before the limit, the same page is refused: the question is required.
+        post_form(client, path, [("_version", "1"), ("_step", "colours"), ("action", "next")])
+        assert client.get(f"/api/sessions/{sid}").json()["state"]["step"]["identifier"] == "colours"
+        clock.set(clock() + 31_000)
+        version = client.get(f"/api/sessions/{sid}").json()["version"]
+        r = post_form(client, path, [("_version", str(version)), ("_step", "colours"), ("action", "next")])
+        assert r.status_code == 303
+        state = client.get(f"/api/sessions/{sid}").json()["state"]
+        assert state["step"]["identifier"] == "best"
+        assert state["timeLimits"]["step"] is None

@@ -591,6 +591,13 @@ class Service:
                 raise Stale()
             errors: List[Dict[str, Any]] = []
             switching = action.startswith("language:")
+            # A time limit that ran out before the page was posted acts first: the engine acts on
+            # a limit only at a tick (docs/task-format.md, "Time limits"), and a page posted late
+            # (the browser's own tick never came: no JavaScript, a closed laptop) is taken as
+            # that tick: what the page holds is kept and the step moves on (or the task ends) as
+            # the task says, whichever button was pressed.
+            if action in ("next", "back", "skip") and time_ran_out(state):
+                action = "tick"
             # A time limit's tick keeps what the page holds, as far as it is valid: the step
             # then moves on (or the task ends) with the answer as it stands.
             if answer_of is not None and (action in ("next", "back", "save", "skip", "tick") or switching):
@@ -655,6 +662,14 @@ class Service:
 
 
 STUDY_TTL = 5.0  # seconds a study's settings are kept per instance
+
+
+def time_ran_out(state: Mapping[str, Any]) -> bool:
+    """Whether the task's or the current step's time limit has run out on the session's clock
+    (the state's ``timeLimits``), not yet acted on by a tick."""
+    limits = state.get("timeLimits") or {}
+    return any(isinstance(limit, Mapping) and limit.get("remaining", 1) <= 0
+               for limit in (limits.get("task"), limits.get("step")))
 
 
 def _first_title(definition: str) -> Optional[str]:
