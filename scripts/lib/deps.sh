@@ -140,7 +140,7 @@ sys.exit(tuple(int(p) for p in v.__version__.split("+")[0].split(".")[:2]) < (1,
                     patchelf) stepkit_apt_install patchelf ;;
                     # Not packaged by Debian 12 (or too old there): from PyPI, into the user's
                     # site-packages.
-                    scikit-build-core|auditwheel|fhir.resources|fhirpathpy|mypy)
+                    scikit-build-core|auditwheel|fhir.resources|fhirpathpy|orjson|mypy)
                         echo "pip install --user $package" >&2
                         python3 -m pip install --quiet --user --break-system-packages --upgrade "$package" >&2 ;;
                     *) stepkit_apt_install "python3-$package" ;;
