@@ -264,7 +264,8 @@ class Presenter:
                 _, message = self._line("What the page said: ")
                 report = {"message": message}
             elif kind == "requestPermissions":
-                granted, denied = [], []
+                granted: list[str] = []
+                denied: list[str] = []
                 for permission in step.get("permissions") or []:
                     _, answer = self._line(f"Allow {permission}? [y/n] ")
                     (granted if answer.lower() in ("y", "yes") else denied).append(permission)
