@@ -54,13 +54,13 @@ extension Session {
         out.raw(",\"problems\":[")
         for (i, problem) in problems.enumerated() {
             if i > 0 { out.byte(UInt8(ascii: ",")) }
-            out.value(problem.localized(catalogue).json)
+            Session.writeProblem(problem, catalogue, to: &out)
         }
         out.raw("],\"missingAnswers\":[")
         if !isFinished {
             for (i, problem) in missingAnswers().enumerated() {
                 if i > 0 { out.byte(UInt8(ascii: ",")) }
-                out.value(problem.localized(catalogue).json)
+                Session.writeProblem(problem, catalogue, to: &out)
             }
         }
         out.raw("],\"navigation\":{\"canGoBack\":")
@@ -124,6 +124,25 @@ extension Session {
         out.string(Step.displayTitle(presentation, identifier: step.identifier))
         out.raw(",\"isActive\":")
         out.bool(step.isActive)
+        out.byte(UInt8(ascii: "}"))
+    }
+
+    /// A problem in the session's language (`Problem.localized(_:)` then `Problem.json`).
+    private static func writeProblem(_ problem: Problem, _ catalogue: MessageCatalogue, to out: inout JSONOutput) {
+        out.raw("{\"code\":")
+        out.string(problem.code)
+        out.raw(",\"message\":")
+        out.string(problem.text.map { $0.render(in: catalogue) } ?? problem.message)
+        out.raw(",\"path\":")
+        out.string(problem.path.description)
+        if let step = problem.step {
+            out.raw(",\"step\":")
+            out.string(step)
+        }
+        if let item = problem.item {
+            out.raw(",\"item\":")
+            out.string(item)
+        }
         out.byte(UInt8(ascii: "}"))
     }
 
