@@ -97,6 +97,8 @@ import Testing
         let clock = ManualClock(1_767_225_600_000 + Int64(seed) * 7_919)
         var options = SessionOptions()
         options.seed = seed % 2 == 0 ? seed : nil
+        // Messages in English, in a shipped catalogue, and asked in a language with none.
+        options.language = [nil, "de", "es", "fr-CA"][Int(seed % 4)]
         var s = Session(task: task, options: options, clock: clock.clock)
         var compared = 0
         for call in 0..<calls {
@@ -128,8 +130,8 @@ import Testing
         // Every example (ten or more), the survey and the made task: the walk reached them all.
         #expect(definitions.count >= 12)
         for (name, task, answers) in definitions {
-            let compared = try walk(name, task, answers, seed: seed, calls: 100)
-            #expect(compared >= 100, "\(name)")
+            let compared = try walk(name, task, answers, seed: seed, calls: 60)
+            #expect(compared >= 60, "\(name)")
         }
     }
 

@@ -39,6 +39,14 @@ extension Session {
         options.messageCatalogues[language.messages] ?? MessageCatalogue.shipped[language.messages] ?? .english
     }
 
+    /// Whether `messageCatalogue` is the shipped English one, in which a problem's message reads
+    /// as it was made (`Problem.init(code:text:...)` renders it in English): the state writer
+    /// then does not render every message a second time.
+    var messagesInShippedEnglish: Bool {
+        options.messageCatalogues[language.messages] == nil
+            && (language.messages == "en" || MessageCatalogue.shipped[language.messages] == nil)
+    }
+
     /// Shows the task's texts and the engine's messages in `tag` from now on (`fr-CA` falls back
     /// to `fr`, then to the task's default language). Every answer, visit and date stays: the
     /// task in another language has the same steps in the same order, only other texts.

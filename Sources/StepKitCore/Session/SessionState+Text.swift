@@ -17,7 +17,8 @@ extension Session {
         let problems = forwardProblems()
         let route = step == nil ? nil : routeForward()
         let inProgress = step != nil
-        let catalogue = messageCatalogue
+        // nil: the messages are in the shipped English they were made in.
+        let catalogue = messagesInShippedEnglish ? nil : messageCatalogue
         out.raw("{\"status\":")
         out.raw(isFinished ? "\"finished\"" : "\"inProgress\"")
         out.raw(",\"finishReason\":")
@@ -127,12 +128,13 @@ extension Session {
         out.byte(UInt8(ascii: "}"))
     }
 
-    /// A problem in the session's language (`Problem.localized(_:)` then `Problem.json`).
-    private static func writeProblem(_ problem: Problem, _ catalogue: MessageCatalogue, to out: inout JSONOutput) {
+    /// A problem in the session's language (`Problem.localized(_:)` then `Problem.json`); with no
+    /// catalogue, its message as made (in English).
+    private static func writeProblem(_ problem: Problem, _ catalogue: MessageCatalogue?, to out: inout JSONOutput) {
         out.raw("{\"code\":")
         out.string(problem.code)
         out.raw(",\"message\":")
-        out.string(problem.text.map { $0.render(in: catalogue) } ?? problem.message)
+        if let catalogue, let text = problem.text { out.string(text.render(in: catalogue)) } else { out.string(problem.message) }
         out.raw(",\"path\":")
         out.string(problem.path.description)
         if let step = problem.step {
