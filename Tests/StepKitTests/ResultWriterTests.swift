@@ -32,6 +32,7 @@ import Testing
         }
         if let survey = readFile(root + "benchmarks/survey.json") { found.append(("survey", survey, nil)) }
         found.append(("made", made, madeAnswers))
+        found.append(("repeating", repeating, repeatingAnswers))
         return found
     }
 
@@ -60,6 +61,24 @@ import Testing
     static let madeAnswers = #"""
     {"weight": 0.1, "note": "line\nbreak \"and\" \\ tab\t é 😀 \u001f", "f": {"pregnant": true, "weeks": 12, "ratio": 1e-7},
      "pick": ["a", 2.5, "c\u0007"], "again": true}
+    """#
+
+    /// Repeating blocks (issue 31): a group whose count is an answer, and a repeating question.
+    static let repeating = #"""
+    {"identifier": "meds", "steps": [
+      {"type": "question", "identifier": "howMany", "question": "How many?", "answerFormat": {"type": "numeric", "style": "integer", "minimum": 0, "maximum": 50}},
+      {"type": "form", "identifier": "list", "formItems": [
+        {"identifier": "pharmacy", "text": "Pharmacy", "optional": true, "answerFormat": {"type": "text"}},
+        {"identifier": "medication", "text": "Medications", "repeat": {"minCount": 1, "maxCount": 4, "count": {"answer": "howMany"}, "title": "Medication {{index}}: {{name}}"},
+         "items": [
+          {"identifier": "name", "text": "Name", "answerFormat": {"type": "text"}},
+          {"identifier": "dose", "text": "Dose", "optional": true, "answerFormat": {"type": "numeric", "style": "decimal", "minimum": 0}}]}]},
+      {"type": "question", "identifier": "allergies", "question": "Allergies", "repeat": {"minCount": 2, "maxCount": 3}, "answerFormat": {"type": "text"}},
+      {"type": "completion", "identifier": "done"}]}
+    """#
+    static let repeatingAnswers = #"""
+    {"howMany": 2, "list": {"pharmacy": "Main \"St\"", "medication": [{"name": "aspirin", "dose": 0.5}, {"name": "ibuprofen"}]},
+     "allergies": ["pollen", "cats\n"]}
     """#
 
     /// The writers' text against the trees' text, both for the session as it is.
@@ -116,7 +135,12 @@ import Testing
             case 5, 6, 7: _ = try? s.goForward()
             case 8: _ = try? s.goBackward()
             default:
-                if g.next(12) == 0 { _ = try? s.finish(.discarded) } else { _ = try? s.skip() }
+                switch g.next(12) {
+                case 0: _ = try? s.finish(.discarded)
+                case 1: _ = try? s.addInstance(nil)
+                case 2: _ = try? s.removeInstance(nil, at: 0)
+                default: _ = try? s.skip()
+                }
             }
             compare(s, "\(name) seed \(seed) call \(call) at \(step)")
             compared += 1
@@ -128,7 +152,7 @@ import Testing
     func resultWrittenAsTheTreeWrites(seed: UInt64) throws {
         let definitions = ResultWriterTests.definitions()
         // Every example (ten or more), the survey and the made task: the walk reached them all.
-        #expect(definitions.count >= 12)
+        #expect(definitions.count >= 13)
         for (name, task, answers) in definitions {
             let compared = try walk(name, task, answers, seed: seed, calls: 60)
             #expect(compared >= 60, "\(name)")

@@ -94,6 +94,11 @@ extension Session {
             out.raw(",\"language\":")
             out.value(languageJSON)
         }
+        // The current step's repeating blocks (`Session+Instances`), when it has any.
+        if let step, task.rules.repeats[index] != nil, !step.identifier.isEmpty {
+            out.raw(",\"instances\":")
+            out.value(instancesJSON(step: index))
+        }
         out.raw(",\"events\":[")
         for (i, event) in events.enumerated() {
             if i > 0 { out.byte(UInt8(ascii: ",")) }
