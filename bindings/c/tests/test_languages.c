@@ -355,6 +355,71 @@ static void test_the_example_walks_identically_in_each_language(void)
     stepkit_string_free(reference);
 }
 
+/* A section that shuffles its steps (docs/randomization.md, "A section's steps"): with seed 42
+ * the documented example shows q1 q4 pause q3 q2 (pause pinned), and the section's rule goes to
+ * done after the step shown last. The order is walked, kept through save and restore, and a
+ * result that records another order does not verify. */
+static const char *SECTION_TASK =
+    "{\"identifier\": \"blocks\", \"steps\": ["
+    "{\"type\": \"instruction\", \"identifier\": \"intro\"},"
+    "{\"type\": \"section\", \"identifier\": \"block\", \"shuffleSteps\": true, \"steps\": ["
+    "{\"type\": \"question\", \"identifier\": \"q1\", \"answerFormat\": {\"type\": \"boolean\"}},"
+    "{\"type\": \"question\", \"identifier\": \"q2\", \"answerFormat\": {\"type\": \"boolean\"}},"
+    "{\"type\": \"instruction\", \"identifier\": \"pause\", \"pinned\": true},"
+    "{\"type\": \"question\", \"identifier\": \"q3\", \"answerFormat\": {\"type\": \"boolean\"}},"
+    "{\"type\": \"question\", \"identifier\": \"q4\", \"answerFormat\": {\"type\": \"boolean\"}}]},"
+    "{\"type\": \"instruction\", \"identifier\": \"after\"},"
+    "{\"type\": \"completion\", \"identifier\": \"done\"}],"
+    "\"navigationRules\": {\"block\": {\"type\": \"direct\", \"destination\": \"done\"}}}";
+
+/* Walks on from the current step (answering questions true) and checks the steps shown. */
+static void walk_expecting(stepkit_session *session, const char *const *expected, size_t count)
+{
+    size_t i;
+    for (i = 0; i < count; i++) {
+        char *id = current_step(session);
+        CHECK(strcmp(id, expected[i]) == 0);
+        if (id[0] == 'q') CHECK_RC(stepkit_session_set_answer(session, "true", NULL), STEPKIT_OK);
+        free(id);
+        CHECK_RC(stepkit_session_go_forward(session, NULL), STEPKIT_OK);
+    }
+}
+
+static void test_a_sections_steps_in_the_seeded_order(void)
+{
+    static const char *const order[] = {"intro", "q1", "q4", "pause", "q3", "q2", "done"};
+    stepkit_task *task = NULL;
+    stepkit_session *session = NULL, *restored = NULL;
+    char *saved = NULL, *result = NULL, *report = NULL, *edited;
+    char *at;
+    CHECK_RC(stepkit_task_compile(SECTION_TASK, &task), STEPKIT_OK);
+    CHECK_RC(stepkit_session_open(task, "{\"seed\": 42}", &session), STEPKIT_OK);
+    walk_expecting(session, order, 3); /* intro, q1, q4 */
+    CHECK_RC(stepkit_session_save(session, &saved), STEPKIT_OK);
+    CHECK(strstr(saved, "\"block\":{\"steps\":[\"q1\",\"q4\",\"pause\",\"q3\",\"q2\"]}") != NULL);
+    CHECK_RC(stepkit_session_restore(task, saved, NULL, &restored), STEPKIT_OK);
+    walk_expecting(restored, order + 3, 4); /* pause, q3, q2, done */
+    CHECK_RC(stepkit_session_result(restored, &result), STEPKIT_OK);
+    CHECK_RC(stepkit_task_verify_result(task, result, NULL, &report), STEPKIT_OK);
+    CHECK(strstr(report, "\"verified\":true") != NULL);
+    stepkit_string_free(report);
+    /* Another order recorded: q4 and q2 swapped. */
+    edited = malloc(strlen(result) + 1);
+    if (edited) strcpy(edited, result);
+    at = edited ? strstr(edited, "[\"q1\",\"q4\",\"pause\",\"q3\",\"q2\"]") : NULL;
+    CHECK(at != NULL);
+    if (at) memcpy(at, "[\"q1\",\"q2\",\"pause\",\"q3\",\"q4\"]", strlen("[\"q1\",\"q2\",\"pause\",\"q3\",\"q4\"]"));
+    CHECK_RC(stepkit_task_verify_result(task, edited ? edited : "{}", NULL, &report), STEPKIT_OK);
+    CHECK(report && strstr(report, "\"code\":\"orderMismatch\"") != NULL);
+    stepkit_string_free(report);
+    free(edited);
+    stepkit_string_free(result);
+    stepkit_string_free(saved);
+    stepkit_session_free(restored);
+    stepkit_session_free(session);
+    stepkit_task_free(task);
+}
+
 int main(int argc, char **argv)
 {
     examples_dir = argc > 1 ? argv[1] : NULL;
@@ -365,5 +430,6 @@ int main(int argc, char **argv)
     RUN(test_a_host_catalogue);
     RUN(test_bad_input_changes_nothing);
     RUN(test_definition_errors);
+    RUN(test_a_sections_steps_in_the_seeded_order);
     return check_report();
 }
