@@ -83,3 +83,44 @@ def test_a_page_posted_after_the_time_ran_out_is_taken_as_the_tick(db_url):
         state = client.get(f"/api/sessions/{sid}").json()["state"]
         assert state["step"]["identifier"] == "best"
         assert state["timeLimits"]["step"] is None
+
+
+SECTION_TASK = {"identifier": "blocks", "steps": [
+    {"type": "instruction", "identifier": "intro", "title": "Intro"},
+    {"type": "section", "identifier": "block", "shuffleSteps": True, "steps": [
+        {"type": "question", "identifier": f"q{i}", "title": f"Question {i}", "answerFormat": {"type": "boolean"}}
+        for i in (1, 2)] + [{"type": "instruction", "identifier": "pause", "title": "Pause", "pinned": True}] + [
+        {"type": "question", "identifier": f"q{i}", "title": f"Question {i}", "answerFormat": {"type": "boolean"}}
+        for i in (3, 4)]},
+    {"type": "instruction", "identifier": "after", "title": "After"},
+    {"type": "completion", "identifier": "done", "title": "Done"}],
+    "navigationRules": {"block": {"type": "direct", "destination": "done"}}}
+
+
+def test_a_sections_steps_are_shown_in_the_seeded_order(db_url):
+    """docs/randomization.md's example: seed 42 shows q1 q4 pause q3 q2, then the section's rule."""
+    from stepkit_web.walk import walk_http
+    clock = stepkit.ManualClock.from_iso(START)
+    app = create_app(db_url, KEY, api_key=API_KEY, base_url=BASE, clock=clock, time_source="instance")
+    with TestClient(app, base_url=BASE, headers=AUTH) as client:
+        assert client.post("/api/tasks", content=json.dumps(SECTION_TASK), headers=JSON).status_code == 201
+        created = client.post("/api/tasks/blocks/sessions", json={"options": {"seed": 42}}).json()
+        sid, path = created["session"], created["resumeUrl"].replace(BASE, "")
+        titles = []
+        original = client.get
+
+        def reading(url, *args, **kwargs):
+            response = original(url, *args, **kwargs)
+            if url == f"/api/sessions/{sid}" and response.json()["status"] != "finished":
+                titles.append(response.json()["state"]["step"]["identifier"])
+            return response
+        client.get = reading
+        page = original(path).text
+        assert "Intro" in page
+        result = walk_http(client, "", sid, path, {f"q{i}": True for i in range(1, 5)})
+        client.get = original
+        # The section's rule leads to the completion step, which ends the run.
+        assert titles == ["intro", "q1", "q4", "pause", "q3", "q2"]
+        shown = [r["identifier"] for r in result["results"]]
+        assert shown[0] == "intro" and shown[-1] == "done" and "after" not in shown
+        assert result["randomization"]["orders"]["block"] == {"steps": ["q1", "q4", "pause", "q3", "q2"]}
