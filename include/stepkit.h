@@ -946,6 +946,42 @@ int stepkit_session_report(stepkit_session *session, const char *report_json, ch
  * thread. */
 int stepkit_session_consent_document(stepkit_session *session, char **out);
 
+/* ---------------------------------------------------------------------------------------------
+ * Games: the predefined active tasks (docs/active-tasks.md)
+ *
+ * A step of type "spatialSpanMemory", "psat", "stroop" or "towerOfHanoi" is an active step
+ * whose game the engine runs: it starts with the step (by default), the state's "active"."game"
+ * says what the host draws or plays now, the host hands each input back with
+ * stepkit_session_input(), timed windows close through stepkit_session_tick() (the state's
+ * nextDeadline includes them), and when the game is over the step finishes (event "gameOver",
+ * then "activeStepFinished") and, by default, the task moves on. The step's result holds the
+ * game's result, ResearchKit's fields. A game is a function of the run's seed (the session
+ * option "seed", or drawn) and its inputs with their times, so it saves and restores exactly
+ * (its inputs are replayed on restore and must give the saved result: STEPKIT_ERESTORE
+ * "gameMismatch" otherwise).
+ */
+
+/* Hands the running game of the current step one input, `input_json` (borrowed; at most the
+ * session's answer size limit):
+ *   {"type": "tap", "target": n}           a tile, button or number (n from 0)
+ *   {"type": "key", "key": "red"}          a key or a typed answer ("12"), at most 64 bytes
+ *   {"type": "drag", "from": a, "to": b}    a move from one place to another (a tower's disk)
+ *   {"type": "sample", "x": , "y": , "z": } a motion sample
+ * each with an optional "time": milliseconds since the epoch on the session's clock (the moment
+ * of the touch; the clock's time when left out), from when the step last started running up to
+ * the clock's time, and not before the game's latest time. The game reads it as the step's own
+ * running time, which is what it records. The input is taken and recorded (event "gameInput";
+ * the audit trail's "control" event with detail "input") and the new state stored in *out (NULL
+ * `out`: no state built). Errors, each changing nothing: STEPKIT_EINVAL for a NULL or dead
+ * session, a NULL `input_json`, an input of the wrong shape (unknown key, missing field, out of
+ * range) or a time outside those bounds ("inputTime"); STEPKIT_EPARSE for text that is not JSON;
+ * STEPKIT_ESTATE when the task has finished, the current step is not a game ("notAGame") or its
+ * step is not running ("activeState"); STEPKIT_EANSWER when the game does not take this input now
+ * ("wrongInput", "noSuchTarget", "sequencePlaying", "notYet", "illegalMove", "gameOver",
+ * "tooManyInputs"); STEPKIT_EIO when the autosave failed. Safe from any thread; calls on one
+ * session run one at a time. */
+int stepkit_session_input(stepkit_session *session, const char *input_json, char **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -20,6 +20,9 @@ struct ActiveStepSettings: Sendable {
     let vibrateOnStart: Bool
     let vibrateOnFinish: Bool
     let recorders: [RecorderSettings]
+    /// For a predefined active task's step (`spatialSpanMemory`, `psat` …): its game, which the
+    /// host plays through `stepkit_session_input` (`Games/`).
+    var game: GameSettings? = nil
 
     /// The moments, in milliseconds of the step's own time, at which something is due: the
     /// spoken countdown of the last three seconds, the halfway prompt, the end.
@@ -43,7 +46,9 @@ struct ActiveStepSettings: Sendable {
     }
 
     /// Reads an active, countdown or wait step's fields, with ResearchKit's defaults for each.
-    static func parse(_ r: FieldReader, kind: Kind, path: JSONPath, seenRecorders: inout Set<String>) -> ActiveStepSettings? {
+    /// A game step (`game`) starts by itself and continues when its game is over, unless it says
+    /// otherwise.
+    static func parse(_ r: FieldReader, kind: Kind, path: JSONPath, seenRecorders: inout Set<String>, game: Bool = false) -> ActiveStepSettings? {
         let d = r.diagnostics
         let before = d.problems.count
         let durationSeconds: Double
@@ -66,8 +71,8 @@ struct ActiveStepSettings: Sendable {
         let settings = ActiveStepSettings(
             kind: kind,
             duration: Int64((min(max(durationSeconds, 0), 86_400) * 1000).rounded()),
-            startsAutomatically: r.bool("shouldStartTimerAutomatically") ?? (kind != .active),
-            continuesOnFinish: r.bool("shouldContinueOnFinish") ?? (kind == .countdown),
+            startsAutomatically: r.bool("shouldStartTimerAutomatically") ?? (kind != .active || game),
+            continuesOnFinish: r.bool("shouldContinueOnFinish") ?? (kind == .countdown || game),
             speaksCountDown: r.bool("shouldSpeakCountDown") ?? false,
             speaksHalfway: r.bool("shouldSpeakRemainingTimeAtHalfway") ?? false,
             spokenInstruction: r.string("spokenInstruction"),

@@ -144,7 +144,8 @@ struct TaskRules: Sendable {
     var choiceFilters = IndexTable<[ChoiceFilter]>()
     /// The task's `timeLimit` (milliseconds) and what each step's says (`TimeLimits.swift`).
     var timeLimits = TimeLimits()
-    /// Whether some step shuffles a list (`Randomization`): a run then draws a seed.
+    /// Whether some step shuffles a list (`Randomization`) or plays a game that draws (`Games/`):
+    /// a run then draws a seed.
     var shuffles = false
     /// Per step: the bounds its answer formats give as expressions.
     var answerBounds = IndexTable<[AnswerBounds]>()

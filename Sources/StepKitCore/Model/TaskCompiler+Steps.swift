@@ -4,7 +4,7 @@ import StepKitBase
 
 extension TaskCompiler {
     private static let commonStepKeys = ["title", "text", "detailText", "footnote"]
-    private static let stepTypes = ["instruction", "completion", "question", "form", "section", "active", "countdown", "wait"] + HostedStep.types
+    private static let stepTypes = ["instruction", "completion", "question", "form", "section", "active", "countdown", "wait"] + HostedStep.types + GameSettings.stepTypes
     private static let laterStepTypes = ["review", "page"]
 
     static func compileSteps(_ items: [JSON], at path: JSONPath, in sections: [Int], _ b: Builder) {
@@ -93,6 +93,12 @@ extension TaskCompiler {
         case "active", "countdown", "wait":
             let kind = ActiveStepSettings.Kind(rawValue: type ?? "") ?? .active
             active = ActiveStepSettings.parse(r, kind: kind, path: path, seenRecorders: &b.recorders)
+            content = .message
+        case let game? where GameSettings.stepTypes.contains(game):
+            // A game is an active step that starts by itself and moves on when the game is over.
+            active = ActiveStepSettings.parse(r, kind: .active, path: path, seenRecorders: &b.recorders, game: true)
+            active?.game = GameSettings.parse(type: game, r, at: path)
+            if active?.game == nil { active = nil }
             content = .message
         case "question":
             _ = r.string("placeholder")

@@ -97,7 +97,9 @@ package enum TaskCompiler {
         compileVisibilityAndValidations(b, predicates, r, &rules)
         compileChoiceFilters(b, predicates, &rules)
         rules.timeLimits = compileTimeLimits(r, b)
-        rules.shuffles = b.steps.contains { !Randomization.lists(of: $0).isEmpty } || b.sections.contains(where: \.shuffled)
+        // A game that draws (spatial span, PSAT, Stroop) needs the run's seed as a shuffled list does.
+        rules.shuffles = b.steps.contains { !Randomization.lists(of: $0).isEmpty || $0.active?.game?.usesSeed == true }
+            || b.sections.contains(where: \.shuffled)
         compileInitials(b, predicates, &rules)
         compileRepeats(b, predicates, &rules)
         compilePiping(b, calculations, definition, &rules)

@@ -93,6 +93,8 @@ enum StepResult {
         case .message:
             // An active step's results are its recorders' files.
             for run in visit.active?.recorders ?? [] { questions += Session.fileResults(run, now: now) }
+            // A game step's result: the game's fields, ResearchKit's names (`Games/`).
+            if let game = visit.active?.game { questions.append(Session.gameResult(game, step: step, start: start, end: end)) }
         case .question(let format):
             questions.append(question(step.identifier, format, answer, start, end))
         case .form(let form):

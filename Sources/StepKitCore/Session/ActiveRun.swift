@@ -16,6 +16,8 @@ struct ActiveRun: Sendable, Equatable {
     /// How many of the step's marks (countdown, halfway, end) have fired.
     var marksFired = 0
     var recorders: [RecorderRun] = []
+    /// A game step's game (`Games/`), from when the step starts.
+    var game: GameRun?
 
     /// The step's own time at `now`: running time only, suspensions excluded. Running time is how
     /// far the clock has moved past `runningSince`; while the clock is behind that moment (it was

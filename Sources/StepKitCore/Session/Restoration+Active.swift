@@ -4,7 +4,7 @@ import StepKitBase
 /// suspension and the async actions' recorders.
 extension Restoration {
     static func encode(_ run: ActiveRun, at time: Int64) -> JSON {
-        .object([
+        var fields = JSONObject([
             "status": .string(run.status.rawValue),
             // A running step's time so far; on restore it runs on from the restore.
             "elapsed": .int(run.elapsed(at: time)),
@@ -13,6 +13,9 @@ extension Restoration {
             "marksFired": .int(Int64(run.marksFired)),
             "recorders": .array(run.recorders.map(encode)),
         ])
+        // A game step's game: its inputs, replayed on restore (`Restoration+Games.swift`).
+        if let game = run.game { fields["game"] = encode(game) }
+        return .object(fields)
     }
 
     static func encode(_ run: RecorderRun) -> JSON {

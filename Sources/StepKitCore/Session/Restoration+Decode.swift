@@ -112,6 +112,7 @@ extension Restoration {
             throw refuse("damaged", "\"timing\" is kept only for a task with time limits.", .root.key("timing"))
         }
         try checkOrder(d["randomization"], task: task, seed: options.seed)
+        try restoreGames(&visits, saved: pathItems, task: task, seed: options.seed)
         if visits.isEmpty && finishReason == nil {
             throw refuse("damaged", "The saved path is empty but the run has not finished.", .root.key("path"))
         }

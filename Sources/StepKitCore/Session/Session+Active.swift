@@ -25,7 +25,7 @@ extension Session {
     mutating func prepareActiveStep(at time: Int64) {
         guard let settings = activeSettings else { return }
         var run = ActiveRun()
-        if settings.kind == .active && settings.duration == 0 && settings.recorders.isEmpty {
+        if settings.kind == .active && settings.duration == 0 && settings.recorders.isEmpty && settings.game == nil {
             run.status = .finished
             run.finishDate = time
         }
@@ -96,6 +96,7 @@ extension Session {
             run.runningSince = time
             run.startDate = time
         }
+        startGame(settings, step: step)
         emit("activeStepStarted", ["step": .string(step.identifier)], at: time)
         if let text = settings.spokenInstruction {
             emit("speak", ["step": .string(step.identifier), "kind": .string("spokenInstruction"), "text": .string(text)], at: time)
@@ -131,7 +132,7 @@ extension Session {
 
     /// Finishes the active step (its time is up, or the host says so): the recorders stop, the
     /// finish prompts play, and the task moves on if the step continues on finish.
-    private mutating func finishActive(at time: Int64, settings: ActiveStepSettings) {
+    mutating func finishActive(at time: Int64, settings: ActiveStepSettings) {
         guard let step = currentStep else { return }
         updateRun { run in
             run.elapsedBefore = run.elapsed(at: time)
@@ -193,6 +194,7 @@ extension Session {
             clock.override = nil
         }
         clock.override = nil
+        if advanceGame(at: clockNow) { fired = true }
         if processTimeLimits(at: clockNow, budget: &budget) { fired = true }
         if fired { clock.touched = true }
         _checkInvariants()
@@ -219,8 +221,10 @@ extension Session {
         guard let settings = activeSettings, let run = current?.active, run.status == .running,
               let since = run.runningSince else { return nil }
         let marks = settings.marks
-        guard marks.indices.contains(run.marksFired) else { return nil }
-        return since.addingSaturated(marks[run.marksFired].at.subtractingSaturated(run.elapsedBefore))
+        let game = run.game?.board.nextDue.map { since.addingSaturated($0.subtractingSaturated(run.elapsedBefore)) }
+        guard marks.indices.contains(run.marksFired) else { return game }
+        let mark = since.addingSaturated(marks[run.marksFired].at.subtractingSaturated(run.elapsedBefore))
+        return min(mark, game ?? mark)
     }
 
     /// "3 minutes remaining", "20 seconds remaining".
@@ -238,7 +242,7 @@ extension Session {
         guard let settings = activeSettings, let run = current?.active else { return .null }
         let time = now
         let elapsed = run.elapsed(at: time)
-        return .object([
+        var fields = JSONObject([
             "kind": .string(settings.kind.rawValue),
             "status": .string(run.status.rawValue),
             "duration": .number(Double(settings.duration) / 1000),
@@ -249,5 +253,8 @@ extension Session {
                          "samples": .int(Int64(r.samples))])
             }),
         ])
+        // A game step's game: what the host draws or plays now (`Games/`).
+        if let game = run.game { fields["game"] = .object(game.board.stateJSON) }
+        return .object(fields)
     }
 }

@@ -1,0 +1,154 @@
+import StepKitBase
+
+/// A predefined active task's parameters, as its step declares them (ResearchKit's
+/// `ORKSpatialSpanMemoryStep`, `ORKPSATStep`, `ORKStroopStep`, `ORKTowerOfHanoiStep`), with
+/// ResearchKit's defaults (docs/active-tasks.md). A step of one of these types is an active step
+/// whose game the host plays through `stepkit_session_input`.
+enum GameSettings: Sendable, Equatable {
+    case spatialSpanMemory(SpatialSpanSettings)
+    case psat(PSATSettings)
+    case stroop(StroopSettings)
+    case towerOfHanoi(TowerOfHanoiSettings)
+
+    /// The step types that are games.
+    static let stepTypes = ["spatialSpanMemory", "psat", "stroop", "towerOfHanoi"]
+
+    /// Reads the game's parameters from its step (the caller finishes `r`).
+    static func parse(type: String, _ r: FieldReader, at path: JSONPath) -> GameSettings? {
+        let d = r.diagnostics
+        let before = d.problems.count
+        let settings: GameSettings?
+        switch type {
+        case "spatialSpanMemory": settings = SpatialSpanSettings.parse(r, at: path).map { .spatialSpanMemory($0) }
+        case "psat": settings = PSATSettings.parse(r, at: path).map { .psat($0) }
+        case "stroop": settings = StroopSettings.parse(r).map { .stroop($0) }
+        case "towerOfHanoi": settings = TowerOfHanoiSettings.parse(r).map { .towerOfHanoi($0) }
+        default: settings = nil
+        }
+        return d.problems.count == before ? settings : nil
+    }
+
+    /// A new game for the step `step` of a run with `seed` (a game without chance ignores it).
+    func start(seed: UInt64, step: String) -> GameBoard {
+        switch self {
+        case .spatialSpanMemory(let s): return .spatialSpanMemory(SpatialSpanGame(settings: s, seed: seed, step: step))
+        case .psat(let s): return .psat(PSATGame(settings: s, seed: seed, step: step))
+        case .stroop(let s): return .stroop(StroopGame(settings: s, seed: seed, step: step))
+        case .towerOfHanoi(let s): return .towerOfHanoi(TowerOfHanoiGame(settings: s))
+        }
+    }
+
+    /// Whether the game draws from the run's seed (a task with one draws a seed when it opens).
+    var usesSeed: Bool {
+        if case .towerOfHanoi = self { return false }
+        return true
+    }
+}
+
+/// The rules every game keeps, so the session drives them alike: time only moves forward
+/// (`advance`), an input is taken or refused whole (`apply`), and the state after any inputs is
+/// a function of the seed and the inputs with their times alone, so a saved game is its inputs.
+protocol GameRules: Sendable, Equatable {
+    /// Everything that comes due by `time` (milliseconds of the step's own time): a window that
+    /// closes, a stimulus that is shown. Advancing to `a` and then to `b` is advancing to `b`.
+    mutating func advance(to time: Int64)
+    /// Takes the input at its time (already advanced to) or throws, changing nothing.
+    mutating func apply(_ input: GameInput) throws(StepKitError)
+    var isOver: Bool { get }
+    /// When something next comes due by itself (step time), or nil.
+    var nextDue: Int64? { get }
+    /// What the host draws or plays now: the state's `active.game`.
+    var stateJSON: JSONObject { get }
+    /// The result's fields (ResearchKit's names).
+    var resultJSON: JSONObject { get }
+}
+
+/// One game's state, whichever game it is.
+enum GameBoard: Sendable, Equatable {
+    case spatialSpanMemory(SpatialSpanGame)
+    case psat(PSATGame)
+    case stroop(StroopGame)
+    case towerOfHanoi(TowerOfHanoiGame)
+
+    var name: String {
+        switch self {
+        case .spatialSpanMemory: return "spatialSpanMemory"
+        case .psat: return "psat"
+        case .stroop: return "stroop"
+        case .towerOfHanoi: return "towerOfHanoi"
+        }
+    }
+
+    private var rules: any GameRules {
+        switch self {
+        case .spatialSpanMemory(let g): return g
+        case .psat(let g): return g
+        case .stroop(let g): return g
+        case .towerOfHanoi(let g): return g
+        }
+    }
+
+    private mutating func change(_ body: (inout any GameRules) throws(StepKitError) -> Void) throws(StepKitError) {
+        var game = rules
+        try body(&game)
+        switch game {
+        case let g as SpatialSpanGame: self = .spatialSpanMemory(g)
+        case let g as PSATGame: self = .psat(g)
+        case let g as StroopGame: self = .stroop(g)
+        case let g as TowerOfHanoiGame: self = .towerOfHanoi(g)
+        default: break
+        }
+    }
+
+    mutating func advance(to time: Int64) { try? change { $0.advance(to: time) } }
+    mutating func apply(_ input: GameInput) throws(StepKitError) { try change { (g: inout any GameRules) throws(StepKitError) in try g.apply(input) } }
+    var isOver: Bool { rules.isOver }
+    var nextDue: Int64? { rules.nextDue }
+    var stateJSON: JSONObject { rules.stateJSON }
+    var resultJSON: JSONObject { rules.resultJSON }
+}
+
+/// A game in a visit of its step: the game, the inputs it took (what a save keeps and a restore
+/// replays) and the step time it has been advanced to.
+struct GameRun: Sendable, Equatable {
+    var board: GameBoard
+    var inputs: [GameInput] = []
+    var time: Int64 = 0
+
+    /// At most this many inputs per game: far past any real game (PSAT's 60 answers, a tapping
+    /// test's few hundred taps), a bound on a saved game's replay.
+    static let maximumInputs = 100_000
+
+    mutating func advance(to time: Int64) {
+        guard time > self.time else { return }
+        self.time = time
+        board.advance(to: time)
+    }
+
+    /// Takes `input` (at or after the game's time) or throws, changing nothing.
+    mutating func take(_ input: GameInput) throws(StepKitError) {
+        guard !board.isOver else { throw GameInput.refused("gameOver", "The game is over.") }
+        guard inputs.count < GameRun.maximumInputs else {
+            throw GameInput.refused("tooManyInputs", "The game has taken \(GameRun.maximumInputs) inputs, its limit.")
+        }
+        var next = self
+        next.advance(to: input.at)
+        guard !next.board.isOver else { throw GameInput.refused("gameOver", "The game was over before this input's time.") }
+        try next.board.apply(input)
+        next.inputs.append(input)
+        self = next
+    }
+
+    /// The game replayed from its saved inputs: each at its time, then advanced to `time`.
+    static func replay(_ settings: GameSettings, seed: UInt64, step: String, inputs: [GameInput], time: Int64) throws(StepKitError) -> GameRun {
+        var run = GameRun(board: settings.start(seed: seed, step: step))
+        for input in inputs {
+            guard input.at >= run.time else {
+                throw StepKitError(.restore, code: "gameMismatch", message: "A saved game's inputs are not in the order of their times.")
+            }
+            try run.take(input)
+        }
+        run.advance(to: time)
+        return run
+    }
+}

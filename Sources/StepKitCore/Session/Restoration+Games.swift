@@ -1,0 +1,58 @@
+import StepKitBase
+
+/// A game in restoration data: `{"type", "inputs": [{type, at, …}], "time", "result"}`. The game
+/// is not saved as it stands but as what made it: restore plays the inputs again from the seed
+/// (each must be taken, at its time), advances to the saved time, and refuses the data
+/// (`gameMismatch`) unless the game it gets has the saved result — so the restored game is the
+/// saved one exactly, and a result can be recomputed from its inputs.
+extension Restoration {
+    static func encode(_ game: GameRun) -> JSON {
+        .object([
+            "type": .string(game.board.name),
+            "inputs": .array(game.inputs.map(\.json)),
+            "time": .int(game.time),
+            "result": .object(game.board.resultJSON),
+        ])
+    }
+
+    /// Replays every saved game of `visits` (whose steps are known to be the task's).
+    static func restoreGames(_ visits: inout [Visit], saved: [JSON], task: Task, seed: UInt64?) throws(StepKitError) {
+        for i in visits.indices {
+            let path = JSONPath.root.key("path").index(i).key("active").key("game")
+            let savedGame = saved[ifPresent: i]?.objectValue?["active"]?.objectValue?["game"]
+            guard let step = task.step(at: visits[i].stepIndex), let run = visits[i].active else { continue }
+            guard let settings = step.active?.game else {
+                if savedGame != nil { throw refuse("damaged", "A saved game belongs to a step that is not a game.", path) }
+                continue
+            }
+            // Data saved before the step started has no game; a started step has one.
+            guard let savedGame else {
+                if run.status != .prepared { throw refuse("damaged", "The saved game step \"\(step.identifier)\" has no game.", path) }
+                continue
+            }
+            guard let o = savedGame.objectValue, o["type"] == .string(settings.start(seed: 0, step: "").name),
+                  let inputs = o["inputs"]?.arrayValue, inputs.count <= GameRun.maximumInputs,
+                  case .int(let time)? = o["time"], time >= 0, let result = o["result"] else {
+                throw refuse("damaged", "A saved game is {\"type\", \"inputs\", \"time\", \"result\"} for its step's game.", path)
+            }
+            var decoded: [GameInput] = []
+            for (j, input) in inputs.enumerated() {
+                do {
+                    decoded.append(try GameInput.parse(input, at: nil, saved: true))
+                } catch {
+                    throw refuse("damaged", "A saved game input is not valid.", path.key("inputs").index(j))
+                }
+            }
+            let game: GameRun
+            do {
+                game = try GameRun.replay(settings, seed: seed ?? 0, step: step.identifier, inputs: decoded, time: time)
+            } catch {
+                throw refuse("gameMismatch", "The saved game of \"\(step.identifier)\" does not replay: \(error.problems.first?.message ?? "")", path)
+            }
+            guard JSON.object(game.board.resultJSON) == result else {
+                throw refuse("gameMismatch", "The saved game of \"\(step.identifier)\" does not give its saved result when replayed from the seed.", path.key("result"))
+            }
+            visits[i].active?.game = game
+        }
+    }
+}
