@@ -339,6 +339,11 @@ static int run_catalogue(void) {
     EXPECT_FAIL(s, STEPKIT_EINVAL, "nullArgument", stepkit_session_record(NULL, "r", "{}", fresh_out())); OUT_IS_NULL();
     EXPECT_FAIL(s, STEPKIT_EINVAL, "nullArgument", stepkit_session_record(s, NULL, "{}", fresh_out())); OUT_IS_NULL();
     EXPECT_FAIL(s, STEPKIT_EINVAL, "nullArgument", stepkit_session_record(s, "r", NULL, fresh_out())); OUT_IS_NULL();
+    EXPECT_FAIL(s, STEPKIT_EINVAL, "nullArgument", stepkit_session_input(NULL, "{}", fresh_out())); OUT_IS_NULL();
+    EXPECT_FAIL(s, STEPKIT_EINVAL, "nullArgument", stepkit_session_input(s, NULL, fresh_out())); OUT_IS_NULL();
+    /* an input where no game runs, and inputs of the wrong shape: refused before the game is looked at */
+    EXPECT_FAIL(s, STEPKIT_ESTATE, "notAGame", stepkit_session_input(s, "{\"type\": \"tap\", \"target\": 0}", fresh_out())); OUT_IS_NULL();
+    EXPECT_FAIL(s, STEPKIT_EPARSE, NULL, stepkit_session_input(s, "{\"type\": \"tap\", \"target\": 0, \"target\": 1}", fresh_out())); OUT_IS_NULL();
     EXPECT_FAIL(s, STEPKIT_EINVAL, "nullArgument", stepkit_session_set_event_callback(NULL, reentering_callback, NULL, NULL));
     /* NULL where NULL means "default" or "no output" */
     EXPECT_OK(stepkit_session_set_clock(s, NULL, NULL));          /* system clock */
@@ -383,6 +388,7 @@ static int run_catalogue(void) {
             EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidHandle", stepkit_session_active(h, "start", NULL));
             EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidHandle", stepkit_session_tick(h, NULL));
             EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidHandle", stepkit_session_record(h, "r", "{}", NULL));
+            EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidHandle", stepkit_session_input(h, "{}", NULL));
             EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidHandle", stepkit_session_set_event_callback(h, reentering_callback, NULL, NULL));
             EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidHandle", stepkit_session_audit(h, 0, fresh_out())); OUT_IS_NULL();
             EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidHandle", stepkit_session_set_audit_context(h, "a", "b"));

@@ -507,6 +507,17 @@ public:
         return state;
     }
 
+    /* One input for the current step's game (stepkit_session_input()): {"type": "tap",
+     * "target": n} and the like, with an optional "time"; returns the new state. */
+    std::string input(const std::string &input_json) {
+        const char *input = detail::c_text(input_json, true, "The input");
+        char *out = nullptr;
+        const int status = stepkit_session_input(handle_, input, &out);
+        std::string state = detail::take(out);
+        detail::finish_call(status);
+        return state;
+    }
+
     /* The session's clock: `clock()` returns milliseconds since the epoch. An empty function
      * restores the system clock. */
     void set_clock(std::function<std::int64_t()> clock) {

@@ -550,7 +550,41 @@ static void test_order_and_time_limits() {
         {"type": "instruction", "identifier": "i"}]})"));
 }
 
+// A game step fed with inputs (docs/active-tasks.md): spatial span's seeded first sequence
+// (seed 7, stream "span#game1": tiles 4 3 5, worked out by test_games.py's own generator), then
+// a tower of Hanoi of two disks solved in the three legal moves, an illegal one refused.
+static void test_games() {
+    stepkit::Task span = stepkit::Task::compile(R"({"identifier": "g", "steps": [
+        {"type": "spatialSpanMemory", "identifier": "span", "maximumTests": 1},
+        {"type": "completion", "identifier": "done"}]})");
+    stepkit::Session s = span.open(R"({"seed": 7})");
+    std::int64_t now = T0;
+    s.set_clock([&now] { return now; });
+    CHECK(has(s.state(), "\"sequence\":[4,3,5]"));
+    EXPECT_ERROR(STEPKIT_EANSWER, s.input(R"({"type": "tap", "target": 4})"));  // still shown
+    now = T0 + 3000;
+    s.input(R"({"type": "tap", "target": 4})");
+    s.input(R"({"type": "tap", "target": 3})");
+    std::string state = s.input(R"({"type": "tap", "target": 5})");
+    CHECK(has(state, "\"identifier\":\"done\""));
+    CHECK(has(s.result(), "\"score\":3"));
+
+    stepkit::Task hanoi = stepkit::Task::compile(R"({"identifier": "h", "steps": [
+        {"type": "towerOfHanoi", "identifier": "hanoi", "numberOfDisks": 2},
+        {"type": "completion", "identifier": "done"}]})");
+    stepkit::Session h = hanoi.open();
+    h.set_clock([&now] { return now; });
+    h.input(R"({"type": "drag", "from": 0, "to": 1})");
+    stepkit::Error illegal = EXPECT_ERROR(STEPKIT_EANSWER, h.input(R"({"type": "drag", "from": 0, "to": 1})"));
+    CHECK(has(illegal.json(), "illegalMove"));
+    EXPECT_ERROR(STEPKIT_EINVAL, h.input(R"({"type": "drag", "from": 0})"));
+    h.input(R"({"type": "drag", "from": 0, "to": 2})");
+    h.input(R"({"type": "drag", "from": 1, "to": 2})");
+    CHECK(has(h.result(), "\"puzzleWasSolved\":true"));
+}
+
 int main() {
+    test_games();
     test_order_and_time_limits();
     test_languages();
     test_fhir();

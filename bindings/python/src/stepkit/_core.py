@@ -1425,6 +1425,20 @@ class Session(_Handle):
         data = self._invoke("stepkit_session_record", (_c_string(recorder_id, "the recorder identifier"), samples_data), state)
         return None if data is None else _object(data, "stepkit_session_record")
 
+    def input(self, event: Mapping[str, Any]) -> Dict[str, Any]:
+        """Hands the running game of the current step one input (``stepkit_session_input``,
+        docs/active-tasks.md): ``{"type": "tap", "target": 3}``, ``{"type": "key", "key":
+        "red"}``, ``{"type": "drag", "from": 0, "to": 2}`` or ``{"type": "sample", "x", "y",
+        "z"}``, with an optional ``"time"`` (milliseconds since the epoch on the session's
+        clock; its time when left out). Returns the new state; ``state["active"]["game"]`` is
+        what to draw or play next. AnswerError when the game does not take the input now (its
+        ``code`` says why: ``sequencePlaying``, ``illegalMove`` ...), StateError when the
+        current step is not a running game, InvalidArgumentError for an input of the wrong
+        shape or time; nothing changes on any of them."""
+        if not isinstance(event, Mapping):
+            raise TypeError(f"the input must be a dict, not {type(event).__name__}")
+        return self._call("stepkit_session_input", _json_bytes(dict(event), "the input"))
+
     def on_event(self, callback: Optional[EventCallback]) -> None:
         """Sets (or, with None, removes) the callback that receives every event as a dict
         (``{"type", "date", ...}``, see stepkit.h): the same events, in the same order, as the

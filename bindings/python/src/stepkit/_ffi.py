@@ -82,6 +82,7 @@ _PROTOTYPES = {
     "stepkit_session_active": (c_int, [c_void_p, c_char_p, _OUT]),  # deprecated name of _control
     "stepkit_session_tick": (c_int, [c_void_p, _OUT]),
     "stepkit_session_record": (c_int, [c_void_p, c_char_p, c_char_p, _OUT]),
+    "stepkit_session_input": (c_int, [c_void_p, c_char_p, _OUT]),
     "stepkit_session_set_event_callback": (c_int, [c_void_p, EVENT_FN, c_void_p, FREE_FN]),
     "stepkit_task_verify_result": (c_int, [c_void_p, c_char_p, c_char_p, _OUT]),
     "stepkit_session_set_language": (c_int, [c_void_p, c_char_p, _OUT]),

@@ -1,0 +1,258 @@
+/*
+ * test_games.c — the predefined active tasks' games through the C ABI (stepkit_session_input,
+ * docs/active-tasks.md), on a manual clock. Every expected value is worked out by hand from the
+ * documented rules; the seeded sequences for seed 7 are those bindings/python/tests/test_games.py
+ * draws with its own PCG32, written from docs/randomization.md (spatial span "span#game1" … :
+ * 4 3 5 / 5 0 2 7 / 7 5 6 / 0 1 4 5; PSAT "psat#psat": 9 2 9 2 8; Stroop "stroop#stroop":
+ * (red, blue) (yellow, blue) (red, yellow)). A game saved in the middle restores and finishes
+ * with the same result; bad input is refused and changes nothing.
+ */
+#include <stdint.h>
+
+#include "check.h"
+
+#define T0 1767225600000LL /* 2026-01-01T00:00:00.000Z */
+
+#define GAME_TASK(step)                                                                        \
+    "{\"identifier\": \"games\", \"steps\": [" step ","                                        \
+    " {\"type\": \"completion\", \"identifier\": \"done\"}]}"
+
+struct manual_clock {
+    int64_t now;
+};
+
+static int64_t manual_now(void *user_data)
+{
+    return ((struct manual_clock *)user_data)->now;
+}
+
+static stepkit_session *open_game(stepkit_task *task, struct manual_clock *clock)
+{
+    stepkit_session *session = open_ok(task, "{\"seed\": 7}");
+    CHECK_RC(stepkit_session_set_clock(session, manual_now, clock), STEPKIT_OK);
+    drain_events(session);
+    return session;
+}
+
+/* One input at T0 + `at` that must be taken. */
+static void send_ok(stepkit_session *session, struct manual_clock *clock, int64_t at, const char *input)
+{
+    char *out = NULL;
+    clock->now = T0 + at;
+    CHECK_RC(stepkit_session_input(session, input, &out), STEPKIT_OK);
+    CHECK(out != NULL);
+    stepkit_string_free(out);
+}
+
+/* The game's result object in the step result `step` (the caller decrefs), or NULL. */
+static json_t *game_result(stepkit_session *session, const char *step)
+{
+    json_t *result = result_of(session), *found = NULL;
+    size_t i;
+    json_t *entry;
+    json_array_foreach(json_object_get(result, "results"), i, entry) {
+        if (strcmp(json_str(entry, "identifier") ? json_str(entry, "identifier") : "", step) == 0)
+            found = json_array_get(json_object_get(entry, "results"), 0);
+    }
+    if (found)
+        json_incref(found);
+    json_decref(result);
+    return found;
+}
+
+/* CHECKs that the last error has `status` and its first problem the code `code`. */
+static void check_refusal(int status, const char *code)
+{
+    json_t *error = check_last_error(status, stepkit_status_name(status), NULL);
+    CHECK_STR(json_str(json_array_get(json_object_get(error, "errors"), 0), "code"), code);
+    json_decref(error);
+}
+
+static json_int_t int_of(const json_t *object, const char *key)
+{
+    return json_integer_value(json_object_get(object, key));
+}
+
+static const char *const SPAN = GAME_TASK("{\"type\": \"spatialSpanMemory\", \"identifier\": \"span\","
+                                          " \"initialSpan\": 3, \"minimumSpan\": 2, \"maximumSpan\": 5,"
+                                          " \"maximumTests\": 4, \"maximumConsecutiveFailures\": 2}");
+
+static const struct { int64_t at; int target; } SPAN_TAPS[] = {
+    {3500, 4}, {4000, 3}, {4500, 5},  /* game 1 [4 3 5], shown 0–3 s: success (span 3 → 4) */
+    {9000, 5}, {9500, 1},             /* game 2 [5 0 2 7], shown 4.5–8.5 s: 1 is wrong (4 → 3) */
+    {13000, 7}, {13500, 5}, {14000, 6}, /* game 3 [7 5 6], shown 9.5–12.5 s: success */
+    {18500, 3},                       /* game 4 [0 1 4 5]: wrong; the fourth test ends it */
+};
+
+static void tap_span(stepkit_session *session, struct manual_clock *clock, size_t from, size_t to)
+{
+    char input[64];
+    size_t i;
+    for (i = from; i < to; i++) {
+        snprintf(input, sizeof input, "{\"type\": \"tap\", \"target\": %d}", SPAN_TAPS[i].target);
+        send_ok(session, clock, SPAN_TAPS[i].at, input);
+    }
+}
+
+static void check_span_result(stepkit_session *session)
+{
+    json_t *r = game_result(session, "span"), *records, *second;
+    CHECK(r != NULL);
+    if (!r)
+        return;
+    CHECK_STR(json_str(r, "type"), "spatialSpanMemory");
+    CHECK(int_of(r, "score") == 6); /* spans 3 + 3 recalled whole */
+    CHECK(int_of(r, "numberOfGames") == 4);
+    CHECK(int_of(r, "numberOfFailures") == 2);
+    records = json_object_get(r, "gameRecords");
+    CHECK(json_array_size(records) == 4);
+    CHECK_STR(json_str(json_array_get(records, 0), "gameStatus"), "success");
+    CHECK_STR(json_str(json_array_get(records, 1), "gameStatus"), "failure");
+    second = json_object_get(json_array_get(records, 1), "sequence");
+    CHECK(json_array_size(second) == 4 && json_integer_value(json_array_get(second, 0)) == 5 &&
+          json_integer_value(json_array_get(second, 1)) == 0 && json_integer_value(json_array_get(second, 2)) == 2 &&
+          json_integer_value(json_array_get(second, 3)) == 7);
+    CHECK(int_of(json_array_get(records, 2), "score") == 3);
+    CHECK(int_of(json_array_get(records, 0), "gameSize") == 9);
+    json_decref(r);
+}
+
+static void test_spatial_span_from_recorded_taps(void)
+{
+    struct manual_clock clock = {T0};
+    stepkit_task *task = compile_ok(SPAN);
+    stepkit_session *session = open_game(task, &clock);
+    tap_span(session, &clock, 0, sizeof SPAN_TAPS / sizeof SPAN_TAPS[0]);
+    CHECK_STEP(session, "done");
+    check_span_result(session);
+    stepkit_session_free(session);
+    stepkit_task_free(task);
+}
+
+/* Saved after game 2's first tap, restored, finished: the same result as the run without. */
+static void test_spatial_span_restores_mid_game(void)
+{
+    struct manual_clock clock = {T0};
+    stepkit_task *task = compile_ok(SPAN);
+    stepkit_session *session = open_game(task, &clock), *restored = NULL;
+    char *saved = NULL;
+    tap_span(session, &clock, 0, 4);
+    CHECK_RC(stepkit_session_save(session, &saved), STEPKIT_OK);
+    CHECK_RC(stepkit_session_restore(task, saved, NULL, &restored), STEPKIT_OK);
+    CHECK_RC(stepkit_session_set_clock(restored, manual_now, &clock), STEPKIT_OK);
+    drain_events(restored);
+    CHECK_SAME_STATE(restored, session);
+    tap_span(restored, &clock, 4, sizeof SPAN_TAPS / sizeof SPAN_TAPS[0]);
+    check_span_result(restored);
+    stepkit_string_free(saved);
+    stepkit_session_free(restored);
+    stepkit_session_free(session);
+    stepkit_task_free(task);
+}
+
+/* Bad input is refused with its status and code, and the state stays byte for byte. */
+static void test_bad_input_changes_nothing(void)
+{
+    struct manual_clock clock = {T0 + 1000};
+    stepkit_task *task = compile_ok(SPAN);
+    stepkit_session *session = open_game(task, &clock);
+    char *before = state_text(session), *after, *out = NULL;
+    CHECK_FAILS(out, stepkit_session_input(session, NULL, &out), STEPKIT_EINVAL);
+    CHECK_FAILS(out, stepkit_session_input(NULL, "{\"type\": \"tap\", \"target\": 4}", &out), STEPKIT_EINVAL);
+    CHECK_FAILS(out, stepkit_session_input(session, "{\"type\": \"tap\"", &out), STEPKIT_EPARSE);
+    CHECK_FAILS(out, stepkit_session_input(session, "{\"type\": \"tap\"}", &out), STEPKIT_EINVAL);
+    CHECK_FAILS(out, stepkit_session_input(session, "{\"type\": \"poke\", \"target\": 4}", &out), STEPKIT_EINVAL);
+    CHECK_FAILS(out, stepkit_session_input(session, "{\"type\": \"tap\", \"target\": 4}", &out), STEPKIT_EANSWER);
+    check_refusal(STEPKIT_EANSWER, "sequencePlaying");
+    clock.now = T0 + 3000;
+    CHECK_FAILS(out, stepkit_session_input(session, "{\"type\": \"tap\", \"target\": 40}", &out), STEPKIT_EANSWER);
+    check_refusal(STEPKIT_EANSWER, "noSuchTarget");
+    CHECK_FAILS(out, stepkit_session_input(session, "{\"type\": \"tap\", \"target\": 4, \"time\": 1767225609000}", &out), STEPKIT_EINVAL);
+    check_refusal(STEPKIT_EINVAL, "inputTime");
+    clock.now = T0 + 1000;
+    after = state_text(session);
+    CHECK_STR(after, before);
+    stepkit_string_free(before);
+    stepkit_string_free(after);
+    stepkit_session_free(session);
+    stepkit_task_free(task);
+}
+
+static void test_psat_with_windows_and_restore(void)
+{
+    struct manual_clock clock = {T0};
+    stepkit_task *task = compile_ok(GAME_TASK("{\"type\": \"psat\", \"identifier\": \"psat\", \"presentationMode\": \"visual\","
+                                              " \"interStimulusInterval\": 2, \"seriesLength\": 4}"));
+    stepkit_session *session = open_game(task, &clock), *restored = NULL;
+    char *saved = NULL;
+    json_t *r;
+    send_ok(session, &clock, 2600, "{\"type\": \"key\", \"key\": \"11\"}"); /* 9 + 2, 0.6 s */
+    clock.now = T0 + 6000;
+    CHECK_OK_OUT(stepkit_session_tick(session, &out)); /* digit 2's window closed unanswered */
+    CHECK_RC(stepkit_session_save(session, &saved), STEPKIT_OK);
+    CHECK_RC(stepkit_session_restore(task, saved, NULL, &restored), STEPKIT_OK);
+    CHECK_RC(stepkit_session_set_clock(restored, manual_now, &clock), STEPKIT_OK);
+    drain_events(restored);
+    send_ok(restored, &clock, 6400, "{\"type\": \"key\", \"key\": \"11\"}"); /* 9 + 2, 0.4 s */
+    send_ok(restored, &clock, 8300, "{\"type\": \"tap\", \"target\": 10}");  /* 2 + 8, 0.3 s */
+    CHECK_STEP(restored, "done");
+    r = game_result(restored, "psat");
+    CHECK(r != NULL);
+    if (r) {
+        CHECK(int_of(r, "initialDigit") == 9);
+        CHECK(int_of(r, "totalCorrect") == 3);
+        CHECK(int_of(r, "totalDyad") == 1);
+        CHECK(json_number_value(json_object_get(r, "totalTime")) > 1.3 - 1e-9 && json_number_value(json_object_get(r, "totalTime")) < 1.3 + 1e-9);
+        CHECK(json_array_size(json_object_get(r, "samples")) == 4);
+        CHECK(int_of(json_array_get(json_object_get(r, "samples"), 1), "answer") == -1);
+    }
+    json_decref(r);
+    stepkit_string_free(saved);
+    stepkit_session_free(restored);
+    stepkit_session_free(session);
+    stepkit_task_free(task);
+}
+
+static void test_stroop_and_hanoi(void)
+{
+    struct manual_clock clock = {T0};
+    stepkit_task *task = compile_ok(GAME_TASK("{\"type\": \"stroop\", \"identifier\": \"stroop\", \"numberOfAttempts\": 3}"));
+    stepkit_session *session = open_game(task, &clock);
+    json_t *r;
+    send_ok(session, &clock, 1000, "{\"type\": \"key\", \"key\": \"blue\"}"); /* print blue: right */
+    send_ok(session, &clock, 2500, "{\"type\": \"tap\", \"target\": 0}");     /* red for blue: wrong */
+    send_ok(session, &clock, 4000, "{\"type\": \"key\", \"key\": \"Y\"}");    /* yellow: right */
+    r = game_result(session, "stroop");
+    CHECK(r && int_of(r, "totalCorrect") == 2 && int_of(r, "numberOfAttempts") == 3);
+    CHECK(r && strcmp(json_str(json_array_get(json_object_get(r, "attempts"), 1), "text"), "yellow") == 0);
+    json_decref(r);
+    stepkit_session_free(session);
+    stepkit_task_free(task);
+
+    task = compile_ok(GAME_TASK("{\"type\": \"towerOfHanoi\", \"identifier\": \"hanoi\", \"numberOfDisks\": 2}"));
+    session = open_game(task, &clock);
+    send_ok(session, &clock, 5000, "{\"type\": \"drag\", \"from\": 0, \"to\": 1}");
+    {
+        char *out = NULL;
+        CHECK_FAILS(out, stepkit_session_input(session, "{\"type\": \"drag\", \"from\": 0, \"to\": 1}", &out), STEPKIT_EANSWER);
+        check_refusal(STEPKIT_EANSWER, "illegalMove");
+    }
+    send_ok(session, &clock, 6000, "{\"type\": \"drag\", \"from\": 0, \"to\": 2}");
+    send_ok(session, &clock, 7000, "{\"type\": \"drag\", \"from\": 1, \"to\": 2}");
+    r = game_result(session, "hanoi");
+    CHECK(r && json_is_true(json_object_get(r, "puzzleWasSolved")));
+    CHECK(r && json_array_size(json_object_get(r, "moves")) == 3);
+    json_decref(r);
+    stepkit_session_free(session);
+    stepkit_task_free(task);
+}
+
+int main(void)
+{
+    RUN(test_spatial_span_from_recorded_taps);
+    RUN(test_spatial_span_restores_mid_game);
+    RUN(test_bad_input_changes_nothing);
+    RUN(test_psat_with_windows_and_restore);
+    RUN(test_stroop_and_hanoi);
+    return check_report();
+}
