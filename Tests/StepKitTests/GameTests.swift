@@ -47,7 +47,12 @@ import Testing
 
     func game(_ s: Session) -> JSONObject? { s.stateJSON().objectValue?["active"]?.objectValue?["game"]?.objectValue }
 
+    /// The game's result in the result; the result as the one-pass writer writes it
+    /// (`stepkit_session_result`) is the tree's, game included.
     func result(_ s: Session, step: String) -> JSONObject? {
+        var output = JSONOutput()
+        s.writeResult(to: &output)
+        #expect(String(decoding: output.finishBytes(), as: UTF8.self) == JSONWriter.string(s.resultJSON()))
         guard let steps = s.resultJSON().objectValue?["results"]?.arrayValue else { return nil }
         let stepResult = steps.last { $0.objectValue?["identifier"] == .string(step) }
         return stepResult?.objectValue?["results"]?.arrayValue?.first { $0.objectValue?["type"] != .string("file") }?.objectValue

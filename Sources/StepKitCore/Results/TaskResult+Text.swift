@@ -162,6 +162,12 @@ extension Session {
                     out.value(file)
                 }
             }
+            // A game step's result (`Games/`), as `StepResult.json` gives it.
+            if let game = visit.active?.game {
+                if !first { out.byte(UInt8(ascii: ",")) }
+                out.value(Session.gameResult(game, step: step, start: .string(CivilTime.iso8601(milliseconds: visit.startDate)),
+                                             end: .string(CivilTime.iso8601(milliseconds: visit.endDate ?? time))))
+            }
         case .question(let format):
             if let repeating = format.rules as? RepeatingFormat {
                 out.value(StepResult.instances(step.identifier, repeating, answer, visit: visit, now: time))
