@@ -170,7 +170,7 @@ private func editTrail(_ saved: String, _ edit: (inout [JSON]) -> Void) throws -
             var (s, _) = try walked(options: options)
             try s.sealAudit()
             var previous = s.taskRunUUID
-            for event in s.audit.events {
+            for event in s.auditEvents {
                 var saved = event.saved.objectValue ?? JSONObject()
                 let digest = saved["digest"]?.stringValue
                 saved["digest"] = nil
@@ -206,6 +206,38 @@ private func editTrail(_ saved: String, _ edit: (inout [JSON]) -> Void) throws -
         var quiet = try restore(saved, s.task, options: try SessionOptions.parse(try json(#"{"audit": {"recordRestore": false}}"#)), clock: clock.clock)
         try quiet.activeOperation(.finish)
         #expect(listed(quiet).suffix(1).map { $0["type"]?.stringValue ?? "" } == ["control"])
+    }
+
+    /// The trail goes on across task versions: the events saved before name the steps as they
+    /// were (`note`, which the new version no longer has, included), the events after name the
+    /// new version's steps, and the whole trail saves and restores as it was listed.
+    @Test func aMigratedTrailNamesTheStepsAsTheyWere() throws {
+        let (s, clock) = try walked()
+        let v2 = try compile("""
+        {"identifier": "audit", "steps": [
+          {"type": "instruction", "identifier": "intro"},
+          {"type": "question", "identifier": "mood", "answerFormat": {"type": "numeric", "style": "integer", "minimum": 0, "maximum": 10}},
+          {"type": "question", "identifier": "sleep", "answerFormat": {"type": "numeric", "style": "integer", "minimum": 0, "maximum": 24}},
+          {"type": "completion", "identifier": "done"}]}
+        """)
+        var options = SessionOptions()
+        options.migrate = true
+        clock.now += 1000
+        var back = try restore(try Restoration.saveText(s), v2, options: options, clock: clock.clock)
+        let before = listed(s)
+        #expect(Array(listed(back).prefix(before.count)) == before)
+        #expect(before.contains { $0["step"] == .string("note") && $0["type"] == .string("skip") })
+        #expect(listed(back).last?["type"] == .string("migrated"))
+        #expect(back.stepID == "sleep")
+        clock.now += 1000
+        try back.setAnswer(.int(8))
+        try back.goForward()
+        let after = listed(back)
+        #expect(after.suffix(2).map { [$0["type"], $0["step"]] } == [[.string("answerSet"), .string("sleep")],
+                                                                     [.string("forward"), .string("sleep")]])
+        #expect(after.last?["to"] == .string("done"))
+        let again = try restore(try Restoration.saveText(back), v2, clock: clock.clock)
+        #expect(Array(listed(again).prefix(after.count)) == after)
     }
 
     @Test func dataSavedBeforeTheTrailRestores() throws {

@@ -165,10 +165,10 @@ private let start: Int64 = 1_767_225_600_000
         clock.now = start + 20_000
         s.tick()
         #expect(s.finishReason == .timedOut)
-        let kinds = s.audit.events.map { "\($0.kind)/\($0.detail ?? "")" }
+        let kinds = s.auditEvents.map { "\($0.kind)/\($0.detail ?? "")" }
         #expect(kinds.contains("forward/timeLimit"))
         #expect(kinds.last == "finish/timedOut")
-        #expect(s.audit.events.last?.date == start + 15_000)
+        #expect(s.auditEvents.last?.date == start + 15_000)
     }
 
     @Test func aRemovedSelectionIsAudited() throws {
@@ -177,7 +177,7 @@ private let start: Int64 = 1_767_225_600_000
         try s.setAnswer(json(#"["dog", "horse"]"#))
         try s.goBackward()
         try s.setAnswer(.int(10))
-        let removal = s.audit.events.last { $0.detail == "choicesRemoved" }
+        let removal = s.auditEvents.last { $0.detail == "choicesRemoved" }
         #expect(removal?.step == "owned")
         #expect(removal?.old == .array([.string("dog"), .string("horse")]))
         #expect(removal?.new == .array([.string("dog")]))

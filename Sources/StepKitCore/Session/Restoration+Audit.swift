@@ -8,16 +8,17 @@ extension Restoration {
     /// store) are sealed on a copy.
     static func auditMember(of s: Session) throws(StepKitError) -> JSON {
         var trail = s.audit
-        try trail.seal(runUUID: s.taskRunUUID, key: s.options.integrityKey)
-        return .object(["count": .int(Int64(trail.count)), "events": .array(trail.savedEvents)])
+        try trail.seal(runUUID: s.taskRunUUID, key: s.options.integrityKey, names: s.task)
+        return .object(["count": .int(Int64(trail.count)), "events": .array(trail.savedEvents(names: s.task))])
     }
 
     /// A journal record's change to the trail, `{"from": n, "events": [...]}`: the events `new`
-    /// recorded after the `old.count` the file holds (the trail only grows). Nil if none.
+    /// recorded after the `old.count` the file holds (the trail only grows). Nil if none. Only
+    /// the added events are written out, so a record costs the same on a long trail.
     static func auditChange(from old: Session, to new: Session) -> JSON? {
         guard new.audit.count > old.audit.count else { return nil }
-        let added = new.audit.savedEvents[old.audit.count...]
-        return .object(["from": .int(Int64(old.audit.count)), "events": .array(Array(added))])
+        let added = new.audit.savedEvents(from: old.audit.count, names: new.task)
+        return .object(["from": .int(Int64(old.audit.count)), "events": .array(added)])
     }
 
     /// The saved trail back (a document without `audit` was saved before the trail existed: an

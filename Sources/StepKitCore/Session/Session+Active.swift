@@ -38,7 +38,7 @@ extension Session {
     package mutating func activeOperation(_ operation: ActiveOperation) throws(StepKitError) {
         try requireInProgress()
         let time = now
-        let acted = audit.isOn ? currentStep?.identifier : nil
+        let acted = currentIndex
         switch operation {
         case .suspendTask:
             guard !actions.taskSuspended else { throw stateError("taskSuspended", "The task is already suspended.") }

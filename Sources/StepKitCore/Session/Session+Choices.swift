@@ -104,7 +104,7 @@ extension Session {
                     answers[index] = newAnswer
                     // The audit trail records every change of an answer, this one included.
                     if audit.isOn {
-                        audit.record(newAnswer == nil ? .answerCleared : .answerSet, at: now, step: step.identifier, old: answer, new: newAnswer,
+                        audit.record(newAnswer == nil ? .answerCleared : .answerSet, at: now, step: index, old: answer, new: newAnswer,
                                      detail: "choicesRemoved")
                     }
                     changed = true

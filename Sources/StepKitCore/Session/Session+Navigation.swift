@@ -43,16 +43,16 @@ extension Session {
         guard problems.isEmpty else {
             throw stateError("answerRequired", "", problems: problems)
         }
-        let left = audit.isOn ? currentStep?.identifier : nil
+        let left = currentIndex
         leaveCurrent(skipped: false, hidden: hidden)
         recordMove(.forward, from: left)
         _checkInvariants()
     }
 
     /// Records a move that was made: from the step left to the current one (none: the run ended).
-    private mutating func recordMove(_ kind: AuditTrail.Kind, from left: String?) {
+    private mutating func recordMove(_ kind: AuditTrail.Kind, from left: Int?) {
         guard audit.isOn else { return }
-        audit.record(kind, at: now, step: left, to: isFinished ? nil : currentStep?.identifier)
+        audit.record(kind, at: now, step: left, to: isFinished ? nil : currentIndex)
     }
 
     package mutating func goBackward() throws(StepKitError) {
@@ -79,7 +79,7 @@ extension Session {
         }
         clock.touched = true
         stepAppeared(previous: previous, at: time)
-        recordMove(.backward, from: leaving.flatMap { task.step(at: $0)?.identifier })
+        recordMove(.backward, from: leaving)
         _checkInvariants()
     }
 
@@ -88,8 +88,9 @@ extension Session {
         guard let step = currentStep, step.takesAnswers, step.optional else {
             throw stateError("notSkippable", "Only an optional question or form can be skipped.")
         }
+        let left = currentIndex
         leaveCurrent(skipped: true)
-        recordMove(.skip, from: step.identifier)
+        recordMove(.skip, from: left)
         _checkInvariants()
     }
 
@@ -106,7 +107,7 @@ extension Session {
         closeCurrent(at: time, skipped: false)
         clock.touched = true
         endRun(reason, at: time)
-        if audit.isOn { audit.record(.finish, at: time, step: currentStep?.identifier, detail: reason.rawValue) }
+        if audit.isOn { audit.record(.finish, at: time, step: currentIndex, detail: reason.rawValue) }
         _checkInvariants()
     }
 

@@ -68,21 +68,22 @@ extension Session {
             let due = max(clockNow.addingSaturated(left), since, events.latestDate)
             clock.override = due
             let step = currentStep?.identifier
+            let stepIndex = currentIndex
             if let taskLeft, taskLeft == left {
                 emit("timeLimitReached", ["scope": .string("task"), "step": .string(step)], at: due)
                 closeCurrent(at: due, skipped: false)
                 endRun(.timedOut, at: due)
-                if audit.isOn { audit.record(.finish, at: due, step: step, detail: FinishReason.timedOut.rawValue) }
+                if audit.isOn { audit.record(.finish, at: due, step: stepIndex, detail: FinishReason.timedOut.rawValue) }
             } else if limit?.endsTask == true {
                 emit("timeLimitReached", ["scope": .string("step"), "step": .string(step), "action": .string("endTask")], at: due)
                 closeCurrent(at: due, skipped: false)
                 endRun(.timedOut, at: due)
-                if audit.isOn { audit.record(.finish, at: due, step: step, detail: FinishReason.timedOut.rawValue) }
+                if audit.isOn { audit.record(.finish, at: due, step: stepIndex, detail: FinishReason.timedOut.rawValue) }
             } else {
                 emit("timeLimitReached", ["scope": .string("step"), "step": .string(step), "action": .string("next")], at: due)
                 leaveCurrent(skipped: false)
                 // The audit trail records the move the time limit made, as a move the host made.
-                if audit.isOn { audit.record(.forward, at: due, step: step, to: isFinished ? nil : currentStep?.identifier, detail: "timeLimit") }
+                if audit.isOn { audit.record(.forward, at: due, step: stepIndex, to: isFinished ? nil : currentIndex, detail: "timeLimit") }
             }
             clock.override = nil
         }
