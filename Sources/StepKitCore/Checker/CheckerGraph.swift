@@ -204,10 +204,9 @@ struct RuleSite {
     let path: JSONPath
     /// The step at which it is evaluated.
     let step: Int
-    /// Whether it runs after `step` was left (a navigation rule), so `step`'s own answer counts.
-    let afterStep: Bool
-    /// Whether it reads `step`'s live answers (a form's `visibleWhen` reading the same form).
-    let readsOwnLive: Bool
+    /// Whether it runs after `step` was left (a navigation rule), so `step`'s own answer counts;
+    /// whether it reads `step`'s live answers (a form's `visibleWhen` reading the same form).
+    let afterStep, readsOwnLive: Bool
 
     var what: String {
         switch kind {

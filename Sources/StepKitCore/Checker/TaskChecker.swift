@@ -7,8 +7,7 @@ package struct TaskChecker {
 
     struct Finding {
         var severity: Severity
-        var code: String
-        var message: String
+        var code, message: String
         var path: JSONPath
     }
 

@@ -9,16 +9,13 @@ struct ActiveStepSettings: Sendable {
     let kind: Kind
     /// 0: the step has no timer (it starts finished, or for a wait step, the host finishes it).
     let duration: Int64
-    let startsAutomatically: Bool
-    let continuesOnFinish: Bool
-    let speaksCountDown: Bool
-    let speaksHalfway: Bool
-    let spokenInstruction: String?
-    let finishedSpokenInstruction: String?
-    let soundOnStart: Bool
-    let soundOnFinish: Bool
-    let vibrateOnStart: Bool
-    let vibrateOnFinish: Bool
+    /// Whether it starts by itself, and whether it goes on to the next step when it finishes.
+    let startsAutomatically, continuesOnFinish: Bool
+    /// What it says: the last three seconds counted down, the halfway prompt, its instructions.
+    let speaksCountDown, speaksHalfway: Bool
+    let spokenInstruction, finishedSpokenInstruction: String?
+    /// The sounds and vibrations at its start and its finish.
+    let soundOnStart, soundOnFinish, vibrateOnStart, vibrateOnFinish: Bool
     let recorders: [RecorderSettings]
     /// For a predefined active task's step (`spatialSpanMemory`, `psat` …): its game, which the
     /// host plays through `stepkit_session_input` (`Games/`).
