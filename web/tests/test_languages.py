@@ -13,26 +13,13 @@ import pytest
 import stepkit
 from fastapi.testclient import TestClient
 
-from conftest import API_KEY, AUTH, BASE, KEY
+from conftest import API_KEY, AUTH, BASE, EXAMPLES, KEY
 from stepkit_web import languages
 from stepkit_web.app import create_app
 from stepkit_web.walk import post_form
 
-TASK = {
-    "identifier": "fruit-survey",
-    "defaultLanguage": "en",
-    "languages": ["en", "de", "es"],
-    "steps": [
-        {"type": "question", "identifier": "fruit",
-         "title": {"en": "Fruit", "de": "Obst", "es": "Fruta"},
-         "answerFormat": {"type": "textChoice", "style": "multipleChoice", "textChoices": [
-             {"text": {"en": "Apple", "de": "Apfel", "es": "Manzana"}, "value": "apple"},
-             {"text": {"en": "Pear", "de": "Birne", "es": "Pera"}, "value": "pear"}]}},
-        {"type": "question", "identifier": "age", "title": {"en": "Age", "de": "Alter", "es": "Edad"},
-         "answerFormat": {"type": "numeric", "style": "integer", "minimum": 18, "maximum": 90}},
-        {"type": "completion", "identifier": "done", "title": {"en": "Thanks", "de": "Danke", "es": "Gracias"}},
-    ],
-}
+# The smallest task in three languages, shared with the binding's tests (examples/tasks/README.md).
+TASK = json.loads((EXAMPLES / "fruit-languages.json").read_text(encoding="utf-8"))
 
 
 def start(client, accept_language=None):

@@ -10,22 +10,10 @@ import re
 
 import pytest
 import stepkit
-from conftest import run_cli, write_json
+from conftest import EXAMPLES, run_cli, write_json
 
-TASK = {
-    "identifier": "lang",
-    "defaultLanguage": "en",
-    "languages": ["en", "de", "es"],
-    "steps": [
-        {"type": "question", "identifier": "fruit",
-         "title": {"en": "Fruit", "de": "Obst", "es": "Fruta"},
-         "answerFormat": {"type": "textChoice", "style": "multipleChoice", "textChoices": [
-             {"text": {"en": "Apple", "de": "Apfel", "es": "Manzana"}, "value": "apple"},
-             {"text": {"en": "Pear", "de": "Birne", "es": "Pera"}, "value": "pear"}]}},
-        {"type": "question", "identifier": "age", "title": {"en": "Age", "de": "Alter", "es": "Edad"},
-         "answerFormat": {"type": "numeric", "style": "integer", "minimum": 18, "maximum": 90}},
-    ],
-}
+# The smallest task in three languages, shared with the web service's tests (examples/tasks/README.md).
+TASK = json.loads((EXAMPLES / "fruit-languages.json").read_text(encoding="utf-8"))
 
 
 def refusal(session: stepkit.Session, answer) -> str:
