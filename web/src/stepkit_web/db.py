@@ -26,51 +26,96 @@ log = logging.getLogger("stepkit_web.db")
 
 metadata = sa.MetaData()
 
+
+# The kinds of column the tables share, each decided once here: how wide an identifier, a
+# digest and a date are, and which columns a session's history keeps. The migrations
+# (migrations/versions, frozen) spell out what each was when it ran; tests/test_database.py
+# checks that, applied in order, they build exactly these tables.
+
+
+def _identifier(name: str, *, nullable: bool = False, **kw: Any) -> sa.Column:
+    """A task or participant identifier, or a step's (at most 200 characters)."""
+    return sa.Column(name, sa.String(200), nullable=nullable, **kw)
+
+
+def _key(name: str, *, nullable: bool = False, **kw: Any) -> sa.Column:
+    """64 characters: a SHA-256 in hex (tokens, keys, cookies are stored only so), a session's id."""
+    return sa.Column(name, sa.String(64), nullable=nullable, **kw)
+
+
+def _date(name: str, *, nullable: bool = False) -> sa.Column:
+    """An ISO 8601 UTC date as ``now_iso`` writes it."""
+    return sa.Column(name, sa.String(40), nullable=nullable)
+
+
+def _word(name: str, width: int = 20, *, nullable: bool = False, **kw: Any) -> sa.Column:
+    """One of a few words (a status, a kind, a reason)."""
+    return sa.Column(name, sa.String(width), nullable=nullable, **kw)
+
+
+def _text(name: str, *, nullable: bool = True) -> sa.Column:
+    """A document or a text of any length (restoration data, results, JSON, a study's pages)."""
+    return sa.Column(name, sa.Text, nullable=nullable)
+
+
+def _number(name: str, kind: Any = sa.Integer, *, nullable: bool = False) -> sa.Column:
+    """A version number, or (``sa.BigInteger``) a time in ms since the epoch."""
+    return sa.Column(name, kind, nullable=nullable)
+
+
+def _flag(name: str, **kw: Any) -> sa.Column:
+    return sa.Column(name, sa.Boolean, nullable=False, **kw)
+
+
+def _saved_row() -> List[sa.Column]:
+    """What a session row holds of its run, which its history keeps as it was: the task version,
+    the row's version, the restoration data and its clock time, the status."""
+    return [_identifier("task_identifier"), _number("task_version"), _number("version"),
+            _text("saved", nullable=False),
+            # The session clock's time (ms since the epoch) when `saved` was written: a running
+            # timer goes on from there when the session is restored (see Service.restore).
+            _number("saved_at", sa.BigInteger),
+            # "open", "finished"
+            _word("status")]
+
+
 tasks = sa.Table(
     "tasks",
     metadata,
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("identifier", sa.String(200), nullable=False),
-    sa.Column("version", sa.Integer, nullable=False),
-    sa.Column("definition", sa.Text, nullable=False),
-    sa.Column("fingerprint", sa.String(200), nullable=False),
+    _identifier("identifier"),
+    _number("version"),
+    _text("definition", nullable=False),
+    _identifier("fingerprint"),
     # "stepkit", or "fhir" once the FHIR importer has landed (then source_document holds the
     # Questionnaire, for the QuestionnaireResponse).
-    sa.Column("source", sa.String(20), nullable=False),
-    sa.Column("source_document", sa.Text, nullable=True),
-    sa.Column("created_at", sa.String(40), nullable=False),
+    _word("source"),
+    _text("source_document"),
+    _date("created_at"),
     # "published" (sessions run on the newest published version) or "draft" (stored, not
     # served until a staff member publishes it).
-    sa.Column("status", sa.String(20), nullable=False, server_default="published"),
+    _word("status", server_default="published"),
     sa.UniqueConstraint("identifier", "version", name="uq_tasks_identifier_version"),
 )
 
 sessions = sa.Table(
     "sessions",
     metadata,
-    sa.Column("id", sa.String(64), primary_key=True),
-    sa.Column("task_identifier", sa.String(200), nullable=False),
-    sa.Column("task_version", sa.Integer, nullable=False),
-    sa.Column("saved", sa.Text, nullable=False),
-    # The session clock's time (ms since the epoch) when `saved` was written: a running timer
-    # goes on from there when the session is restored (see Service.restore).
-    sa.Column("saved_at", sa.BigInteger, nullable=False),
-    sa.Column("version", sa.Integer, nullable=False),
-    # "open", "finished"
-    sa.Column("status", sa.String(20), nullable=False),
-    sa.Column("finish_reason", sa.String(40), nullable=True),
-    sa.Column("result", sa.Text, nullable=True),
-    sa.Column("created_at", sa.String(40), nullable=False),
-    sa.Column("updated_at", sa.String(40), nullable=False),
+    _key("id", primary_key=True),
+    *_saved_row(),
+    _word("finish_reason", 40, nullable=True),
+    _text("result"),
+    _date("created_at"),
+    _date("updated_at"),
     # The participant identifier of a personal invite (None for open links and API sessions).
-    sa.Column("participant", sa.String(200), nullable=True),
+    _identifier("participant", nullable=True),
     # The step the session is on (the study page lists it without restoring every session).
-    sa.Column("step", sa.String(200), nullable=True),
-    sa.Column("finished_at", sa.String(40), nullable=True),
+    _identifier("step", nullable=True),
+    _date("finished_at", nullable=True),
     # A finished session of a FHIR task: its QuestionnaireResponse (JSON), kept with the result.
-    sa.Column("response", sa.Text, nullable=True),
+    _text("response"),
     # The completion step as the participant saw it when the run finished (JSON: title, text).
-    sa.Column("closing", sa.Text, nullable=True),
+    _text("closing"),
     sa.Index("ix_sessions_task", "task_identifier", "status"),
     sa.Index("ix_sessions_participant", "task_identifier", "participant"),
 )
@@ -79,17 +124,17 @@ tokens = sa.Table(
     "tokens",
     metadata,
     # SHA-256 of the token: the token itself is only ever in the participant's link.
-    sa.Column("hash", sa.String(64), primary_key=True),
+    _key("hash", primary_key=True),
     # "resume" (names a session), "invite" (an open link: names a task, each browser that
     # opens it starts a session) or "personal" (names a task and a participant: the first
     # opening creates the one session, session_id, and every later opening resumes it).
-    sa.Column("kind", sa.String(10), nullable=False),
-    sa.Column("session_id", sa.String(64), nullable=True),
-    sa.Column("task_identifier", sa.String(200), nullable=True),
-    sa.Column("revoked", sa.Boolean, nullable=False, default=False),
-    sa.Column("created_at", sa.String(40), nullable=False),
-    sa.Column("participant", sa.String(200), nullable=True),
-    sa.Column("expires_at", sa.String(40), nullable=True),  # ISO 8601 UTC; None: never
+    _word("kind", 10),
+    _key("session_id", nullable=True),
+    _identifier("task_identifier", nullable=True),
+    _flag("revoked", default=False),
+    _date("created_at"),
+    _identifier("participant", nullable=True),
+    _date("expires_at", nullable=True),  # None: never
     sa.Index("ix_tokens_session", "session_id"),
     sa.Index("ix_tokens_task", "task_identifier", "kind"),
 )
@@ -98,14 +143,14 @@ studies = sa.Table(
     "studies",
     metadata,
     # What the participant pages say about a task's study (the task format has no title).
-    sa.Column("task_identifier", sa.String(200), primary_key=True),
-    sa.Column("title", sa.Text, nullable=True),
-    sa.Column("description", sa.Text, nullable=True),
-    sa.Column("duration", sa.Text, nullable=True),
-    sa.Column("contact", sa.Text, nullable=True),
-    sa.Column("updated_at", sa.String(40), nullable=False),
+    _identifier("task_identifier", primary_key=True),
+    _text("title"),
+    _text("description"),
+    _text("duration"),
+    _text("contact"),
+    _date("updated_at"),
     # A submitted result must verify against the task (docs/verify.md) to be accepted.
-    sa.Column("require_verified", sa.Boolean, nullable=False, server_default=sa.false()),
+    _flag("require_verified", server_default=sa.false()),
 )
 
 submissions = sa.Table(
@@ -113,14 +158,14 @@ submissions = sa.Table(
     metadata,
     # A result a client ran and submitted (issue 33): the verification's divergences (JSON) and
     # the engine's recomputed result (and QuestionnaireResponse) — stored instead of the client's.
-    sa.Column("id", sa.String(64), primary_key=True),
-    sa.Column("task_identifier", sa.String(200), nullable=False),
-    sa.Column("task_version", sa.Integer, nullable=False),
-    sa.Column("verified", sa.Boolean, nullable=False),
-    sa.Column("divergences", sa.Text, nullable=False),
-    sa.Column("result", sa.Text, nullable=True),
-    sa.Column("response", sa.Text, nullable=True),
-    sa.Column("received_at", sa.String(40), nullable=False),
+    _key("id", primary_key=True),
+    _identifier("task_identifier"),
+    _number("task_version"),
+    _flag("verified"),
+    _text("divergences", nullable=False),
+    _text("result"),
+    _text("response"),
+    _date("received_at"),
     sa.Index("ix_submissions_task", "task_identifier"),
 )
 
@@ -128,10 +173,10 @@ api_keys = sa.Table(
     "api_keys",
     metadata,
     # A per-study key of the host API: SHA-256 of the key, which is shown once when made.
-    sa.Column("hash", sa.String(64), primary_key=True),
-    sa.Column("task_identifier", sa.String(200), nullable=False),
-    sa.Column("revoked", sa.Boolean, nullable=False, default=False),
-    sa.Column("created_at", sa.String(40), nullable=False),
+    _key("hash", primary_key=True),
+    _identifier("task_identifier"),
+    _flag("revoked", default=False),
+    _date("created_at"),
     sa.Index("ix_api_keys_task", "task_identifier"),
 )
 
@@ -139,17 +184,17 @@ staff = sa.Table(
     "staff",
     metadata,
     sa.Column("username", sa.String(100), primary_key=True),
-    sa.Column("password_hash", sa.Text, nullable=False),  # argon2id (argon2-cffi)
-    sa.Column("created_at", sa.String(40), nullable=False),
+    _text("password_hash", nullable=False),  # argon2id (argon2-cffi)
+    _date("created_at"),
 )
 
 staff_sessions = sa.Table(
     "staff_sessions",
     metadata,
-    sa.Column("hash", sa.String(64), primary_key=True),  # SHA-256 of the cookie's token
+    _key("hash", primary_key=True),  # SHA-256 of the cookie's token
     sa.Column("username", sa.String(100), nullable=False),
-    sa.Column("csrf", sa.String(64), nullable=False),  # the token every staff form carries
-    sa.Column("expires_at", sa.BigInteger, nullable=False),  # ms since the epoch
+    _key("csrf"),  # the token every staff form carries
+    _number("expires_at", sa.BigInteger),  # ms since the epoch
 )
 
 
@@ -159,19 +204,14 @@ session_history = sa.Table(
     # Append-only: a session's row as it was before something replaced it (a migration onto a
     # new task version), with what the replacement kept and dropped. Never updated or deleted.
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("session_id", sa.String(64), nullable=False),
-    sa.Column("task_identifier", sa.String(200), nullable=False),
-    sa.Column("task_version", sa.Integer, nullable=False),
-    sa.Column("version", sa.Integer, nullable=False),
-    sa.Column("saved", sa.Text, nullable=False),
-    sa.Column("saved_at", sa.BigInteger, nullable=False),
-    sa.Column("status", sa.String(20), nullable=False),
+    _key("session_id"),
+    *_saved_row(),
     # "migrated"
-    sa.Column("reason", sa.String(20), nullable=False),
-    sa.Column("to_task_version", sa.Integer, nullable=True),
+    _word("reason"),
+    _number("to_task_version", nullable=True),
     # The engine's restore report as JSON: {"kept": [...], "dropped": [{step, item, reason}]}
-    sa.Column("report", sa.Text, nullable=True),
-    sa.Column("created_at", sa.String(40), nullable=False),
+    _text("report"),
+    _date("created_at"),
     sa.Index("ix_session_history_session", "session_id"),
 )
 
