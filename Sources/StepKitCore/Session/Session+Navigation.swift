@@ -45,14 +45,15 @@ extension Session {
         }
         let left = currentIndex
         leaveCurrent(skipped: false, hidden: hidden)
-        recordMove(.forward, from: left)
+        recordMove(.forward, from: left, at: latestDate)
         _checkInvariants()
     }
 
-    /// Records a move that was made: from the step left to the current one (none: the run ended).
-    private mutating func recordMove(_ kind: AuditTrail.Kind, from left: Int?) {
+    /// Records a move that was made at `time`: from the step left to the current one (none: the
+    /// run ended).
+    private mutating func recordMove(_ kind: AuditTrail.Kind, from left: Int?, at time: Int64) {
         guard audit.isOn else { return }
-        audit.record(kind, at: now, step: left, to: isFinished ? nil : currentIndex)
+        audit.record(kind, at: time, step: left, to: isFinished ? nil : currentIndex)
     }
 
     package mutating func goBackward() throws(StepKitError) {
@@ -79,7 +80,7 @@ extension Session {
         }
         clock.touched = true
         stepAppeared(previous: previous, at: time)
-        recordMove(.backward, from: leaving)
+        recordMove(.backward, from: leaving, at: time)
         _checkInvariants()
     }
 
@@ -90,7 +91,7 @@ extension Session {
         }
         let left = currentIndex
         leaveCurrent(skipped: true)
-        recordMove(.skip, from: left)
+        recordMove(.skip, from: left, at: latestDate)
         _checkInvariants()
     }
 

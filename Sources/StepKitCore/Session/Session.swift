@@ -120,8 +120,9 @@ package struct Session: Sendable {
     /// mid-run) cannot date a visit before the one it follows; restore refuses such dates.
     var now: Int64 { max(clock.reading, latestDate) }
 
-    /// The run's latest date: its start, or its current visit's start or end.
-    private var latestDate: Int64 {
+    /// The run's latest date: its start, or its current visit's start or end (after a move
+    /// forward, the move's own time, which the audit trail dates it with: no second clock read).
+    var latestDate: Int64 {
         guard let last = path.indices.last else { return clock.startDate }
         return max(clock.startDate, path[last].endDate ?? path[last].startDate)
     }
