@@ -7,11 +7,7 @@ import Testing
 /// The three scored instruments of `examples/tasks/` (issue 13), each walked with several answer
 /// sets to the totals and bands computed by hand from the published scoring rules.
 @Suite struct InstrumentTests {
-    static let examples: String = {
-        var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
-        parts.removeLast(3)
-        return parts.joined(separator: "/") + "/examples/tasks/"
-    }()
+    static let examples = repositoryRoot + "examples/tasks/"
 
     func task(_ name: String) throws -> Task {
         let text = try #require(readFile(InstrumentTests.examples + name + ".json"))

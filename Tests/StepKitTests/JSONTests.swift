@@ -236,9 +236,7 @@ import Testing
     /// the published Questionnaires beside it when they are there; then each with bytes changed at
     /// random (a fixed sequence): the plain reader reads each as jansson does, or leaves it.
     @Test func documentsAndTheirMutationsReadAsJanssonReadsThem() throws {
-        var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
-        parts.removeLast(3)
-        let root = parts.joined(separator: "/")
+        let root = String(repositoryRoot.dropLast())
         var files: [String] = []
         for dir in ["examples", "schema", "benchmarks", "bindings", "../shared/fhir/q"] { jsonFiles(root + "/" + dir, into: &files) }
         #expect(files.count >= 20)

@@ -11,11 +11,7 @@ import Testing
 /// survey and tasks made to reach what the examples do not (sections in sections, strings to
 /// escape, reals, hidden form items, skipped steps, randomization).
 @Suite struct ResultWriterTests {
-    static let root: String = {
-        var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
-        parts.removeLast(3)
-        return parts.joined(separator: "/") + "/"
-    }()
+    static let root = repositoryRoot
 
     /// The example tasks (`examples/tasks/*.json` with their `.answers.json`) and the survey.
     static func definitions() -> [(name: String, task: String, answers: String?)] {
@@ -96,16 +92,7 @@ import Testing
         #expect(String(decoding: state.finishBytes(), as: UTF8.self) == JSONWriter.string(.object(tree)), "state: \(context())")
     }
 
-    /// xorshift64*: a fixed sequence from its seed.
-    struct Generator {
-        var state: UInt64
-        mutating func next(_ n: Int) -> Int {
-            state ^= state >> 12
-            state ^= state << 25
-            state ^= state >> 27
-            return Int((state &* 0x2545_F491_4F6C_DD1D) >> 33) % n
-        }
-    }
+    typealias Generator = SeededGenerator
 
     /// A random walk of `calls` calls: answers from the answer file (or a wrong one), forward,
     /// back, skip, the clock moved by odd milliseconds, now and then finishing and starting again.

@@ -28,16 +28,7 @@ import Testing
      "asyncActions": [{"type": "location", "identifier": "gps", "startStepIdentifier": "name", "stopStepIdentifier": "again"}]}
     """
 
-    /// xorshift64*: a fixed sequence from its seed.
-    struct Generator {
-        var state: UInt64
-        mutating func next(_ n: Int) -> Int {
-            state ^= state >> 12
-            state ^= state << 25
-            state ^= state >> 27
-            return Int((state &* 0x2545_F491_4F6C_DD1D) >> 33) % n
-        }
-    }
+    typealias Generator = SeededGenerator
 
     /// What the walk did, so the test knows it reached every kind of call.
     struct Tally {

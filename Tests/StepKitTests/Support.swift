@@ -20,6 +20,25 @@ func problems(_ text: String) -> [Problem] {
 
 func json(_ text: String) throws -> JSON { try JSONParser.parse(text) }
 
+/// The repository's root, ending in "/": the tests read the examples, the schemas and the
+/// benchmarks' tasks from where they are.
+let repositoryRoot: String = {
+    var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
+    parts.removeLast(3)
+    return parts.joined(separator: "/") + "/"
+}()
+
+/// xorshift64*: a fixed sequence from its seed, for the tests' seeded walks (the same on every run).
+struct SeededGenerator {
+    var state: UInt64
+    mutating func next(_ n: Int) -> Int {
+        state ^= state >> 12
+        state ^= state << 25
+        state ^= state >> 27
+        return Int((state &* 0x2545_F491_4F6C_DD1D) >> 33) % n
+    }
+}
+
 /// One finding of the static checker, as its report gives it.
 struct Finding: Equatable, CustomStringConvertible {
     let severity: String
