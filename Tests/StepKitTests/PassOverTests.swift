@@ -7,20 +7,10 @@ import Testing
 /// not by its last step's rule: the rule graph must hold that move, or progress and the checker
 /// reason about moves the session never makes (and miss the one it makes).
 @Suite struct PassOverTests {
-    /// "extra" ends with a step whose rule ends the task; passed over, the section leads to "b".
-    static let task = """
-    {"identifier": "t", "steps": [
-      {"type": "question", "identifier": "a", "answerFormat": {"type": "boolean"}},
-      {"type": "section", "identifier": "extra", "steps": [
-        {"type": "question", "identifier": "s1", "answerFormat": {"type": "boolean"}},
-        {"type": "question", "identifier": "s2", "answerFormat": {"type": "boolean"}}]},
-      {"type": "question", "identifier": "b", "answerFormat": {"type": "boolean"}},
-      {"type": "question", "identifier": "c", "answerFormat": {"type": "boolean"}},
-      {"type": "question", "identifier": "d", "answerFormat": {"type": "boolean"}},
-      {"type": "completion", "identifier": "done"}],
-     "skipRules": {"extra": {"result": "a", "equals": false}},
-     "navigationRules": {"s2": {"type": "direct", "destination": "done"}}}
-    """
+    /// a, section "extra" (s1, s2), b, c, d, done; "extra" is skipped when a is false, and ends
+    /// with a step whose rule ends the task; passed over, the section leads to "b". The
+    /// binding's graph test reads the same file (bindings/python/tests/test_graph.py).
+    static let task = readFile(repositoryRoot + "Tests/fixtures/pass-over.json") ?? ""
 
     @Test func progressBoundsHoldWhenASectionIsPassedOver() throws {
         var s = try session(PassOverTests.task)

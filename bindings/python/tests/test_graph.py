@@ -6,6 +6,7 @@ every step and every edge navigation can take."""
 from __future__ import annotations
 
 import io
+import json
 import re
 import shutil
 from typing import List, Set, Tuple
@@ -13,7 +14,7 @@ from typing import List, Set, Tuple
 import pytest
 
 import stepkit
-from conftest import EXAMPLE_TASKS, EXAMPLES, load_json, run_cli
+from conftest import EXAMPLE_TASKS, EXAMPLES, REPO, load_json, run_cli
 from stepkit import graph
 from stepkit.graph import END, START, build_graph, describe_predicate, to_dot
 
@@ -350,21 +351,9 @@ def test_drawn_edges_are_the_moves_a_session_makes(path, tmp_path):
         assert follow(g, source, arrival) == target, (source, target, arrival)
 
 
-PASS_OVER = {
-    "identifier": "t",
-    "steps": [
-        {"type": "question", "identifier": "a", "answerFormat": {"type": "boolean"}},
-        {"type": "section", "identifier": "extra", "steps": [
-            {"type": "question", "identifier": "s1", "answerFormat": {"type": "boolean"}},
-            {"type": "question", "identifier": "s2", "answerFormat": {"type": "boolean"}}]},
-        {"type": "question", "identifier": "b", "answerFormat": {"type": "boolean"}},
-        {"type": "question", "identifier": "c", "answerFormat": {"type": "boolean"}},
-        {"type": "question", "identifier": "d", "answerFormat": {"type": "boolean"}},
-        {"type": "completion", "identifier": "done"},
-    ],
-    "skipRules": {"extra": {"result": "a", "equals": False}},
-    "navigationRules": {"s2": {"type": "direct", "destination": "done"}},
-}
+# a, section "extra" (s1, s2), b, c, d, done; "extra" is skipped when a is false, and s2's rule
+# ends the task. Shared with the engine's own test (Tests/StepKitTests/PassOverTests.swift).
+PASS_OVER = json.loads((REPO / "Tests" / "fixtures" / "pass-over.json").read_text(encoding="utf-8"))
 
 
 def test_a_section_passed_over_has_its_edge_and_bounds_hold() -> None:
