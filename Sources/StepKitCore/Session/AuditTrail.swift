@@ -7,9 +7,11 @@ import StepKitBase
 ///
 /// Recording is cheap on purpose: an event is kept as a `Record` of 32 bytes (its date, its kind,
 /// and small references: the steps by their index in the task, the actor and reason by their
-/// place in a table that grows only when the host names someone else, an answer change by its
-/// place in `changes`), so recording a move is the append of that small value, with no retain;
-/// an answer change also keeps the two values by reference, as the session holds them. The events
+/// place in a table that grows only when the host names someone else, an answer change by the
+/// place of its two values in `values`), so recording a move is the append of that small value,
+/// with no retain; an answer change also appends the two values, kept by reference as the
+/// session holds them (`values` is a plain `[JSON]`, so the first answer event of a process
+/// instantiates no new generic type). The events
 /// as saved and listed (`Event`) are built from the records only when the trail is saved, listed
 /// or autosaved, and so is the chain that makes the trail tamper-evident (`seal`): a session that
 /// is never saved never loads libcrypto for it.
@@ -56,7 +58,7 @@ struct AuditTrail: Sendable {
         /// The step acted on (left, for a move), the step a move arrived at, the detail.
         var step, to, detail: TextRef
         /// The places of the actor and reason in `contexts` (`none`: nobody named) and of an
-        /// answer's old and new value in `changes` (`none`: not an answer event).
+        /// answer's old value in `values`, its new value following (`none`: not an answer event).
         var context, change: Int32
         var kind: Kind
     }
@@ -67,12 +69,6 @@ struct AuditTrail: Sendable {
         var reason: String?
     }
 
-    /// An answer event's values: before and after (nil: none / cleared).
-    struct Change: Sendable, Equatable {
-        var old: JSON?
-        var new: JSON?
-    }
-
     /// Whether new events are recorded (session option `"audit": false` turns it off; a trail
     /// restored with it off is kept as it was, and grows no further). Not saved.
     var isOn = true
@@ -81,7 +77,8 @@ struct AuditTrail: Sendable {
     private(set) var digests: [String] = []
     private var texts: [String] = []
     private var contexts: [Context] = []
-    private var changes: [Change] = []
+    /// Each answer event's value before and after, in turn (`null`: none / cleared).
+    private var values: [JSON] = []
     /// Who and why, as the host last said (`stepkit_session_set_audit_context`, or the option
     /// `audit`'s `actor` and `reason`), given to every event recorded after. Not saved.
     private var context: Int32 = AuditTrail.none
@@ -166,8 +163,9 @@ struct AuditTrail: Sendable {
     private mutating func append(_ kind: Kind, at date: Int64, step: TextRef, to: TextRef, detail: TextRef, old: JSON?, new: JSON?) {
         var change = AuditTrail.none
         if kind == .answerSet || kind == .answerCleared {
-            change = Int32(changes.count)
-            changes.append(Change(old: old, new: new))
+            change = Int32(values.count)
+            values.append(old ?? .null)
+            values.append(new ?? .null)
         }
         records.append(Record(date: date, step: step, to: to, detail: detail, context: context, change: change, kind: kind))
     }
@@ -177,16 +175,22 @@ struct AuditTrail: Sendable {
         records = []
         digests = []
         texts = []
-        changes = []
+        values = []
     }
 
     /// Event `i` written out, its steps named by `task` (the session's), with its digest if sealed.
     func event(_ i: Int, names task: Task) -> Event {
         let r = records[i]
         let who = r.context == AuditTrail.none ? Context() : contexts[Int(r.context)]
-        let change = r.change == AuditTrail.none ? Change() : changes[Int(r.change)]
-        return Event(kind: r.kind, date: r.date, step: name(r.step, in: task), to: name(r.to, in: task), old: change.old,
-                     new: change.new, detail: name(r.detail, in: task), actor: who.actor, reason: who.reason,
+        var old: JSON?, new: JSON?
+        if r.change != AuditTrail.none {
+            old = values[Int(r.change)]
+            new = values[Int(r.change) + 1]
+            if old == .null { old = nil }
+            if new == .null { new = nil }
+        }
+        return Event(kind: r.kind, date: r.date, step: name(r.step, in: task), to: name(r.to, in: task), old: old, new: new,
+                     detail: name(r.detail, in: task), actor: who.actor, reason: who.reason,
                      digest: i < digests.count ? digests[i] : nil)
     }
 
@@ -251,7 +255,7 @@ struct AuditTrail: Sendable {
             }
             precondition(record.context == AuditTrail.none || contexts.indices.contains(Int(record.context)), "event \(i): its context is in the table")
             precondition((record.change != AuditTrail.none) == (record.kind == .answerSet || record.kind == .answerCleared)
-                         && (record.change == AuditTrail.none || changes.indices.contains(Int(record.change))),
+                         && (record.change == AuditTrail.none || values.indices.contains(Int(record.change) + 1)),
                          "event \(i): an answer event, and only one, has its values")
         }
         #endif
