@@ -143,7 +143,7 @@ extension Session {
         }
         answers[index] = value
         if audit.isOn && previous != value {
-            audit.record(value == nil ? .answerCleared : .answerSet, at: now, step: stepIdentifier, old: previous, new: value)
+            audit.record(value == nil ? .answerCleared : .answerSet, at: now, step: index, old: previous, new: value)
         }
     }
 

@@ -39,7 +39,7 @@ extension Session {
         let previous = answers[index]
         answers[index] = record
         if audit.isOn && previous != record {
-            audit.record(.answerSet, at: now, step: step.identifier, old: previous, new: record)
+            audit.record(.answerSet, at: now, step: index, old: previous, new: record)
         }
         clock.touched = true
         emit("resultDidChange", ["step": .string(step.identifier)])
