@@ -46,7 +46,7 @@ extension Session {
         let step = currentStep?.identifier ?? ""
         updateCurrent { $0.active?.game = game }
         emit("gameInput", ["step": .string(step), "input": input.json], at: time)
-        if audit.isOn { audit.record(.control, at: time, step: step, new: input.json, detail: "input") }
+        if audit.isOn { audit.record(.control, at: time, step: currentIndex, new: input.json, detail: "input") }
         clock.touched = true
         if game.board.isOver { finishGame(settings, at: time) }
         _checkInvariants()
