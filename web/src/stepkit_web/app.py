@@ -48,20 +48,22 @@ def create_app(db_url: str, integrity_key: str, *, api_key: Optional[str] = None
                rate_clock: Optional[Callable[[], int]] = None,
                body_timeout: float = 30.0, smtp: Optional[SmtpSettings] = None,
                mail_rate: Rate = MAIL_RATE,
-               messages: Optional[Mapping[str, Any]] = None) -> FastAPI:
+               messages: Optional[Mapping[str, Any]] = None,
+               files_dir: Optional[str] = None) -> FastAPI:
     """The service. ``api_key``: the host API's key (without one the API refuses every call,
     unless ``open_api`` opens it to anyone: loopback only, see cli.py). ``base_url``: where
     participants reach the service; every link is built from it. ``clock``/``time_source``:
     see :class:`stepkit_web.service.Service`. ``rate_clock``: the token buckets' clock (ms).
     ``smtp``: the host's SMTP server, to e-mail a participant their resume address (off when
-    None). ``messages``: the host's message catalogues by language tag (see
+    None). ``messages``: the host's message catalogues by language tag, ``files_dir``: where
+    the files participants give (a signature) are written (see
     :class:`stepkit_web.service.Service`)."""
     engine = make_engine(db_url, pool_size=pool_size, timeouts=timeouts,
                          max_overflow=max_overflow)
     if migrate:
         upgrade(engine)
     service = Service(Store(engine), integrity_key, clock, time_source=time_source,
-                      task_cache_size=task_cache_size, messages=messages)
+                      task_cache_size=task_cache_size, messages=messages, files_directory=files_dir)
     app = FastAPI(title="StepKit web", version="0.1.0", docs_url=None, redoc_url=None,
                   description="Register StepKit tasks, create sessions and invite links, read "
                               "states and results. Participant pages are under /r/ and /i/. "

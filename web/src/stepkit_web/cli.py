@@ -148,7 +148,7 @@ def app_from_env():  # the factory uvicorn's workers import
                       task_cache_size=settings.get("task_cache_size", 32),
                       body_timeout=settings.get("body_timeout", 30.0), migrate=False,
                       smtp=SmtpSettings.from_env(os.environ),
-                      messages=settings.get("messages"))
+                      messages=settings.get("messages"), files_dir=settings.get("files_dir"))
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -185,6 +185,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                        help="bytes of request line and headers")
     serve.add_argument("--connections", type=int, default=DEFAULTS["connections"],
                        help="connections served at once (per worker)")
+    serve.add_argument("--files-dir", metavar="DIR",
+                       help="where the files participants give (a signature) are written "
+                            "(default: stepkit-web-files in the temporary directory)")
     serve.add_argument("--messages", metavar="FILE",
                        help='the engine\'s messages to participants in more languages: '
                        '{"fr": {message key: text}}, each complete (stepkit.message_catalogue("en") '
@@ -248,7 +251,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         "timeouts": {"connect": args.db_connect_timeout, "statement": args.db_statement_timeout,
                      "pool": args.db_pool_timeout, "busy": args.db_busy_timeout},
         "task_cache_size": args.task_cache, "body_timeout": args.body_timeout,
-        "messages": messages})
+        "messages": messages, "files_dir": args.files_dir})
     if args.task:
         from .db import Store
         from .service import Refused, Service

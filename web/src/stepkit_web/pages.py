@@ -8,7 +8,7 @@ import hashlib
 import json
 import logging
 import smtplib
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import stepkit
 from stepkit.rendering import step_title, time_left
@@ -99,6 +99,8 @@ def render_step(request: Request, token: str, row: Any, state: Dict[str, Any],
     blocks: List[Dict[str, Any]] = []
     answer = state.get("answer")
     kind = step.get("type")
+    if "formItems" in step:
+        kind = "form"  # a consent review is a form StepKit writes
     targets: Dict[str, str] = {}
     if kind == "question":
         label = step.get("question") or step_title(step)  # else the engine's displayTitle
@@ -223,9 +225,11 @@ def _submit(request: Request, token: str, fields: Fields) -> Response:
 
     def answer_of(state: Dict[str, Any]) -> Any:
         step = state.get("step") or {}
+        if step.get("reportedByHost") is True:
+            return report_of(step, fields, action)
         if step.get("type") == "question":
             return parse_answer(step.get("answerFormat") or {}, fields, "answer"), True
-        if step.get("type") == "form":
+        if "formItems" in step:  # a form, or a consent review
             visible = state.get("visibleItems")
             answer = {}
             for item in step.get("formItems") or []:
@@ -252,6 +256,33 @@ def _submit(request: Request, token: str, fields: Fields) -> Response:
             == fields.get("_step"):
         return RedirectResponse(f"/r/{token}?notice=early", status_code=303)
     return RedirectResponse(f"/r/{token}", status_code=303)
+
+
+def report_of(step: Dict[str, Any], fields: Fields, action: str) -> Tuple[Dict[str, Any], bool]:
+    """The report a page of a step the host reports carries (``stepkit_session_report``): a
+    signature typed (the keyboard's way) or drawn on the pad (SVG path data the script writes
+    into a hidden field), a table or document read, a video watched, the permissions granted,
+    a web page's message. Nothing given: no report (the engine then says what is missing)."""
+    kind = step.get("type")
+    if kind == "signature":
+        typed = (fields.get("signature.typed") or "").strip()
+        drawn = (fields.get("signature.path") or "").strip()
+        if typed:
+            return {"typedName": typed}, True
+        if drawn:
+            return {"path": drawn}, True
+        return {}, False
+    if kind in ("table", "pdfViewer"):
+        return {"viewed": True}, action == "next"
+    if kind == "videoInstruction":
+        return {"playbackCompleted": fields.get("video.completed") == "1"}, action == "next"
+    if kind == "webView":
+        return {"message": fields.get("web.message")}, fields.has("web.message")
+    if kind == "requestPermissions":
+        granted = set(fields.getall("permission"))
+        asked = [str(p) for p in step.get("permissions") or []]
+        return {"granted": [p for p in asked if p in granted], "denied": [p for p in asked if p not in granted]}, action == "next"
+    return {}, False  # an image capture: not offered by this service (see web/README.md)
 
 
 def participant_language(request: Request, task_identifier: str) -> Optional[str]:

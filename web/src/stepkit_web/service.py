@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
+import tempfile
 import threading
 import time
 import unicodedata
@@ -122,8 +124,11 @@ class Service:
     def __init__(self, store: Store, integrity_key: str,
                  clock: Optional[Callable[[], int]] = None, *,
                  time_source: Optional[str] = None, task_cache_size: int = 32,
-                 messages: Optional[Mapping[str, Any]] = None) -> None:
-        """``clock``: this instance's clock (ms; the system clock by default). ``time_source``:
+                 messages: Optional[Mapping[str, Any]] = None,
+                 files_directory: Optional[str] = None) -> None:
+        """``files_directory``: where the files participants give (a signature) are written,
+        the sessions' ``outputDirectory`` (by default a ``stepkit-web-files`` directory under
+        the system's temporary directory: set it to keep them). ``clock``: this instance's clock (ms; the system clock by default). ``time_source``:
         "database" (the default without an injected clock: sessions are dated on the
         database server's clock) or "instance" (on ``clock``; the default when one is
         injected, as the tests do). ``task_cache_size``: compiled task versions kept (LRU).
@@ -141,6 +146,10 @@ class Service:
             raise ValueError("task_cache_size must be at least 1")
         self.store = store
         self._key = integrity_key
+        if files_directory is None:
+            files_directory = os.path.join(tempfile.gettempdir(), "stepkit-web-files")
+        os.makedirs(files_directory, exist_ok=True)
+        self.files_directory = os.path.abspath(files_directory)
         self._messages = dict(messages) if messages else None
         if self._messages:
             probe = stepkit.Task.from_json({"identifier": "messages", "steps": [
@@ -283,6 +292,7 @@ class Service:
     def _options(self, extra: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
         options: Dict[str, Any] = dict(extra or {})
         options["integrityKey"] = self._key
+        options["outputDirectory"] = self.files_directory
         if self._messages:
             options["messages"] = self._messages
         return options
@@ -605,8 +615,12 @@ class Service:
                 if has_answer:
                     try:
                         # The move below returns the state this request reads; "save" reads it
-                        # after (write), so the library builds none here.
-                        session.set_answer(answer, state=False)
+                        # after (write), so the library builds none here. A step the host
+                        # reports (a signature) takes the page's report instead of an answer.
+                        if step.get("reportedByHost") is True:
+                            session.report(str(step.get("identifier")), **answer)
+                        else:
+                            session.set_answer(answer, state=False)
                         state = None
                     except stepkit.StepKitError as error:
                         if action in ("next", "save"):

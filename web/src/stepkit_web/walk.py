@@ -57,7 +57,20 @@ def page_fields(state: Mapping[str, Any], answers: Mapping[str, Any]) -> Optiona
     the answers file has nothing for this step (an optional step to skip)."""
     step = state.get("step") or {}
     ident = step.get("identifier")
-    kind = step.get("type")
+    kind = "form" if "formItems" in step else step.get("type")  # a consent review is a form
+    if step.get("reportedByHost") is True:
+        if ident not in answers:
+            return None
+        report = answers[ident] or {}
+        if "typedName" in report:
+            return [("signature.typed", str(report["typedName"]))]
+        if "path" in report:
+            return [("signature.path", str(report["path"]))]
+        if "message" in report:
+            return [("web.message", str(report["message"]))]
+        if report.get("playbackCompleted"):
+            return [("video.completed", "1")]
+        return [("permission", str(p)) for p in report.get("granted") or []]
     if kind == "question":
         if ident not in answers:
             return None

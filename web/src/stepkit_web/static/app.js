@@ -37,6 +37,50 @@
     update();
     if (value) { value.addEventListener("change", update); }
   });
+  // The signature pad: strokes drawn on the canvas become SVG path data in a hidden field (the
+  // typed name, which works without the script and from the keyboard, is the alternative).
+  var pad = document.getElementById("signature-pad");
+  if (pad && pad.getContext) {
+    var box = pad.parentNode;
+    var field = document.getElementById("signature-path");
+    var ctx = pad.getContext("2d");
+    var drawing = false;
+    var parts = [];
+    box.hidden = false;
+    ctx.lineWidth = 2;
+    ctx.lineCap = "round";
+    var point = function (e) {
+      var r = pad.getBoundingClientRect();
+      var x = (e.clientX - r.left) * pad.width / r.width;
+      var y = (e.clientY - r.top) * pad.height / r.height;
+      return [Math.round(x * 10) / 10, Math.round(y * 10) / 10];
+    };
+    pad.addEventListener("pointerdown", function (e) {
+      var p = point(e);
+      drawing = true;
+      parts.push("M " + p[0] + " " + p[1]);
+      ctx.beginPath();
+      ctx.moveTo(p[0], p[1]);
+      if (pad.setPointerCapture) { pad.setPointerCapture(e.pointerId); }
+      e.preventDefault();
+    });
+    pad.addEventListener("pointermove", function (e) {
+      if (!drawing) { return; }
+      var p = point(e);
+      parts.push("L " + p[0] + " " + p[1]);
+      ctx.lineTo(p[0], p[1]);
+      ctx.stroke();
+      field.value = parts.join(" ");
+    });
+    var stop = function () { drawing = false; };
+    pad.addEventListener("pointerup", stop);
+    pad.addEventListener("pointercancel", stop);
+    document.getElementById("signature-clear").addEventListener("click", function () {
+      parts = [];
+      field.value = "";
+      ctx.clearRect(0, 0, pad.width, pad.height);
+    });
+  }
   // A timed step: press Continue when the engine's next deadline comes.
   var form = document.querySelector("form[data-deadline-ms]");
   var tick = document.querySelector("button[data-tick]");
