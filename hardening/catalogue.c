@@ -392,6 +392,8 @@ static int run_catalogue(void) {
             EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidHandle", stepkit_session_set_event_callback(h, reentering_callback, NULL, NULL));
             EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidHandle", stepkit_session_audit(h, 0, fresh_out())); OUT_IS_NULL();
             EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidHandle", stepkit_session_set_audit_context(h, "a", "b"));
+            EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidHandle", stepkit_session_report(h, "{\"step\": \"s\", \"viewed\": true}", fresh_out())); OUT_IS_NULL();
+            EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidHandle", stepkit_session_consent_document(h, fresh_out())); OUT_IS_NULL();
         }
     }
     /* double free and freeing never-valid handles: no-ops */
@@ -732,6 +734,14 @@ static int run_catalogue(void) {
         EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidValue", stepkit_session_audit(as, INT64_MIN, fresh_out())); OUT_IS_NULL();
         EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidValue", stepkit_session_audit(as, INT64_MAX, fresh_out())); OUT_IS_NULL();
         EXPECT_FAIL(NULL, STEPKIT_EINVAL, "nullArgument", stepkit_session_audit(as, 0, NULL));
+        /* Reports: not an object, no step, not JSON, another step, a step that takes no report. */
+        EXPECT_FAIL(NULL, STEPKIT_EINVAL, "nullArgument", stepkit_session_report(as, NULL, fresh_out())); OUT_IS_NULL();
+        EXPECT_FAIL(NULL, STEPKIT_EINVAL, "wrongType", stepkit_session_report(as, "[1, 2]", fresh_out())); OUT_IS_NULL();
+        EXPECT_FAIL(NULL, STEPKIT_EINVAL, "missingKey", stepkit_session_report(as, "{\"viewed\": true}", fresh_out())); OUT_IS_NULL();
+        EXPECT_FAIL(NULL, STEPKIT_EPARSE, NULL, stepkit_session_report(as, "{\"step\": ", fresh_out())); OUT_IS_NULL();
+        EXPECT_FAIL(NULL, STEPKIT_ESTATE, "notCurrentStep", stepkit_session_report(as, "{\"step\": \"no such step\", \"viewed\": true}", fresh_out())); OUT_IS_NULL();
+        EXPECT_FAIL(NULL, STEPKIT_ESTATE, "noConsentReview", stepkit_session_consent_document(as, fresh_out())); OUT_IS_NULL();
+        EXPECT_FAIL(NULL, STEPKIT_EINVAL, "nullArgument", stepkit_session_consent_document(as, NULL));
         {
             char *long_actor = repeat("", 'x', 1 << 20, "");
             EXPECT_FAIL(NULL, STEPKIT_EINVAL, "tooLong", stepkit_session_set_audit_context(as, long_actor, NULL));

@@ -496,6 +496,25 @@ public:
         const char *r = reason.empty() ? nullptr : detail::c_text(reason, false, "The reason");
         detail::check(stepkit_session_set_audit_context(handle_, a, r));
     }
+    /* What the host observed on the current step, a step the state marks "reportedByHost"
+     * (stepkit_session_report()): {"step": "<identifier>", ...}, e.g. a signature's
+     * {"step": "sig", "typedName": "Ada Lovelace"}. Returns the new state. Throws Error
+     * (STEPKIT_ESTATE not the current or not a reported step, STEPKIT_EANSWER a report that
+     * does not fit, STEPKIT_EIO the captured file could not be written), changing nothing. */
+    std::string report(const std::string &report_json) {
+        const char *report = detail::c_text(report_json, true, "The report");
+        char *out = nullptr;
+        const int status = stepkit_session_report(handle_, report, &out);
+        std::string state = detail::take(out);
+        detail::finish_call(status);
+        return state;
+    }
+    /* The run's consent document, signed as far as it is, with its Markdown and HTML
+     * (stepkit_session_consent_document()). Throws Error (STEPKIT_ESTATE) when the task has no
+     * consent review step. */
+    std::string consent_document() {
+        return out_call([this](char **out) { return stepkit_session_consent_document(handle_, out); });
+    }
     /* Samples: a JSON object or an array of objects. */
     std::string record(const std::string &recorder_id, const std::string &samples_json) {
         const char *recorder = detail::c_text(recorder_id, false, "The recorder identifier");

@@ -251,6 +251,28 @@ static void test_audit() {
     CHECK(has(off.audit(), "\"count\":0"));
 }
 
+/* Consent: the review's record, a typed-name signature reported into the output directory, the
+ * signed document; a report about another step is refused. */
+static void test_consent() {
+    char directory[] = "/tmp/test_cpp_consent.XXXXXX";
+    CHECK(mkdtemp(directory) != nullptr);
+    stepkit::Task task = stepkit::Task::compile(R"({"identifier": "c",
+        "consentDocument": {"title": "Consent", "version": "7", "sections": [{"type": "overview", "summary": "Hello."}]},
+        "steps": [{"type": "consentReview", "identifier": "review"}, {"type": "signature", "identifier": "sig"}]})");
+    stepkit::Session session = task.open(std::string(R"({"outputDirectory": ")") + directory + "\"}");
+    session.set_answer(R"({"consented": true, "givenName": "Ada", "familyName": "Lovelace"})");
+    session.go_forward();
+    EXPECT_ERROR(STEPKIT_ESTATE, session.report(R"({"step": "review", "typedName": "Ada"})"));
+    EXPECT_ERROR(STEPKIT_EANSWER, session.report(R"({"step": "sig", "typedName": ""})"));
+    CHECK(has(session.report(R"({"step": "sig", "typedName": "Ada Lovelace"})"), "\"identifier\":\"sig\""));
+    const std::string signed_document = session.consent_document();
+    CHECK(has(signed_document, "Participant: Ada Lovelace"));
+    CHECK(has(signed_document, "\"documentVersion\":\"7\""));
+    CHECK(has(session.result(), "\"consented\":true"));
+    stepkit::Session other = stepkit::Task::compile(SURVEY).open();
+    EXPECT_ERROR(STEPKIT_ESTATE, other.consent_document());
+}
+
 static void test_clock_across_moves() {
     stepkit::Task task = stepkit::Task::compile(SURVEY);
     auto now = std::make_shared<std::int64_t>(T0);
@@ -595,6 +617,7 @@ int main() {
     test_compile_and_errors();
     test_walk_save_restore();
     test_audit();
+    test_consent();
     test_clock_across_moves();
     test_active_and_events();
     test_error_json_reader();
