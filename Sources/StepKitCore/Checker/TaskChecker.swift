@@ -53,6 +53,7 @@ package struct TaskChecker {
         checkTranslations()
         checkChoiceFilters()
         checkConsent()
+        checkReviewsHaveAnswers()
     }
 
     /// A text without one of the task's declared languages: participants in that language read

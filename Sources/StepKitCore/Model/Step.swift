@@ -88,7 +88,14 @@ final class Step: Sendable {
     /// after it without passing a completion step (a screening that stops the task).
     var isTerminal: Bool { presentation["terminal"]?.boolValue == true }
 
-    /// Whether the step takes an answer (a question or a form).
+    /// A review step (`Session+Review.swift`): it lists the path's answers and asks nothing.
+    var isReview: Bool { type == "review" }
+
+    /// A page step: its content is a form whose items are its sub-steps (`TaskCompiler+Page`),
+    /// and its results are named `page.substep` (ResearchKit's page results).
+    var isPage: Bool { type == "page" }
+
+    /// Whether the step takes an answer (a question, a form or a page).
     var takesAnswers: Bool {
         if case .message = content { return false }
         return true

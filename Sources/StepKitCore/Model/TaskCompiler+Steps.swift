@@ -4,8 +4,9 @@ import StepKitBase
 
 extension TaskCompiler {
     private static let commonStepKeys = ["title", "text", "detailText", "footnote"]
-    private static let stepTypes = ["instruction", "completion", "question", "form", "section", "active", "countdown", "wait"] + HostedStep.types + GameSettings.stepTypes
-    private static let laterStepTypes = ["review", "page"]
+    private static let stepTypes = ["instruction", "completion", "question", "form", "section", "active", "countdown", "wait", "review", "page"] + HostedStep.types + GameSettings.stepTypes
+    // Every type the format reserves is implemented now; kept for a type reserved later.
+    private static let laterStepTypes: [String] = []
 
     static func compileSteps(_ items: [JSON], at path: JSONPath, in sections: [Int], _ b: Builder) {
         for (i, item) in items.enumerated() {
@@ -129,6 +130,16 @@ extension TaskCompiler {
             _ = r.string("image")
             hosted = compileHosted(other, r, at: path, b)
             content = hosted?.content
+        case "review":
+            // Lists the answers of the path before it (`Session+Review.swift`); it asks nothing.
+            content = .message
+        case "page":
+            if let validations = r.value("validations") {
+                b.pendingValidations.append((b.steps.count, validations, path.key("validations")))
+            }
+            if let subSteps = r.array("steps", required: true) {
+                content = compilePage(subSteps, at: path.key("steps"), stepIndex: b.steps.count, b).map { .form($0) }
+            }
         case let other?:
             let later = laterStepTypes.contains(other) ? " (\"\(other)\" steps are not supported yet)" : ""
             d.error("unknownStepType", "Unknown step type \"\(other)\"\(later); expected one of: " + stepTypes.joined(separator: ", ") + ".", at: path.key("type"))
@@ -147,6 +158,9 @@ extension TaskCompiler {
         case .question(let format):
             presentation["answerFormat"] = .object(format.presentation)
             if presentation["repeat"] != nil { presentation["repeat"] = effectiveRepeat(presentation["repeat"], format) }
+        case .form(let form) where type == "page":
+            // A host renders a page's sub-steps as it renders a form's items (`TaskCompiler+Page`).
+            presentation["formItems"] = withEffectiveFormats(.array(presentation["steps"]?.arrayValue?.map(pageEntry) ?? []), of: form)
         case .form(let form):
             presentation["formItems"] = presentation["formItems"].map { withEffectiveFormats($0, of: form) }
         }

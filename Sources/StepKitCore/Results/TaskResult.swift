@@ -99,8 +99,10 @@ enum StepResult {
             questions.append(question(step.identifier, format, answer, start, end))
         case .form(let form):
             let given = answer?.objectValue
+            // A page's results are named `page.substep`, as ResearchKit's page results are.
+            let prefix = step.isPage ? step.identifier + "." : ""
             for item in form.items where !hidden(item.identifier) {
-                questions.append(question(item.identifier, item.format, given?[item.identifier], start, end))
+                questions.append(question(prefix + item.identifier, item.format, given?[item.identifier], start, end))
             }
         }
         let result = JSON.object([

@@ -125,6 +125,11 @@ extension Restoration {
         try checkAllowed(session, savedAnswers: answers)
         // The restore is in the trail once something happens after it (`AuditTrail.pendingRestore`).
         var restored = session
+        // An edit from a review step still going on (absent from data saved before there were any).
+        restored.reviewReturn = try ReviewReturn.decode(d["reviewReturn"], task: task)
+        if restored.reviewReturn != nil, restored.isFinished {
+            throw refuse("damaged", "A finished run has no edit from a review step going on.", .root.key("reviewReturn"))
+        }
         if options.audit.recordRestore { restored.audit.pendingRestore = restored.now }
         restored._checkInvariants()
         return restored

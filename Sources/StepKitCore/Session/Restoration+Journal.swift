@@ -19,7 +19,8 @@ import StepKitBase
 /// whole line that is not a valid record refuses the data.
 ///
 /// A change has up to four members: `members` (members of the document set whole: the dates,
-/// the finish reason, `touched`, `taskSuspended`, `asyncActions`, `additionalTaskResults`),
+/// the finish reason, `touched`, `taskSuspended`, `asyncActions`, `additionalTaskResults`,
+/// `reviewReturn`),
 /// `path` (`from`: how many saved visits stay; `visits`: the visits that follow them),
 /// `answers` and `laterAnswers` (`set`: entries by step identifier; `remove`: identifiers),
 /// `audit` (`from`: how many saved audit events stay, always all of them; `events`: the new ones).

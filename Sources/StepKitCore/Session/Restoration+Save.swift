@@ -71,6 +71,8 @@ extension Restoration {
         if s.showsLanguage { document["language"] = member("language", of: s) }
         // Which instance each repeating block is in, when one is past its first.
         if !s.instancesCursor.isEmpty { document["instances"] = member("instances", of: s) }
+        // Only during an edit from a review step, so other saves read as before.
+        if s.reviewReturn != nil { document["reviewReturn"] = member("reviewReturn", of: s) }
         document["audit"] = try auditMember(of: s)
         return document
     }
@@ -78,7 +80,7 @@ extension Restoration {
     /// The members of the document an autosave journal record may set whole (`change`): all
     /// but the format, the task, the run's identity, the path and the answers.
     static let wholeMembers: [String] = ["startDate", "endDate", "finishReason", "touched", "taskSuspended", "asyncActions", "additionalTaskResults", "language",
-                                         "randomization", "timing", "instances"]
+                                         "randomization", "timing", "instances", "reviewReturn"]
 
     /// One of `wholeMembers` as saved.
     static func member(_ key: String, of s: Session) -> JSON {
@@ -107,6 +109,7 @@ extension Restoration {
             guard !s.task.rules.timeLimits.isEmpty else { return .null }
             let time = s.now
             return .object(["task": .int(s.taskTimeSpent(at: time)), "step": .int(s.stepTimeSpent(at: time))])
+        case "reviewReturn": return s.reviewReturn?.json(in: s.task) ?? .null
         default: return .null
         }
     }

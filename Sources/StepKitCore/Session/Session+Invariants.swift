@@ -40,6 +40,10 @@ extension Session {
             }
         }
         if let end = clock.endDate { precondition(end >= previous, "the run ends no earlier than its last visit") }
+        if let plan = reviewReturn {
+            precondition(!isFinished, "an edit from a review step goes on only in a run in progress")
+            precondition(task.step(at: plan.review)?.isReview == true, "an edit returns to a review step")
+        }
         #endif
     }
 }

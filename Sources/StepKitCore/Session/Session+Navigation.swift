@@ -15,6 +15,7 @@ extension Session {
         stopAsyncActions(leaving: nil, time: time)
         stopActiveTimer(at: time)
         finishClock(reason, at: time)
+        reviewReturn = nil
         emit("taskFinished", ["reason": .string(reason.rawValue)], at: time)
     }
 
@@ -119,6 +120,10 @@ extension Session {
         closeCurrent(at: time, skipped: skipped, hidden: hidden)
         clock.touched = true
         // The route is decided after the visit is closed, so a skipped step reads as unanswered.
+        if reviewReturn != nil {
+            continueTowardReview(routeForward(), time: time)
+            return
+        }
         guard let route = routeForward(), let next = route.step else {
             endRun(.completed, at: time)
             return

@@ -43,6 +43,8 @@ package struct Session: Sendable {
     var timing = TimeCount()
     /// Which instance of each repeating block the participant is in (`InstanceCursors`).
     var instancesCursor = InstanceCursors()
+    /// An edit begun from a review step, while it goes on (`ReviewReturn`, `Session+Review.swift`).
+    var reviewReturn: ReviewReturn?
 
     /// What a restore across task versions kept and dropped (null otherwise).
     private(set) var restoreReport: JSON = .null

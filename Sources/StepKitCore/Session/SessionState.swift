@@ -55,6 +55,9 @@ extension Session {
         if showsLanguage { state["language"] = languageJSON }
         // The current step's repeating blocks (`Session+Instances`), when it has any.
         if let step, task.rules.repeats[index] != nil, !step.identifier.isEmpty { state["instances"] = instancesJSON(step: index) }
+        // Only while they apply, so every other state reads as before (`Session+Review.swift`).
+        if step?.isReview == true { state["review"] = reviewJSON() }
+        if let plan = reviewReturn, step != nil { state["returnsToReview"] = .string(task.step(at: plan.review)?.identifier) }
         return .object(state)
     }
 

@@ -118,9 +118,19 @@ struct SubmittedResult {
             let here = path.key("results").index(j)
             // An active step's results are its recorders' files, which nothing can replay.
             if case .message = step.content { continue }
-            guard case .object(let qo) = q, let name = qo["identifier"]?.stringValue else {
+            guard case .object(let qo) = q, var name = qo["identifier"]?.stringValue else {
                 report.add(.wrongType, "A question result is an object with an \"identifier\".", at: here, step: step.identifier)
                 continue
+            }
+            // A page's results are named `page.substep` (`StepResult`); its answer is keyed by sub-step.
+            if step.isPage {
+                let prefix = step.identifier + "."
+                guard name.hasPrefix(prefix) else {
+                    report.add(.unknownIdentifier, "The page \"\(step.identifier)\" names its results \"\(prefix)substep\", not \"\(name)\".", at: here.key("identifier"),
+                               step: step.identifier, item: name)
+                    continue
+                }
+                name = String(name.dropFirst(prefix.count))
             }
             let format: AnswerFormat?
             switch step.content {

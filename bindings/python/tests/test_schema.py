@@ -152,8 +152,14 @@ COUNTER_EXAMPLES: Dict[str, Mutation] = {
     "steps not an array": lambda t: t.update(steps={}),
     # steps
     "step without type": lambda t: step(t, "intro").pop("type"),
-    "unknown step type": lambda t: step(t, "intro").update(type="review"),
+    "unknown step type": lambda t: step(t, "intro").update(type="chart"),
     "unknown step key": lambda t: step(t, "intro").update(colour=1),
+    "page without steps": lambda t: t["steps"].insert(1, {"type": "page", "identifier": "pg"}),
+    "page with a form sub-step": lambda t: t["steps"].insert(1, {"type": "page", "identifier": "pg", "steps": [
+        {"type": "form", "identifier": "x", "formItems": [{"identifier": "a", "answerFormat": {"type": "boolean"}}]}]}),
+    "page with only an instruction": lambda t: t["steps"].insert(1, {"type": "page", "identifier": "pg", "steps": [
+        {"type": "instruction", "identifier": "x", "title": "T"}]}),
+    "review with an answer format": lambda t: t["steps"].insert(1, {"type": "review", "identifier": "rv", "answerFormat": {"type": "boolean"}}),
     "empty step identifier": lambda t: step(t, "intro").update(identifier=""),
     "title not a string": lambda t: step(t, "intro").update(title=3),
     "optional not a boolean": lambda t: step(t, "intro").update(optional="yes"),
@@ -360,6 +366,13 @@ EXAMPLES_BOTH_ACCEPT: Dict[str, Mutation] = {
     "async action": lambda t: t.update(asyncActions=[{"type": "location", "identifier": "gps", "startStepIdentifier": "intro",
                                                       "stopStepIdentifier": "f"}]),
     "visibleWhen": lambda t: step(t, "f")["formItems"][2].update(visibleWhen={"result": {"step": "f", "item": "a"}, "maximum": 30}),
+    "page and review steps": lambda t: t["steps"][-1:-1].extend([
+        {"type": "page", "identifier": "pg", "title": "About you", "validations": [], "steps": [
+            {"type": "instruction", "identifier": "pi", "title": "On one page", "text": "All of these."},
+            {"type": "question", "identifier": "pa", "question": "Age", "answerFormat": {"type": "numeric", "style": "integer"}},
+            {"type": "question", "identifier": "pb", "title": "Smoker?", "optional": True, "answerFormat": {"type": "boolean"},
+             "visibleWhen": {"result": {"step": "pg", "item": "pa"}, "minimum": 18}}]},
+        {"type": "review", "identifier": "rv", "title": "Your answers"}]),
 }
 
 
