@@ -308,6 +308,12 @@ static int run_catalogue(void) {
     EXPECT_FAIL(NULL, STEPKIT_EINVAL, "nullArgument", stepkit_task_verify_result(task, "{}", NULL, NULL));
     EXPECT_FAIL(NULL, STEPKIT_EPARSE, NULL, stepkit_task_verify_result(task, "{\"identifier\": ", NULL, fresh_out())); OUT_IS_NULL();
     EXPECT_FAIL(NULL, STEPKIT_EINVAL, "notASubmission", stepkit_task_verify_result(task, "42", NULL, fresh_out())); OUT_IS_NULL();
+    EXPECT_FAIL(NULL, STEPKIT_EINVAL, "nullArgument", stepkit_task_review(NULL, "{}", NULL, fresh_out())); OUT_IS_NULL();
+    EXPECT_FAIL(NULL, STEPKIT_EINVAL, "nullArgument", stepkit_task_review(task, NULL, NULL, fresh_out())); OUT_IS_NULL();
+    EXPECT_FAIL(NULL, STEPKIT_EINVAL, "nullArgument", stepkit_task_review(task, "{}", NULL, NULL));
+    EXPECT_FAIL(NULL, STEPKIT_EPARSE, NULL, stepkit_task_review(task, "{\"identifier\": ", NULL, fresh_out())); OUT_IS_NULL();
+    EXPECT_FAIL(NULL, STEPKIT_EINVAL, "notARun", stepkit_task_review(task, "42", NULL, fresh_out())); OUT_IS_NULL();
+    EXPECT_FAIL(NULL, STEPKIT_ERESTORE, NULL, stepkit_task_review(task, "{\"format\": \"stepkit-restoration\"}", NULL, fresh_out())); OUT_IS_NULL();
     stepkit_session *s2 = (stepkit_session *)0x1;
     EXPECT_FAIL(NULL, STEPKIT_EINVAL, "nullArgument", stepkit_session_open(NULL, NULL, &s2));
     CHECK(s2 == NULL, "out_session not NULL after failure");
@@ -327,6 +333,9 @@ static int run_catalogue(void) {
     EXPECT_FAIL(s, STEPKIT_EINVAL, "nullArgument", stepkit_session_set_answer(s, NULL, fresh_out())); OUT_IS_NULL();
     EXPECT_FAIL(s, STEPKIT_EINVAL, "nullArgument", stepkit_session_go_forward(NULL, fresh_out())); OUT_IS_NULL();
     EXPECT_FAIL(s, STEPKIT_EINVAL, "nullArgument", stepkit_session_go_backward(NULL, fresh_out())); OUT_IS_NULL();
+    EXPECT_FAIL(s, STEPKIT_EINVAL, "nullArgument", stepkit_session_review_edit(NULL, "q", fresh_out())); OUT_IS_NULL();
+    EXPECT_FAIL(s, STEPKIT_EINVAL, "nullArgument", stepkit_session_review_edit(s, NULL, fresh_out())); OUT_IS_NULL();
+    EXPECT_FAIL(s, STEPKIT_ESTATE, "notReview", stepkit_session_review_edit(s, "q", fresh_out())); OUT_IS_NULL();
     EXPECT_FAIL(s, STEPKIT_EINVAL, "nullArgument", stepkit_session_skip(NULL, fresh_out())); OUT_IS_NULL();
     EXPECT_FAIL(s, STEPKIT_EINVAL, "nullArgument", stepkit_session_finish(NULL, "saved", fresh_out())); OUT_IS_NULL();
     EXPECT_FAIL(s, STEPKIT_EINVAL, "nullArgument", stepkit_session_finish(s, NULL, fresh_out())); OUT_IS_NULL();
@@ -363,6 +372,7 @@ static int run_catalogue(void) {
     EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidHandle", stepkit_task_graph(dead_task, fresh_out())); OUT_IS_NULL();
     EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidHandle", stepkit_task_verify_result(dead_task, "{}", NULL, fresh_out())); OUT_IS_NULL();
     EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidHandle", stepkit_task_verify_result((stepkit_task *)s, "{}", NULL, fresh_out())); OUT_IS_NULL();
+    EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidHandle", stepkit_task_review(dead_task, "{}", NULL, fresh_out())); OUT_IS_NULL();
     s2 = (stepkit_session *)0x1;
     EXPECT_FAIL(NULL, STEPKIT_EINVAL, "invalidHandle", stepkit_session_open(dead_task, NULL, &s2));
     CHECK(s2 == NULL, "out_session after a dead task");

@@ -802,6 +802,54 @@ int stepkit_task_verify_result(const stepkit_task *task, const char *submitted_j
                                const char *options_json, char **out_report);
 
 /* ---------------------------------------------------------------------------------------------
+ * Review steps (docs/task-format.md, "Review steps")
+ *
+ * While a "review" step is current the state has "review": {"steps": [{"step", "type",
+ * "displayTitle", "skipped", "answers": [{"identifier", "label", "answer", "displayText"}]}]}:
+ * the steps before it on the current path that take answers, each once, with the answers as the
+ * participant reads them. During an edit begun there the state has "returnsToReview".
+ */
+
+/* "Edit" on the current review step: goes back to `step_identifier` (NUL-terminated), one of the
+ * steps the review lists. Leaving that step goes forward where the task's rules lead on its new
+ * answer, passes over the steps the path already held that are still answered and may be left,
+ * and comes back to the review, or stops at a step that needs the participant (a branch the edit
+ * opened, an active step) and goes on toward the review once that is left. On reaching the
+ * review, the answers of steps the edit took off the path that the new path leaves out are
+ * dropped, each with an "answerDropped" event {"step", "reason": "offPath"} (and an audit
+ * "answerCleared" event with "detail": "offPath"); the edit itself is an audit "backward" event
+ * with "detail": "reviewEdit". An edit going on is saved in restoration data and goes on after a
+ * restore.
+ *
+ * On success stores the new state (as stepkit_session_state) in *out (`out` may be NULL). On
+ * failure changes nothing: STEPKIT_EINVAL for a NULL `session` or `step_identifier` or a handle
+ * that is not live; STEPKIT_ESTATE "notReview" when the current step is not a review step,
+ * "notReviewed" when the review does not list `step_identifier`, "finished" when the run has
+ * ended; STEPKIT_EIO when autosave fails. Thread-safe (the session's lock). */
+int stepkit_session_review_edit(stepkit_session *session, const char *step_identifier, char **out);
+
+/* The read-only review of a saved or finished run, for a host that shows "your answers" without
+ * opening a session. `run_json` is restoration data (stepkit_session_save(), or the text of an
+ * autosave file), restored and checked exactly as stepkit_session_restore() does with
+ * `options_json` (the same options, NULL for none: "integrityKey", "migrate", ...), or a task
+ * result (stepkit_session_result()), read as stepkit_task_verify_result() reads one but not
+ * replayed (verify a result before trusting it).
+ *
+ * On STEPKIT_OK stores in *out {"taskIdentifier", "taskRunUUID", "source": "restorationData" |
+ * "result", "steps": [...]} (each step as in the state's "review", every step of the path that
+ * takes answers), and, for restoration data, "status" and "finishReason". Output owned by the
+ * caller (stepkit_string_free).
+ *
+ * Errors (*out NULL): STEPKIT_EINVAL if `task`, `run_json` or `out` is NULL, `task` is not live,
+ * the options are not session options, `run_json` is neither restoration data nor a result
+ * ("notARun") or is a result of another task ("otherTask"), or it is past the input limits
+ * (256 MiB, 128 levels); STEPKIT_EPARSE if it is not JSON; STEPKIT_ERESTORE (and the codes of
+ * stepkit_session_restore()) for restoration data that does not restore; STEPKIT_EIO if
+ * libcrypto is needed and cannot be loaded. Thread-safe: nothing is shared but the task,
+ * read-only. */
+int stepkit_task_review(const stepkit_task *task, const char *run_json, const char *options_json, char **out);
+
+/* ---------------------------------------------------------------------------------------------
  * Languages
  *
  * A task's texts (titles, texts, questions, choice texts, placeholders, invalid messages,

@@ -441,6 +441,18 @@ public:
      * now on, texts and the engine's messages alike; every answer stays
      * (stepkit_session_set_language()). Throws Error (STEPKIT_EINVAL "invalidLanguage") for a
      * tag that is not BCP-47, changing nothing. */
+    /* "Edit" on the current review step: back to `step_identifier`, which, once left, leads back
+     * to the review; answers the new path leaves out are dropped (stepkit_session_review_edit()).
+     * Throws Error (STEPKIT_ESTATE "notReview", "notReviewed") changing nothing. */
+    std::string review_edit(const std::string &step_identifier) {
+        const char *text = detail::c_text(step_identifier, false, "The step identifier");
+        char *out = nullptr;
+        const int status = stepkit_session_review_edit(handle_, text, &out);
+        std::string state = detail::take(out);
+        detail::finish_call(status);
+        return state;
+    }
+
     std::string set_language(const std::string &language) {
         const char *text = detail::c_text(language, false, "The language");
         char *out = nullptr;
@@ -676,6 +688,16 @@ public:
         const char *submitted = detail::c_text(submitted_json, true, "The submission");
         const char *opts = detail::c_options(options);
         return out_call([&](char **out) { return stepkit_task_verify_result(handle_, submitted, opts, out); });
+    }
+
+    /* The read-only review of a saved run (restoration data or an autosave file's text, restored
+     * under `options` as stepkit_session_restore() does; "" for none) or of a task result:
+     * {"taskIdentifier", "taskRunUUID", "source", "steps": [...]} (stepkit_task_review()). Throws
+     * Error for a run that is neither, of another task, or that does not restore. */
+    std::string review(const std::string &run_json, const std::string &options = {}) const {
+        const char *run = detail::c_text(run_json, true, "The run");
+        const char *opts = detail::c_options(options);
+        return out_call([&](char **out) { return stepkit_task_review(handle_, run, opts, out); });
     }
 
     /* A new session on its first step; options as for stepkit_session_open() ("" for none). */

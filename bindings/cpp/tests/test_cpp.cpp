@@ -509,6 +509,34 @@ static void test_verify() {
     EXPECT_ERROR(STEPKIT_EINVAL, task.verify(result, R"({"ignore": ["everything"]})"));
 }
 
+// A review step: the edit that changes a branch (by the rule, a non-smoker skips "cigarettes")
+// drops that answer and comes back; the read-only review of the saved run lists the new path.
+static void test_review() {
+    stepkit::Task task = stepkit::Task::compile(R"({"identifier": "habits", "steps": [
+        {"type": "question", "identifier": "smoker", "answerFormat": {"type": "boolean"}},
+        {"type": "question", "identifier": "cigarettes", "answerFormat": {"type": "numeric", "style": "integer"}},
+        {"type": "review", "identifier": "review"}],
+      "navigationRules": {"smoker": {"type": "predicate", "branches": [
+        {"when": {"result": "smoker", "equals": false}, "destination": "review"}]}}})");
+    stepkit::Session session = task.open();
+    session.set_answer("true");
+    session.go_forward();
+    session.set_answer("12");
+    const std::string review = session.go_forward();
+    CHECK(has(review, "\"step\":\"cigarettes\""));
+    EXPECT_ERROR(STEPKIT_ESTATE, session.review_edit("nope"));
+    CHECK(has(session.review_edit("smoker"), "\"returnsToReview\":\"review\""));
+    session.set_answer("false");
+    const std::string back = session.go_forward();
+    CHECK(has(back, "\"type\":\"answerDropped\""));
+    CHECK(!has(back, "\"step\":\"cigarettes\",\"type\":\"question\""));
+    const std::string listed = task.review(session.save());
+    CHECK(has(listed, "\"source\":\"restorationData\""));
+    CHECK(has(listed, "\"displayText\":\"No\""));
+    CHECK(!has(listed, "cigarettes"));
+    EXPECT_ERROR(STEPKIT_EINVAL, task.review("[]"));
+}
+
 // Languages: the texts and a refused answer's message in the session's language, from the
 // shipped German and Spanish catalogues and from a host's; a tag that is not BCP-47 refused.
 static void test_languages() {
@@ -622,6 +650,7 @@ int main() {
     test_active_and_events();
     test_error_json_reader();
     test_verify();
+    test_review();
     if (failures != 0) {
         std::fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;

@@ -571,6 +571,36 @@ class Task(_Handle):
             raise InternalError("stepkit_task_verify_result returned JSON that is not an object.")
         return report
 
+    def review(
+        self,
+        run: Union[str, bytes, bytearray, Mapping[str, Any]],
+        options: Union[None, str, Mapping[str, Any]] = None,
+    ) -> Dict[str, Any]:
+        """The read-only review of a saved or finished run (``stepkit_task_review``), for a host
+        that shows "your answers": ``run`` is restoration data (a save, or an autosave file's
+        text), restored under ``options`` as :meth:`restore` does, or a task result as
+        :meth:`Session.result` gives it (read, not replayed: :meth:`verify` it to trust it).
+        Returns ``{"taskIdentifier", "taskRunUUID", "source": "restorationData" | "result",
+        "steps": [{"step", "type", "displayTitle", "skipped", "answers": [{"identifier",
+        "label", "answer", "displayText"}]}]}``.
+
+        InvalidArgumentError for a run that is neither ("notARun") or of another task
+        ("otherTask"); ParseError for text that is not JSON; RestorationError for restoration
+        data that does not restore."""
+        if isinstance(run, (str, bytes, bytearray)):
+            data = _json_text_bytes(run, "the run")
+        elif isinstance(run, Mapping):
+            data = _json_bytes(dict(run), "the run")
+        else:
+            raise TypeError(f"a run must be JSON text or a dict, not {type(run).__name__}")
+        opts = _options_bytes(options, "review options")
+        with self._lock:
+            handle = self._live_handle()
+            review = _call_out(self._lib, "stepkit_task_review", handle, data, opts)
+        if not isinstance(review, dict):
+            raise InternalError("stepkit_task_review returned JSON that is not an object.")
+        return review
+
     def _object_out(self, function: str) -> Dict[str, Any]:
         """The JSON object a ``stepkit_task_*(task, &out)`` call gives for this task."""
         with self._lock:
@@ -1232,6 +1262,15 @@ class Session(_Handle):
         StateError if the step is not optional or takes no answer."""
         data = self._invoke("stepkit_session_skip", (), state)
         return None if data is None else _object(data, "stepkit_session_skip")
+
+    def review_edit(self, step: str) -> Dict[str, Any]:
+        """"Edit" on the current review step (``stepkit_session_review_edit``): back to
+        ``step``, one the state's ``review`` lists; leaving it leads back to the review over the
+        steps still answered, and answers the new path leaves out are dropped (each with an
+        ``answerDropped`` event). Returns the new state, with ``returnsToReview``.
+
+        StateError ("notReview", "notReviewed") changing nothing; TypeError for a non-str."""
+        return self._call("stepkit_session_review_edit", _c_string(step, "the step identifier"))
 
     def set_language(self, language: str) -> Dict[str, Any]:
         """Shows the session in ``language`` (a BCP-47 tag such as ``"fr-CA"``) from now on: the

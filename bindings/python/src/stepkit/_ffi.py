@@ -91,6 +91,8 @@ _PROTOTYPES = {
     "stepkit_session_set_audit_context": (c_int, [c_void_p, c_char_p, c_char_p]),
     "stepkit_session_report": (c_int, [c_void_p, c_char_p, _OUT]),
     "stepkit_session_consent_document": (c_int, [c_void_p, _OUT]),
+    "stepkit_session_review_edit": (c_int, [c_void_p, c_char_p, _OUT]),
+    "stepkit_task_review": (c_int, [c_void_p, c_char_p, c_char_p, _OUT]),
 }
 
 _lock = threading.Lock()
