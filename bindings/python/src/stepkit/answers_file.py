@@ -143,11 +143,11 @@ def _leave(session: Session, state: Dict[str, Any], answers: Dict[str, Any], say
         session.set_answer(answer)
     except (AnswerError, StateError, ParseError, ValueError, TypeError) as exc:
         path = getattr(exc, "path", "")
-        where = f", item '{path}'" if path and kind == "form" else ""
+        where = f", item '{path}'" if path and kind in ("form", "page") else ""
         raise AnswersError(
             f"The answer for step '{identifier}'{where} was refused: {getattr(exc, 'message', exc)}"
         )
-    if kind == "form":
+    if kind in ("form", "page"):
         say(f"{title}:")
         items = {i.get("identifier"): i for i in step.get("formItems", []) if isinstance(i, dict)}
         if isinstance(answer, dict):

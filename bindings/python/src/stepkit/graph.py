@@ -317,6 +317,8 @@ _SHAPES = {
     "completion": ("box", "#d9f2d9"),
     "question": ("box", "#ddeeff"),
     "form": ("box3d", "#e6e0f8"),
+    "page": ("box3d", "#e6e0f8"),
+    "review": ("folder", "#fff6cc"),
     "active": ("hexagon", "#ffe8cc"),
     "countdown": ("hexagon", "#ffe8cc"),
     "wait": ("hexagon", "#ffe8cc"),

@@ -17,7 +17,7 @@ from .rendering import is_active
 from .answer_input import InputError, describe_format, parse_input
 from .commands import HELP, NAVIGATION, command_name, navigate
 from .errors import AnswerError, ParseError, StateError, StepKitError
-from .rendering import can_skip, problems_text, render_answer, time_left
+from .rendering import can_skip, problems_text, render_answer, review_lines, time_left
 
 __all__ = ["Presenter"]
 
@@ -179,6 +179,8 @@ class Presenter:
         left = time_left(state)
         if left:
             self.say(f"  {left}")
+        if state.get("returnsToReview"):
+            self.say("  (Changing an answer: going on returns to the review.)")
         self._missing_summary(state)
 
     def _shown(self, step: Dict[str, Any]) -> None:
@@ -224,8 +226,10 @@ class Presenter:
             return self._reported(state)
         if kind == "question":
             return self._question(state)
-        if "formItems" in step:  # a form, or a consent review (a form StepKit writes)
+        if "formItems" in step:  # a form, a page or a consent review (forms StepKit writes)
             return self._form(state)
+        if kind == "review":
+            return self._review(state)
         if is_active(step):
             if self.runner is None:
                 self.runner = stack.enter_context(ActiveRunner(interactive=True, out=self.out).attach(self.session))
@@ -284,6 +288,27 @@ class Presenter:
             moved = self._forward()
             if moved is not None:
                 return moved
+
+    def _review(self, state: State) -> State:
+        """A review step: the engine's list, numbered; a number edits that step (the engine
+        brings the participant back here), Enter goes on."""
+        while True:
+            entries = (state.get("review") or {}).get("steps") or []
+            for line in review_lines(state.get("review")):
+                self.say(line)
+            navigation = state.get("navigation") or {}
+            label = "continue" if navigation.get("hasNextStep", True) else "finish"
+            _, stripped = self._line(f"[Enter to {label}, or a step's number to change its answer] ")
+            if stripped == "":
+                moved = self._forward()
+                return moved if moved is not None else state
+            if stripped.isdigit() and 1 <= int(stripped) <= len(entries):
+                try:
+                    return self.session.review_edit(str(entries[int(stripped) - 1].get("step")))
+                except StepKitError as exc:
+                    self.error(exc.message)
+                    continue
+            self.error(f"Type a number from 1 to {len(entries)}, or Enter.")
 
     def _question(self, state: State) -> State:
         step = state.get("step") or {}

@@ -27,6 +27,7 @@ __all__ = [
     "takes_several",
     "render_answer",
     "time_left",
+    "review_lines",
 ]
 
 
@@ -144,3 +145,24 @@ def render_answer(fmt: Optional[Dict[str, Any]], answer: Any) -> str:
     if isinstance(unit, str) and unit and isinstance(answer, (int, float)):
         text = f"{text} {unit}"
     return text
+
+
+def review_lines(review: Optional[Mapping[str, Any]]) -> List[str]:
+    """A review step's list (the state's ``review``, or :meth:`Task.review`'s) as numbered text
+    lines: each step the engine lists, by its ``displayTitle``, then each answer as the engine's
+    ``displayText`` (its ``label`` first when the step has several answers or the label differs
+    from the title); "(no answer)" where it gives none."""
+    steps = [e for e in (review or {}).get("steps") or [] if isinstance(e, Mapping)]
+    if not steps:
+        return ["  (nothing to review)"]
+    lines: List[str] = []
+    for number, entry in enumerate(steps, 1):
+        title = str(entry.get("displayTitle") or entry.get("step"))
+        lines.append(f"  {number}. {title}{' (skipped)' if entry.get('skipped') else ''}")
+        answers = [a for a in entry.get("answers") or [] if isinstance(a, Mapping)]
+        for answer in answers:
+            shown = answer.get("displayText")
+            text = "(no answer)" if shown is None else str(shown)
+            label = str(answer.get("label") or answer.get("identifier"))
+            lines.append(f"     {label}: {text}" if len(answers) > 1 or label != title else f"     {text}")
+    return lines
