@@ -110,7 +110,8 @@ def render_step(request: Request, token: str, row: Any, state: Dict[str, Any],
                    placeholder=step.get("placeholder"), error=msg, submitted=submitted)
         blocks.append(w)
         targets[""] = "q"
-    elif kind == "form":
+    elif kind in ("form", "page"):
+        # A page's sub-steps come as form items (docs/task-format.md, "Page steps").
         visible = state.get("visibleItems")
         visible = set(visible) if isinstance(visible, list) else None
         values = answer if isinstance(answer, dict) else {}
@@ -167,8 +168,11 @@ def render_step(request: Request, token: str, row: Any, state: Dict[str, Any],
     calculations = [{"name": name, "label": calculation_label(name),
                      "value": calculation_text(value)}
                     for name, value in (step.get("calculations") or {}).items()]
-    has_visibility = kind == "form" and any(
+    has_visibility = kind in ("form", "page") and any(
         isinstance(it, dict) and it.get("visibleWhen") for it in step.get("formItems") or [])
+    review = review_entries(state.get("review")) if kind == "review" else None
+    if notice is None and state.get("returnsToReview"):
+        notice = "You are changing an answer: Next brings you back to the review."
     language = state.get("language") or {}
     ctx = {
         "languages": languages.switch(language.get("available") or [], language.get("text")),
@@ -179,10 +183,32 @@ def render_step(request: Request, token: str, row: Any, state: Dict[str, Any],
         "nav": nav, "version": row.version, "action_url": f"/r/{token}",
         "next_label": "Next" if nav.get("hasNextStep", True) else "Done",
         "active": active, "limits": limits, "can_update": has_visibility, "calculations": calculations,
+        "review": review,
         "resume_url": absolute(request, f"/r/{token}"),
         "can_email": request.app.state.smtp is not None,
     }
     return templates.TemplateResponse(request, "step.html", ctx, status_code=status)
+
+
+def review_entries(review: Any) -> List[Dict[str, Any]]:
+    """A review step's list as the page shows it: each step the engine lists (its
+    ``displayTitle``), each answer as the engine's ``displayText``, labelled when the step has
+    several answers or the label is not the title."""
+    entries: List[Dict[str, Any]] = []
+    for entry in (review or {}).get("steps") or []:
+        if not isinstance(entry, dict):
+            continue
+        title = str(entry.get("displayTitle") or entry.get("step"))
+        answers = [a for a in entry.get("answers") or [] if isinstance(a, dict)]
+        shown = []
+        for a in answers:
+            label = str(a.get("label") or a.get("identifier"))
+            text = a.get("displayText")
+            shown.append({"label": label if len(answers) > 1 or label != title else None,
+                          "text": "No answer" if text is None else str(text)})
+        entries.append({"step": str(entry.get("step")), "title": title, "answers": shown,
+                        "skipped": bool(entry.get("skipped"))})
+    return entries
 
 
 def finished_page(request: Request, row: Any) -> Response:
@@ -219,7 +245,7 @@ def _submit(request: Request, token: str, fields: Fields) -> Response:
     row = service.session_for_token(token)
     action = fields.get("action")
     if action not in ("next", "back", "skip", "save", "start", "tick") and not (
-            isinstance(action, str) and action.startswith("language:")):
+            isinstance(action, str) and action.startswith(("language:", "edit:"))):
         raise Refused(400, {"code": "EINVAL", "message": "The form was incomplete or "
                             "changed: nothing was saved. Go back to the page and try again."})
 
@@ -229,7 +255,7 @@ def _submit(request: Request, token: str, fields: Fields) -> Response:
             return report_of(step, fields, action)
         if step.get("type") == "question":
             return parse_answer(step.get("answerFormat") or {}, fields, "answer"), True
-        if "formItems" in step:  # a form, or a consent review
+        if "formItems" in step:  # a form, a page or a consent review
             visible = state.get("visibleItems")
             answer = {}
             for item in step.get("formItems") or []:

@@ -642,6 +642,10 @@ class Service:
                     state = session.tick()
                 elif action == "save":
                     pass
+                elif action.startswith("edit:"):
+                    # "Change" on a review step (stepkit_session_review_edit): refused with
+                    # a StateError, changing nothing, for a step the review does not list.
+                    state = session.review_edit(action[len("edit:"):])
                 elif switching:
                     # The draft on the page is kept (above); every answer stays.
                     try:

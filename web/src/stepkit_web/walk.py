@@ -75,7 +75,7 @@ def page_fields(state: Mapping[str, Any], answers: Mapping[str, Any]) -> Optiona
         if ident not in answers:
             return None
         return fields_for(step.get("answerFormat") or {}, answers[ident], "answer")
-    if kind == "form":
+    if kind in ("form", "page"):
         if ident not in answers:
             return None
         given = answers[ident] or {}

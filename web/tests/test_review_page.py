@@ -1,0 +1,73 @@
+"""Review and page steps in the participant pages (docs/task-format.md, "Review steps", "Page
+steps"): a page's sub-steps posted as one form, its results named page.substep; the review lists
+the answers with their display texts and a Change button per step; a change that switches the
+branch (by the task's rule a non-smoker skips "cigarettes") drops that answer and comes back."""
+
+from __future__ import annotations
+
+import json
+
+from stepkit_web.walk import post_form
+
+HABITS = {
+    "identifier": "habits-web",
+    "steps": [
+        {"type": "question", "identifier": "smoker", "title": "Do you smoke?", "answerFormat": {"type": "boolean"}},
+        {"type": "question", "identifier": "cigarettes", "title": "Cigarettes a day",
+         "answerFormat": {"type": "numeric", "style": "integer", "unit": "per day"}},
+        {"type": "page", "identifier": "about", "title": "About you", "steps": [
+            {"type": "question", "identifier": "age", "question": "Age", "answerFormat": {"type": "numeric", "style": "integer"}},
+            {"type": "question", "identifier": "sport", "question": "Sport", "answerFormat": {
+                "type": "textChoice", "style": "singleChoice",
+                "textChoices": [{"text": "Never", "value": "never"}, {"text": "Weekly", "value": "weekly"}]}}]},
+        {"type": "review", "identifier": "review", "title": "Check your answers"},
+        {"type": "completion", "identifier": "done", "title": "Thank you"},
+    ],
+    "navigationRules": {"smoker": {"type": "predicate", "branches": [
+        {"when": {"result": "smoker", "equals": False}, "destination": "about"}]}},
+}
+
+
+def test_page_review_and_a_change_that_switches_the_branch(client):
+    r = client.post("/api/tasks", content=json.dumps(HABITS), headers={"content-type": "application/json"})
+    assert r.status_code == 201, r.text
+    made = client.post("/api/tasks/habits-web/sessions").json()
+    path = made["resumeUrl"].replace("http://testserver", "")
+
+    def info():
+        return client.get(f"/api/sessions/{made['session']}").json()
+
+    def post(fields, action="next"):
+        now = info()
+        base = [("_version", str(now["version"])), ("_step", now["state"]["step"]["identifier"])]
+        return post_form(client, path, base + fields + [("action", action)])
+
+    assert post([("answer", "true")]).status_code == 303
+    assert post([("answer", "12")]).status_code == 303
+    # The page: both sub-steps on one page, validated together (age missing: refused, 422).
+    page = client.get(path).text
+    assert "Age" in page and "Sport" in page
+    assert post([("item:sport", "1")]).status_code == 422
+    assert post([("item:age", "40"), ("item:sport", "1")]).status_code == 303
+    assert info()["state"]["step"]["identifier"] == "review"
+    review = client.get(path).text
+    for shown in ("Do you smoke?", "Yes", "12 per day", "Sport:", "Weekly"):
+        assert shown in review, shown
+    assert review.count('value="edit:') == 3
+    assert 'aria-label="Change your answer: Do you smoke?"' in review
+    # A step the review does not list: refused, nothing changes.
+    before = info()
+    assert post([], "edit:done").status_code in (303, 422)
+    assert info()["state"]["step"]["identifier"] == "review" and info()["state"] == before["state"]
+    # Change "Do you smoke?" to no: back at the review without "cigarettes".
+    assert post([], "edit:smoker").status_code == 303
+    assert info()["state"]["step"]["identifier"] == "smoker"
+    assert "Next brings you back to the review" in client.get(path).text
+    assert post([("answer", "false")]).status_code == 303
+    assert info()["state"]["step"]["identifier"] == "review"
+    review = client.get(path).text
+    assert "Cigarettes a day" not in review and "12 per day" not in review and "No" in review
+    assert post([]).status_code == 303  # the review: Next
+    result = client.get(f"/api/sessions/{made['session']}/result").json()
+    assert [s["identifier"] for s in result["results"]] == ["smoker", "about", "review", "done"]
+    assert [q["identifier"] for q in result["results"][1]["results"]] == ["about.age", "about.sport"]
