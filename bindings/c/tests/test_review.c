@@ -55,6 +55,14 @@ static const char *listed(const json_t *review, char *buffer, size_t size)
     return buffer;
 }
 
+/* Checks that the last error has `status` and that its first problem's code is `code`. */
+static void check_problem(int status, const char *name, const char *code)
+{
+    json_t *e = check_last_error(status, name, NULL);
+    CHECK_STR(json_str(json_array_get(json_object_get(e, "errors"), 0), "code"), code);
+    json_decref(e);
+}
+
 static int has_event(const json_t *state, const char *type, const char *step)
 {
     size_t i;
@@ -138,13 +146,11 @@ static void test_bad_input(void)
     stepkit_task *task = compile_ok(HABITS);
     stepkit_session *s = open_ok(task, NULL);
     char *out = NULL, *before = NULL, *after = NULL;
-    json_t *e;
     /* Not on a review step: refused, and nothing changes. */
     json_decref(answer(s, "true"));
     before = state_text(s);
     CHECK_FAILS(out, stepkit_session_review_edit(s, "smoker", &out), STEPKIT_ESTATE);
-    e = check_last_error(STEPKIT_ESTATE, "notReview", NULL);
-    json_decref(e);
+    check_problem(STEPKIT_ESTATE, "ESTATE", "notReview");
     after = state_text(s);
     CHECK_STR(after, before);
     stepkit_string_free(after);
@@ -158,7 +164,7 @@ static void test_bad_input(void)
     json_decref(forward(s));
     before = state_text(s);
     CHECK_FAILS(out, stepkit_session_review_edit(s, "done", &out), STEPKIT_ESTATE);
-    json_decref(check_last_error(STEPKIT_ESTATE, "notReviewed", NULL));
+    check_problem(STEPKIT_ESTATE, "ESTATE", "notReviewed");
     CHECK_FAILS(out, stepkit_session_review_edit(s, "nope", &out), STEPKIT_ESTATE);
     after = state_text(s);
     CHECK_STR(after, before);
@@ -170,9 +176,9 @@ static void test_bad_input(void)
     CHECK_RC(stepkit_task_review(task, "{}", NULL, NULL), STEPKIT_EINVAL);
     CHECK_FAILS(out, stepkit_task_review(task, "{not json", NULL, &out), STEPKIT_EPARSE);
     CHECK_FAILS(out, stepkit_task_review(task, "[]", NULL, &out), STEPKIT_EINVAL);
-    json_decref(check_last_error(STEPKIT_EINVAL, "notARun", NULL));
+    check_problem(STEPKIT_EINVAL, "EINVAL", "notARun");
     CHECK_FAILS(out, stepkit_task_review(task, "{\"identifier\": \"other\", \"results\": []}", NULL, &out), STEPKIT_EINVAL);
-    json_decref(check_last_error(STEPKIT_EINVAL, "otherTask", NULL));
+    check_problem(STEPKIT_EINVAL, "EINVAL", "otherTask");
     CHECK_FAILS(out, stepkit_task_review(task, "{\"format\": \"stepkit-restoration\"}", NULL, &out), STEPKIT_ERESTORE);
     CHECK_FAILS(out, stepkit_task_review(task, "{}", "{\"colour\": 1}", &out), STEPKIT_EINVAL);
     stepkit_session_free(s);

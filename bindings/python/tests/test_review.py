@@ -42,7 +42,7 @@ def event_steps(state, kind):
 
 @pytest.fixture
 def task():
-    return stepkit.Task.compile(json.dumps(HABITS))
+    return stepkit.Task.from_json(json.dumps(HABITS))
 
 
 def walk_to_review(task):
@@ -77,7 +77,7 @@ def test_an_edit_that_changes_the_branch_drops_the_answer_left_off_the_path(task
     assert event_steps(state, "answerDropped") == ["cigarettes"]
     s.go_forward()
     s.go_forward()
-    result = s.result()
+    result = s.result
     assert [r["identifier"] for r in result["results"]] == ["smoker", "about", "review", "done"]
     assert [q["identifier"] for q in result["results"][1]["results"]] == ["about.age", "about.sport", "about.club"]
     assert task.verify(result)["verified"] is True
@@ -89,11 +89,11 @@ def test_the_review_of_a_saved_run_and_bad_input(task):
     saved = s.save()
     review = task.review(saved)
     assert review["source"] == "restorationData" and listed(review) == listed(state["review"])
-    before = s.state()
+    before = s.state
     with pytest.raises(stepkit.StateError) as e:
         s.review_edit("done")
     assert e.value.errors[0]["code"] == "notReviewed"
-    assert s.state() == before
+    assert s.state == before
     with pytest.raises(stepkit.InvalidArgumentError):
         task.review("[]")
     with pytest.raises(stepkit.ParseError):
@@ -142,4 +142,25 @@ def test_the_terminal_presenter_reviews_and_edits(task, capsys):
     assert "Yes" in first and "10 per day" in first and "Sport: Weekly" in first
     assert "No" in second and "A day" not in second and "Sport: Weekly" in second
     assert "going on returns to the review" in text
-    assert [r["identifier"] for r in session.result()["results"]] == ["smoker", "about", "review", "done"]
+    assert [r["identifier"] for r in session.result["results"]] == ["smoker", "about", "review", "done"]
+
+
+def test_the_schemas_take_an_edit_going_on_and_page_results(task):
+    """Restoration data saved in the middle of an edit (its reviewReturn) and a result with page
+    results validate against schema/."""
+    jsonschema = pytest.importorskip("jsonschema")
+    from conftest import REPO
+
+    def validator(name):
+        return jsonschema.Draft202012Validator(json.loads((REPO / "schema" / name).read_text()))
+
+    s, _ = walk_to_review(task)
+    s.review_edit("smoker")
+    saved = json.loads(s.save())
+    assert saved["reviewReturn"] == {"review": "review", "edited": "smoker", "offPath": ["cigarettes", "about"]}
+    assert list(validator("restoration.schema.json").iter_errors(saved)) == []
+    restored = task.restore(s.save())
+    restored.set_answer(False)
+    assert restored.go_forward()["step"]["identifier"] == "review"
+    assert "reviewReturn" not in json.loads(restored.save())
+    assert list(validator("result.schema.json").iter_errors(restored.result)) == []
