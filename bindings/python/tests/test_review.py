@@ -164,3 +164,25 @@ def test_the_schemas_take_an_edit_going_on_and_page_results(task):
     assert restored.go_forward()["step"]["identifier"] == "review"
     assert "reviewReturn" not in json.loads(restored.save())
     assert list(validator("result.schema.json").iter_errors(restored.result)) == []
+
+
+def test_an_edit_goes_on_after_a_restore_from_the_autosave_journal(task, tmp_path):
+    """The autosave file's journal records the edit going on (reviewReturn set, then cleared)."""
+    autosave = tmp_path / "run.json"
+    s = task.open({"autosave": str(autosave)})
+    s.set_answer(True)
+    s.go_forward()
+    s.set_answer(10)
+    s.go_forward()
+    s.set_answer({"age": 40, "sport": ["weekly"], "club": "Rovers"})
+    s.go_forward()
+    s.review_edit("smoker")
+    s.close()
+    back = task.restore(autosave.read_text(), {"autosave": str(autosave)})
+    assert back.state["returnsToReview"] == "review"
+    back.set_answer(False)
+    assert back.go_forward()["step"]["identifier"] == "review"
+    back.close()
+    again = task.restore(autosave.read_text())
+    assert "returnsToReview" not in again.state
+    assert list(listed(again.state["review"])) == ["smoker", "about"]
