@@ -34,6 +34,19 @@ private func reviewedSteps(_ state: JSONObject) -> [String] {
     (state["review"]?.objectValue?["steps"]?.arrayValue ?? []).compactMap { $0.objectValue?["step"]?.stringValue }
 }
 
+/// The buffer writers (`writeState`, `writeResult`) write what the trees hold, byte for byte.
+private func expectWrittenAsTheTrees(_ s: Session, _ context: String) {
+    var result = JSONOutput()
+    s.writeResult(to: &result)
+    #expect(String(decoding: result.finishBytes(), as: UTF8.self) == JSONWriter.string(s.resultJSON()), "result: \(context)")
+    let events = s.pendingEvents
+    var state = JSONOutput()
+    s.writeState(events: events, to: &state)
+    var tree = s.stateJSON().objectValue ?? JSONObject()
+    tree["events"] = .array(events)
+    #expect(String(decoding: state.finishBytes(), as: UTF8.self) == JSONWriter.string(.object(tree)), "state: \(context)")
+}
+
 private func resultSteps(_ s: Session) -> [String] {
     (s.resultJSON().objectValue?["results"]?.arrayValue ?? []).compactMap { $0.objectValue?["identifier"]?.stringValue }
 }
@@ -76,9 +89,11 @@ private func restored(_ s: Session) throws -> Session {
     /// `exercise`, so `cigarettes` leaves the path and its answer is dropped, with an event.
     @Test func anEditThatChangesTheBranchDropsTheAnswersLeftOffThePath() throws {
         var s = try atReview()
+        expectWrittenAsTheTrees(s, "at the review")
         try s.editFromReview("smoker")
         #expect(s.stepID == "smoker")
         #expect(s.state["returnsToReview"] == .string("review"))
+        expectWrittenAsTheTrees(s, "editing")
         #expect(s.state["answer"] == .bool(true))
         try s.setAnswer(.bool(false))
         _ = s.takeEvents()
@@ -237,6 +252,7 @@ let pagedTask = """
         let entry = try #require(s.state["review"]?.objectValue?["steps"]?.arrayValue?.first?.objectValue)
         #expect(entry["answers"]?.arrayValue?.map { $0.objectValue?["identifier"] } == [.string("about.age"), .string("about.smokes")])
         try s.goForward(); try s.goForward()
+        expectWrittenAsTheTrees(s, "a page's results")
         let page = try #require(s.resultJSON().objectValue?["results"]?.arrayValue?.first?.objectValue)
         #expect(page["identifier"] == .string("about"))
         #expect(page["results"]?.arrayValue?.map { $0.objectValue?["identifier"] } == [.string("about.age"), .string("about.smokes")])

@@ -176,15 +176,17 @@ extension Session {
             }
         case .form(let form):
             let given = answer?.objectValue
+            // A page's results are named `page.substep`, as the tree names them (`StepResult`).
+            let prefix = step.isPage ? step.identifier + "." : ""
             var first = true
             for item in form.items where !(isCurrent ? !isVisible(item.identifier, step: visit.stepIndex) : visit.hiddenItems.contains(item.identifier)) {
                 if !first { out.byte(UInt8(ascii: ",")) }
                 first = false
                 if let repeating = item.format.rules as? RepeatingFormat {
                     // A repeating block's instances, as the tree writes them (`StepResult.instances`).
-                    out.value(StepResult.instances(item.identifier, repeating, given?[item.identifier], visit: visit, now: time))
+                    out.value(StepResult.instances(prefix + item.identifier, repeating, given?[item.identifier], visit: visit, now: time))
                 } else {
-                    Session.writeQuestionResult(item.identifier, item.format, given?[item.identifier], dates: dates, to: &out)
+                    Session.writeQuestionResult(prefix + item.identifier, item.format, given?[item.identifier], dates: dates, to: &out)
                 }
             }
         }

@@ -99,6 +99,15 @@ extension Session {
             out.raw(",\"instances\":")
             out.value(instancesJSON(step: index))
         }
+        // As the tree writes them (`stateJSON`): only while they apply.
+        if let step, step.isReview {
+            out.raw(",\"review\":")
+            out.value(reviewJSON())
+        }
+        if let plan = reviewReturn, step != nil {
+            out.raw(",\"returnsToReview\":")
+            out.string(task.step(at: plan.review)?.identifier ?? "")
+        }
         out.raw(",\"events\":[")
         for (i, event) in events.enumerated() {
             if i > 0 { out.byte(UInt8(ascii: ",")) }
