@@ -78,7 +78,7 @@ extension Session {
         reviewReturn = ReviewReturn(review: reviewIndex, edited: target, offPath: offPath)
         clock.touched = true
         stepAppeared(previous: previous, at: time)
-        if audit.isOn { audit.record(.backward, at: time, step: review.identifier, to: identifier, detail: "reviewEdit") }
+        if audit.isOn { audit.record(.backward, at: time, step: reviewIndex, to: target, detail: "reviewEdit") }
         _checkInvariants()
     }
 
@@ -117,7 +117,7 @@ extension Session {
             guard let old = answers[index], let step = task.step(at: index) else { continue }
             answers[index] = nil
             emit("answerDropped", ["step": .string(step.identifier), "reason": .string("offPath")], at: time)
-            if audit.isOn { audit.record(.answerCleared, at: time, step: step.identifier, old: old, detail: "offPath") }
+            if audit.isOn { audit.record(.answerCleared, at: time, step: index, old: old, detail: "offPath") }
         }
     }
 }
