@@ -5,20 +5,26 @@
 For each database it starts, on 127.0.0.1 with one Uvicorn worker each and the service's own
 HTTP protocol class (stepkit_web.server):
 
-- the service (``python -m stepkit_web serve``), with daily-checkin registered and one session
-  per participant; each participant posts its page (``next`` with an answer on the first
-  step, ``back`` from the second: a restore, an engine action, a save and the conditional
-  UPDATE each time), and
+- the service (``python -m stepkit_web serve``), with daily-checkin registered; each
+  participant posts its page (``next`` with an answer on the first step, ``back`` from the
+  second: a restore, an engine action, a save and the conditional UPDATE each time),
+  ``--posts-per-session`` times (50) to a session, then moves on to a fresh one (sessions
+  made through the API before each run, not timed): a session's restoration data grows with
+  every action (its audit trail), so posting to the same sessions run after run would measure
+  ever larger restores and saves, not a participant's page; and
 - a bare FastAPI app on the same database whose POST runs only
   ``UPDATE sessions SET saved=…, version=version+1 … WHERE id=:id AND version=:v`` (the same
   restoration text written back, on the same engine settings: WAL and synchronous=FULL on
-  SQLite) and answers 303.
+  SQLite) and answers 303; each participant posts to one fresh session, writing its first
+  restoration data back every time (smaller than the service's, which holds up to 50 actions
+  more).
 
 The load client is a small asyncio loop over raw keep-alive HTTP/1.1 connections (one per
 participant; no HTTP library), bounded in time (``--seconds`` after a 2 s warm-up) and in
 count (``--max-requests``). Each configuration runs the service and the bare app one after the
 other, twice, alternating, and keeps the better run of each. Reported per configuration:
-requests per second, the ratio service/bare, the server's CPU time per request (utime+stime of
+requests per second, the ratio service/bare, the ratio of their CPU per request (bare/service),
+the server's CPU time per request (utime+stime of
 the server process from /proc), the client's own CPU per request, p50/p95/p99 latency.
 Not part of the test command: the figures go to web/README.md."""
 
@@ -164,8 +170,12 @@ def proc_cpu(pid: int) -> float:
 
 
 async def drive(port: int, targets: List[Dict[str, Any]], kind: str, seconds: float,
-                max_requests: int, warmup: float = 2.0) -> Dict[str, Any]:
-    """Each target is one participant: {"path", "version", "step"}. Returns the figures."""
+                max_requests: int, posts_per_session: int,
+                warmup: float = 2.0) -> Dict[str, Any]:
+    """Each target is one participant: {"paths": its fresh sessions' addresses, "v0", "s0":
+    their version and step, …}; it posts ``posts_per_session`` times to each in turn. Returns
+    the figures."""
+    short = [0]  # participants that used up their sessions before the end
     latencies: List[float] = []
     engine_ms: List[float] = []
     counted = [0]
@@ -179,6 +189,13 @@ async def drive(port: int, targets: List[Dict[str, Any]], kind: str, seconds: fl
         await conn.open()
         try:
             while time.monotonic() < stop_at and counted[0] < max_requests:
+                if t["posts"] >= posts_per_session:  # on to this participant's next session
+                    t["posts"] = 0
+                    t["next"] += 1
+                    if t["next"] >= len(t["paths"]):
+                        short[0] += 1
+                        break
+                    t["path"], t["version"], t["step"] = t["paths"][t["next"]], t["v0"], t["s0"]
                 if kind == "service":
                     if t["step"] == "mood":
                         fields = [("_version", str(t["version"])), ("_step", "mood"),
@@ -197,6 +214,7 @@ async def drive(port: int, targets: List[Dict[str, Any]], kind: str, seconds: fl
                         f"{status} {location[-20:]}", 0) + 1
                     raise RuntimeError(f"{kind}: unexpected {status} {location}")
                 t["version"] += 1
+                t["posts"] += 1
                 t["step"] = "sleep" if t["step"] == "mood" else "mood"
                 if sent >= measure_from and done <= stop_at:
                     latencies.append(done - sent)
@@ -206,15 +224,18 @@ async def drive(port: int, targets: List[Dict[str, Any]], kind: str, seconds: fl
             conn.close()
 
     await asyncio.gather(*(participant(t) for t in targets))
+    if short[0]:
+        raise RuntimeError(f"{kind}: {short[0]} participants ran out of sessions; "
+                           "raise --max-rate")
     return {"requests": counted[0], "latencies": latencies, "errors": errors,
             "engine_ms": sum(engine_ms) / max(1, len(engine_ms))}
 
 
 def run_config(kind: str, port: int, pid: int, targets: List[Dict[str, Any]], seconds: float,
-               max_requests: int) -> Dict[str, Any]:
+               max_requests: int, posts_per_session: int) -> Dict[str, Any]:
     cpu0, client0 = proc_cpu(pid), time.process_time()
     wall0 = time.monotonic()
-    out = asyncio.run(drive(port, targets, kind, seconds, max_requests))
+    out = asyncio.run(drive(port, targets, kind, seconds, max_requests, posts_per_session))
     wall = time.monotonic() - wall0
     cpu, client = proc_cpu(pid) - cpu0, time.process_time() - client0
     n = max(1, out["requests"])
@@ -252,6 +273,12 @@ def main() -> int:
     p.add_argument("--concurrency", type=int, nargs="+", default=[16, 64])
     p.add_argument("--max-requests", type=int, default=200_000)
     p.add_argument("--rounds", type=int, default=2)
+    # A session's restoration data grows with every action (its audit trail): posting to the
+    # same sessions for minutes would measure ever larger restores and saves. Each participant
+    # posts this many times to a session, then moves to a fresh one.
+    p.add_argument("--posts-per-session", type=int, default=50)
+    # The most requests per second a run can reach (sizes the fresh sessions made per run).
+    p.add_argument("--max-rate", type=float, default=1000.0)
     a = p.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="stepkit-ratio-"))
@@ -281,13 +308,17 @@ def main() -> int:
         r = api.post("/api/tasks",
                      content=(ROOT / "examples/tasks/daily-checkin.json").read_bytes())
         assert r.status_code == 201, r.text
-        made = []
-        for _ in range(max(a.concurrency)):
-            s = api.post("/api/tasks/daily-checkin/sessions").json()
-            made.append({"session": s["session"],
-                         "token": s["resumeUrl"].rsplit("/", 1)[1]})
-        versions = {m["session"]: api.get(f"/api/sessions/{m['session']}").json()["version"]
-                    for m in made}
+        def fresh(n: int, kind: str) -> List[Dict[str, Any]]:
+            """n participants, each with enough fresh sessions for one run (the bare endpoint
+            writes the same text at every post: one each)."""
+            each = 1 if kind == "bare" else \
+                max(1, int(a.max_rate * (a.seconds + 2) / n / a.posts_per_session) + 1)
+            made = [api.post("/api/tasks/daily-checkin/sessions").json()
+                    for _ in range(n * each)]
+            info = api.get(f"/api/sessions/{made[0]['session']}").json()
+            return [{"sessions": made[i * each:(i + 1) * each], "v0": info["version"],
+                     "s0": info["state"]["step"]["identifier"]} for i in range(n)]
+
         results = []
         for n in a.concurrency:
             best: Dict[str, Dict[str, Any]] = {}
@@ -295,20 +326,26 @@ def main() -> int:
                 for kind, port, pid in (("service", sport, service.pid),
                                         ("bare", bport, bare.pid)):
                     targets = []
-                    for m in made[:n]:
-                        info = api.get(f"/api/sessions/{m['session']}").json()
-                        path = f"/r/{m['token']}" if kind == "service" else f"/bare/{m['session']}"
-                        targets.append({"path": path, "version": info["version"],
-                                        "step": info["state"]["step"]["identifier"]})
-                    res = run_config(kind, port, pid, targets, a.seconds, a.max_requests)
+                    for f in fresh(n, kind):
+                        paths = [f"/r/{m['resumeUrl'].rsplit('/', 1)[1]}" if kind == "service"
+                                 else f"/bare/{m['session']}" for m in f["sessions"]]
+                        targets.append({"paths": paths, "next": 0, "posts": 0,
+                                        "path": paths[0], "v0": f["v0"], "s0": f["s0"],
+                                        "version": f["v0"], "step": f["s0"]})
+                    res = run_config(kind, port, pid, targets, a.seconds, a.max_requests,
+                                     a.posts_per_session if kind == "service" else 1 << 62)
                     res["load_average"] = os.getloadavg()[0]
                     print(json.dumps(res), file=sys.stderr, flush=True)
                     if kind not in best or res["rps"] > best[kind]["rps"]:
                         best[kind] = res
             ratio = best["service"]["rps"] / best["bare"]["rps"] if best["bare"]["rps"] else 0
+            # What the requests ratio tends to when both are CPU-bound on an otherwise idle
+            # machine; on a loaded one, the steadier of the two.
+            cpu_ratio = best["bare"]["server_cpu_ms_per_request"] / \
+                best["service"]["server_cpu_ms_per_request"]
             results.append({"db": a.db, "participants": n, "ratio": round(ratio, 3),
+                            "cpu_ratio": round(cpu_ratio, 3),
                             "service": best["service"], "bare": best["bare"]})
-        del versions
         print(json.dumps(results, indent=1))
         return 0
     finally:
