@@ -330,10 +330,12 @@ def make_engine(url: str, pool_size: int = 10, timeouts: Timeouts = Timeouts(),
         def _sqlite_begin(conn: Any) -> None:
             # Writes take the write lock at once (a read that later upgrades could fail with
             # SQLITE_BUSY); reads stay deferred, so they never wait for a writer under WAL.
-            if conn.get_execution_options().get("stepkit_write"):
+            options = conn.get_execution_options()
+            if options.get("stepkit_write"):
                 conn.exec_driver_sql("BEGIN IMMEDIATE")
-            else:
+            elif not options.get("stepkit_one_read"):
                 conn.exec_driver_sql("BEGIN")
+            # else one SELECT, which SQLite runs as its own transaction (Store._one_read).
 
         return engine
     # No pre-ping (a round trip per checkout): a connection the server dropped fails its
@@ -424,6 +426,15 @@ class Store:
         self.engine = engine
         self._by_resume_token: Any = None  # session_by_resume_token's statement, once built
         self._updates: Dict[bool, Any] = {}  # update_session's statements (with finished_at or not)
+
+    def _one_read(self) -> Any:
+        """A connection for ONE read statement, run without BEGIN and ROLLBACK around it (a
+        single statement sees one snapshot on its own: SQLite's implicit transaction,
+        PostgreSQL's autocommit). Saves two round trips on every page."""
+        conn = self.engine.connect()
+        if self.engine.dialect.name == "postgresql":
+            return conn.execution_options(isolation_level="AUTOCOMMIT")
+        return conn.execution_options(stepkit_one_read=True)
 
     @contextmanager
     def _write(self) -> Iterator[Any]:
@@ -607,7 +618,7 @@ class Store:
                 .where(tokens.c.hash == sa.bindparam("token_hash"),
                        tokens.c.kind.in_(("resume", "personal")),
                        tokens.c.revoked == sa.false()))
-        with self.engine.connect() as conn:
+        with self._one_read() as conn:
             row = conn.execute(query, {"token_hash": hash_}).first()
         if row is None:
             return None
