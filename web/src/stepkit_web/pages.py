@@ -14,6 +14,7 @@ import stepkit
 from stepkit.rendering import step_title, time_left
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from anyio import CapacityLimiter, to_thread
 from starlette.concurrency import run_in_threadpool
 
 from . import languages
@@ -233,11 +234,27 @@ def resume_page(request: Request, token: str, notice: str = "", error: str = "")
     return render_step(request, token, row, state, errors, None, NOTICES.get(notice))
 
 
+# Page POSTs run in at most this many threads at once per worker (the others wait their turn,
+# in order). Each one's engine calls release the GIL and take it back many times: with dozens
+# of POSTs in threads at once (anyio's default is 40), the worker spent about a third more CPU
+# per POST on that hand-over than on the POST itself. A few threads still keep both cores and
+# the database's waits (an fsync, a lock) busy.
+PAGE_THREADS = 4
+
+
+def page_limiter(request: Request) -> CapacityLimiter:
+    limiter = getattr(request.app.state, "page_limiter", None)
+    if limiter is None:  # made in the event loop, on first use
+        limiter = request.app.state.page_limiter = CapacityLimiter(PAGE_THREADS)
+    return limiter
+
+
 @router.post("/r/{token}", dependencies=[Depends(form_post)])
 async def submit_page(request: Request, token: str) -> Response:
     form = await request.form()
     fields = Fields(list(form.multi_items()))
-    return await run_in_threadpool(_submit, request, token, fields)
+    return await to_thread.run_sync(_submit, request, token, fields,
+                                    limiter=page_limiter(request))
 
 
 def _submit(request: Request, token: str, fields: Fields) -> Response:
