@@ -144,6 +144,15 @@ let shuffledSectionTask = """
         #expect(found.first?.path.description == "steps[0].steps[1]")
     }
 
+    /// `shuffleSteps` and a step's `pinned` are booleans: anything else is a definition error
+    /// at its place, and no task is made.
+    @Test func shuffleStepsAndPinnedOfTheWrongTypeAreRefused() throws {
+        let wrongShuffle = shuffledSectionTask.replacing(#""shuffleSteps": true"#, with: #""shuffleSteps": "yes""#)
+        #expect(problems(wrongShuffle).map(\.path.description) == ["steps[1].shuffleSteps"])
+        let wrongPinned = shuffledSectionTask.replacing(#""pinned": true"#, with: #""pinned": 1"#)
+        #expect(problems(wrongPinned).map(\.path.description) == ["steps[1].steps[2].pinned"])
+    }
+
     /// Verify replays a submitted result with its seed, and checks the orders it records.
     @Test func verifyChecksTheRecordedOrders() throws {
         let task = try compile(shuffledSectionTask)
