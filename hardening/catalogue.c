@@ -501,6 +501,39 @@ static int run_catalogue(void) {
         EXPECT_FAIL(NULL, STEPKIT_EDEFINITION, NULL, stepkit_task_compile("[]", &t));
         EXPECT_FAIL(NULL, STEPKIT_EDEFINITION, NULL, stepkit_task_compile("{}", &t));
     }
+    /* Repeating blocks (issue 31): adding past maxCount, removing below minCount or outside a
+     * block, an index out of range, a count that would be negative or past maxCount, an
+     * answer for an instance that does not exist, a definition whose bounds can never be met
+     * or whose count is null; each refused with its code, the session unchanged. */
+    {
+        stepkit_task *rt = compile(
+            "{\"identifier\": \"r\", \"steps\": ["
+            "{\"type\": \"question\", \"identifier\": \"n\", \"answerFormat\": {\"type\": \"numeric\", \"style\": \"integer\", \"minimum\": -9, \"maximum\": 9}},"
+            "{\"type\": \"form\", \"identifier\": \"f\", \"formItems\": [{\"identifier\": \"g\", \"repeat\": {\"minCount\": 1, \"maxCount\": 2, \"count\": {\"answer\": \"n\"}},"
+            " \"items\": [{\"identifier\": \"x\", \"answerFormat\": {\"type\": \"text\"}}]}]}]}");
+        stepkit_session *rs = open_session(rt);
+        EXPECT_FAIL(rs, STEPKIT_ESTATE, "noRepeatingBlock", stepkit_session_add_instance(rs, NULL, fresh_out())); OUT_IS_NULL();
+        EXPECT_FAIL(rs, STEPKIT_EANSWER, "countOutOfRange", stepkit_session_set_answer(rs, "-1", fresh_out())); OUT_IS_NULL();
+        EXPECT_FAIL(rs, STEPKIT_EANSWER, "countOutOfRange", stepkit_session_set_answer(rs, "3", fresh_out())); OUT_IS_NULL();
+        EXPECT_OK(stepkit_session_set_answer(rs, "1", NULL));
+        EXPECT_OK(stepkit_session_go_forward(rs, NULL));
+        EXPECT_FAIL(rs, STEPKIT_ESTATE, "tooFewInstances", stepkit_session_remove_instance(rs, NULL, 0, fresh_out())); OUT_IS_NULL();
+        EXPECT_FAIL(rs, STEPKIT_EINVAL, "instanceOutOfRange", stepkit_session_enter_instance(rs, "g", 5, fresh_out())); OUT_IS_NULL();
+        EXPECT_FAIL(rs, STEPKIT_EINVAL, "instanceOutOfRange", stepkit_session_remove_instance(rs, "g", INT64_MIN, fresh_out())); OUT_IS_NULL();
+        EXPECT_FAIL(rs, STEPKIT_EINVAL, "unknownBlock", stepkit_session_add_instance(rs, "x", fresh_out())); OUT_IS_NULL();
+        EXPECT_FAIL(rs, STEPKIT_EANSWER, "instanceOutOfRange", stepkit_session_set_answer(rs, "{\"g\": [{}, {\"x\": \"7\"}]}", fresh_out())); OUT_IS_NULL();
+        EXPECT_FAIL(rs, STEPKIT_EANSWER, "tooManyInstances", stepkit_session_set_answer(rs, "{\"g\": [{}, {}, {}, {}, {}, {}, {\"x\": \"7\"}]}", fresh_out())); OUT_IS_NULL();
+        EXPECT_FAIL(NULL, STEPKIT_EINVAL, NULL, stepkit_session_add_instance(NULL, NULL, fresh_out())); OUT_IS_NULL();
+        EXPECT_OK(stepkit_session_add_instance(rs, NULL, NULL));
+        EXPECT_FAIL(rs, STEPKIT_ESTATE, "tooManyInstances", stepkit_session_add_instance(rs, NULL, fresh_out())); OUT_IS_NULL();
+        stepkit_task *bt = NULL;
+        EXPECT_FAIL(NULL, STEPKIT_EDEFINITION, "boundsNeverMet", stepkit_task_compile(
+            "{\"identifier\": \"b\", \"steps\": [{\"type\": \"question\", \"identifier\": \"q\", \"repeat\": {\"minCount\": 3, \"maxCount\": 2}, \"answerFormat\": {\"type\": \"text\"}}]}", &bt));
+        EXPECT_FAIL(NULL, STEPKIT_EDEFINITION, "wrongType", stepkit_task_compile(
+            "{\"identifier\": \"b\", \"steps\": [{\"type\": \"question\", \"identifier\": \"q\", \"repeat\": {\"count\": null}, \"answerFormat\": {\"type\": \"text\"}}]}", &bt));
+        stepkit_session_free(rs);
+        stepkit_task_free(rt);
+    }
     /* Languages (issue 32): a tag that is not BCP-47, a text object without the default
      * language or in an undeclared one, a message catalogue lacking a key or an argument, or
      * with one it does not have; each refused with its code, the session unchanged. */

@@ -893,6 +893,43 @@ int stepkit_session_set_language(stepkit_session *session, const char *language,
 int stepkit_message_catalogue(const char *language, char **out);
 
 /* ---------------------------------------------------------------------------------------------
+ * Repeating blocks
+ *
+ * A repeating group of form items, or a repeating question, asks its questions once per
+ * instance (one medication, one child); docs/task-format.md, "Repeating blocks". Its answer is
+ * an array, one entry per instance. When the current step has repeating blocks, the state has
+ * "instances": per block (named by its form item's identifier, or a repeating question step's
+ * own), {"count", "current", "minCount", "maxCount", "expectedCount", "overCount", "canAdd",
+ * "canRemove", "titles"}: how many instances it has, the one the participant is in (from 0),
+ * the bounds, what its "count" expression says (null: none), how many instances are past it
+ * (ask the participant which to remove: lowering the count never removes one), whether one may
+ * be added or removed now, and each instance's title (null when the block has none).
+ *
+ * `block` (NUL-terminated, read up to 256 bytes) names a block of the current step; NULL is
+ * the step's only block. `index` counts from 0. On success each stores the new state (as
+ * stepkit_session_state) in *out (`out` may be NULL) and, through the event callback, queues
+ * "instanceAdded", "instanceRemoved" or "instanceEntered" {"step", "block", "index"}. Adding and
+ * removing change the block's answer (an "answerSet" / "answerCleared" audit event) and are
+ * saved; which instance each block is in is part of restoration data. On failure each changes
+ * nothing and returns STEPKIT_EINVAL: a NULL session, a handle that is not live, a block the
+ * step does not have ("unknownBlock"), NULL on a step with several ("blockRequired"), an
+ * index outside the block's instances ("instanceOutOfRange"); STEPKIT_ESTATE: a finished run
+ * ("finished"), a current step without repeating blocks ("noRepeatingBlock"), adding at
+ * "maxCount" ("tooManyInstances"), removing below "minCount" ("tooFewInstances") or below what
+ * the block's "count" says ("belowCount": change the answer it counts first); STEPKIT_EIO when
+ * autosave fails. Thread-safe (the session's lock).
+ * ------------------------------------------------------------------------------------------- */
+
+/* Adds an instance after the block's last (empty) and moves into it. */
+int stepkit_session_add_instance(stepkit_session *session, const char *block, char **out);
+
+/* Removes instance `index` of the block with its answers; the instances after it move up. */
+int stepkit_session_remove_instance(stepkit_session *session, const char *block, int64_t index, char **out);
+
+/* Moves into instance `index` of the block (the state's "current"). */
+int stepkit_session_enter_instance(stepkit_session *session, const char *block, int64_t index, char **out);
+
+/* ---------------------------------------------------------------------------------------------
  * The audit trail
  *
  * Every call that changes a session and is accepted records one event in the session's audit

@@ -461,6 +461,35 @@ public:
         detail::finish_call(status);
         return state;
     }
+    /* Repeating blocks (stepkit_session_add_instance() and the two after it): `block` names a
+     * block of the current step ("" is its only block), `index` counts from 0; each returns the
+     * new state, whose "instances" says how many each block has and which one is current.
+     * Throws Error (STEPKIT_ESTATE "tooManyInstances", "tooFewInstances", "belowCount",
+     * "noRepeatingBlock"; STEPKIT_EINVAL "instanceOutOfRange", "unknownBlock"), changing nothing. */
+    std::string add_instance(const std::string &block = std::string()) {
+        const char *name = block.empty() ? nullptr : detail::c_text(block, false, "The block");
+        char *out = nullptr;
+        const int status = stepkit_session_add_instance(handle_, name, &out);
+        std::string state = detail::take(out);
+        detail::finish_call(status);
+        return state;
+    }
+    std::string remove_instance(const std::string &block, std::int64_t index) {
+        const char *name = block.empty() ? nullptr : detail::c_text(block, false, "The block");
+        char *out = nullptr;
+        const int status = stepkit_session_remove_instance(handle_, name, index, &out);
+        std::string state = detail::take(out);
+        detail::finish_call(status);
+        return state;
+    }
+    std::string enter_instance(const std::string &block, std::int64_t index) {
+        const char *name = block.empty() ? nullptr : detail::c_text(block, false, "The block");
+        char *out = nullptr;
+        const int status = stepkit_session_enter_instance(handle_, name, index, &out);
+        std::string state = detail::take(out);
+        detail::finish_call(status);
+        return state;
+    }
     /* "completed", "saved", "discarded", "failed" or "earlyTermination" (a host cannot finish a run
      * "timedOut": only a time limit does, at tick()). */
     std::string finish(const std::string &reason) {

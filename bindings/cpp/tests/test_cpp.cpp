@@ -633,8 +633,47 @@ static void test_games() {
     CHECK(has(h.result(), "\"puzzleWasSolved\":true"));
 }
 
+// Issue 31 from C++: a repeating group walked with several instances, its count adding them,
+// and adding past maxCount / removing below minCount / an index out of range refused, changing
+// nothing; the result nests one object per instance.
+static void test_instances() {
+    stepkit::Task task = stepkit::Task::compile(R"({"identifier": "m", "steps": [
+        {"type": "question", "identifier": "n", "answerFormat": {"type": "numeric", "style": "integer", "minimum": 0, "maximum": 9}},
+        {"type": "form", "identifier": "list", "formItems": [{"identifier": "med", "repeat": {"minCount": 1, "maxCount": 3,
+          "count": {"answer": "n"}, "title": "Medication {{index}}: {{name}}"},
+          "items": [{"identifier": "name", "answerFormat": {"type": "text"}}]}]}]})");
+    stepkit::Session session = task.open(RUN);
+    session.set_answer("2");
+    std::string state = session.go_forward();
+    CHECK(has(state, "\"count\":2"));
+    session.set_answer(R"({"med": [{"name": "A"}, {"name": "B"}]})");
+    state = session.add_instance();
+    CHECK(has(state, "\"count\":3") && has(state, "\"current\":2") && has(state, "\"canAdd\":false"));
+    const std::string before = session.state();
+    stepkit::Error e = EXPECT_ERROR(STEPKIT_ESTATE, session.add_instance("med"));
+    CHECK(has(e.json(), "tooManyInstances"));
+    e = EXPECT_ERROR(STEPKIT_EINVAL, session.enter_instance("med", 3));
+    CHECK(has(e.json(), "instanceOutOfRange"));
+    CHECK(session.state() == before);
+    state = session.remove_instance("med", 2);
+    CHECK(has(state, "\"count\":2"));
+    const std::string two = session.state();
+    e = EXPECT_ERROR(STEPKIT_ESTATE, session.remove_instance("", 0));
+    CHECK(has(e.json(), "belowCount"));
+    CHECK(session.state() == two);
+    session.add_instance();
+    state = session.enter_instance("med", 1);
+    CHECK(has(state, "\"current\":1") && has(state, "Medication 2: B"));
+    session.set_answer(R"({"med": [{}, {}, {"name": "C"}]})");
+    session.go_forward();
+    const std::string result = session.result();
+    CHECK(has(result, "\"type\":\"group\",\"instances\":[{\"identifier\":\"med\",\"index\":0"));
+    CHECK(has(result, "\"index\":2,\"results\":[{\"identifier\":\"name\",\"type\":\"text\",\"answer\":\"C\""));
+}
+
 int main() {
     test_games();
+    test_instances();
     test_order_and_time_limits();
     test_languages();
     test_fhir();

@@ -288,6 +288,18 @@ def _c_string(value: str, what: str) -> bytes:
         raise InvalidArgumentError(f"{what} is not valid Unicode: {exc}") from None
 
 
+def _block_name(block: Optional[str]) -> Optional[bytes]:
+    return None if block is None else _c_string(block, "the block")
+
+
+def _instance_index(index: int) -> int:
+    if not isinstance(index, int) or isinstance(index, bool):
+        raise TypeError(f"an instance index must be an int, not {type(index).__name__}")
+    if not -(2**63) <= index < 2**63:
+        raise InvalidArgumentError(f"instance index {index} is out of range.")
+    return index
+
+
 def version() -> str:
     """The version of the loaded library, e.g. ``"0.1.0"``."""
     raw: Optional[bytes] = _ffi.lib().stepkit_version()
@@ -1280,6 +1292,28 @@ class Session(_Handle):
         InvalidArgumentError for a tag that is not BCP-47 ("invalidLanguage"), changing nothing;
         TypeError for a non-str."""
         return self._call("stepkit_session_set_language", _c_string(language, "the language"))
+
+    def add_instance(self, block: Optional[str] = None) -> Dict[str, Any]:
+        """Adds an instance after the last to the current step's repeating block ``block``
+        (``None``: its only block) and moves into it; returns the new state, whose
+        ``"instances"`` says how many each block has and which one is current.
+
+        StateError at the block's maxCount ("tooManyInstances") or on a step without one
+        ("noRepeatingBlock"); InvalidArgumentError for a block the step does not have
+        ("unknownBlock"). Nothing changes when it is refused."""
+        return self._call("stepkit_session_add_instance", _block_name(block))
+
+    def remove_instance(self, index: int, block: Optional[str] = None) -> Dict[str, Any]:
+        """Removes instance ``index`` (from 0) of the block, with its answers; the instances
+        after it move up. StateError below minCount ("tooFewInstances") or below what the
+        block's count says ("belowCount"); InvalidArgumentError for an index it does not have
+        ("instanceOutOfRange"). Nothing changes when it is refused."""
+        return self._call("stepkit_session_remove_instance", _block_name(block), _instance_index(index))
+
+    def enter_instance(self, index: int, block: Optional[str] = None) -> Dict[str, Any]:
+        """Moves into instance ``index`` (from 0) of the block (the state's ``"current"``).
+        InvalidArgumentError for an index it does not have ("instanceOutOfRange")."""
+        return self._call("stepkit_session_enter_instance", _block_name(block), _instance_index(index))
 
     @overload
     def finish(self, reason: str, *, state: Literal[True] = ...) -> Dict[str, Any]: ...

@@ -1,0 +1,169 @@
+/*
+ * test_instances.c — repeating blocks through the C ABI: a group whose instances its count adds,
+ * adding, entering and removing an instance, the state's "instances", the result nested per
+ * instance, and bad input (adding past maxCount, removing below minCount or outside a block, an
+ * index out of range, an answer for an instance that does not exist, a count out of bounds)
+ * refused with a clear error that changes nothing (state and restoration data compared).
+ */
+#include "check.h"
+
+static const char *TASK =
+    "{\"identifier\": \"meds\", \"steps\": ["
+    "  {\"type\": \"question\", \"identifier\": \"howMany\", \"answerFormat\": {\"type\": \"numeric\", \"style\": \"integer\", \"minimum\": 0, \"maximum\": 50}},"
+    "  {\"type\": \"form\", \"identifier\": \"list\", \"formItems\": ["
+    "    {\"identifier\": \"medication\", \"text\": \"Medications\","
+    "     \"repeat\": {\"minCount\": 1, \"maxCount\": 3, \"count\": {\"answer\": \"howMany\"}, \"title\": \"Medication {{index}}: {{name}}\"},"
+    "     \"items\": [{\"identifier\": \"name\", \"text\": \"Name\", \"answerFormat\": {\"type\": \"text\"}},"
+    "                {\"identifier\": \"dose\", \"optional\": true, \"answerFormat\": {\"type\": \"numeric\", \"style\": \"decimal\"}}]}]},"
+    "  {\"type\": \"completion\", \"identifier\": \"done\"}]}";
+
+static int64_t fixed_now(void *user_data)
+{
+    (void)user_data;
+    return 1767225600000LL;
+}
+
+/* The state's instances of "medication" (a new reference the caller decrefs), or NULL. */
+static json_t *block_of(stepkit_session *session)
+{
+    json_t *state = parse_out(session_output(stepkit_session_state, session));
+    json_t *block = json_object_get(json_object_get(state, "instances"), "medication");
+    json_incref(block);
+    json_decref(state);
+    return block;
+}
+
+static json_int_t count_of(stepkit_session *session, const char *key)
+{
+    json_t *block = block_of(session);
+    json_int_t n = json_integer_value(json_object_get(block, key));
+    json_decref(block);
+    return n;
+}
+
+/* Checks that `rc` is `status` with `code`, and that the state and the saved data are what
+ * they were (`state`, `saved`: texts taken before the call). */
+static void check_unchanged(stepkit_session *session, int rc, int status, const char *code, const char *state, const char *saved)
+{
+    char *now_state = NULL, *now_saved = NULL;
+    json_t *error;
+    CHECK(rc == status);
+    error = check_last_error(status, stepkit_status_name(status), NULL);
+    CHECK_STR(json_str(json_array_get(json_object_get(error, "errors"), 0), "code"), code);
+    json_decref(error);
+    CHECK_RC(stepkit_session_state(session, &now_state), STEPKIT_OK);
+    CHECK_RC(stepkit_session_save(session, &now_saved), STEPKIT_OK);
+    CHECK_STR(now_state, state);
+    CHECK_STR(now_saved, saved);
+    stepkit_string_free(now_state);
+    stepkit_string_free(now_saved);
+}
+
+static void test_walk_with_instances(void)
+{
+    stepkit_task *task = compile_ok(TASK);
+    stepkit_session *session = open_ok(task, NULL);
+    char *out = NULL;
+    json_t *result, *group, *instances, *block, *state;
+    CHECK_RC(stepkit_session_set_clock(session, fixed_now, NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_set_answer(session, "2", NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_go_forward(session, NULL), STEPKIT_OK);
+    CHECK(count_of(session, "count") == 2);
+    CHECK(count_of(session, "expectedCount") == 2);
+    CHECK_RC(stepkit_session_set_answer(session, "{\"medication\": [{\"name\": \"Aspirin\", \"dose\": 100}, {\"name\": \"Ibuprofen\"}]}", NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_add_instance(session, NULL, &out), STEPKIT_OK);
+    state = parse_out(out);
+    block = json_object_get(json_object_get(state, "instances"), "medication");
+    CHECK(json_integer_value(json_object_get(block, "count")) == 3);
+    CHECK(json_integer_value(json_object_get(block, "current")) == 2);
+    CHECK(json_is_false(json_object_get(block, "canAdd")));
+    CHECK_STR(json_string_value(json_array_get(json_object_get(block, "titles"), 1)), "Medication 2: Ibuprofen");
+    json_decref(state);
+    CHECK_RC(stepkit_session_enter_instance(session, "medication", 0, NULL), STEPKIT_OK);
+    CHECK(count_of(session, "current") == 0);
+    CHECK_RC(stepkit_session_set_answer(session, "{\"medication\": [{}, {}, {\"name\": \"Metformin\"}]}", NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_remove_instance(session, "medication", 1, NULL), STEPKIT_OK);
+    CHECK(count_of(session, "count") == 2);
+    CHECK_RC(stepkit_session_go_forward(session, NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_go_forward(session, NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_result(session, &out), STEPKIT_OK);
+    result = parse_out(out);
+    group = json_array_get(json_object_get(json_array_get(json_object_get(result, "results"), 1), "results"), 0);
+    CHECK_STR(json_str(group, "type"), "group");
+    instances = json_object_get(group, "instances");
+    CHECK(json_array_size(instances) == 2);
+    CHECK_STR(json_str(json_array_get(json_object_get(json_array_get(instances, 1), "results"), 0), "answer"), "Metformin");
+    json_decref(result);
+    stepkit_session_free(session);
+    stepkit_task_free(task);
+}
+
+static void test_bad_input_changes_nothing(void)
+{
+    stepkit_task *task = compile_ok(TASK);
+    stepkit_session *session = open_ok(task, NULL);
+    char *state = NULL, *saved = NULL, *out = NULL;
+    CHECK_RC(stepkit_session_set_clock(session, fixed_now, NULL), STEPKIT_OK);
+    /* Outside a block. */
+    CHECK_RC(stepkit_session_state(session, &state), STEPKIT_OK);
+    CHECK_RC(stepkit_session_save(session, &saved), STEPKIT_OK);
+    check_unchanged(session, stepkit_session_add_instance(session, NULL, NULL), STEPKIT_ESTATE, "noRepeatingBlock", state, saved);
+    /* A count past maxCount, and a negative one. */
+    check_unchanged(session, stepkit_session_set_answer(session, "4", NULL), STEPKIT_EANSWER, "countOutOfRange", state, saved);
+    stepkit_string_free(state);
+    stepkit_string_free(saved);
+    CHECK_RC(stepkit_session_set_answer(session, "0", NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_go_forward(session, NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_state(session, &state), STEPKIT_OK);
+    CHECK_RC(stepkit_session_save(session, &saved), STEPKIT_OK);
+    check_unchanged(session, stepkit_session_remove_instance(session, NULL, 0, NULL), STEPKIT_ESTATE, "tooFewInstances", state, saved);
+    check_unchanged(session, stepkit_session_enter_instance(session, NULL, 1, NULL), STEPKIT_EINVAL, "instanceOutOfRange", state, saved);
+    check_unchanged(session, stepkit_session_enter_instance(session, NULL, -1, NULL), STEPKIT_EINVAL, "instanceOutOfRange", state, saved);
+    check_unchanged(session, stepkit_session_remove_instance(session, "medication", 7, NULL), STEPKIT_EINVAL, "instanceOutOfRange", state, saved);
+    check_unchanged(session, stepkit_session_add_instance(session, "nope", NULL), STEPKIT_EINVAL, "unknownBlock", state, saved);
+    /* An answer for instance 3 when there is 1. */
+    check_unchanged(session, stepkit_session_set_answer(session, "{\"medication\": [{}, {}, {\"name\": \"X\"}]}", NULL),
+                    STEPKIT_EANSWER, "instanceOutOfRange", state, saved);
+    CHECK_FAILS(out, stepkit_session_add_instance(NULL, NULL, &out), STEPKIT_EINVAL);
+    stepkit_string_free(state);
+    stepkit_string_free(saved);
+    /* Adding past maxCount. */
+    CHECK_RC(stepkit_session_add_instance(session, NULL, NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_add_instance(session, "medication", NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_state(session, &state), STEPKIT_OK);
+    CHECK_RC(stepkit_session_save(session, &saved), STEPKIT_OK);
+    check_unchanged(session, stepkit_session_add_instance(session, NULL, NULL), STEPKIT_ESTATE, "tooManyInstances", state, saved);
+    stepkit_string_free(state);
+    stepkit_string_free(saved);
+    stepkit_session_free(session);
+    stepkit_task_free(task);
+}
+
+static void test_restore_keeps_the_instance(void)
+{
+    stepkit_task *task = compile_ok(TASK);
+    stepkit_session *session = open_ok(task, NULL), *back = NULL;
+    char *saved = NULL, *again = NULL;
+    CHECK_RC(stepkit_session_set_clock(session, fixed_now, NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_set_answer(session, "3", NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_go_forward(session, NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_enter_instance(session, NULL, 2, NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_save(session, &saved), STEPKIT_OK);
+    CHECK_RC(stepkit_session_restore(task, saved, NULL, &back), STEPKIT_OK);
+    CHECK(count_of(back, "current") == 2);
+    CHECK_RC(stepkit_session_save(back, &again), STEPKIT_OK);
+    CHECK_STR(again, saved);
+    stepkit_string_free(saved);
+    stepkit_string_free(again);
+    stepkit_session_free(back);
+    stepkit_session_free(session);
+    stepkit_task_free(task);
+}
+
+int main(void)
+{
+    RUN(test_walk_with_instances);
+    RUN(test_bad_input_changes_nothing);
+    RUN(test_restore_keeps_the_instance);
+    return check_report();
+}
