@@ -14,10 +14,10 @@ from typing import Any, Dict, List, Optional
 import pytest
 
 import stepkit
-from conftest import EXAMPLES, RUN_UUID, START_MS, load_json, run_cli, step_ids
+from conftest import EXAMPLES, HERE, RUN_UUID, START_MS, load_json, run_cli, step_ids
 
 HEADACHE_PATH = EXAMPLES / "headache.json"
-MEDICATIONS_PATH = EXAMPLES / "medications.json"
+MEDICATIONS_PATH = HERE / "data" / "medications-loop.json"  # the loop the example was before it repeated a block
 
 BOOLEAN = {"type": "boolean"}
 
@@ -997,9 +997,12 @@ def test_cli_walks_the_branching_examples(name, tmp_path):
         assert step_ids(result) == ["intro", "symptom", "severity", "headacheDetails", "about", "done"]
         assert [r["identifier"] for r in result["results"][3]["results"]] == ["pain", "onset", "aura"]
     else:
-        assert step_ids(result) == ["intro", "takesMedication", "medication", "addAnother", "missedDoses", "done"]
-        medication = {q["identifier"]: q["answer"] for q in result["results"][2]["results"]}
-        assert medication["reason"] == "For a headache" and "sideEffectsDetail" not in medication
+        assert step_ids(result) == ["intro", "takesMedication", "howMany", "medication", "missedDoses", "done"]
+        form = result["results"][3]["results"]
+        assert [q["identifier"] for q in form] == ["medications", "sideEffects"]  # sideEffectsDetail hidden
+        instances = [{q["identifier"]: q["answer"] for q in i["results"]} for i in form[0]["instances"]]
+        assert [i["name"] for i in instances] == ["Ibuprofen", "Metformin"]
+        assert instances[0]["reason"] == "For a headache" and instances[1]["reason"] is None
 
 
 @pytest.mark.parametrize("name", ["headache", "medications"])

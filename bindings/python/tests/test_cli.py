@@ -365,3 +365,40 @@ def test_terminal_stdin_is_interactive(small_task_file, tmp_path):
     result = answers_of(load_json(output))
     assert result["likes"] == {"likes": True}
     assert result["about"] == {"name": "Ann", "email": None}
+
+
+def test_interactive_repeating_group_add_remove_done(tmp_path):
+    """Issue 31: the medications example's repeating group on a terminal: each instance asked
+    under its title, then "a" adds another, "r N" removes one (its answers go), Enter is done;
+    the result has one object per instance, in order."""
+    output = tmp_path / "out.json"
+    typed = "\n".join(
+        [
+            "",  # intro
+            "y",  # takes medication
+            "1",  # how many: one instance to start with
+            "Aspirin", "100", "1", "",  # medication 1: name, dose, every day, no reason
+            "x",  # not a menu choice: asked again
+            "a",  # add another
+            "Zinc", "5", "3", "colds",  # medication 2
+            "a",  # add a third
+            "Iron", "20", "1", "",
+            "r 1",  # remove Aspirin
+            "",  # done
+            "n",  # side effects
+            "0",  # missed doses
+            "",  # completion
+        ]
+    ) + "\n"
+    proc = run_cli("run", str(example("medications")), "-i", "-o", str(output), input=typed)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "── Medication 3: " in proc.stdout and "Removed number 1; 2 left." in proc.stdout
+    assert "Type a, r N, e N or press Enter." in proc.stdout
+    result = load_json(output)
+    form = next(r for r in result["results"] if r["identifier"] == "medication")
+    group = form["results"][0]
+    assert group["type"] == "group"
+    assert [{q["identifier"]: q["answer"] for q in i["results"]} for i in group["instances"]] == [
+        {"name": "Zinc", "dose": 5, "frequency": ["asNeeded"], "reason": "colds"},
+        {"name": "Iron", "dose": 20, "frequency": ["daily"], "reason": None},
+    ]

@@ -99,10 +99,9 @@ MEDICATIONS_EDGES = {
     (START, "intro", ""),
     ("intro", "takesMedication", ""),
     ("takesMedication", "done", "takesMedication is false"),
-    ("takesMedication", "medication", "otherwise"),
-    ("medication", "addAnother", ""),
-    ("addAnother", "medication", "addAnother is true"),
-    ("addAnother", "missedDoses", "otherwise"),
+    ("takesMedication", "howMany", "otherwise"),
+    ("howMany", "medication", ""),
+    ("medication", "missedDoses", ""),
     ("missedDoses", "done", ""),
     ("done", END, ""),
 }

@@ -524,7 +524,11 @@ def _formats(definition: Dict[str, Any]) -> Dict[str, Any]:
             elif s["type"] == "question":
                 found[s["identifier"]] = s["answerFormat"]["type"]
             elif s["type"] == "form":
-                found[s["identifier"]] = {i["identifier"]: i["answerFormat"]["type"] for i in s["formItems"] if "identifier" in i}
+                # A repeating group: {item: type} of its items, each instance checked by them.
+                found[s["identifier"]] = {
+                    i["identifier"]: ({g["identifier"]: g["answerFormat"]["type"] for g in i["items"]} if "items" in i
+                                      else i["answerFormat"]["type"])
+                    for i in s["formItems"] if "identifier" in i}
             elif s["type"] == "consentReview":
                 found[s["identifier"]] = {"consented": "boolean", "givenName": "text", "familyName": "text"}
             elif s["type"] in ("signature", "imageCapture", "table", "webView", "videoInstruction", "pdfViewer", "requestPermissions"):
@@ -544,6 +548,12 @@ def test_answers_files_validate_per_format(path):
         assert schema_errors(ANSWER, answer) == []
         if isinstance(kind, dict):
             for item, value in answer.items():
+                if isinstance(kind[item], dict):
+                    for instance in value:
+                        for inner, v in instance.items():
+                            assert schema_errors(answer_validator(kind[item][inner]), v) == [], (identifier, item, inner)
+                            checked += 1
+                    continue
                 assert schema_errors(answer_validator(kind[item]), value) == [], (identifier, item)
                 checked += 1
         else:
@@ -669,7 +679,7 @@ def test_reference_examples():
     # One example per answer format (confirmText is in the form example) and per operator.
     # The reports of the steps the host reports and the consent review's answer are not formats.
     reports = {"signature", "imageCapture", "table", "webView", "videoInstruction", "pdfViewer", "requestPermissions", "consentReview"}
-    every_format = set(ANSWER_SCHEMA["$defs"]) - {"dontKnow", "formAnswer"} - reports
+    every_format = set(ANSWER_SCHEMA["$defs"]) - {"dontKnow", "formAnswer", "repeatingAnswer"} - reports
     assert every_format - formats_seen == {"confirmText"}
     assert operators_seen >= {"answered", "dontKnow", "equals", "notEquals", "contains", "containsAny", "matches",
                               "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "all", "any", "not", "always"}

@@ -78,6 +78,50 @@ def link_cookie(token: str) -> str:
 router = APIRouter(include_in_schema=False)
 
 
+def group_blocks(item: Dict[str, Any], ident: str, wid: str, given: Any, state: Dict[str, Any],
+                 errors: List[Dict[str, Any]], submitted: Optional[Fields]) -> List[Dict[str, Any]]:
+    """A repeating group: one fieldset per instance, labelled with the instance's title, its
+    items' widgets named ``item:<group>:<k>:<item>``, a Remove button when one may be removed,
+    then an Add button when one may be added (plain submit buttons: no JavaScript needed)."""
+    block = (state.get("instances") or {}).get(ident) or {}
+    count = int(block.get("count") or 0)
+    titles = block.get("titles") or []
+    instances = given if isinstance(given, list) else []
+    noun = str(item.get("text") or ident)
+    by_path = {str(e.get("path") or ""): str(e.get("message", "")) for e in errors}
+    out: List[Dict[str, Any]] = []
+    if block.get("overCount"):
+        out.append({"section": f"You said you have {block.get('expectedCount')}: "
+                               f"remove {block['overCount']} of these."})
+    for k in range(count):
+        legend = titles[k] if k < len(titles) and titles[k] else f"{noun} {k + 1}"
+        values = instances[k] if k < len(instances) and isinstance(instances[k], dict) else {}
+        widgets = []
+        for j, inner in enumerate(item["items"]):
+            if not isinstance(inner, dict):
+                continue
+            name = str(inner.get("identifier"))
+            widgets.append(widget(inner.get("answerFormat") or {}, values.get(name),
+                                  f"item:{ident}:{k}:{name}", f"{wid}-{k}-{j}",
+                                  label=inner.get("text") or name, detail=inner.get("detailText"),
+                                  optional=bool(inner.get("optional")),
+                                  placeholder=inner.get("placeholder"),
+                                  error=by_path.get(f"{ident}[{k}].{name}"), submitted=submitted))
+        out.append({"instance": {"legend": legend, "widgets": widgets,
+                                 "remove": f"remove:{ident}:{k}" if block.get("canRemove") else None}})
+    if block.get("canAdd"):
+        out.append({"add": {"value": f"add:{ident}", "label": f"Add another {noun.lower()}"}})
+    return out
+
+
+def group_answer(item: Dict[str, Any], ident: str, state: Dict[str, Any], fields: Fields) -> List[Any]:
+    """A repeating group's answer as the page posts it: one object per instance shown."""
+    count = int(((state.get("instances") or {}).get(ident) or {}).get("count") or 0)
+    return [{str(inner.get("identifier")): parse_answer(inner.get("answerFormat") or {}, fields,
+                                                       f"item:{ident}:{k}:{inner.get('identifier')}")
+             for inner in item["items"] if isinstance(inner, dict)} for k in range(count)]
+
+
 def render_step(request: Request, token: str, row: Any, state: Dict[str, Any],
                 errors: List[Dict[str, Any]], submitted: Optional[Fields],
                 notice: Optional[str], status: int = 200) -> Response:
@@ -125,6 +169,9 @@ def render_step(request: Request, token: str, row: Any, state: Dict[str, Any],
                 continue
             wid = f"q{i}"
             targets[str(ident)] = wid
+            if isinstance(item.get("repeat"), dict) and isinstance(item.get("items"), list):
+                blocks += group_blocks(item, str(ident), wid, values.get(ident), state, errors, submitted)
+                continue
             blocks.append(widget(item.get("answerFormat") or {}, values.get(ident),
                                  f"item:{ident}", wid, label=item.get("text") or "",
                                  detail=item.get("detailText"),
@@ -262,7 +309,7 @@ def _submit(request: Request, token: str, fields: Fields) -> Response:
     row = service.session_for_token(token)
     action = fields.get("action")
     if action not in ("next", "back", "skip", "save", "start", "tick") and not (
-            isinstance(action, str) and action.startswith(("language:", "edit:"))):
+            isinstance(action, str) and action.startswith(("language:", "edit:", "add:", "remove:"))):
         raise Refused(400, {"code": "EINVAL", "message": "The form was incomplete or "
                             "changed: nothing was saved. Go back to the page and try again."})
 
@@ -278,6 +325,9 @@ def _submit(request: Request, token: str, fields: Fields) -> Response:
             for item in step.get("formItems") or []:
                 ident = item.get("identifier")
                 if ident is None or (isinstance(visible, list) and ident not in visible):
+                    continue
+                if isinstance(item.get("repeat"), dict) and isinstance(item.get("items"), list):
+                    answer[ident] = group_answer(item, str(ident), state, fields)
                     continue
                 answer[ident] = parse_answer(item.get("answerFormat") or {}, fields,
                                              f"item:{ident}")

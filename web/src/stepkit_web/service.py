@@ -608,9 +608,11 @@ class Service:
             # the task says, whichever button was pressed.
             if action in ("next", "back", "skip") and time_ran_out(state):
                 action = "tick"
+            # A repeating group's Add and Remove buttons (the page's answers kept first).
+            instances = action.startswith(("add:", "remove:"))
             # A time limit's tick keeps what the page holds, as far as it is valid: the step
             # then moves on (or the task ends) with the answer as it stands.
-            if answer_of is not None and (action in ("next", "back", "save", "skip", "tick") or switching):
+            if answer_of is not None and (action in ("next", "back", "save", "skip", "tick") or switching or instances):
                 answer, has_answer = answer_of(state)
                 if has_answer:
                     try:
@@ -623,7 +625,7 @@ class Service:
                             session.set_answer(answer, state=False)
                         state = None
                     except stepkit.StepKitError as error:
-                        if action in ("next", "save"):
+                        if action in ("next", "save") or instances:
                             # One call reports every item's problem.
                             return Outcome(state, list(error.errors or [error.error]),
                                            refused=True)
@@ -646,6 +648,8 @@ class Service:
                     # "Change" on a review step (stepkit_session_review_edit): refused with
                     # a StateError, changing nothing, for a step the review does not list.
                     state = session.review_edit(action[len("edit:"):])
+                elif instances:
+                    state = self._instance_action(session, action)
                 elif switching:
                     # The draft on the page is kept (above); every answer stays.
                     try:
@@ -663,6 +667,20 @@ class Service:
             if not self.write(row, session, task_row, state):
                 raise Stale()
             return Outcome(state, errors)
+
+    @staticmethod
+    def _instance_action(session: Any, action: str) -> Dict[str, Any]:
+        """``add:<block>`` adds an instance; ``remove:<block>:<index>`` removes one. A malformed
+        action is refused (400) before anything changes."""
+        parts = action.split(":")
+        try:
+            if parts[0] == "add" and len(parts) == 2:
+                return session.add_instance(parts[1])
+            if parts[0] == "remove" and len(parts) == 3 and parts[2].isdigit() and len(parts[2]) < 10:
+                return session.remove_instance(int(parts[2]), parts[1])
+        except stepkit.InvalidArgumentError as error:
+            raise Refused(400, error.error)
+        raise Refused(400, {"code": "EINVAL", "message": "Unknown action."})
 
     @staticmethod
     def _finish_on_completion(session: Any, state: Dict[str, Any]) -> Dict[str, Any]:

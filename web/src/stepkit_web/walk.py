@@ -85,6 +85,14 @@ def page_fields(state: Mapping[str, Any], answers: Mapping[str, Any]) -> Optiona
             item_id = item.get("identifier")
             if item_id is None or (isinstance(visible, list) and item_id not in visible):
                 continue
+            if isinstance(item.get("repeat"), dict) and isinstance(item.get("items"), list):
+                # A repeating group: each instance's items under item:<group>:<k>:<item>.
+                for k, instance in enumerate(given.get(item_id) or []):
+                    for inner in item["items"]:
+                        name = inner.get("identifier")
+                        out += fields_for(inner.get("answerFormat") or {}, (instance or {}).get(name),
+                                          f"item:{item_id}:{k}:{name}")
+                continue
             out += fields_for(item.get("answerFormat") or {}, given.get(item_id),
                               f"item:{item_id}")
         return out

@@ -312,6 +312,13 @@ class Presenter:
 
     def _question(self, state: State) -> State:
         step = state.get("step") or {}
+        if isinstance(step.get("repeat"), dict):
+            state = self._repeating(state, step, str(step.get("identifier")), wrap=None)
+            while True:
+                moved = self._forward()
+                if moved is not None:
+                    return moved
+                state = self._repeating(self.session.state, step, str(step.get("identifier")), wrap=None)
         fmt = step.get("answerFormat") or {}
         describe = True
         while True:
@@ -343,10 +350,101 @@ class Presenter:
                 if section is not None:
                     self.say(f"  ── {section}")
                     section = None
-                state = self._form_item(state, step, item, identifier)
+                if isinstance(item.get("repeat"), dict):
+                    state = self._repeating(state, item, identifier, wrap=identifier)
+                else:
+                    state = self._form_item(state, step, item, identifier)
             moved = self._forward()
             if moved is not None:
                 return moved
+
+    # -- repeating blocks ---------------------------------------------------------------------
+
+    def _repeating(self, state: State, block: Dict[str, Any], name: str, wrap: Optional[str]) -> State:
+        """A repeating group or question (``block``: its form item or question step): each
+        instance asked in turn, then "add another / remove / done" until done. ``wrap``: the
+        form item's identifier (the block's answer is under it), None for a question step."""
+        count = int(((state.get("instances") or {}).get(name) or {}).get("count") or 0)
+        for k in range(count):
+            state = self._instance(state, block, name, wrap, k)
+        while True:
+            info = (state.get("instances") or {}).get(name) or {}
+            count = int(info.get("count") or 0)
+            if info.get("overCount"):
+                self.say(f"  You said you have {info.get('expectedCount')}: remove {info['overCount']} of these.")
+            choices = (["a: add another"] if info.get("canAdd") else []) \
+                + ([f"r N: remove number N (1-{count})"] if info.get("canRemove") else []) \
+                + [f"e N: change number N (1-{count})", "Enter: done"]
+            _, stripped = self._line(f"  [{', '.join(choices)}] > ")
+            try:
+                if stripped == "":
+                    return state
+                if stripped.lower() == "a":
+                    state = self.session.add_instance(name)
+                    state = self._instance(state, block, name, wrap, int(state["instances"][name]["current"]))
+                elif re.fullmatch(r"[rReE]\s*\d+", stripped):
+                    number = int(stripped[1:].strip())
+                    if stripped[0] in "rR":
+                        state = self.session.remove_instance(number - 1, name)
+                        self.say(f"  Removed number {number}; {state['instances'][name]['count']} left.")
+                    else:
+                        state = self._instance(self.session.enter_instance(number - 1, name), block, name, wrap, number - 1)
+                else:
+                    self.error("Type a, r N, e N or press Enter.")
+            except StepKitError as exc:
+                self.error(exc.message)
+
+    def _instance(self, state: State, block: Dict[str, Any], name: str, wrap: Optional[str], k: int) -> State:
+        """Asks instance ``k`` of a block: a group's items one by one, or a question's answer."""
+        titles = ((state.get("instances") or {}).get(name) or {}).get("titles") or []
+        title = titles[k] if k < len(titles) and titles[k] else f"{block.get('text') or block.get('question') or name} {k + 1}"
+        self.say(f"  ── {title}")
+        if self.session.state["instances"][name]["current"] != k:
+            state = self.session.enter_instance(k, name)
+        items = block.get("items")
+        if isinstance(items, list):
+            for inner in items:
+                if isinstance(inner, dict):
+                    state = self._instance_item(state, name, wrap, k, inner)
+            return state
+        return self._instance_item(state, name, wrap, k, None, block.get("answerFormat") or {})
+
+    def _instance_item(self, state: State, name: str, wrap: Optional[str], k: int,
+                       inner: Optional[Dict[str, Any]], fmt: Optional[Dict[str, Any]] = None) -> State:
+        """One answer in instance ``k``: a group's item ``inner``, or (``inner`` None) a
+        repeating question's answer of format ``fmt``."""
+        answers = state.get("answer")
+        listed = answers.get(wrap) if wrap is not None and isinstance(answers, dict) else answers
+        instances = listed if isinstance(listed, list) else []
+        entry = instances[k] if k < len(instances) else None
+        if inner is not None:
+            fmt = inner.get("answerFormat") or {}
+            optional = bool(inner.get("optional"))
+            self.say(f"    {inner.get('text') or inner.get('identifier')}{' (optional)' if optional else ''}")
+            current = entry.get(inner.get("identifier")) if isinstance(entry, dict) else None
+        else:
+            optional, current = False, entry
+        while True:
+            given, value = self._ask(fmt or {}, current, optional, "    > ", False)
+            if not given:
+                return state
+            kind, answer = value
+            if kind == "json":
+                try:
+                    answer = json.loads(answer)
+                except ValueError as exc:
+                    self.error(f"That is not valid JSON: {exc}")
+                    continue
+            if inner is not None:
+                # A group's instances before k are left as they are ({} changes nothing).
+                whole: Any = [{} for _ in range(k)] + [{inner.get("identifier"): answer}]
+            else:
+                # A question's list: the others kept, this instance's answer replaced.
+                whole = list(instances) + [None] * max(0, k + 1 - len(instances))
+                whole[k] = answer
+            answered = self._set(("value", whole if wrap is None else whole), wrap=wrap)
+            if answered is not None:
+                return answered
 
     def _form_item(self, state: State, step: Dict[str, Any], item: Dict[str, Any], identifier: str) -> State:
         """Asks for one item of a form; returns the state after its answer (answers and
