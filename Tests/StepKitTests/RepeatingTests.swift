@@ -96,6 +96,12 @@ private func refuses(_ s: inout Session, _ code: String, _ call: (inout Session)
         try s.setAnswer(try json(#"{"medication": [{"name": "Aspirin"}, {}, {"name": "Metformin", "dose": 500}]}"#))
         b = block(s, "medication")
         #expect(b["titles"]?.arrayValue?.first == .string("Medication 1: Aspirin"))
+        // The state written straight into the buffer is the tree's, byte for byte.
+        var written = JSONOutput()
+        s.writeState(events: [], to: &written)
+        var tree = try #require(s.stateJSON().objectValue)
+        tree["events"] = .array([])
+        #expect(written.finishString() == JSONWriter.string(.object(tree)))
         // Back, lower the count: no instance holding answers goes; the state asks to remove.
         try s.goBackward()
         try s.setAnswer(try json("1"))
@@ -242,5 +248,82 @@ private func refuses(_ s: inout Session, _ code: String, _ call: (inout Session)
         let dropped = migrated.restoreReport.objectValue?["dropped"]?.arrayValue?.compactMap { $0.objectValue?["item"]?.stringValue } ?? []
         #expect(dropped == ["medication[0].dose", "medication[2]"])
         #expect(migrated.answers[1] == (try json(#"{"medication": [{"name": "A"}, {"name": "B"}]}"#)))
+    }
+}
+
+/// FHIR `repeats` on groups and questions (issue 31): the published min/max-occurs and
+/// repeated-group forms beside the repository (`../shared/fhir/q`; skipped when absent).
+@Suite struct RepeatingFHIRTests {
+    static func published(_ name: String) -> JSON? {
+        var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
+        parts.removeLast(3)
+        let path = parts.joined(separator: "/") + "/../shared/fhir/q/" + name
+        guard let text = readFile(path) else {
+            print("skipped: \(path) is absent (the published FHIR forms are not beside the repository)")
+            return nil
+        }
+        return try? JSONParser.parse(text)
+    }
+
+    @Test func minAndMaxOccursBecomeTheGroupsBounds() throws {
+        guard let q = RepeatingFHIRTests.published("lhc_min_max_occurs.json") else { return }
+        let (task, report, _) = try FHIRImporter.compile(q, options: FHIRImportOptions())
+        let codes = report.entries.map(\.code)
+        #expect(!codes.contains("repeatingGroup"))
+        // Items 1.1 and 1.3 repeat as multiple choices: their occurs bounds are not translated.
+        #expect(Set(report.entries.filter { $0.code == "unsupportedExtension" }.map(\.linkId)) == ["1.1", "1.3"])
+        guard case .form(let form)? = task.steps.first?.content, let group = form.items.first?.format.rules as? RepeatingFormat else {
+            Issue.record("the group is not a repeating group")
+            return
+        }
+        #expect(group.bounds.minCount == 2 && group.bounds.maxCount == 3)
+        var s = Session(task: task, options: SessionOptions(), clock: ManualClock(1_000).clock)
+        #expect(s.stateJSON().objectValue?["instances"]?.objectValue?["1"]?.objectValue?["count"] == .int(2))
+        try s.setAnswer(try json(#"{"1": [{"1.1": ["Apple"], "1.2": "a"}, {"1.2": "c"}]}"#))
+        try s.addInstance(nil)
+        #expect(throws: StepKitError.self) { try s.addInstance(nil) }  // maxOccurs 3
+        try s.setAnswer(try json(#"{"1": [{}, {}, {"1.2": "z"}]}"#))
+        let response = s.fhirResponse(try #require(task.fhir))
+        let items = try #require(response.objectValue?["item"]?.arrayValue)
+        // One response item per repetition, in order, each with its own answers.
+        #expect(items.map { $0.objectValue?["linkId"] } == [.string("1"), .string("1"), .string("1")])
+        let first = try #require(items[0].objectValue?["item"]?.arrayValue)
+        #expect(first.map { $0.objectValue?["linkId"] } == [.string("1.1"), .string("1.2")])
+        #expect(first[1].objectValue?["answer"] == (try json(#"[{"valueString": "a"}]"#)))
+        #expect(items[1].objectValue?["item"]?.arrayValue?.first?.objectValue?["answer"] == (try json(#"[{"valueString": "c"}]"#)))
+        #expect(items[2].objectValue?["item"]?.arrayValue?.first?.objectValue?["answer"] == (try json(#"[{"valueString": "z"}]"#)))
+    }
+
+    @Test func theAndroidCatalogsRepeatedGroupLoops() throws {
+        guard let q = RepeatingFHIRTests.published("afhir_repeated_group.json") else { return }
+        let (task, report, _) = try FHIRImporter.compile(q, options: FHIRImportOptions())
+        #expect(!report.entries.map(\.code).contains("repeatingGroup"))
+        var s = Session(task: task, options: SessionOptions(), clock: ManualClock(1_000).clock)
+        let block = try #require(s.stateJSON().objectValue?["instances"]?.objectValue?["1"]?.objectValue)
+        #expect(block["count"] == .int(0) && block["canAdd"] == .bool(true))
+        try s.addInstance("1")
+        try s.addInstance("1")
+        try s.setAnswer(try json(#"{"1": [{"1-1": "2024-01-02"}, {"1-1": "2025-03-04"}]}"#))
+        try s.removeInstance("1", at: 0)
+        let response = s.fhirResponse(try #require(task.fhir))
+        let items = try #require(response.objectValue?["item"]?.arrayValue)
+        #expect(items.count == 1)
+        #expect(items[0].objectValue?["item"]?.arrayValue?.first?.objectValue?["answer"] == (try json(#"[{"valueDate": "2025-03-04"}]"#)))
+    }
+
+    @Test func aRepeatingQuestionRepeatsItsAnswers() throws {
+        let q = try json(#"""
+        {"resourceType": "Questionnaire", "status": "active", "item": [
+          {"linkId": "allergy", "text": "Allergies", "type": "string", "repeats": true, "required": true,
+           "extension": [{"url": "http://hl7.org/fhir/StructureDefinition/questionnaire-maxOccurs", "valueInteger": 2}]}]}
+        """#)
+        let (task, report, _) = try FHIRImporter.compile(q, options: FHIRImportOptions())
+        #expect(report.entries.isEmpty)
+        var s = Session(task: task, options: SessionOptions(), clock: ManualClock(1_000).clock)
+        #expect(s.forwardProblems().map(\.code) == ["answerRequired"])
+        try s.setAnswer(try json(#"["nuts", "pollen"]"#))
+        #expect(throws: StepKitError.self) { try s.setAnswer(try json(#"["a", "b", "c"]"#)) }
+        let response = s.fhirResponse(try #require(task.fhir))
+        #expect(response.objectValue?["item"]?.arrayValue?.first?.objectValue?["answer"] == (try json(#"[{"valueString": "nuts"}, {"valueString": "pollen"}]"#)))
     }
 }

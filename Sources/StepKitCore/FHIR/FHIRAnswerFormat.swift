@@ -42,8 +42,9 @@ struct FHIRAnswerFormat {
         "http://hl7.org/fhir/StructureDefinition/questionnaire-maxOccurs": "maxOccurs is not translated.",
     ]
 
-    func prepare(_ item: FHIRItem, hiddenAncestor: Bool) -> FHIRPrepared {
-        reportExtensions(item)
+    func prepare(_ item: FHIRItem, hiddenAncestor: Bool, inRepeatingGroup: Bool = false) -> FHIRPrepared {
+        let repeating = FHIRAnswerFormat.repeatTranslated(item, inRepeatingGroup: inRepeatingGroup)
+        reportExtensions(item, occursTranslated: repeating)
         reportKeys(item)
         let hidden = hiddenAncestor || FHIRExtension.isHidden(item.extensions)
         for key in ["required", "repeats", "readOnly"] {
@@ -54,10 +55,14 @@ struct FHIRAnswerFormat {
         }
         switch item.type {
         case "group":
-            if item.repeats {
-                report.add(item.linkId, item.path.key("repeats"), "repeatingGroup", "A repeating group is asked once.")
+            var group = FHIRPrepared(disposition: .group)
+            if repeating {
+                group.extra["repeat"] = repeatBounds(item)
+            } else if item.repeats {
+                report.add(item.linkId, item.path.key("repeats"), "repeatingGroup",
+                           "A repeating group is asked once: only a group of questions without conditions, initial expressions or items of their own, or repeating questions, repeats.")
             }
-            return FHIRPrepared(disposition: .group)
+            return group
         case "display":
             return FHIRPrepared(disposition: hidden ? .left : .display)
         case "attachment", "reference", "question":
@@ -87,15 +92,59 @@ struct FHIRAnswerFormat {
             return prepared
         }
         if item.repeats && prepared.choices == nil {
-            report.add(item.linkId, item.path.key("repeats"), "repeatingAnswer", "A repeating \(item.type) item takes one answer.")
+            if repeating {
+                prepared.extra["repeat"] = repeatBounds(item)
+            } else {
+                report.add(item.linkId, item.path.key("repeats"), "repeatingAnswer", "A repeating \(item.type) item inside a repeating group takes one answer.")
+            }
         }
         prepared.format = format(item, &prepared)
         return prepared
     }
 
-    private func reportExtensions(_ item: FHIRItem) {
+    /// Whether the item is imported as a repeating block (its `repeats`, minOccurs and
+    /// maxOccurs translated): a repeating question (not a choice, whose repeats is a multiple
+    /// choice) outside a repeating group, or a repeating group of plain questions (none with a
+    /// condition, an expression, items of its own but help texts, or a read-only or hidden
+    /// answer), itself without a condition.
+    static func repeatTranslated(_ item: FHIRItem, inRepeatingGroup: Bool) -> Bool {
+        guard item.repeats, !inRepeatingGroup else { return false }
+        let conditioned = item.object["enableWhen"] != nil
+            || FHIRExtension.find(FHIRCalculations.enableWhenURL, in: item.extensions) != nil
+        if item.type == "group" {
+            guard !conditioned, !item.children.isEmpty else { return false }
+            return item.children.allSatisfy { child in
+                !["group", "display", "attachment", "reference", "question"].contains(child.type)
+                    && child.children.allSatisfy { $0.type == "display" && $0.children.isEmpty }  // help texts
+                    && child.object["enableWhen"] == nil && !child.readOnly
+                    && !FHIRExtension.isHidden(child.extensions)
+                    && !child.extensions.contains { e in
+                        let url = e.objectValue?["url"]?.stringValue ?? ""
+                        return [FHIRCalculations.enableWhenURL, FHIRCalculations.initialURL, FHIRCalculations.url].contains(url)
+                    }
+            }
+        }
+        return !["choice", "open-choice", "display"].contains(item.type) && item.object["answerOption"] == nil
+            && item.object["answerValueSet"] == nil
+    }
+
+    /// A repeating item's `repeat`: questionnaire-minOccurs (at least 1 when it is required)
+    /// and questionnaire-maxOccurs, within the task format's bounds.
+    private func repeatBounds(_ item: FHIRItem) -> JSON {
+        let occurs = "http://hl7.org/fhir/StructureDefinition/questionnaire-"
+        var bounds = JSONObject()
+        let minimum = ext(item, occurs + "minOccurs")?.value.value.numericValue.map { Int(max(0, min($0, Double(RepeatBounds.limit)))) }
+        let maximum = ext(item, occurs + "maxOccurs")?.value.value.numericValue.map { Int(max(1, min($0, Double(RepeatBounds.limit)))) }
+        var minCount = max(minimum ?? 0, item.required ? 1 : 0)
+        if let maximum { minCount = min(minCount, maximum); bounds["maxCount"] = .int(Int64(maximum)) }
+        bounds["minCount"] = .int(Int64(minCount))
+        return .object(bounds)
+    }
+
+    private func reportExtensions(_ item: FHIRItem, occursTranslated: Bool = false) {
         for (i, e) in item.extensions.enumerated() {
             let url = e.objectValue?["url"]?.stringValue ?? ""
+            if occursTranslated, FHIRAnswerFormat.knownReasons[url] != nil { continue }
             // Calculations and the variables they read are the importer's (`FHIRImporter.calculations`).
             guard !FHIRExtension.readOnItems.contains(url), url != FHIRCalculations.url, url != FHIRCalculations.variableURL,
                   url != FHIRCalculations.enableWhenURL, url != FHIRCalculations.initialURL else { continue }

@@ -57,14 +57,16 @@ package enum FHIRImporter {
         let reader = FHIRChoiceReader(valueSets: valueSets, supplied: options.valueSets, diagnostics: d, report: report)
         let formats = FHIRAnswerFormat(report: report, choiceReader: reader)
         var prepared: [String: FHIRPrepared] = [:]
-        func prepare(_ items: [FHIRItem], hidden: Bool) {
+        func prepare(_ items: [FHIRItem], hidden: Bool, inRepeatingGroup: Bool) {
             for item in items {
-                prepared[item.linkId] = formats.prepare(item, hiddenAncestor: hidden)
+                let p = formats.prepare(item, hiddenAncestor: hidden, inRepeatingGroup: inRepeatingGroup)
+                prepared[item.linkId] = p
                 checkInitial(item, d)
-                prepare(item.children, hidden: hidden || FHIRExtension.isHidden(item.extensions))
+                prepare(item.children, hidden: hidden || FHIRExtension.isHidden(item.extensions),
+                        inRepeatingGroup: inRepeatingGroup || (item.type == "group" && p.extra["repeat"] != nil))
             }
         }
-        prepare(top, hidden: false)
+        prepare(top, hidden: false, inRepeatingGroup: false)
 
         // Conditions, variables and calculations, declining each item whose condition cannot be
         // translated. Declining an item can leave another's condition reading an item no longer

@@ -29,5 +29,8 @@ struct FHIRNode: Sendable {
     var enabled: Predicate?
     /// For a calculated item: the task calculation giving its answer.
     var calculation: String?
+    /// A repeating group: its instances are the answer of its own form item (`step`,
+    /// `linkId`), one response item per instance, its children's answers read from each.
+    var repeating = false
     var children: [FHIRNode] = []
 }

@@ -26,12 +26,25 @@ extension Session {
 
     /// The response items of `nodes` (recursion bounded by the layout's depth, itself bounded
     /// by `FHIRItem.maxDepth`).
-    private func fhirItems(_ nodes: [FHIRNode]) -> [JSON] {
+    /// `instance`: inside a repeating group's instance, the instance's answers, which its
+    /// items' answers are read from.
+    private func fhirItems(_ nodes: [FHIRNode], instance: JSONObject? = nil) -> [JSON] {
         var result: [JSON] = []
         for node in nodes {
             var o = JSONObject(["linkId": .string(node.linkId)])
             if let text = node.text { o["text"] = .string(text) }
-            let children = fhirItems(node.children)
+            if node.repeating {
+                // One item per repetition, in order, each with its instance's answers.
+                for instance in repeatingInstances(node) {
+                    let children = fhirItems(node.children, instance: instance.objectValue ?? JSONObject())
+                    guard !children.isEmpty else { continue }
+                    var one = o
+                    one["item"] = .array(children)
+                    result.append(.object(one))
+                }
+                continue
+            }
+            let children = fhirItems(node.children, instance: instance)
             switch node.type {
             case "group":
                 guard !children.isEmpty else { continue }
@@ -39,7 +52,7 @@ extension Session {
             case "display":
                 continue
             default:
-                var answers = fhirAnswers(node)
+                var answers = fhirAnswers(node, instance: instance)
                 if answers.isEmpty {
                     guard !children.isEmpty else { continue }
                     o["item"] = .array(children)
@@ -57,7 +70,14 @@ extension Session {
         return result
     }
 
-    private func fhirAnswers(_ node: FHIRNode) -> [JSON] {
+    /// A repeating group's instances (its form item's answer).
+    private func repeatingInstances(_ node: FHIRNode) -> [JSON] {
+        guard let step = node.step, let index = task.stepIndex[step], let item = node.formItem,
+              let (value, _) = answer(.item(step: index, item: item)) else { return [] }
+        return value.arrayValue ?? []
+    }
+
+    private func fhirAnswers(_ node: FHIRNode, instance: JSONObject? = nil) -> [JSON] {
         if !node.fixedAnswers.isEmpty {
             if let enabled = node.enabled, !enabled.evaluate(self) { return [] }
             return node.fixedAnswers
@@ -69,12 +89,24 @@ extension Session {
             guard let i = task.calculations.index(of: name), values.indices.contains(i) else { return [] }
             value = values[i].json
             if value.isNull { return [] }
+        } else if let instance {
+            guard let found = instance[node.linkId], !found.isNull, !AnswerFormat.isDontKnow(found) else { return [] }
+            value = found
         } else {
             guard let step = node.step, let index = task.stepIndex[step] else { return [] }
             let selector: Selector = node.formItem.map { .item(step: index, item: $0) } ?? .step(index)
             guard let (found, _) = answer(selector), !AnswerFormat.isDontKnow(found) else { return [] }
             value = found
         }
+        // A repeating question: each of its answers, in order (`answer` repeated).
+        if node.choices.isEmpty, node.otherValue == nil, case .array(let list) = value {
+            return list.flatMap { fhirValueAnswers(node, $0) }
+        }
+        return fhirValueAnswers(node, value)
+    }
+
+    /// One StepKit answer of `node` as FHIR answers (a choice's selections, or one value).
+    private func fhirValueAnswers(_ node: FHIRNode, _ value: JSON) -> [JSON] {
         if !node.choices.isEmpty || node.otherValue != nil {
             guard case .array(let selected) = value else { return [] }
             return selected.compactMap { element -> JSON? in

@@ -83,7 +83,24 @@ final class FHIRTaskBuilder {
             let before = steps.count
             switch disposition(item) {
             case .group:
-                if !askedDescendants(item).isEmpty {
+                if let repeatValue = prepared[item.linkId]?.extra["repeat"], !askedDescendants(item).isEmpty {
+                    // A repeating group: a form of one repeating group item (its instances).
+                    var inner: [JSON] = []
+                    node.children = formEntries(item.children, visible: [], chain: chain, into: &inner)
+                    node.repeating = true
+                    node.step = node.children.compactMap(\.step).first
+                    node.formItem = item.linkId
+                    var group = JSONObject(["identifier": .string(item.linkId)])
+                    if let label = item.labelText { group["text"] = label }
+                    group["optional"] = .bool(!item.required)
+                    group["repeat"] = repeatValue
+                    group["items"] = .array(inner)
+                    var step = JSONObject(["type": .string("form"), "identifier": .string(item.linkId)])
+                    if let label = item.labelText { step["title"] = label }
+                    step["formItems"] = .array([.object(group)])
+                    takeShown(into: &step)
+                    steps.append(.object(step))
+                } else if !askedDescendants(item).isEmpty {
                     var entries: [JSON] = []
                     node.children = formEntries(item.children, visible: [], chain: chain, into: &entries)
                     var step = JSONObject(["type": .string("form"), "identifier": .string(item.linkId)])
@@ -221,6 +238,21 @@ final class FHIRTaskBuilder {
                 node.children = formEntries(item.children.filter { disposition($0) != .display }, visible: visible + own,
                                             chain: chain + own, into: &entries)
             case .group:
+                if let repeatValue = prepared[item.linkId]?.extra["repeat"], visible.isEmpty, !askedDescendants(item).isEmpty {
+                    // A repeating group inside a group: a repeating group item of the form.
+                    var inner: [JSON] = []
+                    node.children = formEntries(item.children, visible: [], chain: chain, into: &inner)
+                    node.repeating = true
+                    node.step = node.children.compactMap(\.step).first
+                    node.formItem = item.linkId
+                    var group = JSONObject(["identifier": .string(item.linkId)])
+                    if let label = item.labelText { group["text"] = label }
+                    group["optional"] = .bool(!item.required)
+                    group["repeat"] = repeatValue
+                    group["items"] = .array(inner)
+                    entries.append(.object(group))
+                    break
+                }
                 if !askedDescendants(item).isEmpty, let label = item.label, !label.isEmpty, let text = item.labelText {
                     entries.append(.object(["sectionTitle": text]))
                 }
