@@ -26,6 +26,9 @@ struct TowerOfHanoiGame: GameRules {
     private(set) var towers: [[Int]]
     private(set) var moves: [Move] = []
 
+    /// What a board holds while its game is changed in place (`GameBoard.change`).
+    static let placeholder = TowerOfHanoiGame(settings: TowerOfHanoiSettings(numberOfDisks: 1))
+
     init(settings: TowerOfHanoiSettings) {
         self.settings = settings
         towers = [Array((1...settings.numberOfDisks).reversed()), [], []]

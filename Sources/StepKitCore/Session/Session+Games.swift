@@ -21,11 +21,13 @@ extension Session {
     package mutating func input(_ value: JSON) throws(StepKitError) {
         try requireInProgress()
         let clockNow = now
-        guard let settings = currentStep?.active, let run = current?.active, var game = run.game else {
+        // The run's figures without its game (`timing`), so the game below is held once.
+        guard let settings = currentStep?.active, current?.active?.game != nil, var timing = current?.active else {
             throw stateError("notAGame", "The current step is not a game.")
         }
-        guard run.status == .running, let since = run.runningSince else {
-            throw stateError("activeState", "The game's step is \(run.status.rawValue), not running.")
+        timing.game = nil
+        guard timing.status == .running, let since = timing.runningSince else {
+            throw stateError("activeState", "The game's step is \(timing.status.rawValue), not running.")
         }
         var time = clockNow
         if let given = value.objectValue?["time"] {
@@ -36,13 +38,22 @@ extension Session {
             }
             time = ms
         }
-        let at = run.elapsed(at: time)
+        let at = timing.elapsed(at: time)
         var input = try GameInput.parse(value, at: at, saved: false)
+        guard var game = current?.active?.game else { return }
         guard at >= game.time else {
             throw StepKitError(.invalidArgument, code: "inputTime", message: "The input is dated before the game's latest time.", path: .root.key("time"))
         }
         input = GameInput(copying: input, at: at)
-        try game.take(input)
+        // The visit lets go of the game while it changes, so its arrays are not copied; a
+        // refused input leaves `game` as it was (`GameRun.take`), and it goes back unchanged.
+        updateCurrent { $0.active?.game = nil }
+        do {
+            try game.take(input)
+        } catch {
+            updateCurrent { $0.active?.game = game }
+            throw error
+        }
         let step = currentStep?.identifier ?? ""
         updateCurrent { $0.active?.game = game }
         emit("gameInput", ["step": .string(step), "input": input.json], at: time)
