@@ -19,6 +19,7 @@
  *   bench run       TASK.json TASK.walk BUDGET_S     (a whole run, a reused-task run, result JSON)
  *   bench instr     TASK.json TASK.walk ENTRIES      (callgrind: ENTRIES no-output steps)
  *   bench instr-entries TASK.json TASK.walk FROM TO  (callgrind: one dump per entry FROM..TO-1)
+ *   bench instr-input N                               (callgrind: N game inputs, a Stroop key each)
  *   bench shared    TASK.json TASK.walk WALKS STATE   (DHAT: WALKS walks on one compiled task)
  *   bench verify    TASK.json TASK.walk BUDGET_S     (verify the finished run's result vs restore it)
  *   bench instr-run TASK.json TASK.walk N            (callgrind: one dump each for N compiles,
@@ -1014,6 +1015,42 @@ static int cmd_instr(int argc, char **argv) {
     return 0;
 }
 
+/* instr-input N: for callgrind --instr-atstart=no; N inputs (stepkit_session_input, a key each,
+ * no output asked for, no event callback) to a Stroop game of N + 1 attempts, on a session opened
+ * and given one input outside the instrumentation, its manual clock moved 500 ms before each.
+ * benchmarks/run.py divides the instruction count by N (docs/active-tasks.md). */
+static int64_t input_clock_ms = 1767225600000LL;
+static int64_t input_clock(void *user_data) { (void)user_data; return input_clock_ms; }
+static int cmd_instr_input(int argc, char **argv) {
+    if (argc < 3) return 1;
+    long n = strtol(argv[2], NULL, 10);
+    if (n < 1 || n > 190) return 1;
+    char definition[256];
+    snprintf(definition, sizeof definition, "{\"identifier\":\"g\",\"steps\":[{\"type\":\"stroop\",\"identifier\":\"stroop\","
+             "\"numberOfAttempts\":%ld},{\"type\":\"completion\",\"identifier\":\"done\"}]}", n + 2);
+    stepkit_task *task = NULL;
+    stepkit_session *s = NULL;
+    if (stepkit_task_compile(definition, &task) != STEPKIT_OK || stepkit_session_open(task, "{\"seed\":1}", &s) != STEPKIT_OK) {
+        fprintf(stderr, "instr-input: %s\n", stepkit_last_error());
+        return 1;
+    }
+    stepkit_session_set_clock(s, input_clock, NULL);
+    const char *key = "{\"type\":\"key\",\"key\":\"red\"}";
+    input_clock_ms += 500;
+    if (stepkit_session_input(s, key, NULL) != STEPKIT_OK) return 1; /* warm: first-call work stays out */
+    CALLGRIND_ZERO_STATS;
+    CALLGRIND_START_INSTRUMENTATION;
+    for (long i = 0; i < n; i++) {
+        input_clock_ms += 500;
+        if (stepkit_session_input(s, key, NULL) != STEPKIT_OK) return 1;
+    }
+    CALLGRIND_STOP_INSTRUMENTATION;
+    printf("{\"figure\":\"instr-input\",\"inputs\":%ld}\n", n);
+    stepkit_session_free(s);
+    stepkit_task_free(task);
+    return 0;
+}
+
 /* instr-entries TASK WALK FROM TO: for callgrind --instr-atstart=no; the walk's entries FROM..TO-1
  * instrumented one by one, each ended with a dump named "entry INDEX IDENTIFIER" (callgrind zeroes
  * its counts at each dump), so benchmarks/run.py can say what each kind of step costs. Entries
@@ -1127,6 +1164,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[1], "run")) rc = cmd_run(argc, argv);
         else if (!strcmp(argv[1], "instr")) rc = cmd_instr(argc, argv);
         else if (!strcmp(argv[1], "instr-entries")) rc = cmd_instr_entries(argc, argv);
+        else if (!strcmp(argv[1], "instr-input")) rc = cmd_instr_input(argc, argv);
         else if (!strcmp(argv[1], "shared")) rc = cmd_shared(argc, argv);
         else if (!strcmp(argv[1], "verify")) rc = cmd_verify(argc, argv);
         else if (!strcmp(argv[1], "instr-run")) rc = cmd_instr_run(argc, argv);

@@ -130,6 +130,23 @@ INSTR_ENTRIES = {"t10": 0, "t1000": 201, "t100000": 201}
 EVENT_FUNCTIONS = ("7SessionV4emit", "10EventQueueV6append")
 
 
+# Input events (issue 35, docs/active-tasks.md): a Stroop game's key presses, counted at two
+# lengths of game so that a cost growing with the inputs already taken shows.
+INPUT_COUNTS = (20, 160)
+
+
+def callgrind_input(bench, n):
+    """Instructions of `bench instr-input n`: n stepkit_session_input calls, no output asked for."""
+    out = os.path.join(OUT, f"callgrind.input.{n}.out")
+    run_valgrind(["valgrind", "--tool=callgrind", "--instr-atstart=no", "--callgrind-out-file=" + out,
+                  bench, "instr-input", str(n)])
+    with open(out, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if line.startswith("totals:"):
+                return int(line.split()[1])
+    return 0
+
+
 def callgrind_instr(bench, task, walk, entries, events=True):
     """Runs `bench instr` under callgrind twice: once counting every instruction, once counting
     only inside event building (--toggle-collect on EVENT_FUNCTIONS: exactly their inclusive
@@ -423,6 +440,7 @@ def main():
     results.append({"figure": "instr", "counts": {k: list(v) for k, v in instr.items()},
                     "survey": list(survey_instr), "entries": entries, "sharedWrites": shared,
                     "run": run_instr})
+    results.append({"figure": "instr-input", "counts": {str(n): callgrind_input(bench, n) for n in INPUT_COUNTS}})
     load1 = os.getloadavg()
 
     # ---------------------------------------------------------------------------------------
@@ -482,6 +500,11 @@ def main():
     t.add(f"instructions building events, no callback and no output (1,000-step task, {steps} steps; "
           f"total {total / steps:,.0f} Ir per step)", [events / steps], fmt=lambda x: f"{x:,.0f} Ir",
           target="0 (not built)", ok=lambda x: x is not None and x == 0)
+    inputs = by[("instr-input", None)]["counts"]
+    for n in INPUT_COUNTS:
+        t.add(f"instructions per input event, a Stroop game's key press (stepkit_session_input, out NULL; "
+              f"callgrind, {n} inputs)", [inputs[str(n)] / n], fmt=lambda x: f"{x:,.0f} Ir",
+              target="report; flat in the inputs taken (issue 35)")
     steps, total, events = ins["survey"]
     t.add(f"instructions per no-output walk entry, survey ({steps} entries after the first; events "
           f"{events / steps:,.0f} Ir of them)", [total / steps], fmt=lambda x: f"{x:,.0f} Ir")
