@@ -179,6 +179,23 @@ import Testing
         #expect(found.map(\.code) == ["signatureWithoutConsent"])
     }
 
+    @Test func verifyReplaysTheConsentAndTheSignatureRecord() throws {
+        var s = try open()
+        try s.goForward()
+        try s.setAnswer(try json(#"{"consented": true, "givenName": "A", "familyName": "B"}"#))
+        try s.goForward()
+        try s.report(try json(#"{"step": "sig", "typedName": "A B"}"#))
+        try s.goForward()
+        try s.goForward()
+        let result = s.resultJSON()
+        let report = try Verification.verify(result, task: s.task, options: VerifyOptions()).objectValue
+        #expect(report?["divergences"]?.arrayValue?.count == 0, "\(JSONWriter.string(report?["divergences"] ?? .null))")
+        // A record that is no captured file's (a digest that is not one) diverges.
+        let forged = JSONWriter.string(result).replacingOccurrences(s.answers[2]?.objectValue?["sha256"]?.stringValue ?? "?", "not-a-digest")
+        let refused = try Verification.verify(try json(forged), task: s.task, options: VerifyOptions()).objectValue
+        #expect((refused?["divergences"]?.arrayValue?.count ?? 0) > 0)
+    }
+
     @Test func base64IsRFC4648() {
         // RFC 4648, section 10.
         let vectors = ["": "", "f": "Zg==", "fo": "Zm8=", "foo": "Zm9v", "foob": "Zm9vYg==", "fooba": "Zm9vYmE=", "foobar": "Zm9vYmFy"]

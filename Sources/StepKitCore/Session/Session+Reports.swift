@@ -46,6 +46,20 @@ extension Session {
         _checkInvariants()
     }
 
+    /// Keeps `record`, a report as a result holds it, as the current step's answer after the
+    /// checks restore makes (`Task.accept`, `.restore`): the verifier's replay
+    /// (`Verify/Replay.swift`). Nothing is written.
+    mutating func keepReportRecord(_ record: JSON) throws(StepKitError) {
+        try requireInProgress()
+        guard let step = currentStep, let index = currentIndex, step.hosted?.reportKind != nil else {
+            throw stateError("notReported", "The current step is not one the host reports.")
+        }
+        let accepted = task.accept(record, to: step, at: index, previous: nil, parts: .restore) { _ in NoAnswers() }
+        guard accepted.problems.isEmpty else { throw StepKitError(.answer, problems: accepted.problems) }
+        answers[index] = accepted.value
+        clock.touched = true
+    }
+
     /// After a report made on a copy of the session could not be autosaved, removes the file it
     /// wrote (unless `old` records the same file: the same content reported again).
     func undoCapturedFile(back old: Session) {

@@ -33,8 +33,9 @@ struct SubmittedResult {
     /// describe the presentation, not an answer, so they are the result's own fields.
     private static let topFields: Set<String> = ["identifier", "taskRunUUID", "startDate", "endDate", "results", "calculations", "asyncResults",
                                                  "taskFingerprint", "timeSpent", "randomization", "language", "languages"]
-    /// `timeSpent`: the time counted on a visit (issue 32, time limits).
-    private static let stepFields: Set<String> = ["identifier", "startDate", "endDate", "results", "timeSpent"]
+    /// `timeSpent`: the time counted on a visit (issue 32, time limits); `consent`: a consent
+    /// review's record (derived from the answers the replay checks).
+    private static let stepFields: Set<String> = ["identifier", "startDate", "endDate", "results", "timeSpent", "consent"]
     private static let questionFields: Set<String> = ["identifier", "type", "answer", "startDate", "endDate", "unit", "codings"]
     /// Sections nest no deeper than this in a result the engine writes; deeper is refused
     /// before it is read (the read recurses once per level).
