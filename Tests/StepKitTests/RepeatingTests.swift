@@ -5,7 +5,7 @@ import Testing
 
 /// A medications list: how many (a question), then a form with a repeating group whose count
 /// is that answer, then a repeating question of allergies.
-private let medications = """
+let medications = """
 {"identifier": "meds", "steps": [
   {"type": "question", "identifier": "howMany", "question": "How many medications?", "answerFormat": {"type": "numeric", "style": "integer", "minimum": 0, "maximum": 50}},
   {"type": "form", "identifier": "list", "formItems": [

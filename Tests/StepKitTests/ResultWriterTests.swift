@@ -59,19 +59,9 @@ import Testing
      "pick": ["a", 2.5, "c\u0007"], "again": true}
     """#
 
-    /// Repeating blocks (issue 31): a group whose count is an answer, and a repeating question.
-    static let repeating = #"""
-    {"identifier": "meds", "steps": [
-      {"type": "question", "identifier": "howMany", "question": "How many?", "answerFormat": {"type": "numeric", "style": "integer", "minimum": 0, "maximum": 50}},
-      {"type": "form", "identifier": "list", "formItems": [
-        {"identifier": "pharmacy", "text": "Pharmacy", "optional": true, "answerFormat": {"type": "text"}},
-        {"identifier": "medication", "text": "Medications", "repeat": {"minCount": 1, "maxCount": 4, "count": {"answer": "howMany"}, "title": "Medication {{index}}: {{name}}"},
-         "items": [
-          {"identifier": "name", "text": "Name", "answerFormat": {"type": "text"}},
-          {"identifier": "dose", "text": "Dose", "optional": true, "answerFormat": {"type": "numeric", "style": "decimal", "minimum": 0}}]}]},
-      {"type": "question", "identifier": "allergies", "question": "Allergies", "repeat": {"minCount": 2, "maxCount": 3}, "answerFormat": {"type": "text"}},
-      {"type": "completion", "identifier": "done"}]}
-    """#
+    /// Repeating blocks (issue 31): a group whose count is an answer, and a repeating question
+    /// (the task `RepeatingTests` walks).
+    static let repeating = medications
     static let repeatingAnswers = #"""
     {"howMany": 2, "list": {"pharmacy": "Main \"St\"", "medication": [{"name": "aspirin", "dose": 0.5}, {"name": "ibuprofen"}]},
      "allergies": ["pollen", "cats\n"]}
