@@ -32,16 +32,15 @@ struct AuditTrail: Sendable {
     struct Event: Sendable, Equatable {
         var kind: Kind
         var date: Int64
-        /// The step the call acted on (the step left, for a move).
-        var step: String?
-        /// The step a move arrived at (nil: the run ended).
-        var to: String?
-        var old: JSON?
-        var new: JSON?
+        /// The step the call acted on (the step left, for a move), and the step a move arrived
+        /// at (nil: the run ended).
+        var step, to: String?
+        /// An answer's value before and after (nil: none / cleared).
+        var old, new: JSON?
         /// The finish reason, the control operation, or what a migration came from.
         var detail: String?
-        var actor: String?
-        var reason: String?
+        /// Who made the call and why, when the host said.
+        var actor, reason: String?
         /// The chain digest, once sealed (`AuditTrail.seal`); saved events always carry one.
         var digest: String?
     }
