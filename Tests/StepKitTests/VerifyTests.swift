@@ -196,6 +196,133 @@ import Testing
         #expect(try verify(task, completed, #"{"allowIncomplete": true}"#).codes == [])
     }
 
+    // MARK: Repeating blocks
+
+    /// `value` with the member at `path` (keys, and digits for indices) set to `new` (nil: removed).
+    func setting(_ value: JSON, _ path: ArraySlice<String>, _ new: JSON?) -> JSON {
+        guard let head = path.first else { return new ?? .null }
+        switch value {
+        case .object(var o):
+            let changed = new == nil && path.count == 1 ? nil : setting(o[head] ?? .null, path.dropFirst(), new)
+            o[head] = changed
+            return .object(o)
+        case .array(var a):
+            guard let i = Int(head), a.indices.contains(i) else { return value }
+            a[i] = setting(a[i], path.dropFirst(), new)
+            return .array(a)
+        default:
+            return value
+        }
+    }
+
+    func setting(_ value: JSON, _ path: String, _ new: JSON?) -> JSON {
+        setting(value, path.replacing("[", with: ".").replacing("]", with: "").split(separator: ".").map(String.init)[...], new)
+    }
+
+    /// RepeatingTests' medications list walked with three medications (two from the count,
+    /// one added) and two allergies: results [howMany, list{pharmacy, medication}, allergies, done].
+    func walkedMedications() throws -> (Task, JSON) {
+        let task = try compile(medications)
+        let clock = ManualClock(1_767_225_600_000)
+        var s = Session(task: task, options: SessionOptions(), clock: clock.clock)
+        try s.setAnswer(try json("2"))
+        try s.goForward()
+        clock.now += 60_000
+        try s.addInstance("medication")
+        try s.setAnswer(try json(#"{"pharmacy": "Corner", "medication": [{"name": "Aspirin", "dose": 100}, {"name": "Metformin"}, {"name": "Ibuprofen", "dose": 400}]}"#))
+        try s.goForward()
+        clock.now += 60_000
+        try s.setAnswer(try json(#"["nuts", "pollen"]"#))
+        try s.goForward()
+        try s.goForward()
+        #expect(s.finishReason == .completed)
+        return (task, s.resultJSON())
+    }
+
+    @Test func aResultWithRepeatingBlocksVerifiesCleanAndItsEditsDoNot() throws {
+        let (task, result) = try walkedMedications()
+        let block = "results[1].results[1]"
+        #expect(setting(result, block + ".instances[2].results[0].answer", nil) != result, "the helper edits what it names")
+        let clean = try verify(task, result)
+        #expect(clean.codes == [])
+        #expect(clean.report["result"]?.sameValue(as: result) == true)
+
+        // An instance's answer the item refuses: reported where it is, the rest of the block kept.
+        let refused = try verify(task, setting(result, block + ".instances[1].results[1].answer", .int(-5)))
+        #expect(refused.codes == ["answerRefused"])
+        #expect(refused.paths == [block + ".instances[1].results[1].answer"])
+        let own = refused.report["result"] ?? .null
+        #expect(setting(own, "results[1].results[1].instances[1].results[1].answer", .int(-5)).sameValue(as: setting(result, block + ".instances[1].results[1].answer", .int(-5))))
+
+        // A required answer missing in one instance: reported in that instance.
+        let missing = try verify(task, setting(result, block + ".instances[1].results[0].answer", .null))
+        #expect(missing.codes == ["requiredAnswerMissing"])
+        #expect(missing.paths == [block + ".instances[1].results[0].answer"])
+
+        // Instances past maxCount (4): each reported, the ones within it replayed.
+        var instances = try #require(result.objectValue?["results"]?.arrayValue?[1].objectValue?["results"]?.arrayValue?[1].objectValue?["instances"]?.arrayValue)
+        instances += [instances[0], instances[1]]
+        let tooMany = try verify(task, setting(result, block + ".instances", .array(instances)))
+        #expect(tooMany.codes == ["answerRefused"])
+        #expect(tooMany.paths == [block + ".instances[4]"])
+        #expect(tooMany.report["divergences"]?.arrayValue?.first?.objectValue?["reason"] == .string("tooManyInstances"))
+        let kept = tooMany.report["result"]?.objectValue?["results"]?.arrayValue?[1].objectValue?["results"]?.arrayValue?[1].objectValue?["instances"]?.arrayValue
+        #expect(kept?.count == 4)
+
+        // A repeating question: an answer past its maxCount (3), and one of the wrong type.
+        var allergies = try #require(result.objectValue?["results"]?.arrayValue?[2].objectValue?["results"]?.arrayValue?[0].objectValue?["instances"]?.arrayValue)
+        allergies += [allergies[0], allergies[1]]
+        let fourth = try verify(task, setting(result, "results[2].results[0].instances", .array(allergies)))
+        #expect(fourth.codes == ["answerRefused"])
+        #expect(fourth.paths == ["results[2].results[0].instances[3].answer"])
+        let wrong = try verify(task, setting(result, "results[2].results[0].instances[1].answer", .int(7)))
+        #expect(wrong.codes == ["wrongType"])
+        #expect(wrong.paths == ["results[2].results[0].instances[1].answer"])
+
+        // The block's shape: an item the group does not have, a member it does not have.
+        let unknown = try verify(task, setting(result, block + ".instances[0].results[0].identifier", .string("colour")))
+        #expect(unknown.codes.first == "unknownIdentifier")
+        #expect(unknown.paths.first == block + ".instances[0].results[0].identifier")
+        let extra = try verify(task, setting(result, block + ".instances[0].note", .string("x")))
+        #expect(extra.codes == ["unknownField"])
+        #expect(extra.paths == [block + ".instances[0].note"])
+    }
+
+    /// A QuestionnaireResponse with a repeating group (one item per repetition) and a repeating
+    /// question (its answers repeated) verifies; an edited repetition does not.
+    @Test func aResponseWithRepetitionsVerifiesAndItsEditsDoNot() throws {
+        let q = try json(#"""
+            {"resourceType": "Questionnaire", "url": "http://example.org/kids", "status": "draft", "item": [
+              {"linkId": "child", "type": "group", "text": "Child", "repeats": true, "required": true,
+               "extension": [{"url": "http://hl7.org/fhir/StructureDefinition/questionnaire-maxOccurs", "valueInteger": 3}],
+               "item": [{"linkId": "name", "type": "string", "text": "Name", "required": true},
+                        {"linkId": "age", "type": "integer", "text": "Age"}]},
+              {"linkId": "phone", "type": "string", "text": "Phone", "repeats": true}]}
+            """#)
+        let task = try FHIRImporter.compile(q, options: FHIRImportOptions()).task
+        let response = try json(#"""
+            {"resourceType": "QuestionnaireResponse", "questionnaire": "http://example.org/kids", "status": "completed", "item": [
+              {"linkId": "child", "text": "Child", "item": [{"linkId": "name", "text": "Name", "answer": [{"valueString": "Ann"}]},
+                                                            {"linkId": "age", "text": "Age", "answer": [{"valueInteger": 7}]}]},
+              {"linkId": "child", "text": "Child", "item": [{"linkId": "name", "text": "Name", "answer": [{"valueString": "Bo"}]}]},
+              {"linkId": "phone", "text": "Phone", "answer": [{"valueString": "555-1"}, {"valueString": "555-2"}]}]}
+            """#)
+        let clean = try verify(task, response)
+        #expect(clean.codes == [])
+        #expect(clean.report["questionnaireResponse"]?.objectValue?["item"]?.sameValue(as: response.objectValue?["item"] ?? .null) == true)
+        let wrong = try verify(task, setting(response, "item[1].item[0].answer[0]", try json(#"{"valueInteger": 3}"#)))
+        #expect(wrong.codes.first == "wrongType")
+        #expect(wrong.paths.first == "item[1].item[0].answer")
+        var items = try #require(response.objectValue?["item"]?.arrayValue)
+        items.insert(contentsOf: [items[0], items[1]], at: 2)
+        let tooMany = try verify(task, setting(response, "item", .array(items)))
+        #expect(tooMany.codes == ["answerRefused"])
+        #expect(tooMany.paths == ["item[3]"])
+        let missing = try verify(task, setting(response, "item[1].item", .array([])))
+        #expect(missing.codes == ["requiredAnswerMissing"])
+        #expect(missing.paths == ["item[1]"])
+    }
+
     @Test func badSubmissionsAreErrorsThatChangeNothing() throws {
         let task = try headache()
         #expect(throws: StepKitError.self) { try Verification.verify(.array([]), task: task, options: VerifyOptions()) }

@@ -14,6 +14,8 @@ struct Replay {
     /// The submitted part of each step the replay has applied (its latest): where a missing
     /// answer that completing the task reports (`requiredAnswersChecked: "atCompletion"`) is.
     private var applied: [Int: SubmittedStep] = [:]
+    /// Per step, the instance answers the engine refused (`$.block[k].item`): not also missing.
+    private var refusedInInstances: [Int: Set<String>] = [:]
 
     init(task: Task, options verify: VerifyOptions, start: Int64?, taskRunUUID: String?, seed: UInt64? = nil) {
         self.task = task
@@ -135,12 +137,17 @@ struct Replay {
         // left, at the submitted end.
         if let end = s.endDate { time.pointee = end }
         session.answers[index] = nil
+        refusedInInstances[index] = nil
         var refused = Set<String>()
-        if var answer = s.answer {
+        if let answer = s.answer {
             if case .message = step.content {
                 report.add(.unknownIdentifier, "The step \"\(step.identifier)\" takes no answer.", at: s.path, step: step.identifier)
             } else {
-                answer = setAnswer(answer, step: step, submitted: s, refused: &refused, report: &report)
+                // Repeating blocks' instances go after the rest (a `count` may read it), instance
+                // by instance where one is refused.
+                let (rest, blocks) = splitBlocks(answer, step: step, index: index, submitted: s)
+                if let rest { _ = setAnswer(rest, step: step, submitted: s, refused: &refused, report: &report) }
+                for (block, list) in blocks { replayBlock(block, list, step: step, index: index, submitted: s, refused: &refused, report: &report) }
             }
         }
         // Items a form's rules hide are not asked: an answer on one is not the participant's.
@@ -152,8 +159,10 @@ struct Replay {
         }
         applied[index] = s
         if !missing {
-            for problem in session.forwardProblems(hidden: hidden) {
-                note(problem, s, step: step, refused: refused, report: &report)
+            let problems = session.forwardProblems(hidden: hidden)
+            let inInstances = instancePlaces(problems, current: s, index: index)
+            for problem in problems {
+                note(problem, s, step: step, refused: refused, inInstances: inInstances, report: &report)
             }
         }
         let skipped = s.answer == nil && step.takesAnswers && step.optional
@@ -187,7 +196,7 @@ struct Replay {
                     }
                 }
                 guard removed, let o = answer.objectValue, o.count > 0 else {
-                    refused.formUnion(s.places.keys)
+                    refused.formUnion(s.places.keys.filter { s.blocks[$0] == nil })
                     return .null
                 }
             }
@@ -196,7 +205,8 @@ struct Replay {
     }
 
     /// A reason the step could not be left going forward, as a divergence.
-    private func note(_ problem: Problem, _ s: SubmittedStep, step: Step, refused: Set<String>, report: inout Divergences) {
+    private func note(_ problem: Problem, _ s: SubmittedStep, step: Step, refused: Set<String>, inInstances: [String: (place: JSONPath, key: String, step: Int)],
+                      report: inout Divergences) {
         let stepName = problem.step ?? step.identifier
         let item = problem.item
         switch problem.code {
@@ -207,6 +217,12 @@ struct Replay {
             if excuseMissingAnswers { return }
             if let item, refused.contains(item) { return }
             if item == nil, problem.step == nil, !refused.isEmpty { return }
+            // An instance's answer: where it is in the instance, unless the engine refused it.
+            if let found = inInstances[problem.path.description] {
+                if refusedInInstances[found.step]?.contains(found.key) == true { return }
+                report.add(.requiredAnswerMissing, problem.message, at: found.place, step: stepName, item: item)
+                return
+            }
             // A missing answer listed at completion is in the submitted part of its own step.
             let own = problem.step.flatMap { task.stepIndex[$0] }.flatMap { applied[$0] } ?? s
             let place = item.flatMap { own.places[$0] } ?? own.places[stepName] ?? own.path
@@ -215,6 +231,122 @@ struct Replay {
             let place = item.flatMap { s.places[$0] } ?? s.path
             report.add(.answerRefused, problem.message, at: place, step: stepName, item: item, reason: problem.code)
         }
+    }
+}
+
+// MARK: Repeating blocks
+
+extension Replay {
+    /// The submitted answer without its repeating blocks' instances (nil: nothing else), and
+    /// each block's instances.
+    fileprivate func splitBlocks(_ answer: JSON, step: Step, index: Int, submitted s: SubmittedStep) -> (rest: JSON?, blocks: [(RepeatingBlock, [JSON])]) {
+        guard !s.blocks.isEmpty, let repeats = task.rules.repeats[index] else { return (answer, []) }
+        var rest: JSON? = answer
+        var blocks: [(RepeatingBlock, [JSON])] = []
+        for block in repeats where s.blocks[Session.blockName(block, step: step)] != nil {
+            if let item = block.item {
+                guard case .object(var o)? = rest, case .array(let list)? = o[item] else { continue }
+                o[item] = nil
+                rest = o.count == 0 ? nil : .object(o)
+                blocks.append((block, list))
+            } else {
+                guard case .array(let list)? = rest else { continue }
+                rest = nil
+                blocks.append((block, list))
+            }
+        }
+        return (rest, blocks)
+    }
+
+    /// Gives a block its submitted instances as a host does: a group's instances added
+    /// (`addInstance`, up to `maxCount`; each past it is reported) and answered, a repeating
+    /// question's list of answers set. Where the engine refuses it, it is given again instance
+    /// by instance (a group's item by item), so each refusal is reported where it is and the
+    /// rest is kept.
+    fileprivate mutating func replayBlock(_ block: RepeatingBlock, _ given: [JSON], step: Step, index: Int, submitted s: SubmittedStep,
+                                          refused: inout Set<String>, report: inout Divergences) {
+        let name = Session.blockName(block, step: step)
+        guard let places = s.blocks[name], let repeating = step.format(item: block.item)?.rules as? RepeatingFormat else { return }
+        let whole = s.places[name] ?? s.path
+        var list = given
+        let maxCount = block.bounds.maxCount
+        if list.count > maxCount {
+            for k in maxCount..<list.count {
+                report.add(.answerRefused, "\"\(name)\" has at most \(maxCount) instances (its maxCount): instance \(k + 1) is past it.",
+                           at: places.instances[ifPresent: k] ?? whole, step: step.identifier, item: name, reason: "tooManyInstances")
+            }
+            list.removeLast(list.count - maxCount)
+        }
+        func wrapped(_ l: [JSON]) -> JSON { block.item.map { .object(JSONObject([$0: .array(l)])) } ?? .array(l) }
+        if repeating.form != nil {
+            while session.instanceCount(step: index, block: block) < list.count {
+                do throws(StepKitError) { try session.addInstance(name) } catch { break }
+            }
+        }
+        do throws(StepKitError) {
+            try session.setAnswer(wrapped(list))
+            return
+        } catch {}
+        var refusedHere = Set<String>()
+        switch repeating.content {
+        case .group:
+            for (k, instance) in list.enumerated() {
+                guard case .object(let o) = instance else { continue }
+                var padded = [JSON](repeating: .object(JSONObject()), count: k)
+                for (inner, value) in o.entries {
+                    padded.append(.object(JSONObject([inner: value])))
+                    do throws(StepKitError) { try session.setAnswer(wrapped(padded)) } catch {
+                        refusedHere.insert(JSONPath.root.key(name).index(k).key(inner).description)
+                        for problem in error.problems {
+                            report.add(problem.code == "wrongType" ? .wrongType : .answerRefused, problem.message, at: places.place(instance: k, item: inner) ?? whole,
+                                       step: step.identifier, item: name, reason: problem.code)
+                        }
+                    }
+                    padded.removeLast()
+                }
+            }
+        case .question:
+            var accepted: [JSON] = []
+            for (k, value) in list.enumerated() {
+                accepted.append(value)
+                do throws(StepKitError) { try session.setAnswer(wrapped(accepted)) } catch {
+                    // A list short of answers because one was refused is not also missing one.
+                    refused.insert(name)
+                    for problem in error.problems {
+                        report.add(problem.code == "wrongType" ? .wrongType : .answerRefused, problem.message, at: places.place(instance: k, item: nil) ?? whole,
+                                   step: step.identifier, item: name, reason: problem.code)
+                    }
+                    accepted[k] = .null
+                }
+            }
+        }
+        if !refusedHere.isEmpty { refusedInInstances[index, default: []].formUnion(refusedHere) }
+    }
+
+    /// Where each answer of a group's instance is in the submission, by the path a missing one
+    /// is reported at (`$.block[k].item`, or `$.step.block[k].item` at completion), for the
+    /// steps `problems` are about; built only when one is about a repeating block.
+    fileprivate func instancePlaces(_ problems: [Problem], current s: SubmittedStep, index: Int) -> [String: (place: JSONPath, key: String, step: Int)] {
+        var map: [String: (place: JSONPath, key: String, step: Int)] = [:]
+        var done = Set<Int>()
+        for problem in problems where problem.code == "answerRequired" && problem.item != nil {
+            let stepIndex = problem.step.flatMap { task.stepIndex[$0] } ?? index
+            guard done.insert(stepIndex).inserted, let submitted = stepIndex == index ? s : applied[stepIndex],
+                  !submitted.blocks.isEmpty, let step = task.step(at: stepIndex) else { continue }
+            for (name, block) in submitted.blocks {
+                guard let form = (step.format(item: name)?.rules as? RepeatingFormat)?.form else { continue }
+                for k in block.instances.indices {
+                    // An item the instance does not list is missing in the instance.
+                    for inner in form.items {
+                        guard let place = block.place(instance: k, item: inner.identifier) else { continue }
+                        let key = JSONPath.root.key(name).index(k).key(inner.identifier).description
+                        map[key] = (place, key, stepIndex)
+                        map[JSONPath.root.key(step.identifier).key(name).index(k).key(inner.identifier).description] = (place, key, stepIndex)
+                    }
+                }
+            }
+        }
+        return map
     }
 }
 

@@ -11,6 +11,9 @@ struct SubmittedResponse {
     /// Every answered item, by linkId: where its answers are and what they are.
     private var answered: [(linkId: String, path: JSONPath, answers: [JSON])] = []
     private var nodes: [String: FHIRNode] = [:]
+    /// A repeating group's instances as they are read (one response item each), by step and
+    /// block: put into the steps' answers once every item is read.
+    private var instances: [Int: [String: [JSON]]] = [:]
 
     private static let topFields: Set<String> = ["resourceType", "id", "meta", "text", "questionnaire", "status", "authored", "author", "subject",
                                                  "source", "encounter", "basedOn", "partOf", "identifier", "language", "item"]
@@ -44,6 +47,13 @@ struct SubmittedResponse {
             }
             response.readItems(list, at: .root.key("item"), depth: 0, task: task, options: options, into: &report)
         }
+        for (index, blocks) in response.instances {
+            guard var s = response.steps[index] else { continue }
+            var form = s.answer?.objectValue ?? JSONObject()
+            for (block, list) in blocks { form[block] = .array(list) }
+            s.answer = .object(form)
+            response.steps[index] = s
+        }
         return response
     }
 
@@ -76,6 +86,10 @@ struct SubmittedResponse {
                 continue
             }
             if options.unknownFieldsAreErrors { SubmittedResult.unknownFields(o, allowed: SubmittedResponse.itemFields, at: here, into: &report) }
+            if node.repeating {
+                readInstance(o, node: node, at: here, task: task, options: options, into: &report)
+                continue
+            }
             if case .array(let children)? = o["item"] { readItems(children, at: here.key("item"), depth: depth + 1, task: task, options: options, into: &report) }
             guard let answers = o["answer"] else { continue }
             guard case .array(let list) = answers else {
@@ -83,6 +97,7 @@ struct SubmittedResponse {
                 continue
             }
             var values: [JSON] = []
+            var positions: [JSONPath] = []
             for (j, a) in list.enumerated() {
                 guard case .object(let ao) = a else {
                     report.add(.wrongType, "An answer is an object with one value[x].", at: here.key("answer").index(j), item: linkId)
@@ -94,6 +109,7 @@ struct SubmittedResponse {
                 var value = ao
                 value["item"] = nil
                 values.append(.object(value))
+                positions.append(here.key("answer").index(j))
             }
             guard !values.isEmpty else { continue }
             guard !answered.contains(where: { $0.linkId == linkId }) else {
@@ -119,12 +135,81 @@ struct SubmittedResponse {
                 s.answer = value
                 s.places[stepName] = here.key("answer")
             }
+            // A repeating question: each answer is an instance.
+            if format?.rules is RepeatingFormat { s.blocks[node.formItem ?? stepName] = SubmittedBlock(instances: positions) }
             steps[index] = s
         }
     }
 
+    /// One response item of a repeating group: an instance of its block, its items' answers
+    /// read as the group's items take them (`SubmittedInstances.swift`).
+    private mutating func readInstance(_ o: JSONObject, node: FHIRNode, at here: JSONPath, task: Task, options: VerifyOptions,
+                                       into report: inout Divergences) {
+        guard let stepName = node.step, let index = task.stepIndex[stepName], let block = node.formItem,
+              let form = (task.step(at: index)?.format(item: block)?.rules as? RepeatingFormat)?.form else { return }
+        if o["answer"] != nil {
+            report.add(.wrongType, "A repeating group's item has no \"answer\": its items have.", at: here.key("answer"), step: stepName, item: node.linkId)
+        }
+        var s = steps[index] ?? SubmittedStep(step: index, path: here)
+        var submitted = s.blocks[block] ?? SubmittedBlock()
+        let k = submitted.instances.count
+        var instance = JSONObject()
+        var places: [String: JSONPath] = [:]
+        if let children = o["item"] {
+            if case .array(let list) = children {
+                for (j, child) in list.enumerated() {
+                    let cp = here.key("item").index(j)
+                    guard case .object(let co) = child, let linkId = co["linkId"]?.stringValue else {
+                        report.add(.wrongType, "A response item is an object with a \"linkId\".", at: cp)
+                        continue
+                    }
+                    guard let inner = node.children.first(where: { $0.linkId == linkId }), let format = form.item(linkId)?.format else {
+                        report.add(.unknownIdentifier, "The repeating group \"\(node.linkId)\" has no item \"\(linkId)\".", at: cp.key("linkId"), item: linkId)
+                        continue
+                    }
+                    if options.unknownFieldsAreErrors { SubmittedResult.unknownFields(co, allowed: SubmittedResponse.itemFields, at: cp, into: &report) }
+                    guard places[linkId] == nil else {
+                        report.add(.duplicateItem, "Repetition \(k + 1) of \"\(node.linkId)\" lists \"\(linkId)\" twice.", at: cp, item: linkId)
+                        continue
+                    }
+                    guard let answers = co["answer"] else { continue }
+                    guard case .array(let given) = answers, given.allSatisfy({ $0.objectValue != nil }) else {
+                        report.add(.wrongType, "\"answer\" is an array of objects with one value[x].", at: cp.key("answer"), item: linkId)
+                        continue
+                    }
+                    guard !given.isEmpty else { continue }
+                    places[linkId] = cp.key("answer")
+                    answered.append((linkId, cp.key("answer"), given))
+                    guard let value = SubmittedResponse.value(given, node: inner, format: format) else {
+                        report.add(.wrongType, "The answer of \"\(linkId)\" is not a \(inner.type) answer this item takes.", at: cp.key("answer"),
+                                   step: stepName, item: linkId)
+                        continue
+                    }
+                    instance[linkId] = value
+                }
+            } else {
+                report.add(.wrongType, "\"item\" is an array.", at: here.key("item"), item: node.linkId)
+            }
+        }
+        submitted.instances.append(here)
+        submitted.places.append(places)
+        s.blocks[block] = submitted
+        if s.places[block] == nil { s.places[block] = here }
+        steps[index] = s
+        instances[index, default: [:]][block, default: []].append(.object(instance))
+    }
+
     /// The StepKit answer of an item's FHIR answers (nil: they are not what the item takes).
     private static func value(_ answers: [JSON], node: FHIRNode, format: AnswerFormat?) -> JSON? {
+        // A repeating question: each answer is one instance's, read as the question takes it.
+        if let repeating = format?.rules as? RepeatingFormat, case .question(let one) = repeating.content {
+            var list: [JSON] = []
+            for a in answers {
+                guard let v = value([a], node: node, format: one) else { return nil }
+                list.append(v)
+            }
+            return .array(list)
+        }
         /// The spelling the item's format takes: the export adds seconds to a time or a
         /// date-time written without them, which a format without seconds then refuses.
         func spelled(_ text: String, _ shorter: String) -> JSON {

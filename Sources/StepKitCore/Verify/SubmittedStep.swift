@@ -12,6 +12,9 @@ struct SubmittedStep: Sendable {
     var places: [String: JSONPath] = [:]
     var startDate: Int64?
     var endDate: Int64?
+    /// Where each repeating block's instances are (`SubmittedBlock`), by the block's name (its
+    /// form item's identifier, a question step's own); their answers are in `answer`.
+    var blocks: [String: SubmittedBlock] = [:]
     /// Every answer is null: the step was skipped or left unanswered.
     var isEmpty: Bool { answer == nil }
 }
@@ -148,23 +151,41 @@ struct SubmittedResult {
                 report.add(.duplicateItem, "The step \"\(step.identifier)\" lists \"\(name)\" twice.", at: here, step: step.identifier, item: name)
                 continue
             }
-            submitted.places[name] = here.key("answer")
-            if options.unknownFieldsAreErrors { SubmittedResult.unknownFields(qo, allowed: SubmittedResult.questionFields, at: here, into: &report) }
-            if let type = qo["type"], type.stringValue != format.resultType.rawValue {
-                report.add(.wrongType, "\"\(name)\" is a \(format.resultType.rawValue) question, not \(type.stringValue ?? type.typeName).",
-                           at: here.key("type"), step: step.identifier, item: name)
+            let answer: JSON?
+            if let repeating = format.rules as? RepeatingFormat {
+                // A repeating block's result holds its instances, not an answer (`SubmittedInstances.swift`).
+                submitted.places[name] = here
+                let (instances, block) = SubmittedResult.readBlock(qo, name: name, repeating, step: step, at: here, options: options, into: &report)
+                submitted.blocks[name] = block
+                answer = instances
+            } else {
+                submitted.places[name] = here.key("answer")
+                answer = SubmittedResult.readQuestion(qo, name: name, format: format, step: step, at: here, options: options, into: &report)
             }
-            guard let answer = qo["answer"], !answer.isNull else { continue }
-            // An answer is held to what `set_answer` takes (a submission may nest deeper).
-            guard InputLimits.answer.fits(answer) else {
-                report.add(.answerRefused, "The answer is past the limits of an answer (1 MiB, 32 levels).", at: here.key("answer"),
-                           step: step.identifier, item: name, reason: "tooDeep")
-                continue
-            }
+            guard let answer else { continue }
             if case .form = step.content { form[name] = answer } else { submitted.answer = answer }
         }
         if case .form = step.content, form.count > 0 { submitted.answer = .object(form) }
         steps.append(submitted)
+    }
+
+    /// A question result's answer (nil: null, or past an answer's limits), its members and
+    /// `type` checked.
+    static func readQuestion(_ qo: JSONObject, name: String, format: AnswerFormat, step: Step, at here: JSONPath, extraFields: Set<String> = [],
+                             options: VerifyOptions, into report: inout Divergences) -> JSON? {
+        if options.unknownFieldsAreErrors { unknownFields(qo, allowed: questionFields.union(extraFields), at: here, into: &report) }
+        if let type = qo["type"], type.stringValue != format.resultType.rawValue {
+            report.add(.wrongType, "\"\(name)\" is a \(format.resultType.rawValue) question, not \(type.stringValue ?? type.typeName).",
+                       at: here.key("type"), step: step.identifier, item: name)
+        }
+        guard let answer = qo["answer"], !answer.isNull else { return nil }
+        // An answer is held to what `set_answer` takes (a submission may nest deeper).
+        guard InputLimits.answer.fits(answer) else {
+            report.add(.answerRefused, "The answer is past the limits of an answer (1 MiB, 32 levels).", at: here.key("answer"),
+                       step: step.identifier, item: name, reason: "tooDeep")
+            return nil
+        }
+        return answer
     }
 
     static func unknownFields(_ o: JSONObject, allowed: Set<String>, at path: JSONPath, into report: inout Divergences) {
