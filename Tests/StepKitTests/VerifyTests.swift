@@ -321,6 +321,11 @@ import Testing
         let missing = try verify(task, setting(response, "item[1].item", .array([])))
         #expect(missing.codes == ["requiredAnswerMissing"])
         #expect(missing.paths == ["item[1]"])
+        // A great many repetitions: read in one pass, each past maxCount reported up to the
+        // report's limit.
+        let flood = try verify(task, setting(response, "item", .array([JSON](repeating: items[0], count: 20_000))))
+        #expect(flood.codes.count == Divergences.limit && flood.report["truncated"] == .bool(true))
+        #expect(flood.paths.first == "item[3]" && Set(flood.codes) == ["answerRefused"])
     }
 
     @Test func badSubmissionsAreErrorsThatChangeNothing() throws {

@@ -334,8 +334,9 @@ extension Replay {
             guard done.insert(stepIndex).inserted, let submitted = stepIndex == index ? s : applied[stepIndex],
                   !submitted.blocks.isEmpty, let step = task.step(at: stepIndex) else { continue }
             for (name, block) in submitted.blocks {
-                guard let form = (step.format(item: name)?.rules as? RepeatingFormat)?.form else { continue }
-                for k in block.instances.indices {
+                guard let repeating = step.format(item: name)?.rules as? RepeatingFormat, let form = repeating.form else { continue }
+                // The instances past maxCount were never given (`replayBlock`).
+                for k in block.instances.indices.prefix(repeating.bounds.maxCount) {
                     // An item the instance does not list is missing in the instance.
                     for inner in form.items {
                         guard let place = block.place(instance: k, item: inner.identifier) else { continue }

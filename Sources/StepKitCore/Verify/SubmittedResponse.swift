@@ -10,6 +10,8 @@ struct SubmittedResponse {
     var inProgress = false
     /// Every answered item, by linkId: where its answers are and what they are.
     private var answered: [(linkId: String, path: JSONPath, answers: [JSON])] = []
+    /// The linkIds in `answered` (a repeating group's item: its first answered repetition).
+    private var answeredIds = Set<String>()
     private var nodes: [String: FHIRNode] = [:]
     /// A repeating group's instances as they are read (one response item each), by step and
     /// block: put into the steps' answers once every item is read.
@@ -112,7 +114,7 @@ struct SubmittedResponse {
                 positions.append(here.key("answer").index(j))
             }
             guard !values.isEmpty else { continue }
-            guard !answered.contains(where: { $0.linkId == linkId }) else {
+            guard answeredIds.insert(linkId).inserted else {
                 report.add(.duplicateItem, "The response lists \"\(linkId)\" twice.", at: here, item: linkId)
                 continue
             }
@@ -150,9 +152,9 @@ struct SubmittedResponse {
         if o["answer"] != nil {
             report.add(.wrongType, "A repeating group's item has no \"answer\": its items have.", at: here.key("answer"), step: stepName, item: node.linkId)
         }
-        var s = steps[index] ?? SubmittedStep(step: index, path: here)
-        var submitted = s.blocks[block] ?? SubmittedBlock()
-        let k = submitted.instances.count
+        // Changed in place: a response may repeat the group a great many times.
+        if steps[index] == nil { steps[index] = SubmittedStep(step: index, path: here) }
+        let k = steps[index]?.blocks[block]?.instances.count ?? 0
         var instance = JSONObject()
         var places: [String: JSONPath] = [:]
         if let children = o["item"] {
@@ -179,7 +181,10 @@ struct SubmittedResponse {
                     }
                     guard !given.isEmpty else { continue }
                     places[linkId] = cp.key("answer")
-                    answered.append((linkId, cp.key("answer"), given))
+                    // Compared with the engine's response by linkId (enabled or not): the first
+                    // repetition's answer stands for the item, so a hostile response's many
+                    // repetitions add nothing to compare.
+                    if answeredIds.insert(linkId).inserted { answered.append((linkId, cp.key("answer"), given)) }
                     guard let value = SubmittedResponse.value(given, node: inner, format: format) else {
                         report.add(.wrongType, "The answer of \"\(linkId)\" is not a \(inner.type) answer this item takes.", at: cp.key("answer"),
                                    step: stepName, item: linkId)
@@ -191,11 +196,9 @@ struct SubmittedResponse {
                 report.add(.wrongType, "\"item\" is an array.", at: here.key("item"), item: node.linkId)
             }
         }
-        submitted.instances.append(here)
-        submitted.places.append(places)
-        s.blocks[block] = submitted
-        if s.places[block] == nil { s.places[block] = here }
-        steps[index] = s
+        steps[index]?.blocks[block, default: SubmittedBlock()].instances.append(here)
+        steps[index]?.blocks[block]?.places.append(places)
+        if steps[index]?.places[block] == nil { steps[index]?.places[block] = here }
         instances[index, default: [:]][block, default: []].append(.object(instance))
     }
 
@@ -282,7 +285,7 @@ struct SubmittedResponse {
         }
         guard !options.ignoreCalculations else { return }
         for (linkId, own) in computed.sorted(by: { $0.key < $1.key }) {
-            guard let node = nodes[linkId], node.calculation != nil, !answered.contains(where: { $0.linkId == linkId }) else { continue }
+            guard let node = nodes[linkId], node.calculation != nil, !answeredIds.contains(linkId) else { continue }
             report.add(.calculationMismatch, "The response lacks the calculated item \"\(linkId)\"; the engine gives \(JSONWriter.string(.array(own))).",
                        at: .root.key("item"), item: linkId)
         }
