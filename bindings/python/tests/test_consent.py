@@ -290,6 +290,7 @@ def test_the_cli_asks_for_consent_and_a_typed_signature(tmp_path: Path) -> None:
         "Ada King",          # the typed name
         "36", "22:30",       # about you
         "4",                 # sleep quality
+        "",                  # the review of the answers: continue
         "",                  # finish
     ]) + "\n"
     proc = run_cli("run", str(ONBOARDING), "-i", "-o", str(tmp_path / "r.json"), "--output-dir", str(tmp_path), typed=typed)

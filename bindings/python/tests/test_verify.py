@@ -41,7 +41,9 @@ SCORED_ANSWERS = {"f": {"a": 2}, "more": True}
 def walked(task_path: Path, answers_path: Path, tmp_path: Path, fmt: str = "stepkit") -> Dict[str, Any]:
     """The result the CLI's walk with an answers file writes (a client's submission)."""
     out = tmp_path / f"{task_path.stem}.{fmt}.result.json"
-    proc = run_cli("run", str(task_path), "--answers", str(answers_path), "--quiet", "--format", fmt, "-o", str(out))
+    # --output-dir: a signature (the onboarding example) is written to a file there.
+    proc = run_cli("run", str(task_path), "--answers", str(answers_path), "--quiet", "--format", fmt, "-o", str(out),
+                   "--output-dir", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     return load_json(out)
 
