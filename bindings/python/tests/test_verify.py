@@ -451,6 +451,15 @@ def walk_to_response(task: stepkit.Task) -> Optional[Dict[str, Any]]:
             items = step.get("formItems")
             answers = ([(i["identifier"], sample_answer(i["answerFormat"])) for i in items if "answerFormat" in i]
                        if items is not None else [(None, sample_answer(step.get("answerFormat") or {}))])
+            for entry in items or []:
+                if "repeat" in entry and "items" in entry:
+                    # A repeating group: one instance more than it starts with (where it may have
+                    # one), each answered as a form is.
+                    name = entry["identifier"]
+                    if state["instances"][name]["canAdd"]:
+                        state = session.add_instance(name)
+                    instance = {i["identifier"]: sample_answer(i["answerFormat"]) for i in entry["items"]}
+                    answers.append((name, [{k: v for k, v in instance.items() if v is not None}] * state["instances"][name]["count"]))
             for item, value in answers:
                 if value is None:
                     continue
