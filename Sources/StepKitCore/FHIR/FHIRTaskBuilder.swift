@@ -85,16 +85,7 @@ final class FHIRTaskBuilder {
             case .group:
                 if let repeatValue = prepared[item.linkId]?.extra["repeat"], !askedDescendants(item).isEmpty {
                     // A repeating group: a form of one repeating group item (its instances).
-                    var inner: [JSON] = []
-                    node.children = formEntries(item.children, visible: [], chain: chain, into: &inner)
-                    node.repeating = true
-                    node.step = node.children.compactMap(\.step).first
-                    node.formItem = item.linkId
-                    var group = JSONObject(["identifier": .string(item.linkId)])
-                    if let label = item.labelText { group["text"] = label }
-                    group["optional"] = .bool(!item.required)
-                    group["repeat"] = repeatValue
-                    group["items"] = .array(inner)
+                    let group = repeatingGroup(item, repeat: repeatValue, chain: chain, node: &node)
                     var step = JSONObject(["type": .string("form"), "identifier": .string(item.linkId)])
                     if let label = item.labelText { step["title"] = label }
                     step["formItems"] = .array([.object(group)])
@@ -227,6 +218,22 @@ final class FHIRTaskBuilder {
 
     /// The form entries for `items` (nested groups flattened behind section headers); `visible`
     /// are the conditions of the groups inside the form, `chain` all of them.
+    /// A repeating group as one repeating group item of a form (its children the instances' items),
+    /// at the top of the layout and inside a group alike; `node` learns the group's place.
+    private func repeatingGroup(_ item: FHIRItem, repeat repeatValue: JSON, chain: [JSON], node: inout FHIRNode) -> JSONObject {
+        var inner: [JSON] = []
+        node.children = formEntries(item.children, visible: [], chain: chain, into: &inner)
+        node.repeating = true
+        node.step = node.children.compactMap(\.step).first
+        node.formItem = item.linkId
+        var group = JSONObject(["identifier": .string(item.linkId)])
+        if let label = item.labelText { group["text"] = label }
+        group["optional"] = .bool(!item.required)
+        group["repeat"] = repeatValue
+        group["items"] = .array(inner)
+        return group
+    }
+
     private func formEntries(_ items: [FHIRItem], visible: [JSON], chain: [JSON], into entries: inout [JSON]) -> [FHIRNode] {
         var nodes: [FHIRNode] = []
         for item in items {
@@ -240,17 +247,7 @@ final class FHIRTaskBuilder {
             case .group:
                 if let repeatValue = prepared[item.linkId]?.extra["repeat"], visible.isEmpty, !askedDescendants(item).isEmpty {
                     // A repeating group inside a group: a repeating group item of the form.
-                    var inner: [JSON] = []
-                    node.children = formEntries(item.children, visible: [], chain: chain, into: &inner)
-                    node.repeating = true
-                    node.step = node.children.compactMap(\.step).first
-                    node.formItem = item.linkId
-                    var group = JSONObject(["identifier": .string(item.linkId)])
-                    if let label = item.labelText { group["text"] = label }
-                    group["optional"] = .bool(!item.required)
-                    group["repeat"] = repeatValue
-                    group["items"] = .array(inner)
-                    entries.append(.object(group))
+                    entries.append(.object(repeatingGroup(item, repeat: repeatValue, chain: chain, node: &node)))
                     break
                 }
                 if !askedDescendants(item).isEmpty, let label = item.label, !label.isEmpty, let text = item.labelText {
