@@ -529,6 +529,10 @@ def _formats(definition: Dict[str, Any]) -> Dict[str, Any]:
                     i["identifier"]: ({g["identifier"]: g["answerFormat"]["type"] for g in i["items"]} if "items" in i
                                       else i["answerFormat"]["type"])
                     for i in s["formItems"] if "identifier" in i}
+            elif s["type"] == "page":
+                # A page's answer is {sub-step: answer}, one per question sub-step.
+                found[s["identifier"]] = {q["identifier"]: q["answerFormat"]["type"]
+                                          for q in s["steps"] if q["type"] == "question"}
             elif s["type"] == "consentReview":
                 found[s["identifier"]] = {"consented": "boolean", "givenName": "text", "familyName": "text"}
             elif s["type"] in ("signature", "imageCapture", "table", "webView", "videoInstruction", "pdfViewer", "requestPermissions"):
