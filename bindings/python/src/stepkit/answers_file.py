@@ -1,19 +1,25 @@
 """Walking a task with an answers file: ``python -m stepkit run TASK.json --answers FILE``.
 
 An answers file is a JSON object ``{"stepIdentifier": answer, ...}`` (a form's answer being
-``{"item": answer}``); a task's own is ``TASK.answers.json`` next to ``TASK.json``. This is the
+``{"item": answer}``); a task's own is ``TASK.answers.json`` next to ``TASK.json``. A game step's
+entry (spatial span, PSAT, Stroop, tower of Hanoi) is the list of lines the participant types,
+as the terminal presenter takes them (``["5 2 7", "4 1 8 3"]``): played on the run's manual
+clock, so with ``--seed`` the same file gives the same result every time. This is the
 one walk of the Python side (the C example, ``bindings/c/examples/run_task.c``, is the C one).
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 from typing import Any, Callable, Dict, List, Optional, TextIO, Tuple
 
 from ._core import Session
 from .active_presenter import ActiveRunner
+from .clock import ManualClock
+from .game_presenter import GamePresenter, Timeline, is_game
 from .errors import AnswerError, ParseError, StateError
 from .rendering import can_skip, is_active, problems_text, render_answer, step_title
 
@@ -108,12 +114,24 @@ def walk_with_answers(
             if is_active(step):
                 if runner is None:
                     runner = stack.enter_context(ActiveRunner(quiet=quiet, out=out).attach(session))
-                state = runner.run_step()
+                typed = answers.get(str(step.get("identifier")))
+                if is_game(state) and isinstance(typed, list) and runner.clock is not None:
+                    state = _play(session, state, typed, out if not quiet else io.StringIO(), runner.clock)
+                else:
+                    state = runner.run_step()
             else:
                 state = _leave(session, state, answers, say)
             if on_move is not None:
                 on_move(state)
     raise AnswersError(f"The task did not end after {max_steps} steps (a navigation loop?).")
+
+
+def _play(session: Session, state: Dict[str, Any], typed: List[Any], out: TextIO, clock: ManualClock) -> Dict[str, Any]:
+    """Plays a game step with its answers-file entry: the lines typed, in order, as the terminal
+    presenter takes them (:mod:`stepkit.game_presenter`), on the run's manual clock; when they
+    run out, the game is finished as it stands."""
+    lines = iter([str(line) for line in typed] + [":finish"])
+    return GamePresenter(session, out, lambda prompt: next(lines, ":finish"), Timeline(clock)).run(state)
 
 
 def _leave(session: Session, state: Dict[str, Any], answers: Dict[str, Any], say: Callable[[str], None]) -> Dict[str, Any]:

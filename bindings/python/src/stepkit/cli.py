@@ -13,7 +13,9 @@ Subcommands:
     steps are shown as text (the sections, the document under review); a step the host reports
     is asked in text (a signature as a typed name, an image as a file's path) and its answers-file
     entry is the report (``{"typedName": "..."}``); a signature or image is written under
-    ``--output-dir``, which such a task needs.
+    ``--output-dir``, which such a task needs. The games (spatial span, PSAT, Stroop, tower of
+    Hanoi) are played with the keyboard (:mod:`stepkit.game_presenter`); in an answers file a
+    game step's entry is the list of lines typed.
 
 ``check TASK.json [--strict] [--json]``
     Compiles a task, lists every problem of its definition, and runs the static checker
@@ -36,8 +38,8 @@ Subcommands:
 This module holds the arguments and the exit codes; the run's parts have their own modules:
 :mod:`stepkit.answers_file` (the walk with an answers file), :mod:`stepkit.presenter` (the
 interactive presenter), :mod:`stepkit.answer_input` (what a format takes, and what was typed),
-:mod:`stepkit.rendering` (answers as text), :mod:`stepkit.commands` (``:back`` ...) and
-:mod:`stepkit.active_presenter` (active steps).
+:mod:`stepkit.rendering` (answers as text), :mod:`stepkit.commands` (``:back`` ...),
+:mod:`stepkit.active_presenter` (active steps) and :mod:`stepkit.game_presenter` (games).
 
 Exit codes: 0 the task completed (``check``: no errors; ``graph``: drawn); 1 the task did not
 complete (an answer was refused, a required step has no answer, the participant quit) or the
@@ -56,6 +58,7 @@ from typing import Any, Callable, Dict, Optional, Sequence
 
 from . import __version__, active_presenter, checker, graph, verifier
 from ._core import Task, version
+from .clock import ManualClock
 from .answers_file import AnswersError, default_answers_path, load_answers, walk_with_answers
 from .errors import LibraryNotFoundError, ParseError, StepKitError
 from .presenter import Presenter
@@ -160,10 +163,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.seed is not None:
         options["seed"] = args.seed
     runner = active_presenter.prepare(task, args, options, interactive=answers is None)
+    clock = getattr(args, "clock", None)
     try:
         session = task.open(options or None)
     except StepKitError as exc:
         raise _Exit(EXIT_USAGE, f"Cannot open the task: {exc.message}")
+    if clock is not None:  # main(clock=...): a ManualClock for the whole run (tests)
+        session.set_clock(clock)
+        runner.clock = clock
     with session, runner.attach(session):
         active = runner if runner.enabled else None
         if answers is not None:
@@ -182,7 +189,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 except ImportError:
                     pass
             try:
-                state = Presenter(session, runner=active).run()
+                state = Presenter(session, sys.stdout, runner=active, clock=clock).run()
             except KeyboardInterrupt:
                 print(file=sys.stderr)
                 state = session.finish("discarded")
@@ -324,9 +331,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Optional[Sequence[str]] = None, *, clock: Optional[ManualClock] = None) -> int:
+    """Runs the command line ``argv``. ``clock``: a :class:`~stepkit.ManualClock` the ``run``
+    session runs on instead of the system clock (for tests: the games' waits move it)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.clock = clock
     try:
         if args.version:
             print(f"stepkit (Python) {__version__}, libstepkit {version()}")

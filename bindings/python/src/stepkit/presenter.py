@@ -13,6 +13,8 @@ from typing import Any, Callable, Dict, Optional, TextIO, Tuple
 
 from ._core import Session
 from .active_presenter import ActiveRunner
+from .clock import ManualClock
+from .game_presenter import GamePresenter, Timeline, is_game
 from .rendering import is_active
 from .answer_input import InputError, describe_format, parse_input
 from .commands import HELP, NAVIGATION, command_name, navigate
@@ -35,7 +37,9 @@ class _Command(Exception):
 class Presenter:
     """Presents a session on a terminal. ``read(prompt)`` returns a line or None at end of
     input. ``runner``: the :class:`ActiveRunner` attached to the session for its active steps
-    (without one, an interactive runner is attached when the first active step comes)."""
+    (without one, an interactive runner is attached when the first active step comes).
+    ``clock``: the session's clock when it is a :class:`~stepkit.ManualClock` (tests, replays),
+    which games then move instead of sleeping (:mod:`stepkit.game_presenter`)."""
 
     def __init__(
         self,
@@ -44,11 +48,13 @@ class Presenter:
         read: Optional[Callable[[str], Optional[str]]] = None,
         *,
         runner: Optional[ActiveRunner] = None,
+        clock: Optional[ManualClock] = None,
     ) -> None:
         self.session = session
         self.out = out
         self.read = read or self._read_stdin
         self.runner = runner
+        self.clock = clock
 
     @staticmethod
     def _read_stdin(prompt: str) -> Optional[str]:
@@ -230,6 +236,11 @@ class Presenter:
             return self._form(state)
         if kind == "review":
             return self._review(state)
+        if is_active(step) and is_game(state):
+            return GamePresenter(
+                self.session, self.out, self.read, Timeline(self.clock),
+                reads_stdin=self.read is Presenter._read_stdin,
+            ).run(state)
         if is_active(step):
             if self.runner is None:
                 self.runner = stack.enter_context(ActiveRunner(interactive=True, out=self.out).attach(self.session))
