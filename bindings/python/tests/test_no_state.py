@@ -9,12 +9,15 @@ with and without orjson; the second parser runs in a subprocess where ``import o
 
 from __future__ import annotations
 
+import datetime
+import enum
 import json
 import math
 import os
 import subprocess
 import sys
 import textwrap
+import uuid
 from typing import Any, Dict, List
 
 import pytest
@@ -23,6 +26,10 @@ import stepkit
 from stepkit import _core
 
 from conftest import EXAMPLE_TASKS, RUN_UUID, SMALL_TASK, SRC, START_MS
+
+class _Colour(enum.Enum):
+    RED = "red"
+
 
 ANSWERS: Dict[str, Any] = {"likes": True, "age": 42, "color": ["blue"], "about": {"name": "Ann"}}
 
@@ -101,7 +108,8 @@ def test_events_reach_the_callback_when_the_state_is_not_asked_for(task: stepkit
 @pytest.mark.parametrize("value", [
     True, False, None, 0, -7, 2**70, 6.5, -0.0, 1e300, "", "plain", 'quote " backslash \\ tab \t',
     "ünïcödé ✓ \U0001F600", "\x00\x1f", [], ["a", "b"], ["a", 1], [1.5, None], {"weight": 71.5, "x": ["y"]},
-    {"dontKnow": True}, (1, 2),
+    {"dontKnow": True}, (1, 2), {1: "int key"}, {"a": None, "b": "null"}, {"big": 2**64}, {"u": 2**63},
+    ["a", "\x7f\u2028"], {"s": "\x00"}, 1e16, 5e-324,
 ])
 def test_an_answer_is_sent_as_the_json_of_its_value(value: Any) -> None:
     sent = _core._answer_bytes(value)
@@ -117,6 +125,21 @@ def test_an_answer_json_cannot_carry_is_refused(value: Any) -> None:
 def test_a_value_json_cannot_write_is_a_type_error() -> None:
     with pytest.raises(TypeError):
         _core._answer_bytes({1, 2})
+    # types orjson would write but json does not stay refused, inside a form's answer too
+    for value in (uuid.uuid4(), _Colour.RED, {"when": datetime.date(2026, 1, 1)}, {"id": uuid.uuid4()},
+                  {"c": _Colour.RED}, [_Colour.RED]):
+        with pytest.raises(TypeError):
+            _core._answer_bytes(value)
+
+
+@pytest.mark.parametrize("value", [{"x": math.nan}, {"x": math.inf}, {"x": "\ud800"}])
+def test_a_form_answer_json_cannot_carry_is_refused_with_json_s_message(value: Any) -> None:
+    """The orjson path gives way to json's for what json refuses: the same error and message."""
+    with pytest.raises(stepkit.InvalidArgumentError) as fast:
+        _core._answer_bytes(value)
+    with pytest.raises(stepkit.InvalidArgumentError) as plain:
+        _core._json_bytes(value, "the answer")
+    assert fast.value.message == plain.value.message
 
 
 def test_the_parser_reads_nesting_and_refuses_what_is_not_utf8_json() -> None:

@@ -176,24 +176,47 @@ def _call_out(cdll: Any, name: str, *args: Any) -> JSON:
 _ENCODER = json.JSONEncoder(allow_nan=False, ensure_ascii=False)
 _ENCODE = _ENCODER.encode
 _ENCODE_STR: Callable[[str], str] = json.encoder.encode_basestring
+#: Whether an iterable of types holds nothing but ``str`` (and, for :data:`_SCALARS`, the
+#: scalars JSON writes): C-level loops, several times cheaper than ``all(...)`` over a generator.
+_ALL_STR = frozenset((str,)).issuperset
+_SCALARS = frozenset((str, int, bool, float, type(None))).issuperset
+#: orjson's writer when orjson is installed: an answer in a fraction of json's time.
+_DUMPS: Optional[Callable[[Any], bytes]] = None if _orjson is None else _orjson.dumps
+_DUMPS_ERROR: Any = None if _orjson is None else _orjson.JSONEncodeError
 
 
 def _answer_bytes(value: JSON) -> bytes:
-    """An answer as UTF-8 JSON: :func:`_json_bytes`, with the common scalars written directly
-    (the same text json.dumps writes for them)."""
+    """An answer as UTF-8 JSON: :func:`_json_bytes`, with the common answers written directly.
+
+    Booleans, integers, finite floats, strings, lists of strings (choices) and, with orjson,
+    objects of such scalars (a form's answer) are written without the encoder: the same JSON
+    value (orjson's text can differ in spelling only, e.g. ``1e16`` for ``1e+16``). Only
+    exact built-in types take these paths, so what json refuses (NaN, a set, an object it cannot
+    write, a lone surrogate) still goes to :func:`_json_bytes` and raises as it always did."""
     kind = type(value)
     if kind is bool:
         return b"true" if value else b"false"
+    if kind is int:
+        return b"%d" % value
     if value is None:
         return b"null"
-    if kind is int:
-        return int.__repr__(value).encode("ascii")
+    if _DUMPS is not None and (
+            kind is str or (kind is float and value - value == 0.0) or (
+                kind is list and _ALL_STR(map(type, value))) or (
+                kind is dict and _ALL_STR(map(type, value)) and _SCALARS(map(type, value.values())))):
+        try:
+            text = _DUMPS(value)
+        except _DUMPS_ERROR:  # a lone surrogate, an integer past 64 bits: the paths below say why
+            pass
+        else:
+            if kind is not dict or b"null" not in text:  # orjson writes NaN and infinities as null
+                return text
     try:
         if kind is str:
             return _ENCODE_STR(value).encode("utf-8")
         if kind is float and value - value == 0.0:  # finite (NaN and infinities: json says why not)
             return float.__repr__(value).encode("ascii")
-        if kind is list and all(type(item) is str for item in value):  # choices
+        if kind is list and _ALL_STR(map(type, value)):  # choices
             return ("[" + ",".join(map(_ENCODE_STR, value)) + "]").encode("utf-8")
     except UnicodeEncodeError as exc:
         raise InvalidArgumentError(f"the answer is not valid Unicode: {exc}") from None
@@ -949,13 +972,43 @@ class Session(_Handle):
         assert data is not None
         return _text(data, name)
 
+    def _quiet(self, name: str, *args: Any) -> None:
+        """Runs ``name(session, *args, NULL)`` under the session's lock: a call whose state the
+        caller does not read (``state=False``). The walk's calls come through here, so it is
+        :meth:`_invoke` without anything a plain session does not need: no argument tuple built
+        for it, no output, and the lock taken with ``acquire``/``release`` (half the cost of a
+        ``with`` block; ``benchmarks/README.md``, issue 36's Python rows). A session with a
+        Python clock, an event callback or events still to deliver goes through
+        :meth:`_invoke_hooked` as before."""
+        owner = self._owner
+        if owner is not None and owner == _get_ident():
+            raise StateError(
+                "A session's clock must not call into its own session (re-entrant call)."
+            )
+        lock = self._lock
+        lock.acquire()
+        try:
+            handle = self._handle
+            if handle is None:
+                raise StateError(f"The {self._NOUN} is closed.")
+            hooked = self._clock is not None or self._events is not None or self._undelivered
+            if not hooked:
+                cdll = self._lib
+                status = getattr(cdll, name)(handle, *args, None)
+        finally:
+            lock.release()
+        if hooked:
+            self._invoke_hooked(name, args, False)
+        elif status != 0:
+            _raise_last_error(cdll, status)
+
     def _invoke(self, name: str, args: Tuple[Any, ...], want: bool) -> Optional[bytes]:
         """Runs ``name(session, *args, &out)`` under the session's lock and returns its output
         JSON as the library wrote it (UTF-8), or, when ``want`` is false, passes ``out`` NULL
         and returns None. The call's events are then given to the event callback.
 
-        Every call on a session comes through here, so it is written for speed (a walk's calls
-        with ``state=False`` cost little more than from C): no generator-based context manager,
+        Every call on a session but :meth:`_quiet`'s comes through here, so it is written for
+        speed: no generator-based context manager,
         one copy of the output, and, while the session has neither a Python clock nor an event
         callback, nothing but the lock around the call. Without a Python clock no Python code
         runs inside the call, so no re-entrant call can come, and ``_owner`` is not needed."""
@@ -1179,7 +1232,10 @@ class Session(_Handle):
         AnswerError (the answer does not fit; ``path`` names the
         form item), StateError (the step takes no answer, or the task finished),
         InvalidArgumentError (NaN/infinity/circular value) or TypeError (not JSON-able)."""
-        data = self._invoke("stepkit_session_set_answer", (_answer_bytes(value),), state)
+        if not state:
+            self._quiet("stepkit_session_set_answer", _answer_bytes(value))
+            return None
+        data = self._invoke("stepkit_session_set_answer", (_answer_bytes(value),), True)
         return None if data is None else _object(data, "stepkit_session_set_answer")
 
     @overload
@@ -1232,7 +1288,10 @@ class Session(_Handle):
         new state (None with ``state=False``).
 
         StateError, with the reasons, while a required answer is missing."""
-        data = self._invoke("stepkit_session_go_forward", (), state)
+        if not state:
+            self._quiet("stepkit_session_go_forward")
+            return None
+        data = self._invoke("stepkit_session_go_forward", (), True)
         return None if data is None else _object(data, "stepkit_session_go_forward")
 
     @overload
@@ -1245,7 +1304,10 @@ class Session(_Handle):
     def go_backward(self, *, state: bool = True) -> Optional[Dict[str, Any]]:
         """Returns to the previous step; returns the new state (None with ``state=False``).
         StateError on the first step or once finished."""
-        data = self._invoke("stepkit_session_go_backward", (), state)
+        if not state:
+            self._quiet("stepkit_session_go_backward")
+            return None
+        data = self._invoke("stepkit_session_go_backward", (), True)
         return None if data is None else _object(data, "stepkit_session_go_backward")
 
     def forward(self) -> Dict[str, Any]:
@@ -1272,7 +1334,10 @@ class Session(_Handle):
         the new state (None with ``state=False``).
 
         StateError if the step is not optional or takes no answer."""
-        data = self._invoke("stepkit_session_skip", (), state)
+        if not state:
+            self._quiet("stepkit_session_skip")
+            return None
+        data = self._invoke("stepkit_session_skip", (), True)
         return None if data is None else _object(data, "stepkit_session_skip")
 
     def review_edit(self, step: str) -> Dict[str, Any]:
