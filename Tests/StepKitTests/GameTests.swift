@@ -73,14 +73,15 @@ import Testing
     func checkSpanResult(_ r: JSONObject?) throws {
         let r = try #require(r)
         #expect(r["type"] == .string("spatialSpanMemory"))
-        // Score: the spans of the sequences recalled whole, 3 + 3.
-        #expect(r["score"] == .int(6))
+        // ResearchKit's score: (round(log2 k) + 1) × 5 for the k-th right tap, the same for a
+        // whole sequence of k: game 1 5 + 10 + 15 + 15 = 45, game 2 (one right tap) 5, game 3 45.
+        #expect(r["score"] == .int(95))
         #expect(r["numberOfGames"] == .int(4))
         #expect(r["numberOfFailures"] == .int(2))
         let records = try #require(r["gameRecords"]?.arrayValue).compactMap(\.objectValue)
         #expect(records.map { $0["sequence"] } == [[4, 3, 5], [5, 0, 2, 7], [7, 5, 6], [0, 1, 4, 5]].map { .array($0.map { .int($0) }) })
         #expect(records.map { $0["gameStatus"] } == ["success", "failure", "success", "failure"].map { .string($0) })
-        #expect(records.map { $0["score"] } == [3, 0, 3, 0].map { .int($0) })
+        #expect(records.map { $0["score"] } == [45, 5, 45, 0].map { .int($0) })
         #expect(records.map { $0["gameSize"] } == [9, 9, 9, 9].map { .int($0) })
         #expect(records.map { $0["seed"] } == Array(repeating: .int(7), count: 4))
         #expect(records.map { $0["stream"] } == (1...4).map { .string("span#game\($0)") })
@@ -127,8 +128,80 @@ import Testing
         var (s, clock) = try open(#"{"type": "spatialSpanMemory", "identifier": "span", "requireReversal": true, "maximumTests": 1}"#)
         for (i, target) in [5, 3, 4].enumerated() { try tap(&s, clock, at: 3000 + Int64(i) * 100, target) }
         let r = try #require(result(s, step: "span"))
-        #expect(r["score"] == .int(3))
+        #expect(r["score"] == .int(45))
         #expect(r["numberOfFailures"] == .int(0))
+    }
+
+    /// ResearchKit's points for the k-th right tap, (round(log2 k) + 1) × 5, worked out by hand
+    /// from log2 1 … 12 = 0, 1, 1.58, 2, 2.32, 2.58, 2.81, 3, 3.17, 3.32, 3.46, 3.58.
+    @Test func spatialSpanPointsFollowResearchKit() {
+        #expect((1...12).map(SpatialSpanGame.points) == [5, 10, 15, 15, 15, 20, 20, 20, 20, 20, 20, 25])
+    }
+
+    /// A tap on a tile already tapped right is recorded and passed over; 20 s without a right
+    /// tap ends a sequence as a timeout (a failure: the span goes down).
+    @Test func spatialSpanRetapIsPassedOverAndInactivityTimesOut() throws {
+        var (s, clock) = try open(GameTests.span)
+        #expect(s.nextDeadline == GameTests.t0 + 23_000)          // shown 0–3 s, then 20 s
+        try tap(&s, clock, at: 3500, 4)                               // game 1 [4 3 5]: right
+        try tap(&s, clock, at: 3600, 4)                               // again: passed over
+        #expect(game(s)?["tapped"] == .int(1))
+        #expect(game(s)?["score"] == .int(5))
+        #expect(s.nextDeadline == GameTests.t0 + 23_500)
+        clock.now = GameTests.t0 + 23_500
+        s.tick()                                                      // game 1 timed out; game 2 (span 2) from 23.5 s
+        #expect(game(s)?["gameNumber"] == .int(2))
+        #expect(game(s)?["span"] == .int(2))
+        #expect(game(s)?["showFrom"] == .number(23.5))
+        clock.now = GameTests.t0 + 60_000
+        s.tick()                                                      // game 2 timed out at 45.5 s: 2 failures in a row
+        #expect(s.currentStep?.identifier == "done")
+        let r = try #require(result(s, step: "span"))
+        #expect(r["numberOfGames"] == .int(2))
+        #expect(r["numberOfFailures"] == .int(2))
+        #expect(r["score"] == .int(5))
+        let records = try #require(r["gameRecords"]?.arrayValue).compactMap(\.objectValue)
+        #expect(records.map { $0["gameStatus"] } == [.string("timeout"), .string("timeout")])
+        #expect(records[0]["touchSamples"] == .array([
+            .object(["timestamp": .number(3.5), "targetIndex": .int(4), "correct": .bool(true)]),
+            .object(["timestamp": .number(3.6), "targetIndex": .int(4), "correct": .bool(false)]),
+        ]))
+    }
+
+    /// Restoration data saved before the scoring followed ResearchKit's (no "rules") replays and
+    /// is rescored, not refused; data naming another revision is damaged.
+    @Test func aGameSavedUnderTheFirstRulesIsRescored() throws {
+        var (t, clock) = try open(GameTests.span)
+        for (at, target) in [(3500, 4), (4000, 3), (4500, 5)] as [(Int64, Int)] { try tap(&t, clock, at: at, target) }
+        for (rules, restores) in [(JSON?.none, true), (JSON.int(7), false)] {
+            guard case .object(var document) = Restoration.save(t) else { Issue.record("no save"); return }
+            document["integrity"] = nil
+            guard case .array(var path)? = document["path"],
+                  let at = path.lastIndex(where: { $0.objectValue?["active"]?.objectValue?["game"] != nil }),
+                  case .object(var visit) = path[at], case .object(var active)? = visit["active"],
+                  case .object(var savedGame)? = active["game"] else {
+                Issue.record("no saved game"); return
+            }
+            savedGame["rules"] = rules
+            savedGame["result"] = .object(["score": .int(3)])   // revision 1's score of the first game
+            active["game"] = .object(savedGame); visit["active"] = .object(active); path[at] = .object(visit)
+            document["path"] = .array(path)
+            let unsigned = JSONWriter.string(.object(document))
+            guard case .object(var signed) = try json(unsigned) else { return }
+            signed["integrity"] = .object(["algorithm": .string("SHA-256"), "digest": .string(try Digest.sha256(unsigned))])
+            let text = JSONWriter.string(.object(signed))
+            let back = text.withCString { p in
+                Result { () throws(StepKitError) -> Session in try Restoration.restore(p, task: t.task, options: t.options, clock: clock.clock) }
+            }
+            switch back {
+            case .success(let session):
+                #expect(restores)
+                #expect(session.stateJSON() == t.stateJSON())
+            case .failure(let error):
+                #expect(!restores)
+                #expect(error.problems.first?.code == "damaged")
+            }
+        }
     }
 
     /// Saved after game 2's first tap and restored: the restored game is the same, and finishing
@@ -243,10 +316,12 @@ import Testing
         #expect(r["initialDigit"] == .int(9))
         #expect(r["totalCorrect"] == .int(3))
         #expect(r["totalDyad"] == .int(1))                                   // answers 3 and 4
-        #expect(r["totalTime"] == .number(1.3))
+        // ResearchKit's totalTime: every sample's time, an unanswered digit its whole interval:
+        // 0.6 + 2 + 0.4 + 0.3.
+        #expect(r["totalTime"] == .number(3.3))
         #expect(r["samples"] == .array([
             .object(["correct": .bool(true), "digit": .int(2), "answer": .int(11), "time": .number(0.6)]),
-            .object(["correct": .bool(false), "digit": .int(9), "answer": .int(-1), "time": .null]),
+            .object(["correct": .bool(false), "digit": .int(9), "answer": .int(-1), "time": .number(2)]),
             .object(["correct": .bool(true), "digit": .int(2), "answer": .int(11), "time": .number(0.4)]),
             .object(["correct": .bool(true), "digit": .int(8), "answer": .int(10), "time": .number(0.3)]),
         ]))
@@ -284,7 +359,7 @@ import Testing
             let r = try #require(result(t, step: "psat"))
             #expect(r["totalCorrect"] == .int(3))
             #expect(r["totalDyad"] == .int(1))
-            #expect(r["totalTime"] == .number(1.3))
+            #expect(r["totalTime"] == .number(3.3))
         }
     }
 

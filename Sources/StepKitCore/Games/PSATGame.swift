@@ -39,8 +39,9 @@ struct PSATGame: GameRules {
         let digit: Int
         /// Nil: no answer in the window.
         let answer: Int?
-        /// Milliseconds from the digit's presentation to the answer.
-        let time: Int64?
+        /// Milliseconds from the digit's presentation to the answer; the whole interval when
+        /// unanswered (ResearchKit's `ORKPSATSample.time`).
+        let time: Int64
         let correct: Bool
     }
 
@@ -76,7 +77,7 @@ struct PSATGame: GameRules {
 
     mutating func advance(to time: Int64) {
         while !isOver && presented(current + 1) <= time {
-            samples.append(Sample(digit: digits[current], answer: nil, time: nil, correct: false))
+            samples.append(Sample(digit: digits[current], answer: nil, time: settings.interStimulusInterval, correct: false))
         }
     }
 
@@ -123,7 +124,9 @@ struct PSATGame: GameRules {
         let correct = samples.filter(\.correct)
         var dyads = 0
         for i in samples.indices.dropFirst() where samples[i].correct && samples[i - 1].correct { dyads += 1 }
-        let total = correct.reduce(Int64(0)) { $0.addingSaturated($1.time ?? 0) }
+        // ResearchKit's totals: `totalTime` adds every sample's time, right, wrong or unanswered
+        // (an unanswered digit counts its whole interval).
+        let total = samples.reduce(Int64(0)) { $0.addingSaturated($1.time) }
         return JSONObject([
             "presentationMode": .string(settings.presentationMode),
             "interStimulusInterval": GameInput.seconds(settings.interStimulusInterval),
@@ -138,7 +141,7 @@ struct PSATGame: GameRules {
                     "correct": .bool(s.correct),
                     "digit": .int(Int64(s.digit)),
                     "answer": .int(Int64(s.answer ?? -1)),
-                    "time": s.time.map(GameInput.seconds) ?? .null,
+                    "time": GameInput.seconds(s.time),
                 ])
             }),
         ])

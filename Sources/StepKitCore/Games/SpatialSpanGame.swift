@@ -42,8 +42,11 @@ struct SpatialSpanSettings: Sendable, Equatable {
 /// The spatial span memory game (docs/active-tasks.md): a sequence of distinct tiles is shown one
 /// tile per `playSpeed`; the participant taps it back (reversed with `requireReversal`). A
 /// sequence recalled whole is a success and the next is one tile longer (up to `maximumSpan`); a
-/// wrong tap ends the sequence as a failure and the next is one shorter (down to `minimumSpan`).
-/// The game ends after `maximumTests` sequences or `maximumConsecutiveFailures` failures in a row.
+/// wrong tap, or 20 s without a right one, ends the sequence as a failure (`failure`, `timeout`)
+/// and the next is one shorter (down to `minimumSpan`). The game ends after `maximumTests`
+/// sequences or `maximumConsecutiveFailures` failures in a row. Scoring is ResearchKit's: each
+/// right tap earns (round(log2 k) + 1) × 5 points, k the right taps so far in the sequence, and a
+/// sequence recalled whole earns (round(log2 span) + 1) × 5 more.
 struct SpatialSpanGame: GameRules {
     struct Touch: Sendable, Equatable {
         let at: Int64
@@ -57,8 +60,14 @@ struct SpatialSpanGame: GameRules {
         /// When the sequence starts to be shown (step time).
         let start: Int64
         var touches: [Touch] = []
-        /// "success" or "failure" once over.
+        /// "success", "failure" or "timeout" once over.
         var status: String?
+        /// The points this sequence earned.
+        var points = 0
+        /// Right taps so far.
+        var right = 0
+        /// When the last right tap was taken (step time), nil before the first.
+        var lastRight: Int64?
         var tiles: Int { side * side }
     }
 
@@ -98,9 +107,54 @@ struct SpatialSpanGame: GameRules {
         return Record(sequence: Array(order.prefix(span)), side: side, start: start)
     }
 
-    mutating func advance(to time: Int64) {}
+    /// ResearchKit's memory game ends a sequence as a timeout after 20 s without a right tap,
+    /// counted from when taps are taken and from each right tap.
+    static let activityTimeout: Int64 = 20_000
 
-    var nextDue: Int64? { nil }
+    /// ResearchKit's points for the k-th right tap of a sequence, and for a whole sequence of k
+    /// tiles: (round(log2 k) + 1) × 5. round(log2 k) = n exactly when 2^(2n−1) ≤ k² < 2^(2n+1),
+    /// so it is worked out on integers: n = (⌊log2 k²⌋ + 1) / 2 — no floating point, no ties.
+    static func points(_ k: Int) -> Int {
+        let square = UInt64(max(k, 1)) * UInt64(max(k, 1))
+        let floorLog2 = UInt64.bitWidth - square.leadingZeroBitCount - 1
+        return ((floorLog2 + 1) / 2 + 1) * 5
+    }
+
+    private func deadline(_ record: Record) -> Int64 {
+        (record.lastRight ?? showUntil(record)).addingSaturated(SpatialSpanGame.activityTimeout)
+    }
+
+    mutating func advance(to time: Int64) {
+        while !isOver, let current = records.last, current.status == nil, deadline(current) <= time {
+            end(status: "timeout", at: deadline(current))
+        }
+    }
+
+    var nextDue: Int64? {
+        guard !isOver, let current = records.last, current.status == nil else { return nil }
+        return deadline(current)
+    }
+
+    /// Ends the current sequence at `time` and starts the next unless the test is over.
+    private mutating func end(status: String, at time: Int64) {
+        guard var current = records.popLast() else { return }
+        current.status = status
+        if status == "success" {
+            current.points += SpatialSpanGame.points(current.sequence.count)
+            consecutiveFailures = 0
+            span = min(span + 1, settings.maximumSpan)
+        } else {
+            consecutiveFailures += 1
+            span = max(span - 1, settings.minimumSpan)
+        }
+        score += current.points
+        records.append(current)
+        if records.count >= settings.maximumTests || consecutiveFailures >= settings.maximumConsecutiveFailures {
+            isOver = true
+        } else {
+            records.append(SpatialSpanGame.record(number: records.count + 1, span: span, seed: seed, step: step, start: time))
+        }
+    }
 
     mutating func apply(_ input: GameInput) throws(StepKitError) {
         guard input.kind == .tap else { throw GameInput.refused("wrongInput", "The spatial span game takes taps on tiles.") }
@@ -113,25 +167,22 @@ struct SpatialSpanGame: GameRules {
             records.append(current)
             throw GameInput.refused("sequencePlaying", "The sequence is still being shown; taps are taken from \(showUntil(current)) ms of the step's time.")
         }
-        let want = settings.requireReversal ? current.sequence.reversed()[current.touches.count] : current.sequence[current.touches.count]
-        let correct = input.target == want
+        let sequence = settings.requireReversal ? Array(current.sequence.reversed()) : current.sequence
+        let correct = input.target == sequence[current.right]
         current.touches.append(Touch(at: input.at, target: input.target, correct: correct))
-        if !correct {
-            current.status = "failure"
-            consecutiveFailures += 1
-            span = max(span - 1, settings.minimumSpan)
-        } else if current.touches.count == current.sequence.count {
-            current.status = "success"
-            consecutiveFailures = 0
-            score += current.sequence.count
-            span = min(span + 1, settings.maximumSpan)
+        // A tile already tapped right is passed over (recorded, as ResearchKit records it, and
+        // otherwise ignored); any other wrong tile ends the sequence.
+        let alreadyTapped = sequence.prefix(current.right).contains(input.target)
+        if correct {
+            current.right += 1
+            current.lastRight = input.at
+            current.points += SpatialSpanGame.points(current.right)
         }
         records.append(current)
-        guard current.status != nil else { return }
-        if records.count >= settings.maximumTests || consecutiveFailures >= settings.maximumConsecutiveFailures {
-            isOver = true
-        } else {
-            records.append(SpatialSpanGame.record(number: records.count + 1, span: span, seed: seed, step: step, start: input.at))
+        if correct && current.right == current.sequence.count {
+            end(status: "success", at: input.at)
+        } else if !correct && !alreadyTapped {
+            end(status: "failure", at: input.at)
         }
     }
 
@@ -153,8 +204,9 @@ struct SpatialSpanGame: GameRules {
             "playSpeed": GameInput.seconds(settings.playSpeed),
             "showFrom": GameInput.seconds(current?.start ?? 0),
             "tapsFrom": GameInput.seconds(current.map(showUntil) ?? 0),
-            "tapped": .int(Int64(current?.touches.count ?? 0)),
-            "score": .int(Int64(score)),
+            "tapped": .int(Int64(current?.right ?? 0)),
+            // The running score, this sequence's right taps included, as ResearchKit shows it.
+            "score": .int(Int64(score + (current?.status == nil ? current?.points ?? 0 : 0))),
             "over": .bool(isOver),
         ])
     }
@@ -164,7 +216,7 @@ struct SpatialSpanGame: GameRules {
         return JSONObject([
             "score": .int(Int64(score)),
             "numberOfGames": .int(Int64(finished.count)),
-            "numberOfFailures": .int(Int64(finished.filter { $0.status == "failure" }.count)),
+            "numberOfFailures": .int(Int64(finished.filter { $0.status != "success" }.count)),
             "gameRecords": .array(finished.enumerated().map { (i, record) in
                 .object([
                     "seed": .int(Int64(seed)),
@@ -172,7 +224,7 @@ struct SpatialSpanGame: GameRules {
                     "sequence": .array(record.sequence.map { .int(Int64($0)) }),
                     "gameSize": .int(Int64(record.tiles)),
                     "gameStatus": .string(record.status ?? ""),
-                    "score": .int(record.status == "success" ? Int64(record.sequence.count) : 0),
+                    "score": .int(Int64(record.points)),
                     "touchSamples": .array(record.touches.map { t in
                         .object(["timestamp": GameInput.seconds(t.at), "targetIndex": .int(Int64(t.target)), "correct": .bool(t.correct)])
                     }),

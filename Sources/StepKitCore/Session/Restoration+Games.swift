@@ -5,13 +5,22 @@ import StepKitBase
 /// (each must be taken, at its time), advances to the saved time, and refuses the data
 /// (`gameMismatch`) unless the game it gets has the saved result — so the restored game is the
 /// saved one exactly, and a result can be recomputed from its inputs.
+///
+/// `rules` names the revision of the games' scoring the result was computed with: 2 since
+/// spatial span scores and PSAT times follow ResearchKit's rules. Data without it (saved by
+/// revision 1) still replays input by input, and its spatial span or PSAT result is recomputed
+/// under the current rules rather than compared, so a game saved mid-way before the change is
+/// not lost.
 extension Restoration {
+    static let gameRules: Int64 = 2
+
     static func encode(_ game: GameRun) -> JSON {
         .object([
             "type": .string(game.board.name),
             "inputs": .array(game.inputs.map(\.json)),
             "time": .int(game.time),
             "result": .object(game.board.resultJSON),
+            "rules": .int(gameRules),
         ])
     }
 
@@ -33,7 +42,7 @@ extension Restoration {
             guard let o = savedGame.objectValue, o["type"] == .string(settings.start(seed: 0, step: "").name),
                   let inputs = o["inputs"]?.arrayValue, inputs.count <= GameRun.maximumInputs,
                   case .int(let time)? = o["time"], time >= 0, let result = o["result"] else {
-                throw refuse("damaged", "A saved game is {\"type\", \"inputs\", \"time\", \"result\"} for its step's game.", path)
+                throw refuse("damaged", "A saved game is {\"type\", \"inputs\", \"time\", \"result\", \"rules\"} for its step's game.", path)
             }
             var decoded: [GameInput] = []
             for (j, input) in inputs.enumerated() {
@@ -49,7 +58,11 @@ extension Restoration {
             } catch {
                 throw refuse("gameMismatch", "The saved game of \"\(step.identifier)\" does not replay: \(error.problems.first?.message ?? "")", path)
             }
-            guard JSON.object(game.board.resultJSON) == result else {
+            let rescored = o["rules"] == nil && ["spatialSpanMemory", "psat"].contains(game.board.name)
+            if let rules = o["rules"], rules != .int(gameRules) {
+                throw refuse("damaged", "A saved game's \"rules\" must be \(gameRules).", path.key("rules"))
+            }
+            guard rescored || JSON.object(game.board.resultJSON) == result else {
                 throw refuse("gameMismatch", "The saved game of \"\(step.identifier)\" does not give its saved result when replayed from the seed.", path.key("result"))
             }
             visits[i].active?.game = game

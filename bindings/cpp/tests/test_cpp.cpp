@@ -617,7 +617,7 @@ static void test_games() {
     s.input(R"({"type": "tap", "target": 3})");
     std::string state = s.input(R"({"type": "tap", "target": 5})");
     CHECK(has(state, "\"identifier\":\"done\""));
-    CHECK(has(s.result(), "\"score\":3"));
+    CHECK(has(s.result(), "\"score\":45"));  // 5 + 10 + 15 for the taps, 15 for the whole
 
     stepkit::Task hanoi = stepkit::Task::compile(R"({"identifier": "h", "steps": [
         {"type": "towerOfHanoi", "identifier": "hanoi", "numberOfDisks": 2},

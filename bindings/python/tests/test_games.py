@@ -8,6 +8,7 @@ result field is compared with values worked out by hand from the documented rule
 """
 
 import json
+import math
 from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
@@ -119,16 +120,23 @@ def span_taps(seed: int) -> List[Tuple[int, int]]:
             (18500, wrong4)]
 
 
+def span_points(k: int) -> int:
+    """ResearchKit's points for the k-th right tap of a sequence and for a whole sequence of k:
+    (round(log2 k) + 1) * 5, rounding half away from zero (never a tie for whole k)."""
+    return (math.floor(math.log2(k) + 0.5) + 1) * 5
+
+
 def check_span(result: Optional[Dict[str, Any]], seed: int) -> None:
     assert result is not None
     assert result["type"] == "spatialSpanMemory"
-    assert result["score"] == 6
+    whole3 = sum(span_points(k) for k in (1, 2, 3)) + span_points(3)
+    assert result["score"] == whole3 + span_points(1) + whole3
     assert result["numberOfGames"] == 4
     assert result["numberOfFailures"] == 2
     records = result["gameRecords"]
     assert [r["gameStatus"] for r in records] == ["success", "failure", "success", "failure"]
     assert [r["sequence"] for r in records] == [span_sequence(seed, "span", k, n) for k, n in [(1, 3), (2, 4), (3, 3), (4, 4)]]
-    assert [r["score"] for r in records] == [3, 0, 3, 0]
+    assert [r["score"] for r in records] == [whole3, span_points(1), whole3, 0]
     assert [r["gameSize"] for r in records] == [9, 9, 9, 9]
     assert [r["stream"] for r in records] == ["span#game1", "span#game2", "span#game3", "span#game4"]
     assert [t["timestamp"] for t in records[0]["touchSamples"]] == [3.5, 4.0, 4.5]
@@ -187,7 +195,7 @@ def test_psat_windows_dyads_and_time() -> None:
     assert r["initialDigit"] == digits[0]
     assert r["totalCorrect"] == 2
     assert r["totalDyad"] == 0
-    assert r["totalTime"] == pytest.approx(1.0)
+    assert r["totalTime"] == pytest.approx(0.6 + 2 + 0.4 + 0.3)  # every sample; a missed digit its 2 s
     assert [x["answer"] for x in r["samples"]] == [sums[0], -1, sums[2], sums[3] + 1]
     assert [x["correct"] for x in r["samples"]] == [True, False, True, False]
     assert [x["digit"] for x in r["samples"]] == digits[1:]
