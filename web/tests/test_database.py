@@ -48,6 +48,33 @@ def test_the_migrations_build_exactly_the_tables_db_declares(tmp_path):
             ["alembic_version", *db.metadata.tables])
 
 
+def test_each_column_kind_is_what_the_migrations_first_wrote_out():
+    # columns.py is frozen: the migrations build their tables with its kinds, so a kind that
+    # changed would change what an applied migration did (and the test above would still pass,
+    # both sides having moved). These are the columns as 0001 and 0003 spelled them literally.
+    from stepkit_web import columns
+
+    def ddl(column):
+        return (type(column.type), getattr(column.type, "length", None), column.nullable,
+                column.primary_key, column.autoincrement)
+
+    assert ddl(columns.identifier("x")) == (sa.String, 200, False, False, "auto")
+    assert ddl(columns.identifier("x", nullable=True)) == (sa.String, 200, True, False, "auto")
+    assert ddl(columns.key("x", primary_key=True)) == (sa.String, 64, False, True, "auto")
+    assert ddl(columns.key("x", nullable=True)) == (sa.String, 64, True, False, "auto")
+    assert ddl(columns.date("x")) == (sa.String, 40, False, False, "auto")
+    assert ddl(columns.word("x")) == (sa.String, 20, False, False, "auto")
+    assert ddl(columns.word("x", 10)) == (sa.String, 10, False, False, "auto")
+    assert ddl(columns.text("x")) == (sa.Text, None, True, False, "auto")
+    assert ddl(columns.text("x", nullable=False)) == (sa.Text, None, False, False, "auto")
+    assert ddl(columns.number("x")) == (sa.Integer, None, False, False, "auto")
+    assert ddl(columns.number("x", sa.BigInteger)) == (sa.BigInteger, None, False, False, "auto")
+    assert ddl(columns.flag("x")) == (sa.Boolean, None, False, False, "auto")
+    assert ddl(columns.serial()) == (sa.Integer, None, False, True, True)
+    assert ddl(columns.username("x", primary_key=True)) == (sa.String, 100, False, True, "auto")
+    assert columns.serial().name == "id"
+
+
 def test_every_sqlite_connection_is_wal_and_synchronous_full(tmp_path):
     engine = make_engine(f"sqlite:///{tmp_path / 'runs.db'}")
     conns = [engine.connect() for _ in range(4)]  # four pooled connections at once

@@ -22,49 +22,18 @@ from typing import Any, Dict, Iterator, List, Optional
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from .columns import date as _date, flag as _flag, identifier as _identifier, key as _key
+from .columns import number as _number, serial as _serial, text as _text, username as _username
+from .columns import word as _word
+
 log = logging.getLogger("stepkit_web.db")
 
 metadata = sa.MetaData()
 
 
-# The kinds of column the tables share, each decided once here: how wide an identifier, a
-# digest and a date are, and which columns a session's history keeps. The migrations
-# (migrations/versions, frozen) spell out what each was when it ran; tests/test_database.py
-# checks that, applied in order, they build exactly these tables.
-
-
-def _identifier(name: str, *, nullable: bool = False, **kw: Any) -> sa.Column:
-    """A task or participant identifier, or a step's (at most 200 characters)."""
-    return sa.Column(name, sa.String(200), nullable=nullable, **kw)
-
-
-def _key(name: str, *, nullable: bool = False, **kw: Any) -> sa.Column:
-    """64 characters: a SHA-256 in hex (tokens, keys, cookies are stored only so), a session's id."""
-    return sa.Column(name, sa.String(64), nullable=nullable, **kw)
-
-
-def _date(name: str, *, nullable: bool = False) -> sa.Column:
-    """An ISO 8601 UTC date as ``now_iso`` writes it."""
-    return sa.Column(name, sa.String(40), nullable=nullable)
-
-
-def _word(name: str, width: int = 20, *, nullable: bool = False, **kw: Any) -> sa.Column:
-    """One of a few words (a status, a kind, a reason)."""
-    return sa.Column(name, sa.String(width), nullable=nullable, **kw)
-
-
-def _text(name: str, *, nullable: bool = True) -> sa.Column:
-    """A document or a text of any length (restoration data, results, JSON, a study's pages)."""
-    return sa.Column(name, sa.Text, nullable=nullable)
-
-
-def _number(name: str, kind: Any = sa.Integer, *, nullable: bool = False) -> sa.Column:
-    """A version number, or (``sa.BigInteger``) a time in ms since the epoch."""
-    return sa.Column(name, kind, nullable=nullable)
-
-
-def _flag(name: str, **kw: Any) -> sa.Column:
-    return sa.Column(name, sa.Boolean, nullable=False, **kw)
+# The kinds of column the tables share are decided once, in columns.py, which the migrations
+# (migrations/versions) build their tables with too; tests/test_database.py checks that, applied
+# in order, they build exactly these tables. Below: which columns a session's history keeps.
 
 
 def _saved_row() -> List[sa.Column]:
@@ -82,7 +51,7 @@ def _saved_row() -> List[sa.Column]:
 tasks = sa.Table(
     "tasks",
     metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    _serial(),
     _identifier("identifier"),
     _number("version"),
     _text("definition", nullable=False),
@@ -183,7 +152,7 @@ api_keys = sa.Table(
 staff = sa.Table(
     "staff",
     metadata,
-    sa.Column("username", sa.String(100), primary_key=True),
+    _username("username", primary_key=True),
     _text("password_hash", nullable=False),  # argon2id (argon2-cffi)
     _date("created_at"),
 )
@@ -192,7 +161,7 @@ staff_sessions = sa.Table(
     "staff_sessions",
     metadata,
     _key("hash", primary_key=True),  # SHA-256 of the cookie's token
-    sa.Column("username", sa.String(100), nullable=False),
+    _username("username"),
     _key("csrf"),  # the token every staff form carries
     _number("expires_at", sa.BigInteger),  # ms since the epoch
 )
@@ -203,7 +172,7 @@ session_history = sa.Table(
     metadata,
     # Append-only: a session's row as it was before something replaced it (a migration onto a
     # new task version), with what the replacement kept and dropped. Never updated or deleted.
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    _serial(),
     _key("session_id"),
     *_saved_row(),
     # "migrated"

@@ -6,6 +6,8 @@ Revises:
 import sqlalchemy as sa
 from alembic import op
 
+from stepkit_web import columns as col
+
 revision = "0001"
 down_revision = None
 branch_labels = None
@@ -15,39 +17,39 @@ depends_on = None
 def upgrade() -> None:
     op.create_table(
         "tasks",
-        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-        sa.Column("identifier", sa.String(200), nullable=False),
-        sa.Column("version", sa.Integer, nullable=False),
-        sa.Column("definition", sa.Text, nullable=False),
-        sa.Column("fingerprint", sa.String(200), nullable=False),
-        sa.Column("source", sa.String(20), nullable=False),
-        sa.Column("source_document", sa.Text, nullable=True),
-        sa.Column("created_at", sa.String(40), nullable=False),
+        col.serial(),
+        col.identifier("identifier"),
+        col.number("version"),
+        col.text("definition", nullable=False),
+        col.identifier("fingerprint"),
+        col.word("source"),
+        col.text("source_document"),
+        col.date("created_at"),
         sa.UniqueConstraint("identifier", "version", name="uq_tasks_identifier_version"),
     )
     op.create_table(
         "sessions",
-        sa.Column("id", sa.String(64), primary_key=True),
-        sa.Column("task_identifier", sa.String(200), nullable=False),
-        sa.Column("task_version", sa.Integer, nullable=False),
-        sa.Column("saved", sa.Text, nullable=False),
-        sa.Column("saved_at", sa.BigInteger, nullable=False),
-        sa.Column("version", sa.Integer, nullable=False),
-        sa.Column("status", sa.String(20), nullable=False),
-        sa.Column("finish_reason", sa.String(40), nullable=True),
-        sa.Column("result", sa.Text, nullable=True),
-        sa.Column("created_at", sa.String(40), nullable=False),
-        sa.Column("updated_at", sa.String(40), nullable=False),
+        col.key("id", primary_key=True),
+        col.identifier("task_identifier"),
+        col.number("task_version"),
+        col.text("saved", nullable=False),
+        col.number("saved_at", sa.BigInteger),
+        col.number("version"),
+        col.word("status"),
+        col.word("finish_reason", 40, nullable=True),
+        col.text("result"),
+        col.date("created_at"),
+        col.date("updated_at"),
     )
     op.create_index("ix_sessions_task", "sessions", ["task_identifier", "status"])
     op.create_table(
         "tokens",
-        sa.Column("hash", sa.String(64), primary_key=True),
-        sa.Column("kind", sa.String(10), nullable=False),
-        sa.Column("session_id", sa.String(64), nullable=True),
-        sa.Column("task_identifier", sa.String(200), nullable=True),
-        sa.Column("revoked", sa.Boolean, nullable=False),
-        sa.Column("created_at", sa.String(40), nullable=False),
+        col.key("hash", primary_key=True),
+        col.word("kind", 10),
+        col.key("session_id", nullable=True),
+        col.identifier("task_identifier", nullable=True),
+        col.flag("revoked"),
+        col.date("created_at"),
     )
     op.create_index("ix_tokens_session", "tokens", ["session_id"])
 

@@ -7,6 +7,8 @@ Revises: 0001
 import sqlalchemy as sa
 from alembic import op
 
+from stepkit_web import columns as col
+
 revision = "0002"
 down_revision = "0001"
 branch_labels = None
@@ -16,18 +18,18 @@ depends_on = None
 def upgrade() -> None:
     op.create_table(
         "session_history",
-        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-        sa.Column("session_id", sa.String(64), nullable=False),
-        sa.Column("task_identifier", sa.String(200), nullable=False),
-        sa.Column("task_version", sa.Integer, nullable=False),
-        sa.Column("version", sa.Integer, nullable=False),
-        sa.Column("saved", sa.Text, nullable=False),
-        sa.Column("saved_at", sa.BigInteger, nullable=False),
-        sa.Column("status", sa.String(20), nullable=False),
-        sa.Column("reason", sa.String(20), nullable=False),
-        sa.Column("to_task_version", sa.Integer, nullable=True),
-        sa.Column("report", sa.Text, nullable=True),
-        sa.Column("created_at", sa.String(40), nullable=False),
+        col.serial(),
+        col.key("session_id"),
+        col.identifier("task_identifier"),
+        col.number("task_version"),
+        col.number("version"),
+        col.text("saved", nullable=False),
+        col.number("saved_at", sa.BigInteger),
+        col.word("status"),
+        col.word("reason"),
+        col.number("to_task_version", nullable=True),
+        col.text("report"),
+        col.date("created_at"),
     )
     op.create_index("ix_session_history_session", "session_history", ["session_id"])
 

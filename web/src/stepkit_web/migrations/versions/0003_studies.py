@@ -10,6 +10,8 @@ Revises: 0002
 import sqlalchemy as sa
 from alembic import op
 
+from stepkit_web import columns as col
+
 revision = "0003"
 down_revision = "0002"
 branch_labels = None
@@ -18,40 +20,39 @@ depends_on = None
 
 def upgrade() -> None:
     with op.batch_alter_table("tasks") as t:
-        t.add_column(sa.Column("status", sa.String(20), nullable=False,
-                               server_default="published"))
+        t.add_column(col.word("status", server_default="published"))
     with op.batch_alter_table("sessions") as t:
-        t.add_column(sa.Column("participant", sa.String(200), nullable=True))
-        t.add_column(sa.Column("step", sa.String(200), nullable=True))
-        t.add_column(sa.Column("finished_at", sa.String(40), nullable=True))
-        t.add_column(sa.Column("response", sa.Text, nullable=True))
-        t.add_column(sa.Column("closing", sa.Text, nullable=True))
+        t.add_column(col.identifier("participant", nullable=True))
+        t.add_column(col.identifier("step", nullable=True))
+        t.add_column(col.date("finished_at", nullable=True))
+        t.add_column(col.text("response"))
+        t.add_column(col.text("closing"))
     op.create_index("ix_sessions_participant", "sessions", ["task_identifier", "participant"])
     with op.batch_alter_table("tokens") as t:
-        t.add_column(sa.Column("participant", sa.String(200), nullable=True))
-        t.add_column(sa.Column("expires_at", sa.String(40), nullable=True))
+        t.add_column(col.identifier("participant", nullable=True))
+        t.add_column(col.date("expires_at", nullable=True))
     op.create_index("ix_tokens_task", "tokens", ["task_identifier", "kind"])
     op.create_table(
         "studies",
-        sa.Column("task_identifier", sa.String(200), primary_key=True),
-        sa.Column("title", sa.Text, nullable=True),
-        sa.Column("description", sa.Text, nullable=True),
-        sa.Column("duration", sa.Text, nullable=True),
-        sa.Column("contact", sa.Text, nullable=True),
-        sa.Column("updated_at", sa.String(40), nullable=False),
+        col.identifier("task_identifier", primary_key=True),
+        col.text("title"),
+        col.text("description"),
+        col.text("duration"),
+        col.text("contact"),
+        col.date("updated_at"),
     )
     op.create_table(
         "staff",
-        sa.Column("username", sa.String(100), primary_key=True),
-        sa.Column("password_hash", sa.Text, nullable=False),
-        sa.Column("created_at", sa.String(40), nullable=False),
+        col.username("username", primary_key=True),
+        col.text("password_hash", nullable=False),
+        col.date("created_at"),
     )
     op.create_table(
         "staff_sessions",
-        sa.Column("hash", sa.String(64), primary_key=True),
-        sa.Column("username", sa.String(100), nullable=False),
-        sa.Column("csrf", sa.String(64), nullable=False),
-        sa.Column("expires_at", sa.BigInteger, nullable=False),
+        col.key("hash", primary_key=True),
+        col.username("username"),
+        col.key("csrf"),
+        col.number("expires_at", sa.BigInteger),
     )
 
 

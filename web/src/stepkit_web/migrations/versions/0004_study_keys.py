@@ -4,8 +4,9 @@ table; changes no existing row.
 Revision ID: 0004
 Revises: 0003
 """
-import sqlalchemy as sa
 from alembic import op
+
+from stepkit_web import columns as col
 
 revision = "0004"
 down_revision = "0003"
@@ -16,10 +17,10 @@ depends_on = None
 def upgrade() -> None:
     op.create_table(
         "api_keys",
-        sa.Column("hash", sa.String(64), primary_key=True),
-        sa.Column("task_identifier", sa.String(200), nullable=False),
-        sa.Column("revoked", sa.Boolean, nullable=False),
-        sa.Column("created_at", sa.String(40), nullable=False),
+        col.key("hash", primary_key=True),
+        col.identifier("task_identifier"),
+        col.flag("revoked"),
+        col.date("created_at"),
     )
     op.create_index("ix_api_keys_task", "api_keys", ["task_identifier"])
 

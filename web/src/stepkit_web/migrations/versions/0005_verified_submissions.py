@@ -9,6 +9,8 @@ Revises: 0004
 import sqlalchemy as sa
 from alembic import op
 
+from stepkit_web import columns as col
+
 revision = "0005"
 down_revision = "0004"
 branch_labels = None
@@ -17,18 +19,17 @@ depends_on = None
 
 def upgrade() -> None:
     with op.batch_alter_table("studies") as t:
-        t.add_column(sa.Column("require_verified", sa.Boolean, nullable=False,
-                               server_default=sa.false()))
+        t.add_column(col.flag("require_verified", server_default=sa.false()))
     op.create_table(
         "submissions",
-        sa.Column("id", sa.String(64), primary_key=True),
-        sa.Column("task_identifier", sa.String(200), nullable=False),
-        sa.Column("task_version", sa.Integer, nullable=False),
-        sa.Column("verified", sa.Boolean, nullable=False),
-        sa.Column("divergences", sa.Text, nullable=False),
-        sa.Column("result", sa.Text, nullable=True),
-        sa.Column("response", sa.Text, nullable=True),
-        sa.Column("received_at", sa.String(40), nullable=False),
+        col.key("id", primary_key=True),
+        col.identifier("task_identifier"),
+        col.number("task_version"),
+        col.flag("verified"),
+        col.text("divergences", nullable=False),
+        col.text("result"),
+        col.text("response"),
+        col.date("received_at"),
     )
     op.create_index("ix_submissions_task", "submissions", ["task_identifier"])
 
