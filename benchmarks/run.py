@@ -169,15 +169,15 @@ def callgrind_instr(bench, task, walk, entries, events=True):
     return steps, total, inside
 
 
-def callgrind_run(bench, task, walk, n):
-    """Runs `bench instr-run` under callgrind (issue 36): one dump each for n compiles, n
-    json_loads, n reused runs, n results and n json_dumps of the result. Returns {dump name: Ir}."""
-    out = os.path.join(OUT, f"callgrind.run.{os.path.basename(task)}.out")
+def callgrind_dumps(out, driver, remove=False):
+    """Runs `driver` (the driver and its arguments) under callgrind, which it instruments with
+    a dump per client request, into `out`.*; returns [(the request's text, the dump's Ir)] and
+    removes the dump files when `remove`."""
     for old in glob.glob(out + "*"):
         os.remove(old)
     run_valgrind(["valgrind", "--tool=callgrind", "--instr-atstart=no", "--callgrind-out-file=" + out,
-                  bench, "instr-run", task, walk, str(n)])
-    counts = {}
+                  *driver])
+    dumps = []
     for path in glob.glob(out + ".*"):
         name, total = None, None
         with open(path, encoding="utf-8", errors="replace") as f:
@@ -186,9 +186,18 @@ def callgrind_run(bench, task, walk, n):
                     name = line.split("Client Request: ", 1)[1].strip()
                 elif line.startswith("totals:"):
                     total = int(line.split()[1])
-        if name and total is not None:
-            counts[name] = total
-    return counts
+        if remove:
+            os.remove(path)
+        if name is not None and total is not None:
+            dumps.append((name, total))
+    return dumps
+
+
+def callgrind_run(bench, task, walk, n):
+    """Runs `bench instr-run` under callgrind (issue 36): one dump each for n compiles, n
+    json_loads, n reused runs, n results and n json_dumps of the result. Returns {dump name: Ir}."""
+    out = os.path.join(OUT, f"callgrind.run.{os.path.basename(task)}.out")
+    return dict(callgrind_dumps(out, [bench, "instr-run", task, walk, str(n)]))
 
 
 # Walk entries profiled one by one on the 1,000-step task (`bench instr-entries`): a window past
@@ -201,23 +210,11 @@ def callgrind_entries(bench, task, walk, window):
     {kind: [Ir of each entry]}, the kind being what follows `b<k>_` in the step's identifier
     (benchmarks/gen_task.py names every step so)."""
     out = os.path.join(OUT, f"callgrind.entries.{os.path.basename(task)}.out")
-    for old in glob.glob(out + "*"):
-        os.remove(old)
-    cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--callgrind-out-file=" + out,
-           bench, "instr-entries", task, walk, str(window[0]), str(window[1])]
-    run_valgrind(cmd)
     kinds = {}
-    for dump in glob.glob(out + ".*"):
-        name, total = None, None
-        with open(dump, encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if line.startswith("desc: Trigger: Client Request: entry "):
-                    name = line.split()[-1]
-                elif line.startswith("totals:"):
-                    total = int(line.split()[1])
-        os.remove(dump)
-        if name is not None and total is not None:
-            kinds.setdefault(name.split("_", 1)[-1], []).append(total)
+    for name, total in callgrind_dumps(out, [bench, "instr-entries", task, walk, str(window[0]), str(window[1])],
+                                       remove=True):
+        if name.startswith("entry "):
+            kinds.setdefault(name.split()[-1].split("_", 1)[-1], []).append(total)
     return kinds
 
 
