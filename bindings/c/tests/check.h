@@ -199,8 +199,9 @@ static inline json_t *parse_out(char *out)
     return value;
 }
 
-/* The output of `read` (stepkit_session_state, stepkit_session_result), which must succeed, as
- * text (the caller frees with stepkit_string_free), or NULL. */
+/* The output of `read` (stepkit_session_state, stepkit_session_result, any call taking only the
+ * session and `out`), which must succeed, as text (the caller frees with stepkit_string_free), or
+ * NULL. */
 static inline char *session_output(int (*read)(stepkit_session *, char **), stepkit_session *session)
 {
     char *out = NULL;

@@ -41,9 +41,7 @@ static json_t *translation(const char *questionnaire, const char *options)
 /* The session's QuestionnaireResponse, parsed; the caller decrefs. */
 static json_t *fhir_response(stepkit_session *session)
 {
-    char *out = NULL;
-    CHECK_RC(stepkit_session_result_fhir(session, &out), STEPKIT_OK);
-    return parse_out(out);
+    return parse_out(session_output(stepkit_session_result_fhir, session));
 }
 
 /* The first answer of a QuestionnaireResponse item, or NULL. */
@@ -102,17 +100,6 @@ static void test_published_forms_import(void)
     CHECK(count == 15);
 }
 
-/* A string the call stored: the state or output JSON, parsed; the caller decrefs. */
-static json_t *fhir_state(stepkit_session *s)
-{
-    char *out = NULL;
-    json_t *state;
-    CHECK_RC(stepkit_session_state(s, &out), STEPKIT_OK);
-    state = parse_json(out);
-    stepkit_string_free(out);
-    return state;
-}
-
 static const char *fhir_step(json_t *state)
 {
     return json_str(json_object_get(state, "step"), "identifier");
@@ -132,17 +119,17 @@ static void test_walk_phr(void)
     CHECK_RC(stepkit_session_open(task, NULL, &s), STEPKIT_OK);
     CHECK_RC(stepkit_session_set_answer(s, "[\"Other\"]", NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_go_forward(s, NULL), STEPKIT_OK);
-    state = fhir_state(s);
+    state = state_of(s);
     CHECK_STR(fhir_step(state), "4.3");   /* 4.2 (diabetes treatment) skipped */
     json_decref(state);
     CHECK_RC(stepkit_session_set_answer(s, "\"Asthma\"", NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_go_forward(s, NULL), STEPKIT_OK);
-    state = fhir_state(s);
+    state = state_of(s);
     CHECK_STR(fhir_step(state), "4.4");
     json_decref(state);
     CHECK_RC(stepkit_session_set_answer(s, "\"yes\"", NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_go_forward(s, NULL), STEPKIT_OK);   /* 4.5 skipped: the end */
-    state = fhir_state(s);
+    state = state_of(s);
     CHECK_STR(json_str(state, "finishReason"), "completed");
     json_decref(state);
     response = fhir_response(s);
@@ -271,7 +258,7 @@ static void test_examples_have_empty_reports(void)
 /* Whether `link` is among the state's visible form items. */
 static int is_visible(stepkit_session *s, const char *link)
 {
-    json_t *state = fhir_state(s);
+    json_t *state = state_of(s);
     json_t *list = json_object_get(state, "visibleItems");
     size_t i;
     int found = 0;

@@ -30,9 +30,7 @@ static json_t *answer(stepkit_session *s, const char *json)
 
 static json_t *forward(stepkit_session *s)
 {
-    char *out = NULL;
-    CHECK_RC(stepkit_session_go_forward(s, &out), STEPKIT_OK);
-    return parse_out(out);
+    return parse_out(session_output(stepkit_session_go_forward, s));
 }
 
 /* The review's steps as "step=displayText|displayText;..." in `buffer`. */
