@@ -68,6 +68,19 @@ def at(offset_ms: int) -> str:
     return iso8601_ms(START_MS + offset_ms)
 
 
+def closing_prompts(start_ms: int, seconds: int, finished: str) -> List[Tuple[str, str, Optional[str], str]]:
+    """The prompts a timed step with every prompt on gives toward its end, as ResearchKit's
+    active step does (docs/reference.md, `active`): the time remaining at halfway, the last three
+    seconds counted down, then the finished instruction and the finish sound at the end."""
+    end = start_ms + seconds * 1000
+    return [
+        ("speak", "halfway", f"{seconds // 2} seconds remaining", at(start_ms + seconds * 500)),
+        *[("speak", "countDown", str(n), at(end - n * 1000)) for n in (3, 2, 1)],
+        ("speak", "finishedSpokenInstruction", finished, at(end)),
+        ("playSound", "finish", None, at(end)),
+    ]
+
+
 def types(events: List[Dict[str, Any]]) -> List[str]:
     return [e["type"] for e in events]
 
@@ -232,12 +245,7 @@ def test_a_whole_walk_in_one_tick_with_every_prompt_on_time(walk: Walk) -> None:
         ("activeStepStarted", None, None, at(5000)),
         ("speak", "spokenInstruction", "Walk up to 20 steps in a straight line.", at(5000)),
         ("vibrate", "start", None, at(5000)),
-        ("speak", "halfway", "30 seconds remaining", at(35_000)),
-        ("speak", "countDown", "3", at(62_000)),
-        ("speak", "countDown", "2", at(63_000)),
-        ("speak", "countDown", "1", at(64_000)),
-        ("speak", "finishedSpokenInstruction", "Stop walking.", at(65_000)),
-        ("playSound", "finish", None, at(65_000)),
+        *closing_prompts(5000, 60, "Stop walking."),
         ("activeStepFinished", None, None, at(65_000)),
     ]
     # Events come in date order, and the recorders stop when the walk finishes.
@@ -279,15 +287,7 @@ def test_prompts_of_a_step_with_every_option(out_dir: Path) -> None:
             for e in events
             if e["type"] in ("speak", "playSound", "vibrate")
         ]
-        assert prompts == [
-            ("speak", "halfway", "5 seconds remaining", at(5000)),
-            ("speak", "countDown", "3", at(7000)),
-            ("speak", "countDown", "2", at(8000)),
-            ("speak", "countDown", "1", at(9000)),
-            ("speak", "finishedSpokenInstruction", "Stop.", at(10_000)),
-            ("playSound", "finish", None, at(10_000)),
-            ("vibrate", "finish", None, at(10_000)),
-        ]
+        assert prompts == [*closing_prompts(0, 10, "Stop."), ("vibrate", "finish", None, at(10_000))]
         # nextDeadline named each moment in turn, then nothing once finished.
         assert deadlines == [at(5000), at(7000), at(8000), at(9000), at(10_000), None]
         assert state["active"]["status"] == "finished"
