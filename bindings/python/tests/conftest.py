@@ -99,6 +99,23 @@ SMALL_TASK: Dict[str, Any] = {
     ],
 }
 
+# A follow-up whose skip rules read another task's result ("baseline": "smoker", and "about"'s
+# "age") given in additionalTaskResults: the branching tests walk it, the forged-data tests forge
+# the result it was given.
+FOLLOWUP_TASK = {
+    "identifier": "followup",
+    "steps": [
+        {"type": "instruction", "identifier": "a"},
+        {"type": "instruction", "identifier": "smokingQuestions"},
+        {"type": "instruction", "identifier": "seniorQuestions"},
+        {"type": "instruction", "identifier": "end"},
+    ],
+    "skipRules": {
+        "smokingQuestions": {"not": {"result": {"task": "baseline", "step": "smoker"}, "equals": True}},
+        "seniorQuestions": {"not": {"result": {"task": "baseline", "step": "about", "item": "age"}, "minimum": 65}},
+    },
+}
+
 SMALL_STEP_IDS: List[str] = [s["identifier"] for s in SMALL_TASK["steps"]]
 
 

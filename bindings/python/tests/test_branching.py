@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional
 import pytest
 
 import stepkit
-from conftest import EXAMPLES, HERE, RUN_UUID, START_MS, load_json, run_cli, step_ids
+from conftest import EXAMPLES, FOLLOWUP_TASK, HERE, RUN_UUID, START_MS, load_json, run_cli, step_ids
 
 HEADACHE_PATH = EXAMPLES / "headache.json"
 MEDICATIONS_PATH = HERE / "data" / "medications-loop.json"  # the loop the example was before it repeated a block
@@ -597,21 +597,6 @@ def test_progress_most_remaining_is_none_with_a_loop(medications):
 # additionalTaskResults
 
 
-EXTERNAL = {
-    "identifier": "followup",
-    "steps": [
-        {"type": "instruction", "identifier": "a"},
-        {"type": "instruction", "identifier": "smokingQuestions"},
-        {"type": "instruction", "identifier": "seniorQuestions"},
-        {"type": "instruction", "identifier": "end"},
-    ],
-    "skipRules": {
-        "smokingQuestions": {"not": {"result": {"task": "baseline", "step": "smoker"}, "equals": True}},
-        "seniorQuestions": {"not": {"result": {"task": "baseline", "step": "about", "item": "age"}, "minimum": 65}},
-    },
-}
-
-
 def baseline_result(smoker: bool, age: int) -> Dict[str, Any]:
     """A real result of another task run, produced by the library."""
     definition = {
@@ -639,20 +624,20 @@ def walk_instructions(session: stepkit.Session) -> List[str]:
 
 
 def test_additional_task_results_feed_predicates():
-    assert walk_instructions(open_session(EXTERNAL)) == ["a", "end"]
-    s = open_session(EXTERNAL, {"additionalTaskResults": [baseline_result(True, 70)]})
+    assert walk_instructions(open_session(FOLLOWUP_TASK)) == ["a", "end"]
+    s = open_session(FOLLOWUP_TASK, {"additionalTaskResults": [baseline_result(True, 70)]})
     assert walk_instructions(s) == ["a", "smokingQuestions", "seniorQuestions", "end"]
-    s = open_session(EXTERNAL, {"additionalTaskResults": [baseline_result(False, 70)]})
+    s = open_session(FOLLOWUP_TASK, {"additionalTaskResults": [baseline_result(False, 70)]})
     assert walk_instructions(s) == ["a", "seniorQuestions", "end"]
     # A hand-written result in the result format works too (item defaults to the step).
     hand = [{"identifier": "baseline", "results": [
         {"identifier": "smoker", "results": [{"identifier": "smoker", "type": "boolean", "answer": True}]}]}]
-    s = open_session(EXTERNAL, {"additionalTaskResults": hand})
+    s = open_session(FOLLOWUP_TASK, {"additionalTaskResults": hand})
     assert walk_instructions(s) == ["a", "smokingQuestions", "end"]
 
 
 def test_additional_task_results_must_be_task_results():
-    task = stepkit.Task.from_json(EXTERNAL)
+    task = stepkit.Task.from_json(FOLLOWUP_TASK)
     with pytest.raises(stepkit.InvalidArgumentError) as caught:
         task.open({"additionalTaskResults": {}})
     assert caught.value.path == "additionalTaskResults"

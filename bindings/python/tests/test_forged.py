@@ -24,7 +24,7 @@ from typing import Any, Callable, Dict, Optional
 import pytest
 
 import stepkit
-from conftest import RUN_UUID, SMALL_TASK, START_MS
+from conftest import FOLLOWUP_TASK, RUN_UUID, SMALL_TASK, START_MS
 
 KEY = "server-side-secret"
 
@@ -190,19 +190,6 @@ def test_a_required_step_saved_as_skipped_is_refused(small, key, tmp_path):
     assert info.value.errors[0]["code"] == "damaged"
 
 
-EXTERNAL = {
-    "identifier": "followup",
-    "steps": [
-        {"type": "instruction", "identifier": "a"},
-        {"type": "instruction", "identifier": "smokingQuestions"},
-        {"type": "instruction", "identifier": "end"},
-    ],
-    "skipRules": {
-        "smokingQuestions": {"not": {"result": {"task": "baseline", "step": "smoker"}, "equals": True}},
-    },
-}
-
-
 def baseline(smoker: bool) -> Dict[str, Any]:
     return {"identifier": "baseline", "results": [
         {"identifier": "smoker", "results": [{"identifier": "smoker", "type": "boolean", "answer": smoker}]}]}
@@ -210,7 +197,7 @@ def baseline(smoker: bool) -> Dict[str, Any]:
 
 @KEYS
 def test_forged_additional_task_results_are_refused(key, tmp_path):
-    with stepkit.Task.from_json(EXTERNAL) as task:
+    with stepkit.Task.from_json(FOLLOWUP_TASK) as task:
         clock = stepkit.ManualClock(START_MS)
         session = task.open(options_for(key, taskRunUUID=RUN_UUID, additionalTaskResults=[baseline(True)]))
         session.set_clock(clock)
