@@ -9,27 +9,11 @@ import json
 import pytest
 
 import stepkit
+from conftest import REPO
 
-# By the rule: a non-smoker goes from "smoker" straight to "about" (the page).
-HABITS = {
-    "identifier": "habits",
-    "steps": [
-        {"type": "question", "identifier": "smoker", "title": "Do you smoke?", "answerFormat": {"type": "boolean"}},
-        {"type": "question", "identifier": "cigarettes", "title": "A day",
-         "answerFormat": {"type": "numeric", "style": "integer", "unit": "per day"}},
-        {"type": "page", "identifier": "about", "title": "About you", "steps": [
-            {"type": "question", "identifier": "age", "question": "Age", "answerFormat": {"type": "numeric", "style": "integer"}},
-            {"type": "question", "identifier": "sport", "question": "Sport", "answerFormat": {
-                "type": "textChoice", "style": "singleChoice",
-                "textChoices": [{"text": "Never", "value": "never"}, {"text": "Weekly", "value": "weekly"}]}},
-            {"type": "question", "identifier": "club", "question": "Club", "answerFormat": {"type": "text"},
-             "visibleWhen": {"result": {"step": "about", "item": "sport"}, "equals": "weekly"}}]},
-        {"type": "review", "identifier": "review", "title": "Your answers"},
-        {"type": "completion", "identifier": "done"},
-    ],
-    "navigationRules": {"smoker": {"type": "predicate", "branches": [
-        {"when": {"result": "smoker", "equals": False}, "destination": "about"}]}},
-}
+# By the rule: a non-smoker goes from "smoker" straight to "about" (the page). The web's review
+# test reads the same file.
+HABITS = json.loads((REPO / "Tests" / "fixtures" / "habits.json").read_text(encoding="utf-8"))
 
 
 def listed(review):
@@ -149,7 +133,6 @@ def test_the_schemas_take_an_edit_going_on_and_page_results(task):
     """Restoration data saved in the middle of an edit (its reviewReturn) and a result with page
     results validate against schema/."""
     jsonschema = pytest.importorskip("jsonschema")
-    from conftest import REPO
 
     def validator(name):
         return jsonschema.Draft202012Validator(json.loads((REPO / "schema" / name).read_text()))
