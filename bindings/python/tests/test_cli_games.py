@@ -102,7 +102,9 @@ def test_spatial_span_by_keyboard(tmp_path, monkeypatch, capsys):
     # from 16.0: typed at 16.5.
     assert run["typist"].read_at[:5] == [3500, 4000, 8500, 12000, 16500]
     assert r["type"] == "spatialSpanMemory"
-    assert r["score"] == 3 + 3
+    # ResearchKit's score, (round(log2 k) + 1) x 5 for the k-th right tap and for a whole
+    # sequence of k: games 1 and 3 (span 3) 5 + 10 + 15 + 15 each, game 2's one right tap 5.
+    assert r["score"] == 45 + 5 + 45
     assert r["numberOfGames"] == 4 and r["numberOfFailures"] == 2
     records = r["gameRecords"]
     assert [x["sequence"] for x in records] == g
@@ -135,12 +137,12 @@ def test_psat_by_keyboard(tmp_path, monkeypatch, capsys):
     assert r["presentationMode"] == "visual" and r["interStimulusInterval"] == 2 and r["length"] == 4
     assert r["totalCorrect"] == 2
     assert r["totalDyad"] == 0  # no two right answers in a row
-    assert r["totalTime"] == pytest.approx(0.8)
+    assert r["totalTime"] == pytest.approx(0.4 + 2 + 0.4 + 0.4)  # every sample; the missed digit its 2 s
     samples = r["samples"]
     assert [x["digit"] for x in samples] == d[1:]
     assert [x["answer"] for x in samples] == [sums[0], -1, sums[2], wrong]
     assert [x["correct"] for x in samples] == [True, False, True, False]
-    assert [x["time"] for x in samples] == [pytest.approx(0.4), None, pytest.approx(0.4), pytest.approx(0.4)]
+    assert [x["time"] for x in samples] == [pytest.approx(0.4), pytest.approx(2), pytest.approx(0.4), pytest.approx(0.4)]
 
 
 STROOP = {"type": "stroop", "identifier": "stroop", "numberOfAttempts": 3}
