@@ -1034,8 +1034,8 @@ int stepkit_session_consent_document(stepkit_session *session, char **out);
 /* ---------------------------------------------------------------------------------------------
  * Games: the predefined active tasks (docs/active-tasks.md)
  *
- * A step of type "spatialSpanMemory", "psat", "stroop" or "towerOfHanoi" is an active step
- * whose game the engine runs: it starts with the step (by default), the state's "active"."game"
+ * A step of type "spatialSpanMemory", "psat", "stroop", "towerOfHanoi" or "trailmaking" is an
+ * active step whose game the engine runs: it starts with the step (by default), the state's "active"."game"
  * says what the host draws or plays now, the host hands each input back with
  * stepkit_session_input(), timed windows close through stepkit_session_tick() (the state's
  * nextDeadline includes them), and when the game is over the step finishes (event "gameOver",

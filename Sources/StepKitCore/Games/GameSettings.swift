@@ -9,9 +9,11 @@ enum GameSettings: Sendable, Equatable {
     case psat(PSATSettings)
     case stroop(StroopSettings)
     case towerOfHanoi(TowerOfHanoiSettings)
+    case trailmaking(TrailmakingSettings)
 
     /// The step types that are games.
-    static let stepTypes = ["spatialSpanMemory", "psat", "stroop", "towerOfHanoi"]
+    static let stepTypes = ["spatialSpanMemory", "psat", "stroop", "towerOfHanoi",
+                             "trailmaking"]
 
     /// Reads the game's parameters from its step (the caller finishes `r`).
     static func parse(type: String, _ r: FieldReader, at path: JSONPath) -> GameSettings? {
@@ -23,6 +25,7 @@ enum GameSettings: Sendable, Equatable {
         case "psat": settings = PSATSettings.parse(r, at: path).map { .psat($0) }
         case "stroop": settings = StroopSettings.parse(r).map { .stroop($0) }
         case "towerOfHanoi": settings = TowerOfHanoiSettings.parse(r).map { .towerOfHanoi($0) }
+        case "trailmaking": settings = TrailmakingSettings.parse(r).map { .trailmaking($0) }
         default: settings = nil
         }
         return d.problems.count == before ? settings : nil
@@ -35,6 +38,7 @@ enum GameSettings: Sendable, Equatable {
         case .psat(let s): return .psat(PSATGame(settings: s, seed: seed, step: step))
         case .stroop(let s): return .stroop(StroopGame(settings: s, seed: seed, step: step))
         case .towerOfHanoi(let s): return .towerOfHanoi(TowerOfHanoiGame(settings: s))
+        case .trailmaking(let s): return .trailmaking(TrailmakingGame(settings: s, seed: seed, step: step))
         }
     }
 
@@ -69,6 +73,7 @@ enum GameBoard: Sendable, Equatable {
     case psat(PSATGame)
     case stroop(StroopGame)
     case towerOfHanoi(TowerOfHanoiGame)
+    case trailmaking(TrailmakingGame)
 
     var name: String {
         switch self {
@@ -76,6 +81,7 @@ enum GameBoard: Sendable, Equatable {
         case .psat: return "psat"
         case .stroop: return "stroop"
         case .towerOfHanoi: return "towerOfHanoi"
+        case .trailmaking: return "trailmaking"
         }
     }
 
@@ -85,6 +91,7 @@ enum GameBoard: Sendable, Equatable {
         case .psat(let g): return g
         case .stroop(let g): return g
         case .towerOfHanoi(let g): return g
+        case .trailmaking(let g): return g
         }
     }
 
@@ -104,6 +111,7 @@ enum GameBoard: Sendable, Equatable {
         case let g as PSATGame: return .psat(g)
         case let g as StroopGame: return .stroop(g)
         case let g as TowerOfHanoiGame: return .towerOfHanoi(g)
+        case let g as TrailmakingGame: return .trailmaking(g)
         default: return nil
         }
     }

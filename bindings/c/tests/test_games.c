@@ -249,6 +249,77 @@ static void test_stroop_and_hanoi(void)
     stepkit_task_free(task);
 }
 
+/* Trail making, trail B, seed 7: the layout is the one test_games.py draws ("trail#trailmaking":
+ * cells 4 18 5 7 16 12 6 13 19 17 2 21 9 of the 4 × 6 grid); two errors (target 2 when 1 was
+ * next, 6 when 5 was), saved after the seventh tap, restored, finished. */
+static const char *const TRAIL = GAME_TASK("{\"type\": \"trailmaking\", \"identifier\": \"trail\", \"trailType\": \"B\"}");
+
+static const struct { int64_t at; int target; } TRAIL_TAPS[] = {
+    {1000, 0}, {1800, 2}, {2500, 1}, {3000, 2}, {3500, 3}, {4000, 4}, {4200, 6}, {4500, 5},
+    {5000, 6}, {5500, 7}, {6000, 8}, {6500, 9}, {7000, 10}, {7500, 11}, {8000, 12},
+};
+
+static void tap_trail(stepkit_session *session, struct manual_clock *clock, size_t from, size_t to)
+{
+    char input[64];
+    size_t i;
+    for (i = from; i < to; i++) {
+        snprintf(input, sizeof input, "{\"type\": \"tap\", \"target\": %d}", TRAIL_TAPS[i].target);
+        send_ok(session, clock, TRAIL_TAPS[i].at, input);
+    }
+}
+
+static void test_trailmaking_layout_errors_and_restore(void)
+{
+    struct manual_clock clock = {T0};
+    stepkit_task *task = compile_ok(TRAIL);
+    stepkit_session *session = open_game(task, &clock), *restored = NULL;
+    json_t *state = state_of(session), *targets, *r, *taps;
+    char *saved = NULL, *out = NULL;
+    size_t i;
+    targets = json_object_get(json_object_get(json_object_get(state, "active"), "game"), "targets");
+    CHECK(json_array_size(targets) == 13);
+    CHECK_STR(json_str(json_array_get(targets, 1), "label"), "A");
+    CHECK_STR(json_str(json_array_get(targets, 12), "label"), "7");
+    /* cell 4: column 0, row 1; cell 18: column 2, row 4 */
+    CHECK(json_number_value(json_object_get(json_array_get(targets, 0), "x")) == 0.125);
+    CHECK(json_number_value(json_object_get(json_array_get(targets, 0), "y")) == 0.25);
+    CHECK(json_number_value(json_object_get(json_array_get(targets, 1), "x")) == 0.625);
+    CHECK(json_number_value(json_object_get(json_array_get(targets, 1), "y")) == 0.75);
+    json_decref(state);
+    clock.now = T0 + 500;
+    CHECK_FAILS(out, stepkit_session_input(session, "{\"type\": \"tap\", \"target\": 13}", &out), STEPKIT_EANSWER);
+    check_refusal(STEPKIT_EANSWER, "noSuchTarget");
+    tap_trail(session, &clock, 0, 7);
+    CHECK_RC(stepkit_session_save(session, &saved), STEPKIT_OK);
+    CHECK_RC(stepkit_session_restore(task, saved, NULL, &restored), STEPKIT_OK);
+    CHECK_RC(stepkit_session_set_clock(restored, manual_now, &clock), STEPKIT_OK);
+    drain_events(restored);
+    CHECK_SAME_STATE(restored, session);
+    tap_trail(restored, &clock, 7, sizeof TRAIL_TAPS / sizeof TRAIL_TAPS[0]);
+    CHECK_STEP(restored, "done");
+    r = game_result(restored, "trail");
+    CHECK(r != NULL);
+    if (r) {
+        CHECK_STR(json_str(r, "type"), "trailmaking");
+        CHECK_STR(json_str(r, "trailType"), "B");
+        CHECK(int_of(r, "numberOfErrors") == 2);
+        taps = json_object_get(r, "taps");
+        CHECK(json_array_size(taps) == 15);
+        for (i = 0; i < json_array_size(taps); i++) {
+            json_t *tap = json_array_get(taps, i);
+            CHECK(int_of(tap, "index") == TRAIL_TAPS[i].target);
+            CHECK(json_number_value(json_object_get(tap, "timestamp")) == (double)TRAIL_TAPS[i].at / 1000);
+            CHECK(json_is_true(json_object_get(tap, "incorrect")) == (i == 1 || i == 6));
+        }
+    }
+    json_decref(r);
+    stepkit_string_free(saved);
+    stepkit_session_free(restored);
+    stepkit_session_free(session);
+    stepkit_task_free(task);
+}
+
 int main(void)
 {
     RUN(test_spatial_span_from_recorded_taps);
@@ -256,5 +327,6 @@ int main(void)
     RUN(test_bad_input_changes_nothing);
     RUN(test_psat_with_windows_and_restore);
     RUN(test_stroop_and_hanoi);
+    RUN(test_trailmaking_layout_errors_and_restore);
     return check_report();
 }
