@@ -35,24 +35,12 @@ import Testing
     }
 
     @Test func theRecordersAreTheOnesTheDefinitionLists() throws {
-        let task = try compile(#"""
-        {"identifier": "gait", "steps": [
-          {"type": "countdown", "identifier": "getReady"},
-          {"type": "section", "identifier": "outbound", "steps": [
-            {"type": "active", "identifier": "walk", "stepDuration": 30, "recorderConfigurations": [
-              {"type": "accelerometer", "identifier": "accel", "frequency": 100},
-              {"type": "touch", "identifier": "taps"}]}]},
-          {"type": "active", "identifier": "rest", "stepDuration": 10, "recorderConfigurations": [
-            {"type": "heartRate", "identifier": "pulse"}]},
-          {"type": "completion", "identifier": "done"}],
-         "asyncActions": [
-           {"type": "location", "identifier": "gps", "startStepIdentifier": "getReady", "stopStepIdentifier": "rest"},
-           {"type": "audio", "identifier": "mic", "startStepIdentifier": "walk"}]}
-        """#)
+        // Recorders of both kinds, one inside a section; the binding's test reads the same file.
+        let task = try compile(readFile(repositoryRoot + "Tests/fixtures/recording.json") ?? "")
         #expect(try task.info.objectValue?["recorders"] == (try json(#"""
         [{"identifier": "accel", "type": "accelerometer", "permission": "motion", "step": "walk"},
-         {"identifier": "taps", "type": "touch", "permission": null, "step": "walk"},
-         {"identifier": "pulse", "type": "heartRate", "permission": "health", "step": "rest"},
+         {"identifier": "taps", "type": "custom", "permission": null, "step": "walk"},
+         {"identifier": "pulse", "type": "healthQuantity", "permission": "health", "step": "rest"},
          {"identifier": "gps", "type": "location", "permission": "location", "startStep": "getReady", "stopStep": "rest"},
          {"identifier": "mic", "type": "audio", "permission": "microphone", "startStep": "walk", "stopStep": null}]
         """#)))

@@ -77,23 +77,8 @@ def test_the_examples_include_one_with_recorders() -> None:
     assert "short-walk" in with_recorders
 
 
-RECORDING: Dict[str, Any] = {
-    "identifier": "gait",
-    "steps": [
-        {"type": "countdown", "identifier": "getReady"},
-        {"type": "section", "identifier": "outbound", "steps": [
-            {"type": "active", "identifier": "walk", "stepDuration": 30, "recorderConfigurations": [
-                {"type": "accelerometer", "identifier": "accel", "frequency": 100.0},
-                {"type": "custom", "identifier": "taps"}]}]},
-        {"type": "active", "identifier": "rest", "stepDuration": 10, "recorderConfigurations": [
-            {"type": "healthQuantity", "identifier": "pulse", "quantityType": "heartRate", "unit": "count/min"}]},
-        {"type": "completion", "identifier": "done"},
-    ],
-    "asyncActions": [
-        {"type": "location", "identifier": "gps", "startStepIdentifier": "getReady", "stopStepIdentifier": "rest"},
-        {"type": "audio", "identifier": "mic", "startStepIdentifier": "walk"},
-    ],
-}
+# Recorders of both kinds, one inside a section (the Swift TaskInfoTests read the same file).
+RECORDING: Dict[str, Any] = json.loads((REPO / "Tests" / "fixtures" / "recording.json").read_text(encoding="utf-8"))
 
 
 def test_recorders_in_sections_and_async_actions() -> None:
