@@ -48,6 +48,10 @@ __all__ = [
 ]
 
 
+# The class for each status the library returns, filled in as the classes below are defined.
+_BY_STATUS: Dict[int, Type["StepKitError"]] = {}
+
+
 class StepKitError(Exception):
     """Base class of every StepKit error.
 
@@ -64,6 +68,15 @@ class StepKitError(Exception):
 
     STATUS: int = -8
     CODE: str = "EINTERNAL"
+
+    def __init_subclass__(cls, *, status: Optional[int] = None, code: Optional[str] = None, **kwargs: Any) -> None:
+        # A class for a library status names it in its header (``status=-2, code="EPARSE"``)
+        # and is then the class :func:`error_class` gives for that status; a subclass without
+        # one (LibraryNotFoundError) keeps its parent's.
+        super().__init_subclass__(**kwargs)
+        if status is not None and code is not None:
+            cls.STATUS, cls.CODE = status, code
+            _BY_STATUS[status] = cls
 
     status: int
     code: str
@@ -133,67 +146,43 @@ def _rebuild(cls: Type[StepKitError], message: str, error: Dict[str, Any]) -> St
     )
 
 
-class InvalidArgumentError(StepKitError, ValueError):
+class InvalidArgumentError(StepKitError, ValueError, status=-1, code="EINVAL"):
     """An argument is invalid (EINVAL): a bad finish reason, bad session options, a value that
     cannot be turned into JSON (NaN, infinity, a circular structure)."""
 
-    STATUS = -1
-    CODE = "EINVAL"
 
-
-class ParseError(StepKitError, ValueError):
+class ParseError(StepKitError, ValueError, status=-2, code="EPARSE"):
     """A JSON argument is not valid JSON (EPARSE)."""
 
-    STATUS = -2
-    CODE = "EPARSE"
 
-
-class DefinitionError(StepKitError):
+class DefinitionError(StepKitError, status=-3, code="EDEFINITION"):
     """A task definition is valid JSON but not a valid task (EDEFINITION).
 
     ``errors`` lists every problem of the definition, each with its ``path``."""
 
-    STATUS = -3
-    CODE = "EDEFINITION"
 
-
-class AnswerError(StepKitError, ValueError):
+class AnswerError(StepKitError, ValueError, status=-4, code="EANSWER"):
     """An answer does not fit the current step's answer format (EANSWER)."""
 
-    STATUS = -4
-    CODE = "EANSWER"
 
-
-class StateError(StepKitError):
+class StateError(StepKitError, status=-5, code="ESTATE"):
     """The call is not allowed in the session's current state (ESTATE), e.g. going forward
     while a required answer is missing, or any call on a closed session or task."""
 
-    STATUS = -5
-    CODE = "ESTATE"
 
-
-class RestorationError(StepKitError):
+class RestorationError(StepKitError, status=-6, code="ERESTORE"):
     """Restoration data is damaged, of an unknown version, from another task, or describes a
     run the task does not allow (ERESTORE); ``errors[0]["code"]`` says which (``"damaged"``,
     ``"taskChanged"``, ``"notAllowed"``...)."""
 
-    STATUS = -6
-    CODE = "ERESTORE"
 
-
-class StepKitIOError(StepKitError, OSError):
+class StepKitIOError(StepKitError, OSError, status=-7, code="EIO"):
     """Reading or writing a file failed (EIO); or ``"libcryptoUnavailable"``: OpenSSL's
     libcrypto, which the library loads on the first save or restore, could not be loaded."""
 
-    STATUS = -7
-    CODE = "EIO"
 
-
-class InternalError(StepKitError):
+class InternalError(StepKitError, status=-8, code="EINTERNAL"):
     """A bug in StepKit (EINTERNAL). Please report it with ``error``."""
-
-    STATUS = -8
-    CODE = "EINTERNAL"
 
 
 class LibraryNotFoundError(StepKitIOError):
@@ -201,21 +190,6 @@ class LibraryNotFoundError(StepKitIOError):
 
     Raised by the first call that needs the library (``import stepkit`` itself never fails).
     It is an :class:`OSError` and a :class:`StepKitError` (status -7, code ``"EIO"``)."""
-
-
-_BY_STATUS: Dict[int, Type[StepKitError]] = {
-    cls.STATUS: cls
-    for cls in (
-        InvalidArgumentError,
-        ParseError,
-        DefinitionError,
-        AnswerError,
-        StateError,
-        RestorationError,
-        StepKitIOError,
-        InternalError,
-    )
-}
 
 
 def error_class(status: int) -> Type[StepKitError]:
