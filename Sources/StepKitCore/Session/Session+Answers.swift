@@ -146,7 +146,7 @@ extension Session {
         case .message:
             return []
         case .question(let format):
-            if let repeating = format.rules as? RepeatingFormat {
+            if let repeating = format.repeating {
                 guard !step.optional else { return [] }
                 let label = step.presentation["question"]?.stringValue ?? step.presentation["title"]?.stringValue ?? step.identifier
                 return missingInstances(repeating, answer?.arrayValue ?? [], label: piped(label), step: step.identifier, item: nil, completing: completing, piped)
@@ -163,7 +163,7 @@ extension Session {
             // the items in the form's order unless the host wrote it otherwise.
             for i in form.items.indices where !form.items[i].optional && (hidden.isEmpty || !hidden.contains(form.items[i].identifier)) {
                 let identifier = form.items[i].identifier
-                if let repeating = form.items[i].format.rules as? RepeatingFormat {
+                if let repeating = form.items[i].format.repeating {
                     let list = (given.value(at: i, ifKeyIs: identifier) ?? given[identifier])?.arrayValue ?? []
                     problems += missingInstances(repeating, list, label: piped(form.items[i].label), step: step.identifier, item: identifier, completing: completing, piped)
                     continue

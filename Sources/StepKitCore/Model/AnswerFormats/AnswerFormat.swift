@@ -169,6 +169,9 @@ final class AnswerFormat: Sendable {
     /// `rules.validate`, bound once: called through the stored existential, it copied the rules
     /// out of the class and destroyed the copy again on every answer validated.
     private let validateRules: @Sendable (JSON, JSON?) throws(AnswerRejection) -> JSON?
+    /// The rules when they are a repeating block's, read once: what a step requires asks it of
+    /// every step on every move, and `rules as? RepeatingFormat` was a runtime cast each time.
+    let repeating: RepeatingFormat?
 
     init(type: String, rules: any AnswerFormatRules, allowsDontKnow: Bool, personalData: String?, presentation: JSONObject) {
         self.type = type
@@ -177,6 +180,7 @@ final class AnswerFormat: Sendable {
         self.validateRules = { (answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? in
             try rules.validate(answer, previous: previous)
         }
+        self.repeating = rules as? RepeatingFormat
         self.allowsDontKnow = allowsDontKnow
         self.personalData = personalData
         self.presentation = presentation
