@@ -16,14 +16,39 @@ struct Visit: Sendable, Equatable {
     var hiddenItems: [String] = []
     /// Whether the step's modifier applied when the step was reached.
     var modified: Bool = false
-    /// For an active step: its timer, prompts and recorders.
-    var active: ActiveRun?
+    /// For an active step: its timer, prompts, recorders and game, read and changed as if inline.
+    /// Kept behind one reference (`ActiveRunBox`): a run with its game is several times the size
+    /// of the rest of a visit, and every visit of the path paid for it (the path's array copies
+    /// whole visits as it grows), though nearly every step is not active.
+    var active: ActiveRun? {
+        get { activeBox?.run }
+        _modify {
+            if activeBox == nil {
+                var run: ActiveRun?
+                defer { if run != nil { activeBox = ActiveRunBox(run) } }
+                yield &run
+            } else {
+                // Copy on write: a visit copied (a session kept for autosave, a trial) shares it.
+                if !isKnownUniquelyReferenced(&activeBox!) { activeBox = ActiveRunBox(activeBox!.run) }
+                defer { if activeBox!.run == nil { activeBox = nil } }
+                yield &activeBox!.run
+            }
+        }
+    }
+    private var activeBox: ActiveRunBox?
     /// How navigation got here: the rule, branch and skip rules involved (for authors debugging
     /// a task).
     var arrival: Arrival = .saved(.null)
     /// The time counted on this visit (milliseconds; while it is the current one, up to
     /// `TimeCount.since`): the result's `timeSpent` and the step's time limit.
     var spent: Int64 = 0
+
+    init(stepIndex: Int, startDate: Int64, modified: Bool = false, arrival: Arrival = .saved(.null)) {
+        self.stepIndex = stepIndex
+        self.startDate = startDate
+        self.modified = modified
+        self.arrival = arrival
+    }
 }
 
 /// Why a task run ended (ResearchKit's `ORKTaskFinishReason`).
@@ -39,4 +64,14 @@ package enum HostFinishReason: String, Sendable, CaseIterable {
     case completed, saved, discarded, failed, earlyTermination
 
     package var reason: FinishReason { FinishReason(rawValue: rawValue) ?? .failed }
+}
+
+/// A visit's active run behind a reference, changed only while the visit holds the only one
+/// (`Visit.active` copies it first otherwise), so visits stay values.
+private final class ActiveRunBox: @unchecked Sendable, Equatable {
+    var run: ActiveRun?
+
+    init(_ run: ActiveRun?) { self.run = run }
+
+    static func == (a: ActiveRunBox, b: ActiveRunBox) -> Bool { a === b || a.run == b.run }
 }
