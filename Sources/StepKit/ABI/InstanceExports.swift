@@ -18,22 +18,25 @@ public func stepkit_session_add_instance(_ session: OpaquePointer?, _ block: Uns
 @c @implementation
 public func stepkit_session_remove_instance(_ session: OpaquePointer?, _ block: UnsafePointer<CChar>?, _ index: Int64,
                                             _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    Boundary.change(out) { (wantsState: Bool) throws(StepKitError) in
-        let handle = try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session")
-        let name = block.map { shortText($0) }
-        let position = try instanceIndex(index)
-        return try handle.call(wantsState: wantsState) { (s: inout Session) throws(StepKitError) in try s.removeInstance(name, at: position) }
-    }
+    instanceCall(session, block, index, out) { (s: inout Session, name, position) throws(StepKitError) in try s.removeInstance(name, at: position) }
 }
 
 @c @implementation
 public func stepkit_session_enter_instance(_ session: OpaquePointer?, _ block: UnsafePointer<CChar>?, _ index: Int64,
                                            _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    instanceCall(session, block, index, out) { (s: inout Session, name, position) throws(StepKitError) in try s.enterInstance(name, at: position) }
+}
+
+/// A call on one instance of a block (`remove`, `enter`): the session, the block's name and the
+/// instance's index read and checked, then `body` on the session.
+private func instanceCall(_ session: OpaquePointer?, _ block: UnsafePointer<CChar>?, _ index: Int64,
+                          _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
+                          _ body: (inout Session, String?, Int) throws(StepKitError) -> Void) -> Int32 {
     Boundary.change(out) { (wantsState: Bool) throws(StepKitError) in
         let handle = try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session")
         let name = block.map { shortText($0) }
         let position = try instanceIndex(index)
-        return try handle.call(wantsState: wantsState) { (s: inout Session) throws(StepKitError) in try s.enterInstance(name, at: position) }
+        return try handle.call(wantsState: wantsState) { (s: inout Session) throws(StepKitError) in try body(&s, name, position) }
     }
 }
 
