@@ -15,7 +15,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
-from . import pages, staff
+from . import games, pages, staff
 from .api import build_router
 from . import verification
 from .common import page
@@ -170,6 +170,7 @@ def create_app(db_url: str, integrity_key: str, *, api_key: Optional[str] = None
     # -- participant pages ----------------------------------------------------------------------
 
     app.include_router(pages.router)
+    app.include_router(games.router)
 
     # -- the study team's pages -----------------------------------------------------------------
 

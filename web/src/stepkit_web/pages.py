@@ -125,6 +125,8 @@ def group_answer(item: Dict[str, Any], ident: str, state: Dict[str, Any], fields
 def render_step(request: Request, token: str, row: Any, state: Dict[str, Any],
                 errors: List[Dict[str, Any]], submitted: Optional[Fields],
                 notice: Optional[str], status: int = 200) -> Response:
+    from .games import game_view  # games.py builds on this module's form checks
+
     service = service_of(request)
     step = state.get("step") or {}
     nav = state.get("navigation") or {}
@@ -232,6 +234,7 @@ def render_step(request: Request, token: str, row: Any, state: Dict[str, Any],
         "next_label": "Next" if nav.get("hasNextStep", True) else "Done",
         "active": active, "limits": limits, "can_update": has_visibility, "calculations": calculations,
         "review": review,
+        "game": game_view(state, token, service.input_token(row)),
         "resume_url": absolute(request, f"/r/{token}"),
         "can_email": request.app.state.smtp is not None,
     }

@@ -164,8 +164,9 @@ def require_media(request: Request, allowed: Iterable[str], body: bytes) -> None
 
 # -- headers on every response ------------------------------------------------------------------
 
+# connect-src 'self': a game's page posts its inputs to this service (games.py), nowhere else.
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-       "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+       "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 
 SECURITY_HEADERS = [
     (b"content-security-policy", CSP.encode()),

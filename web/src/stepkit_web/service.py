@@ -7,6 +7,8 @@ decided here: the engine's state says what to show, and its errors what went wro
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import logging
 import os
@@ -667,6 +669,44 @@ class Service:
             if not self.write(row, session, task_row, state):
                 raise Stale()
             return Outcome(state, errors)
+
+    def input_token(self, row: SessionRow) -> str:
+        """The token a game page's inputs carry (HMAC-SHA256 of the session's id with the
+        integrity key): an input must come from a page this service drew for the session."""
+        return hmac.new(self._key.encode("utf-8"), b"game-input\0" + row.id.encode("utf-8"),
+                        hashlib.sha256).hexdigest()
+
+    def game_input(self, row: SessionRow, page_step: str, event: Dict[str, Any],
+                   step_ms: Optional[int]) -> Outcome:
+        """Hands the game of the current step one input (``stepkit_session_input``;
+        docs/active-tasks.md) and saves. ``step_ms``: when it happened, in milliseconds of the
+        step's running time as the page measured it, mapped onto the session's clock (the
+        step's start is now minus the state's ``active.elapsed``), never later than now; None:
+        now. A restored session's running step goes on from the moment it was saved, and the
+        engine takes no input dated before that (a tap made while the page's previous input was
+        on its way): such an input is dated at the save. Raises Stale when the page's step is
+        not the current one or another request wrote the session first; an input the engine
+        refuses is an Outcome with ``refused`` (nothing stored)."""
+        if row.status != "open":
+            raise Stale()
+        session, task_row = self.restore(row)
+        with session:
+            state = session.state
+            if page_step != str((state.get("step") or {}).get("identifier")):
+                raise Stale()
+            active = state.get("active") or {}
+            if step_ms is not None and active.get("status") == "running":
+                now = session.clock()
+                start = now - round(float(active.get("elapsed") or 0) * 1000)
+                event = dict(event, time=min(now, max(row.saved_at, start + step_ms)))
+            try:
+                state = session.input(event)
+            except stepkit.StepKitError as error:
+                return Outcome(state, list(error.errors or [error.error]), refused=True)
+            state = self._finish_on_completion(session, state)
+            if not self.write(row, session, task_row, state):
+                raise Stale()
+            return Outcome(state)
 
     @staticmethod
     def _instance_action(session: Any, action: str) -> Dict[str, Any]:

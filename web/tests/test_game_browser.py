@@ -1,0 +1,246 @@
+"""Issue 35's games in Chromium (Debian's, through Playwright): spatial span played in the
+browser, and the same seed giving the same sequence from C, Python and the browser.
+
+Time is the test's on both sides: the server runs on a ManualClock and the page on
+Playwright's clock (page.clock: setTimeout and performance.now move only when the test says),
+so the tiles light up, and the taps are dated, exactly when the test says; nothing waits on
+real time. What the browser shows is read from the page (the lit tile), as a participant sees
+it; every expected sequence is drawn by the reference PCG32 (bindings/python/tests/pcg32.py,
+written from docs/randomization.md and docs/active-tasks.md), and the result fields are worked
+out by hand from the documented rules."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any, Dict, List, Tuple
+
+import httpx
+import pytest
+import stepkit
+
+from conftest import API_KEY, AUTH, KEY, ROOT
+from stepkit_web.app import create_app
+from test_game_pages import span_sequence
+
+HERE = Path(__file__).resolve().parent
+WCAG = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]},
+        "resultTypes": ["violations"]}
+START_MS = 1767258000000  # 2026-01-01T09:00:00Z
+
+SPAN = {"type": "spatialSpanMemory", "identifier": "span", "initialSpan": 3, "minimumSpan": 2,
+        "maximumSpan": 5, "maximumTests": 4, "maximumConsecutiveFailures": 2}
+TASK = {"identifier": "span-task", "steps": [SPAN, {"type": "completion", "identifier": "done",
+                                                    "title": "All done"}]}
+PLAN = "SFSF"  # success, failure, success, failure: spans 3, 4, 3, 4
+
+
+def spans(plan: str) -> List[int]:
+    """Each game's span by the rules: one longer after a success (at most maximumSpan), one
+    shorter after a failure (at least minimumSpan), from initialSpan."""
+    span, out = SPAN["initialSpan"], []
+    for letter in plan:
+        out.append(span)
+        span = min(span + 1, SPAN["maximumSpan"]) if letter == "S" else max(span - 1, SPAN["minimumSpan"])
+    return out
+
+
+def reference(seed: int, plan: str = PLAN) -> List[List[int]]:
+    return [span_sequence(seed, "span", k + 1, n) for k, n in enumerate(spans(plan))]
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory):
+    from live import LiveServer, free_port
+
+    clock = stepkit.ManualClock(START_MS)
+    where = tmp_path_factory.mktemp("games")
+    port = free_port()
+    app = create_app(f"sqlite:///{where / 'runs.db'}", KEY, api_key=API_KEY, clock=clock,
+                     base_url=f"http://127.0.0.1:{port}", time_source="instance")
+    with LiveServer(app, port) as server:
+        server.clock = clock
+        r = httpx.post(server.url + "/api/tasks", content=json.dumps(TASK),
+                       headers={**AUTH, "content-type": "application/json"})
+        assert r.status_code == 201, r.text
+        yield server
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    from playwright.sync_api import sync_playwright
+
+    path = os.environ.get("STEPKIT_WEB_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=path, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def axe():
+    from axe_playwright_python.sync_playwright import Axe
+
+    return Axe()
+
+
+def check_axe(axe: Any, page: Any, where: str) -> None:
+    violations = axe.run(page, options=WCAG).response["violations"]
+    assert not violations, (where, [(v["id"], v["help"], [n["html"] for n in v["nodes"]][:3])
+                                    for v in violations])
+
+
+def no_horizontal_scroll(page: Any, where: str) -> None:
+    widths = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+    assert widths[0] <= widths[1], (where, widths)
+
+
+def check_game_page(live: Any, context: Any, url: str, axe: Any) -> None:
+    """axe-core and the 375 px width on the game's page while the tiles are shown (drawn at the
+    step's time 0) and once they take taps (drawn at 3.1 s, past tapsFrom), on the browser's
+    own clock (axe-core times itself): the page is only read, the session does not change."""
+    page = context.new_page()
+    page.goto(url)
+    page.wait_for_selector("#span-board[data-phase=showing]")
+    check_axe(axe, page, "span: showing")
+    no_horizontal_scroll(page, "span: showing")
+    live.clock.set(START_MS + 3100)
+    page.goto(url)
+    page.wait_for_selector("#span-board[data-phase=tapping]")
+    check_axe(axe, page, "span: tapping")
+    no_horizontal_scroll(page, "span: tapping")
+    page.close()
+    live.clock.set(START_MS)
+
+
+def play_in_browser(live: Any, chromium: Any, seed: int, plan: str, axe: Any = None,
+                    viewport: Tuple[int, int] = (375, 667)) -> Tuple[List[List[int]], Dict[str, Any], List[List[int]]]:
+    """Plays spatial span in Chromium, one game per letter of ``plan`` (S: the tiles as shown;
+    F: a wrong first tap). Returns the sequences the page showed, the result the engine wrote,
+    and the tap times (ms of step time) the test chose."""
+    live.clock.set(START_MS)
+    r = httpx.post(f"{live.url}/api/tasks/span-task/sessions", headers={**AUTH, "content-type": "application/json"},
+                   content=json.dumps({"options": {"seed": seed}}))
+    assert r.status_code == 201, r.text
+    sid, url = r.json()["session"], r.json()["resumeUrl"]
+    context = chromium.new_context(viewport={"width": viewport[0], "height": viewport[1]}, locale="en-US")
+    if axe is not None:
+        check_game_page(live, context, url, axe)
+    page = context.new_page()
+    page.clock.install(time=START_MS - 60_000)  # then paused: its time moves only as the test says
+    page.clock.pause_at(START_MS)
+    page.goto(url)  # drawn at the step's time 0 (the server's clock has not moved)
+    page.wait_for_selector("#span-board[data-phase=showing]")
+    now = [0]  # the page's step time, ms: moved by the test only
+
+    def advance(to: int) -> None:
+        page.clock.run_for(to - now[0])
+        now[0] = to
+
+    shown: List[List[int]] = []
+    times: List[List[int]] = []
+    show_from = 0
+    for k, letter in enumerate(plan):
+        span = spans(plan)[k]
+        sequence = []
+        for i in range(span):  # tile i lights at showFrom + i x playSpeed (1 s)
+            advance(show_from + 1000 * i + (1 if i == 0 else 0))
+            lit = page.locator("#span-board .tile.lit")
+            assert lit.count() == 1, (k, i)
+            sequence.append(int(lit.get_attribute("data-tile")))
+        shown.append(sequence)
+        advance(show_from + 1000 * span)  # tapsFrom: the tiles go dark and take taps
+        page.wait_for_selector("#span-board[data-phase=tapping]")
+        assert page.locator("#span-board .tile.lit").count() == 0
+        targets = sequence if letter == "S" else [0 if sequence[0] != 0 else 1]
+        game_times = []
+        for j, tile in enumerate(targets):
+            at = show_from + 1000 * span + 300 + 200 * j
+            advance(at)
+            live.clock.set(START_MS + at + 50)  # the post arrives 50 ms after the tap
+            last = k == len(plan) - 1 and j == len(targets) - 1
+            with page.expect_response(lambda r: r.url.endswith("/input")) as response:
+                # force: no wait for animation frames, which the paused clock holds back
+                page.locator(f'#span-board .tile[data-tile="{tile}"]').click(force=True)
+            assert response.value.status == 200, response.value.text()
+            game_times.append(at)
+            if last:
+                page.wait_for_selector("h1:text-is('All done')")
+        times.append(game_times)
+        show_from = game_times[-1]  # the next game starts at the tap that ended this one
+    if axe is not None:
+        page.clock.resume()  # axe-core times itself with setTimeout
+        check_axe(axe, page, "span: finished")
+    context.close()
+    result = httpx.get(f"{live.url}/api/sessions/{sid}/result", headers=AUTH).json()
+    game = next(r for r in result["results"] if r["identifier"] == "span")["results"][0]
+    return shown, game, times
+
+
+def test_spatial_span_played_in_the_browser(live, chromium, axe):
+    shown, r, times = play_in_browser(live, chromium, 7, PLAN, axe)
+    expected = reference(7)
+    assert shown == expected
+    assert r["numberOfGames"] == 4 and r["numberOfFailures"] == 2
+    assert r["score"] == spans(PLAN)[0] + spans(PLAN)[2]  # the spans recalled whole: 3 + 3
+    records = r["gameRecords"]
+    assert [x["sequence"] for x in records] == expected
+    assert [x["gameStatus"] for x in records] == ["success", "failure", "success", "failure"]
+    # Each tap dated as the page measured it (performance.now), mapped onto the session's clock.
+    assert [[t["timestamp"] for t in x["touchSamples"]] for x in records] == [[at / 1000 for at in g] for g in times]
+    assert [[t["correct"] for t in x["touchSamples"]] for x in records] == [[True] * 3, [False], [True] * 3, [False]]
+
+
+@pytest.fixture(scope="module")
+def c_host(tmp_path_factory):
+    """web/tests/data/span_sequences.c, built against include/stepkit.h and the library."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    assert cc, "a C compiler (cc) is needed to build the C host"
+    library = Path(stepkit.library_path()).resolve()
+    soname = library.parent / "libstepkit.so.0"
+    out = tmp_path_factory.mktemp("c-host") / "span_sequences"
+    subprocess.run([cc, "-std=c99", "-Wall", "-Werror", "-o", str(out), str(HERE / "data" / "span_sequences.c"),
+                    f"-I{ROOT / 'include'}", str(soname if soname.exists() else library),
+                    f"-Wl,-rpath,{library.parent}"], check=True, capture_output=True, timeout=120)
+    return out
+
+
+def c_sequences(c_host: Path, seed: int, plan: str, tmp_path: Path) -> List[List[int]]:
+    task = tmp_path / "span-task.json"
+    task.write_text(json.dumps(TASK))
+    done = subprocess.run([str(c_host), str(task), str(seed), plan], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return [[int(t) for t in line.split(":")[1].split()] for line in done.stdout.splitlines()]
+
+
+def python_sequences(seed: int, plan: str) -> List[List[int]]:
+    """The binding's: the state's sequence of each game, played as the C host plays."""
+    session = stepkit.Task.from_json(TASK).open({"seed": seed})
+    clock = stepkit.ManualClock(START_MS)
+    session.set_clock(clock)
+    out = []
+    with session:
+        for letter in plan:
+            sequence = session.state["active"]["game"]["sequence"]
+            out.append(sequence)
+            clock.advance(1000 * (len(sequence) + 1))
+            for tile in (sequence if letter == "S" else [0 if sequence[0] != 0 else 1]):
+                clock.advance(100)
+                session.input({"type": "tap", "target": tile})
+    return out
+
+
+@pytest.mark.parametrize("seed", [7, 2**53 - 1])
+def test_the_same_seed_gives_the_same_sequence_from_c_python_and_the_browser(live, chromium, c_host, tmp_path, seed):
+    expected = reference(seed)
+    from_c = c_sequences(c_host, seed, PLAN, tmp_path)
+    from_python = python_sequences(seed, PLAN)
+    from_browser, _, _ = play_in_browser(live, chromium, seed, PLAN, viewport=(1280, 800))
+    assert from_c == expected
+    assert from_python == expected
+    assert from_browser == expected
+    if seed == 7:  # the C test's (bindings/c/tests/test_games.c) sequences for seed 7
+        assert expected == [[4, 3, 5], [5, 0, 2, 7], [7, 5, 6], [0, 1, 4, 5]]

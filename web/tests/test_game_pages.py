@@ -1,0 +1,272 @@
+"""Issue 35's games on the participant pages (games.py, templates/_game.html): the page draws
+the game the engine holds, and ``POST /r/<token>/input`` hands it one input, timed by the
+page (``at``: milliseconds of the step's running time) and mapped onto the session's clock.
+
+Expected sequences come from the documented generator (docs/randomization.md and
+docs/active-tasks.md, through the reference PCG32 of bindings/python/tests/pcg32.py), and the
+results from the documented rules, worked out by hand; nothing is read back from the engine to
+be compared with itself. Every refused input is checked to change nothing."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import sys
+from urllib.parse import urlencode
+from typing import Any, Dict, List, Tuple
+
+import pytest
+from fastapi.testclient import TestClient
+
+from conftest import API_KEY, AUTH, BASE, KEY, ROOT
+from stepkit_web.app import create_app
+
+sys.path.insert(0, str(ROOT / "bindings" / "python" / "tests"))
+from pcg32 import PCG32, fnv1a64  # noqa: E402  (the reference generator, written from the docs)
+
+JSON = {"content-type": "application/json"}
+ACCEPT_JSON = {"content-type": "application/x-www-form-urlencoded", "accept": "application/json"}
+COLORS = ["red", "green", "blue", "yellow"]
+
+SPAN_STEP = {"type": "spatialSpanMemory", "identifier": "span", "initialSpan": 3, "minimumSpan": 2,
+             "maximumSpan": 5, "maximumTests": 4, "maximumConsecutiveFailures": 2}
+STROOP_STEP = {"type": "stroop", "identifier": "stroop", "numberOfAttempts": 3}
+
+
+def span_sequence(seed: int, step: str, number: int, span: int) -> List[int]:
+    """docs/active-tasks.md: the board is n x n, the smallest n from 2 to 6 with n*n >= 2*span;
+    stream "<step>#game<k>" shuffles all its tiles (Fisher-Yates from the last, j below i + 1);
+    the sequence is the first span tiles."""
+    side = next(n for n in range(2, 7) if n * n >= 2 * span or n == 6)
+    tiles = list(range(side * side))
+    g = PCG32(seed, fnv1a64(f"{step}#game{number}"))
+    for i in range(len(tiles) - 1, 0, -1):
+        j = g.below(i + 1)
+        tiles[i], tiles[j] = tiles[j], tiles[i]
+    return tiles[:span]
+
+
+def stroop_words(seed: int, step: str, count: int) -> List[Tuple[str, str]]:
+    """Stream "<step>#stroop": per attempt the word, then the print colour, each below 4."""
+    g = PCG32(seed, fnv1a64(step + "#stroop"))
+    return [(COLORS[g.below(4)], COLORS[g.below(4)]) for _ in range(count)]
+
+
+def open_game(client: TestClient, step: Dict[str, Any], seed: int = 7) -> Tuple[str, str]:
+    task = {"identifier": step["identifier"] + "-task", "steps": [
+        step, {"type": "completion", "identifier": "done", "title": "All done"}]}
+    r = client.post("/api/tasks", content=json.dumps(task), headers=JSON)
+    assert r.status_code == 201, r.text
+    created = client.post(f"/api/tasks/{task['identifier']}/sessions",
+                          content=json.dumps({"options": {"seed": seed}}), headers=JSON).json()
+    return created["session"], created["resumeUrl"].replace(BASE, "")
+
+
+def game_form(page: str) -> Dict[str, Any]:
+    """The game the page draws: its data-game JSON, data-elapsed, hidden fields and buttons."""
+    form = re.search(r'<form method="post" action="([^"]+)" class="game[^"]*" novalidate '
+                     r'data-game="([^"]*)" data-elapsed="([^"]*)">', page)
+    assert form, "no game form on the page"
+    hidden = dict(re.findall(r'<input type="hidden" name="(_step|_token|type)" value="([^"]*)">', page))
+    return {"action": form.group(1), "game": json.loads(html.unescape(form.group(2))),
+            "elapsed": float(form.group(3)), "step": hidden["_step"], "token": hidden["_token"],
+            "targets": [int(v) for v in re.findall(r'name="target" value="(\d+)"', page)]}
+
+
+@pytest.fixture
+def game_app(db_url, clock):
+    return create_app(db_url, KEY, api_key=API_KEY, base_url=BASE, clock=clock, time_source="instance")
+
+
+def state_of(client: TestClient, sid: str) -> Dict[str, Any]:
+    return client.get(f"/api/sessions/{sid}").json()
+
+
+def send(client: TestClient, form: Dict[str, Any], pairs: List[Tuple[str, str]], *, as_json: bool = True,
+         token: str = "") -> Any:
+    fields = [("_step", form["step"]), ("_token", token or form["token"])] + pairs
+    return client.post(form["action"], content=urlencode(fields).encode(), follow_redirects=False,
+                       headers=ACCEPT_JSON if as_json else {"content-type": "application/x-www-form-urlencoded"})
+
+
+def game_result(client: TestClient, sid: str, step: str) -> Dict[str, Any]:
+    result = client.get(f"/api/sessions/{sid}/result").json()
+    return next(r for r in result["results"] if r["identifier"] == step)["results"][0]
+
+
+def test_spatial_span_page_draws_the_seeded_board_and_takes_timed_taps(game_app, clock):
+    with TestClient(game_app, base_url=BASE, headers=AUTH) as client:
+        sid, path = open_game(client, SPAN_STEP)
+        start = clock()
+        page = client.get(path).text
+        form = game_form(page)
+        g = [span_sequence(7, "span", k, n) for k, n in [(1, 3), (2, 4), (3, 3), (4, 4)]]
+        assert form["game"]["sequence"] == g[0] and form["elapsed"] == 0
+        assert form["targets"] == list(range(9))  # a 3 x 3 board: room for 2 x 3 tiles
+        assert 'src="/static/games.js"' in page and "<script>" not in page  # no inline script
+        # The page measured each tap's step time (at); the server's clock is later still (the
+        # post arrives after the tap): the engine records the page's times. Games as in the
+        # binding's test: success, failure on the second tap, success, failure.
+        wrong2 = next(t for t in range(9) if t != g[1][1])
+        wrong4 = next(t for t in range(9) if t != g[3][0])
+        taps = [(3500, g[0][0]), (4000, g[0][1]), (4500, g[0][2]), (9000, g[1][0]), (9500, wrong2),
+                (13000, g[2][0]), (13500, g[2][1]), (14000, g[2][2]), (18500, wrong4)]
+        for at, target in taps:
+            clock.set(start + at + 250)
+            r = send(client, form, [("type", "tap"), ("target", str(target)), ("at", str(at))])
+            assert r.status_code == 200, r.text
+        reply = r.json()
+        assert reply["status"] == "finished"  # the completion step finishes the run at once
+        r = game_result(client, sid, "span")
+        assert r["score"] == 6 and r["numberOfGames"] == 4 and r["numberOfFailures"] == 2
+        assert [x["sequence"] for x in r["gameRecords"]] == g
+        assert [x["gameStatus"] for x in r["gameRecords"]] == ["success", "failure", "success", "failure"]
+        assert [[t["timestamp"] for t in x["touchSamples"]] for x in r["gameRecords"]] == [
+            [3.5, 4.0, 4.5], [9.0, 9.5], [13.0, 13.5, 14.0], [18.5]]
+        # The finished session's page is the completion page.
+        assert "All done" in client.get(path).text
+
+
+def test_each_reply_is_the_game_to_draw_next(game_app, clock):
+    with TestClient(game_app, base_url=BASE, headers=AUTH) as client:
+        sid, path = open_game(client, SPAN_STEP)
+        start = clock()
+        form = game_form(client.get(path).text)
+        g1 = span_sequence(7, "span", 1, 3)
+        replies = []
+        for i, t in enumerate(g1):  # each post arrives 50 ms after its tap
+            clock.set(start + 3050 + 100 * i)
+            replies.append(send(client, form, [("type", "tap"), ("target", str(t)), ("at", str(3000 + 100 * i))]).json())
+        assert [r["game"]["tapped"] for r in replies[:2]] == [1, 2]
+        last = replies[2]["game"]
+        # Game 2 starts at the tap that ended game 1 (3.2 s): span 4, shown from there, one
+        # tile a second, taps from 3.2 + 4 = 7.2 s.
+        assert last["gameNumber"] == 2 and last["sequence"] == span_sequence(7, "span", 2, 4)
+        assert last["showFrom"] == pytest.approx(3.2) and last["tapsFrom"] == pytest.approx(7.2)
+        assert replies[2]["step"] == "span" and replies[2]["active"] == "running"
+        # A page drawn now starts the script at the step's running time now.
+        clock.set(start + 5000)
+        again = game_form(client.get(path).text)
+        assert again["elapsed"] == pytest.approx(5.0) and again["game"]["gameNumber"] == 2
+
+
+def test_a_tap_made_before_the_last_save_is_dated_at_the_save(game_app, clock):
+    """Two taps 100 ms apart, the first one's post arriving 300 ms late: the session was saved
+    at 3.3 s, which the second (3.1 s) cannot precede; it is dated 3.3 s."""
+    with TestClient(game_app, base_url=BASE, headers=AUTH) as client:
+        sid, path = open_game(client, dict(SPAN_STEP, maximumTests=1, maximumConsecutiveFailures=1))
+        start = clock()
+        form = game_form(client.get(path).text)
+        g1 = span_sequence(7, "span", 1, 3)
+        for at, arrives, target in [(3000, 3300, g1[0]), (3100, 3400, g1[1]), (3500, 3550, g1[2])]:
+            clock.set(start + arrives)
+            assert send(client, form, [("type", "tap"), ("target", str(target)), ("at", str(at))]).status_code == 200
+        samples = game_result(client, sid, "span")["gameRecords"][0]["touchSamples"]
+        assert [t["timestamp"] for t in samples] == [3.0, 3.3, 3.5]
+
+
+def test_a_time_after_now_is_taken_as_now(game_app, clock):
+    with TestClient(game_app, base_url=BASE, headers=AUTH) as client:
+        sid, path = open_game(client, dict(SPAN_STEP, maximumTests=1, maximumConsecutiveFailures=1))
+        start = clock()
+        form = game_form(client.get(path).text)
+        g1 = span_sequence(7, "span", 1, 3)
+        for at, arrives, target in [(9000, 3600, g1[0]), (4000, 4100, g1[1]), (4200, 4300, g1[2])]:
+            clock.set(start + arrives)
+            assert send(client, form, [("type", "tap"), ("target", str(target)), ("at", str(at))]).status_code == 200
+        samples = game_result(client, sid, "span")["gameRecords"][0]["touchSamples"]
+        assert [t["timestamp"] for t in samples] == [3.6, 4.0, 4.2]
+
+
+def test_refused_inputs_change_nothing(game_app, clock):
+    with TestClient(game_app, base_url=BASE, headers=AUTH) as client:
+        sid, path = open_game(client, SPAN_STEP)
+        start = clock()
+        form = game_form(client.get(path).text)
+        clock.set(start + 1000)
+        before = state_of(client, sid)
+        g1 = span_sequence(7, "span", 1, 3)
+        cases = [
+            ([("type", "tap"), ("target", str(g1[0])), ("at", "900")], {}, 422, "sequencePlaying"),
+            ([("type", "tap"), ("target", "99"), ("at", "900")], {}, 422, None),
+            ([("type", "tap"), ("target", "-1")], {}, 400, None),
+            ([("type", "tap"), ("target", "1e3")], {}, 400, None),
+            ([("type", "tap"), ("target", "1"), ("at", "-5")], {}, 400, None),
+            ([("type", "tap"), ("target", "1"), ("at", "99999999999999999999")], {}, 400, None),
+            ([("type", "wave"), ("target", "1")], {}, 400, None),
+            ([("type", "sample"), ("x", "nan"), ("y", "0"), ("z", "0")], {}, 400, None),
+            ([("type", "tap"), ("target", str(g1[0]))], {"token": "0" * 64}, 403, None),
+            ([("type", "tap"), ("target", str(g1[0]))], {"step": "done"}, 409, None),
+        ]
+        for pairs, changed, status, code in cases:
+            r = send(client, {**form, **changed}, pairs, token=changed.get("token", ""))
+            assert r.status_code == status, (pairs, r.status_code, r.text[:200])
+            if code is not None:
+                assert r.json()["code"] == code
+            assert state_of(client, sid) == before, pairs
+        # Not a form (the script never sends JSON), and not from this site: refused too.
+        r = client.post(form["action"], content=json.dumps({"type": "tap", "target": 1}), headers=JSON)
+        assert r.status_code == 415
+        r = client.post(form["action"], content=b"type=tap&target=1", headers={
+            "content-type": "application/x-www-form-urlencoded", "origin": "https://evil.example"})
+        assert r.status_code == 403
+        assert client.post("/r/not-a-token/input", content=b"type=tap", headers={
+            "content-type": "application/x-www-form-urlencoded"}).status_code == 404
+        assert state_of(client, sid) == before
+
+
+def test_stroop_page_and_the_way_without_javascript(game_app, clock):
+    with TestClient(game_app, base_url=BASE, headers=AUTH) as client:
+        sid, path = open_game(client, STROOP_STEP)
+        start = clock()
+        words = stroop_words(7, "stroop", 3)
+        page = client.get(path).text
+        form = game_form(page)
+        # The word, in its ink; the four buttons in the engine's order; the ink named for a
+        # screen reader.
+        assert f'class="stroop-word ink-{words[0][1]}"' in page
+        assert f'<span class="word">{words[0][0].upper()}</span>' in page
+        assert f"printed in {words[0][1]}" in page
+        assert re.findall(r'class="color-button" data-key="(\w)">(\w+)<', page) == [
+            ("r", "Red"), ("g", "Green"), ("b", "Blue"), ("y", "Yellow")]
+        # With the script: a tap at 0.8 s (right), a key at 1.5 s (wrong), each posted 0.1 s later.
+        clock.set(start + 900)
+        wrong = next(c for c in COLORS if c != words[1][1])
+        assert send(client, form, [("type", "tap"), ("target", str(COLORS.index(words[0][1]))), ("at", "800")]).status_code == 200
+        clock.set(start + 1600)
+        reply = send(client, form, [("type", "key"), ("key", wrong[0]), ("at", "1500")]).json()
+        assert (reply["game"]["text"], reply["game"]["color"]) == words[2]
+        # Without it: the button posts its tap with no time (dated when it arrives: 3 s), and the
+        # page is drawn again.
+        clock.set(start + 3000)
+        r = send(client, form, [("type", "tap"), ("target", str(COLORS.index(words[2][1])))], as_json=False)
+        assert r.status_code == 303 and r.headers["location"] == path
+        r = game_result(client, sid, "stroop")
+        assert [a["correct"] for a in r["attempts"]] == [True, False, True]
+        assert [(a["startTime"], a["endTime"]) for a in r["attempts"]] == [(0, 0.8), (0.8, 1.5), (1.5, 3)]
+        assert [a["colorSelected"] for a in r["attempts"]] == [words[0][1], wrong, words[2][1]]
+
+
+def test_hostile_forms_get_a_clear_refusal_never_a_500(game_app, clock):
+    with TestClient(game_app, base_url=BASE, headers=AUTH) as client:
+        sid, path = open_game(client, STROOP_STEP)
+        form = game_form(client.get(path).text)
+        clock.set(clock() + 1000)
+        before = state_of(client, sid)
+        hostile = [
+            [], [("type", "")], [("type", "key")], [("type", "key"), ("key", "r" * 65)],
+            [("type", "key"), ("key", "\x00")], [("type", "key"), ("key", "красный")],
+            [("type", "tap"), ("target", "٣")], [("type", "tap"), ("target", "9" * 30)],
+            [("type", "tap"), ("target", "4")], [("type", "drag"), ("from", "0"), ("to", "2")],
+            [("type", "sample"), ("x", "1e400"), ("y", "0"), ("z", "0")],
+            [("type", "tap"), ("target", "0"), ("at", "1.5")], [("type", "tap"), ("target", "0"), ("at", "")],
+            [("type", "tap"), ("type", "key"), ("target", "0"), ("key", "r"), ("at", "0")],
+        ]
+        for pairs in hostile:
+            r = send(client, form, pairs)
+            assert r.status_code in (400, 422), (pairs, r.status_code)
+            assert state_of(client, sid) == before, pairs
+        # The engine says why in its own words: a key it does not know is its wrongInput.
+        r = send(client, form, [("type", "key"), ("key", "purple")])
+        assert r.status_code == 422 and r.json()["code"] == "wrongInput"
