@@ -24,7 +24,7 @@ import stepkit
 
 from conftest import API_KEY, AUTH, KEY, ROOT
 from stepkit_web.app import create_app
-from test_game_pages import span_sequence
+from test_game_pages import COLORS, span_sequence, stroop_words, trail_layout
 
 HERE = Path(__file__).resolve().parent
 WCAG = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]},
@@ -35,6 +35,12 @@ SPAN = {"type": "spatialSpanMemory", "identifier": "span", "initialSpan": 3, "mi
         "maximumSpan": 5, "maximumTests": 4, "maximumConsecutiveFailures": 2}
 TASK = {"identifier": "span-task", "steps": [SPAN, {"type": "completion", "identifier": "done",
                                                     "title": "All done"}]}
+STROOP_TASK = {"identifier": "stroop-task", "steps": [
+    {"type": "stroop", "identifier": "stroop", "numberOfAttempts": 3},
+    {"type": "completion", "identifier": "done", "title": "All done"}]}
+TRAIL_TASK = {"identifier": "trail-task", "steps": [
+    {"type": "trailmaking", "identifier": "trail", "trailType": "A"},
+    {"type": "completion", "identifier": "done", "title": "All done"}]}
 PLAN = "SFSF"  # success, failure, success, failure: spans 3, 4, 3, 4
 
 
@@ -63,9 +69,10 @@ def live(tmp_path_factory):
                      base_url=f"http://127.0.0.1:{port}", time_source="instance")
     with LiveServer(app, port) as server:
         server.clock = clock
-        r = httpx.post(server.url + "/api/tasks", content=json.dumps(TASK),
-                       headers={**AUTH, "content-type": "application/json"})
-        assert r.status_code == 201, r.text
+        for task in (TASK, STROOP_TASK, TRAIL_TASK):
+            r = httpx.post(server.url + "/api/tasks", content=json.dumps(task),
+                           headers={**AUTH, "content-type": "application/json"})
+            assert r.status_code == 201, r.text
         yield server
 
 
@@ -185,7 +192,10 @@ def test_spatial_span_played_in_the_browser(live, chromium, axe):
     expected = reference(7)
     assert shown == expected
     assert r["numberOfGames"] == 4 and r["numberOfFailures"] == 2
-    assert r["score"] == spans(PLAN)[0] + spans(PLAN)[2]  # the spans recalled whole: 3 + 3
+    # ResearchKit's score: (round(log2 k) + 1) x 5 for the k-th right tap and for a whole
+    # sequence of k: games 1 and 3 (span 3, recalled whole) 5 + 10 + 15 + 15 = 45 each; games 2
+    # and 4 end at their first tap, a wrong one.
+    assert r["score"] == 45 + 45
     records = r["gameRecords"]
     assert [x["sequence"] for x in records] == expected
     assert [x["gameStatus"] for x in records] == ["success", "failure", "success", "failure"]
@@ -244,3 +254,89 @@ def test_the_same_seed_gives_the_same_sequence_from_c_python_and_the_browser(liv
     assert from_browser == expected
     if seed == 7:  # the C test's (bindings/c/tests/test_games.c) sequences for seed 7
         assert expected == [[4, 3, 5], [5, 0, 2, 7], [7, 5, 6], [0, 1, 4, 5]]
+
+
+def open_page(live: Any, chromium: Any, task: str, seed: int, viewport: Tuple[int, int] = (375, 667)) -> Tuple[str, Any, Any]:
+    live.clock.set(START_MS)
+    r = httpx.post(f"{live.url}/api/tasks/{task}/sessions", headers={**AUTH, "content-type": "application/json"},
+                   content=json.dumps({"options": {"seed": seed}}))
+    assert r.status_code == 201, r.text
+    context = chromium.new_context(viewport={"width": viewport[0], "height": viewport[1]}, locale="en-US")
+    return r.json()["session"], context, r.json()["resumeUrl"]
+
+
+def game_of(live: Any, sid: str, step: str) -> Dict[str, Any]:
+    result = httpx.get(f"{live.url}/api/sessions/{sid}/result", headers=AUTH).json()
+    return next(r for r in result["results"] if r["identifier"] == step)["results"][0]
+
+
+def test_stroop_and_trail_making_in_the_browser(live, chromium, axe):
+    """Both pages pass axe-core at 375 px without sideways scrolling; Stroop is played with its
+    keys and buttons, trail making with taps on the drawn targets (one wrong), on the page's
+    clock; the engine's result holds the page's times."""
+    sid, context, url = open_page(live, chromium, "stroop-task", 7)
+    page = context.new_page()
+    page.goto(url)
+    check_axe(axe, page, "stroop")
+    no_horizontal_scroll(page, "stroop")
+    page.close()
+    page = context.new_page()
+    page.clock.install(time=START_MS - 60_000)
+    page.clock.pause_at(START_MS)
+    page.goto(url)
+    words = stroop_words(7, "stroop", 3)
+    assert page.locator("#stroop-word .word").inner_text() == words[0][0].upper()
+    assert "ink-" + words[0][1] in page.locator("#stroop-word").get_attribute("class")
+    wrong = next(c for c in COLORS if c != words[1][1])
+    before = 0
+    for at, how in [(700, ("key", words[0][1][0])), (1500, ("key", wrong[0])),
+                    (2600, ("button", words[2][1].capitalize()))]:
+        page.clock.run_for(at - before)
+        before = at
+        live.clock.set(START_MS + at + 30)
+        with page.expect_response(lambda r: r.url.endswith("/input")):
+            if how[0] == "key":
+                page.keyboard.press(how[1])
+            else:
+                page.get_by_role("button", name=how[1]).click(force=True)
+        if at == 700:  # the next word is drawn from the reply
+            page.wait_for_function("document.querySelector('#stroop-word .word').textContent === %s"
+                                   % json.dumps(words[1][0].upper()))
+    page.wait_for_selector("h1:text-is('All done')")
+    r = game_of(live, sid, "stroop")
+    assert [a["correct"] for a in r["attempts"]] == [True, False, True]
+    assert [(a["startTime"], a["endTime"]) for a in r["attempts"]] == [(0, 0.7), (0.7, 1.5), (1.5, 2.6)]
+    context.close()
+
+    sid, context, url = open_page(live, chromium, "trail-task", 3)
+    page = context.new_page()
+    page.goto(url)
+    check_axe(axe, page, "trail making")
+    no_horizontal_scroll(page, "trail making")
+    page.close()
+    page = context.new_page()
+    page.clock.install(time=START_MS - 60_000)
+    page.clock.pause_at(START_MS)
+    page.goto(url)
+    cells = trail_layout(3, "trail")
+    taps = [0, 1, 2, 7] + list(range(3, 13))  # target 7 out of turn: an error
+    for i, target in enumerate(taps):
+        at = 2000 + 400 * i
+        page.clock.run_for(at - (0 if i == 0 else 2000 + 400 * (i - 1)))
+        live.clock.set(START_MS + at + 30)
+        button = page.locator(f'#trail-board .target[data-target="{target}"]')
+        # Drawn in its seeded cell, labelled with its place in trail A.
+        assert button.inner_text() == str(target + 1)
+        assert f"col-{cells[target] % 4 + 1} row-{cells[target] // 4 + 1}" in button.get_attribute("class")
+        with page.expect_response(lambda r: r.url.endswith("/input")):
+            button.click(force=True)
+        if i == 3:
+            page.wait_for_selector('#trail-board .target.error[data-target="7"]')
+            assert page.locator("#game-status").inner_text() == "Not that one."
+            assert len(page.locator("#trail-line").get_attribute("points").split()) == 3
+    page.wait_for_selector("h1:text-is('All done')")
+    r = game_of(live, sid, "trail")
+    assert r["numberOfErrors"] == 1
+    assert [t["index"] for t in r["taps"]] == taps
+    assert [t["timestamp"] for t in r["taps"]] == [(2000 + 400 * i) / 1000 for i in range(len(taps))]
+    context.close()

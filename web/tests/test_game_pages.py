@@ -66,11 +66,12 @@ def open_game(client: TestClient, step: Dict[str, Any], seed: int = 7) -> Tuple[
 def game_form(page: str) -> Dict[str, Any]:
     """The game the page draws: its data-game JSON, data-elapsed, hidden fields and buttons."""
     form = re.search(r'<form method="post" action="([^"]+)" class="game[^"]*" novalidate '
-                     r'data-game="([^"]*)" data-elapsed="([^"]*)">', page)
+                     r'data-game="([^"]*)" data-elapsed="([^"]*)" data-deadline-in="([^"]*)">', page)
     assert form, "no game form on the page"
     hidden = dict(re.findall(r'<input type="hidden" name="(_step|_token|type)" value="([^"]*)">', page))
     return {"action": form.group(1), "game": json.loads(html.unescape(form.group(2))),
-            "elapsed": float(form.group(3)), "step": hidden["_step"], "token": hidden["_token"],
+            "elapsed": float(form.group(3)), "deadline": form.group(4),
+            "step": hidden["_step"], "token": hidden["_token"],
             "targets": [int(v) for v in re.findall(r'name="target" value="(\d+)"', page)]}
 
 
@@ -103,6 +104,8 @@ def test_spatial_span_page_draws_the_seeded_board_and_takes_timed_taps(game_app,
         form = game_form(page)
         g = [span_sequence(7, "span", k, n) for k, n in [(1, 3), (2, 4), (3, 3), (4, 4)]]
         assert form["game"]["sequence"] == g[0] and form["elapsed"] == 0
+        # The script ticks 20 s after tapsFrom (3 s): ResearchKit's timeout without a right tap.
+        assert form["deadline"] == "23000"
         assert form["targets"] == list(range(9))  # a 3 x 3 board: room for 2 x 3 tiles
         assert 'src="/static/games.js"' in page and "<script>" not in page  # no inline script
         # The page measured each tap's step time (at); the server's clock is later still (the
@@ -119,7 +122,9 @@ def test_spatial_span_page_draws_the_seeded_board_and_takes_timed_taps(game_app,
         reply = r.json()
         assert reply["status"] == "finished"  # the completion step finishes the run at once
         r = game_result(client, sid, "span")
-        assert r["score"] == 6 and r["numberOfGames"] == 4 and r["numberOfFailures"] == 2
+        # ResearchKit's score: (round(log2 k) + 1) x 5 for the k-th right tap and for a whole
+        # sequence of k: games 1 and 3 (span 3) 5 + 10 + 15 + 15 = 45 each, game 2's one right tap 5.
+        assert r["score"] == 45 + 5 + 45 and r["numberOfGames"] == 4 and r["numberOfFailures"] == 2
         assert [x["sequence"] for x in r["gameRecords"]] == g
         assert [x["gameStatus"] for x in r["gameRecords"]] == ["success", "failure", "success", "failure"]
         assert [[t["timestamp"] for t in x["touchSamples"]] for x in r["gameRecords"]] == [
@@ -270,3 +275,77 @@ def test_hostile_forms_get_a_clear_refusal_never_a_500(game_app, clock):
         # The engine says why in its own words: a key it does not know is its wrongInput.
         r = send(client, form, [("type", "key"), ("key", "purple")])
         assert r.status_code == 422 and r.json()["code"] == "wrongInput"
+
+
+def trail_layout(seed: int, step: str) -> List[int]:
+    """docs/active-tasks.md: stream "<step>#trailmaking" shuffles the 24 cells of a 4 x 6 grid
+    (Fisher-Yates as spatial span's); target k sits in the k-th cell of that order."""
+    cells = list(range(24))
+    g = PCG32(seed, fnv1a64(step + "#trailmaking"))
+    for i in range(len(cells) - 1, 0, -1):
+        j = g.below(i + 1)
+        cells[i], cells[j] = cells[j], cells[i]
+    return cells[:13]
+
+
+TRAIL_B = ["1", "A", "2", "B", "3", "C", "4", "D", "5", "E", "6", "F", "7"]
+
+
+def drawn_targets(page: str) -> List[Tuple[int, str, int, int]]:
+    """The trail's buttons in the page's order: (target, label, column, row)."""
+    return [(int(k), label, int(c), int(r)) for c, r, k, label in re.findall(
+        r'class="target col-(\d) row-(\d)[^"]*" data-target="(\d+)"[^>]*>([^<]+)</button>', page)]
+
+
+def test_trail_making_page_draws_the_seeded_layout_and_counts_errors(game_app, clock):
+    with TestClient(game_app, base_url=BASE, headers=AUTH) as client:
+        sid, path = open_game(client, {"type": "trailmaking", "identifier": "trail", "trailType": "B"}, seed=11)
+        start = clock()
+        page = client.get(path).text
+        form = game_form(page)
+        cells = trail_layout(11, "trail")
+        # Each target in its cell (column and row from 1), labelled as trail B labels it, the
+        # buttons in the board's order (row by row), not the trail's.
+        expected = sorted(((k, TRAIL_B[k], cells[k] % 4 + 1, cells[k] // 4 + 1) for k in range(13)),
+                          key=lambda t: (t[3], t[2]))
+        assert drawn_targets(page) == expected
+        assert 'points=""' in page  # nothing connected yet
+        # Targets 0, 1, then a wrong tap (target 5), then 2 ... 12, one every 0.5 s.
+        taps = [0, 1, 5] + list(range(2, 13))
+        for i, target in enumerate(taps):
+            at = 1000 + 500 * i
+            clock.set(start + at + 20)
+            r = send(client, form, [("type", "tap"), ("target", str(target)), ("at", str(at))])
+            assert r.status_code == 200, r.text
+            if i == 3:  # after 0, 1, (5), 2: three connected, the line through them
+                reply = r.json()["game"]
+                assert reply["next"] == 3 and reply["numberOfErrors"] == 1
+                mid = client.get(path).text
+                assert f'points="{" ".join(f"{cells[k] % 4 + 0.5:g},{cells[k] // 4 + 0.5:g}" for k in range(3))}"' in mid
+        r = game_result(client, sid, "trail")
+        assert r["trailType"] == "B" and r["numberOfErrors"] == 1
+        assert [t["index"] for t in r["taps"]] == taps
+        assert [t["incorrect"] for t in r["taps"]] == [False, False, True] + [False] * 11
+        assert [t["timestamp"] for t in r["taps"]] == [(1000 + 500 * i) / 1000 for i in range(14)]
+
+
+def test_the_page_ticks_a_game_that_timed_out(game_app, clock):
+    """20 s without a right tap end a spatial span game (docs/active-tasks.md): the page's
+    script posts a tick when the reply's deadline comes; one too early changes nothing."""
+    with TestClient(game_app, base_url=BASE, headers=AUTH) as client:
+        sid, path = open_game(client, SPAN_STEP)
+        start = clock()
+        form = game_form(client.get(path).text)
+        g1 = span_sequence(7, "span", 1, 3)
+        clock.set(start + 4000)
+        reply = send(client, form, [("type", "tap"), ("target", str(g1[0])), ("at", "4000")]).json()
+        assert reply["deadlineMs"] == 20_000  # 20 s from that right tap
+        clock.set(start + 10_000)
+        early = send(client, form, [("type", "tick")]).json()
+        assert early["game"]["gameNumber"] == 1 and early["deadlineMs"] == 14_000
+        clock.set(start + 24_000)
+        late = send(client, form, [("type", "tick")]).json()
+        # Game 2 (span 2, one shorter after the failure) starts when game 1 timed out, at 24 s.
+        assert late["game"]["gameNumber"] == 2 and late["game"]["span"] == 2
+        assert late["game"]["showFrom"] == 24 and late["game"]["sequence"] == span_sequence(7, "span", 2, 2)
+        assert late["deadlineMs"] == 22_000  # tapsFrom 26 s + 20 s, from 24 s

@@ -210,3 +210,20 @@ def test_games_from_an_answers_file(tmp_path):
     assert [(m["donorTowerIndex"], m["recipientTowerIndex"]) for m in hanoi["moves"]] == [(0, 1), (0, 2), (1, 2)]
     strip = lambda g: json.dumps({k: v for k, v in g.items() if k not in ("startDate", "endDate")}, sort_keys=True)
     assert strip(games[0]["stroop"]) == strip(games[1]["stroop"])
+
+
+def test_too_late_is_not_taken(tmp_path, monkeypatch, capsys):
+    """A line typed after the game's deadline (20 s without a right tap end a spatial span game,
+    counted from tapsFrom, 3 s here) is not taken: the game is over as a timeout. The same for a
+    PSAT answer typed after its digit's window closed."""
+    step = dict(SPAN, maximumTests=1, maximumConsecutiveFailures=1)
+    run = play(tmp_path, monkeypatch, capsys, step, [tiles(span_sequence(7, "span", 1, 3))], ms=20_500)
+    assert "Too late" in run["printed"]
+    r = run["game"]
+    assert r["numberOfGames"] == 1 and r["numberOfFailures"] == 1 and r["score"] == 0
+    assert r["gameRecords"][0]["gameStatus"] == "timeout"
+    assert r["gameRecords"][0]["touchSamples"] == []
+    d = psat_digits(7, "psat", 1)
+    run = play(tmp_path, monkeypatch, capsys, dict(PSAT, seriesLength=1), [str(d[0] + d[1])], ms=2500)
+    assert "Too late" in run["printed"]
+    assert run["game"]["totalCorrect"] == 0 and run["game"]["samples"][0]["answer"] == -1

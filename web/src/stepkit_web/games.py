@@ -25,6 +25,7 @@ import json
 import math
 from typing import Any, Dict, List, Optional
 
+import stepkit
 from anyio import to_thread
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
@@ -37,7 +38,7 @@ from .widgets import Fields
 router = APIRouter(include_in_schema=False)
 
 #: The games a page draws (the state's ``active.game.type``).
-GAMES = ("spatialSpanMemory", "stroop")
+GAMES = ("spatialSpanMemory", "stroop", "trailmaking", "reactionTime")
 
 #: Stroop's print colours: the buttons' labels and the word's ink (static/games.css).
 COLOR_NAMES = {"red": "Red", "green": "Green", "blue": "Blue", "yellow": "Yellow"}
@@ -50,7 +51,7 @@ _TYPES = ("tap", "key", "drag", "sample")
 _MAX_STEP_MS = 86_400_000
 
 
-def game_view(state: Dict[str, Any], token: str, csrf: str) -> Optional[Dict[str, Any]]:
+def game_view(state: Dict[str, Any], token: str, csrf: str, now: int) -> Optional[Dict[str, Any]]:
     """What the page draws for a game step (None for any other step): the game's state as the
     engine gives it (also as JSON for the script), the step's running time now, and the tiles,
     word or buttons to draw before the script runs."""
@@ -62,22 +63,29 @@ def game_view(state: Dict[str, Any], token: str, csrf: str) -> Optional[Dict[str
         "type": game["type"], "game": game, "json": json.dumps(game, separators=(",", ":")),
         "elapsed": active.get("elapsed") or 0, "action": f"/r/{token}/input", "token": csrf,
         "step": str((state.get("step") or {}).get("identifier")),
+        "deadline": "" if deadline_ms(state, now) is None else deadline_ms(state, now),
     }
     if game["type"] == "spatialSpanMemory":
         view["rows"] = tile_rows(game)
+    elif game["type"] == "trailmaking":
+        view["targets"] = trail_targets(game)
+        view["line"] = trail_line(game)
     else:
         view["colors"] = [{"index": i, "name": c, "label": COLOR_NAMES.get(str(c), str(c))}
                           for i, c in enumerate(game.get("colors") or [])]
     return view
 
 
-def _event(fields: Fields) -> Dict[str, Any]:
-    """The input a form carries, as stepkit_session_input takes it; 400 when a field is not
-    what its kind says (the engine checks the rest: shape, targets, times)."""
+def _event(fields: Fields) -> Optional[Dict[str, Any]]:
+    """The input a form carries, as stepkit_session_input takes it (None: ``type=tick``, the
+    page's timer saying a moment of the game came due); 400 when a field is not what its kind
+    says (the engine checks the rest: shape, targets, times)."""
     kind = fields.get("type")
+    if kind == "tick":
+        return None
     if kind not in _TYPES:
         raise Refused(400, {"code": "EINVAL", "message": "The input's type must be tap, key, "
-                            "drag or sample: nothing was recorded."})
+                            "drag, sample or tick: nothing was recorded."})
     event: Dict[str, Any] = {"type": kind}
     for name in _INT_FIELDS:
         if fields.has(name):
@@ -144,20 +152,53 @@ def _input(request: Request, token: str, fields: Fields) -> Response:
         error = outcome.errors[0] if outcome.errors else {}
         return JSONResponse({"code": error.get("code"), "message": error.get("message"),
                              "errors": outcome.errors}, status_code=422)
-    return JSONResponse(reply(outcome.state))
+    return JSONResponse(reply(outcome.state, service.now()))
 
 
-def reply(state: Dict[str, Any]) -> Dict[str, Any]:
+def deadline_ms(state: Dict[str, Any], now: int) -> Optional[int]:
+    """Milliseconds from ``now`` to the state's ``nextDeadline`` (a game's timeout or window),
+    or None: when the page's script ticks."""
+    deadline = state.get("nextDeadline")
+    return max(0, stepkit.parse_iso8601_ms(deadline) - now) if isinstance(deadline, str) else None
+
+
+def reply(state: Dict[str, Any], now: int) -> Dict[str, Any]:
     """What the script needs after an input: whether the page still shows the current step,
-    and the game to draw now."""
+    the game to draw now, and when to tick."""
     active = state.get("active") or {}
     step = state.get("step") or {}
     return {"status": state.get("status"), "step": step.get("identifier"),
             "active": active.get("status"), "elapsed": active.get("elapsed"),
-            "game": active.get("game")}
+            "game": active.get("game"), "deadlineMs": deadline_ms(state, now)}
 
 
 def tile_rows(game: Dict[str, Any]) -> List[List[int]]:
     """Spatial span's board: its tiles' numbers, row by row (as the engine numbers them)."""
     rows, columns = int(game.get("rows") or 0), int(game.get("columns") or 0)
     return [[r * columns + c for c in range(columns)] for r in range(rows)]
+
+
+def trail_targets(game: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """Trail making's targets as the board draws them: each in its grid cell (the state's ``x``
+    and ``y`` are the cell's centre as fractions of the board), 1-based column and row for the
+    CSS grid, in the board's order (row by row), not the trail's, so that moving from button to
+    button with the keyboard does not give the trail away."""
+    columns, rows = int(game.get("columns") or 1), int(game.get("rows") or 1)
+    reached = int(game.get("next") or 0)
+    targets = []
+    for k, t in enumerate(game.get("targets") or []):
+        column = min(columns - 1, max(0, int(float(t.get("x") or 0) * columns)))
+        row = min(rows - 1, max(0, int(float(t.get("y") or 0) * rows)))
+        targets.append({"index": k, "label": str(t.get("label")), "column": column + 1, "row": row + 1,
+                        "done": k < reached})
+    return sorted(targets, key=lambda t: (t["row"], t["column"]))
+
+
+def trail_line(game: Dict[str, Any]) -> str:
+    """The line through the connected targets (0 … next − 1), as SVG points on a board of
+    ``columns`` × ``rows`` units."""
+    columns, rows = int(game.get("columns") or 1), int(game.get("rows") or 1)
+    reached = int(game.get("next") or 0)
+    points = [(float(t.get("x") or 0) * columns, float(t.get("y") or 0) * rows)
+              for t in (game.get("targets") or [])[:reached]]
+    return " ".join(f"{x:g},{y:g}" for x, y in points)

@@ -206,6 +206,9 @@ def render_step(request: Request, token: str, row: Any, state: Dict[str, Any],
         active = {"status": a.get("status"), "duration": a.get("duration"),
                   "remaining": int(remaining + 0.999) if isinstance(remaining, (int, float)) else "",
                   "deadline_ms": deadline_ms, "kind": kind}
+    game = game_view(state, token, service.input_token(row), service.now())
+    if game is not None and active is not None:
+        active["deadline_ms"] = ""  # a game's script ticks its own moments (games.py)
     limits = None
     left = time_left(state)  # the task's and the step's time limits (the state's timeLimits)
     if left:
@@ -234,7 +237,7 @@ def render_step(request: Request, token: str, row: Any, state: Dict[str, Any],
         "next_label": "Next" if nav.get("hasNextStep", True) else "Done",
         "active": active, "limits": limits, "can_update": has_visibility, "calculations": calculations,
         "review": review,
-        "game": game_view(state, token, service.input_token(row)),
+        "game": game,
         "resume_url": absolute(request, f"/r/{token}"),
         "can_email": request.app.state.smtp is not None,
     }

@@ -676,10 +676,11 @@ class Service:
         return hmac.new(self._key.encode("utf-8"), b"game-input\0" + row.id.encode("utf-8"),
                         hashlib.sha256).hexdigest()
 
-    def game_input(self, row: SessionRow, page_step: str, event: Dict[str, Any],
+    def game_input(self, row: SessionRow, page_step: str, event: Optional[Dict[str, Any]],
                    step_ms: Optional[int]) -> Outcome:
         """Hands the game of the current step one input (``stepkit_session_input``;
-        docs/active-tasks.md) and saves. ``step_ms``: when it happened, in milliseconds of the
+        docs/active-tasks.md) and saves; ``event`` None: a tick instead (``stepkit_session_tick``:
+        what came due by now, a game's timeout or window, is processed). ``step_ms``: when it happened, in milliseconds of the
         step's running time as the page measured it, mapped onto the session's clock (the
         step's start is now minus the state's ``active.elapsed``), never later than now; None:
         now. A restored session's running step goes on from the moment it was saved, and the
@@ -695,12 +696,12 @@ class Service:
             if page_step != str((state.get("step") or {}).get("identifier")):
                 raise Stale()
             active = state.get("active") or {}
-            if step_ms is not None and active.get("status") == "running":
+            if event is not None and step_ms is not None and active.get("status") == "running":
                 now = session.clock()
                 start = now - round(float(active.get("elapsed") or 0) * 1000)
                 event = dict(event, time=min(now, max(row.saved_at, start + step_ms)))
             try:
-                state = session.input(event)
+                state = session.input(event) if event is not None else session.tick()
             except stepkit.StepKitError as error:
                 return Outcome(state, list(error.errors or [error.error]), refused=True)
             state = self._finish_on_completion(session, state)

@@ -240,7 +240,11 @@ class GamePresenter:
             if self._tty():
                 self.out.write("\r\033[K")
                 self.out.flush()
-        line = self._typed(f"  tiles (1-{rows * columns})> ")
+        # 20 s without a right tap end the game (the state's nextDeadline): on a terminal the
+        # prompt gives up then and the presenter ticks.
+        line = self._typed_in_time(state, f"  tiles (1-{rows * columns})> ")
+        if line is None:
+            return self._wait_deadline(self.session.state)
         if not line:
             return self.session.state
         for token in line.replace(",", " ").split():
@@ -280,13 +284,28 @@ class GamePresenter:
         self._present_digit(game, index - 1)
         state = self._wait_step_time(state, float(game.get("presentedAt") or 0))
         self._present_digit(game, index)
-        deadline = state.get("nextDeadline")
-        timeout = parse_iso8601_ms(deadline) - self.timeline.now_ms() if isinstance(deadline, str) else None
-        line = self._typed("  sum> ", timeout)
-        if not line:  # the window closes unanswered
+        line = self._typed_in_time(state, "  sum> ")
+        if not line:  # the window closes unanswered (or closed before the line came)
             return self._wait_deadline(self.session.state)
         moved = self._input({"type": "key", "key": line})
         return moved if moved is not None else self.session.state
+
+    def _typed_in_time(self, state: State, prompt: str) -> Optional[str]:
+        """A typed move before the state's ``nextDeadline``; None when the deadline came first
+        (a terminal's prompt gives up then; a line read after it, on a scripted clock, is too
+        late and not taken)."""
+        line = self._typed(prompt, self._until_deadline(state))
+        left = self._until_deadline(state)
+        if line is not None and left is not None and left <= 0:
+            if line:
+                self.say("  ! Too late: the time ran out before that was typed.")
+            return None
+        return line
+
+    def _until_deadline(self, state: State) -> Optional[int]:
+        """Milliseconds until the state's ``nextDeadline`` (None: none)."""
+        deadline = state.get("nextDeadline")
+        return parse_iso8601_ms(deadline) - self.timeline.now_ms() if isinstance(deadline, str) else None
 
     def _wait_deadline(self, state: State) -> State:
         """Lets time pass to the state's ``nextDeadline`` and ticks."""

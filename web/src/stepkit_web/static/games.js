@@ -48,6 +48,7 @@
         if (code === 200 && reply.status === "inProgress" && reply.step === stepId &&
             reply.active === "running" && reply.game) {
           update(reply.game);
+          scheduleTick(reply.deadlineMs);
           pump();
         } else if (code === 422) {
           queue = [];
@@ -60,6 +61,16 @@
         queue = [];
         say("The answer could not be sent: check the connection, then reload the page.");
       });
+  }
+
+  // The game's next moment (a timeout, a window closing): ticked when it comes, by the server's
+  // clock, which the page's is never ahead of (it started when the page arrived).
+  var tickTimer = null;
+  function scheduleTick(ms) {
+    if (tickTimer !== null) { clearTimeout(tickTimer); tickTimer = null; }
+    if (typeof ms === "number" && !isNaN(ms)) {
+      tickTimer = setTimeout(function () { tickTimer = null; send({type: "tick"}); }, ms + 50);
+    }
   }
 
   // Buttons post through the script (their plain form post is the way without it).
@@ -128,12 +139,61 @@
         ": choose the colour the word is printed in (or press its first letter).");
   }
 
+  // -- trail making --------------------------------------------------------------------------
+  var trail = document.getElementById("trail-board");
+  function trailUpdate(g, tapped) {
+    var errors = game.numberOfErrors;
+    Array.prototype.forEach.call(trail.querySelectorAll(".target"), function (t) {
+      var k = parseInt(t.value, 10);
+      t.classList.toggle("done", k < g.next);
+      t.classList.remove("error");
+      if (k < g.next) { t.setAttribute("aria-pressed", "true"); } else { t.removeAttribute("aria-pressed"); }
+    });
+    var points = [];
+    for (var k = 0; k < g.next; k++) {
+      points.push(g.targets[k].x * g.columns + "," + g.targets[k].y * g.rows);
+    }
+    document.getElementById("trail-line").setAttribute("points", points.join(" "));
+    // What was tapped, never what comes next: finding it is the test.
+    if (g.numberOfErrors > errors && tapped) {
+      tapped.classList.add("error");
+      say("Not that one.");
+    } else if (g.next > 0) {
+      say(g.targets[g.next - 1].label + " done.");
+    }
+  }
+
+  // -- reaction time -------------------------------------------------------------------------
+  // The engine takes motion samples (acceleration in g) and counts one at or over the threshold
+  // as the response; a press of the button (or the space bar) is reported as such a sample, of
+  // the threshold's size, at the moment of the press.
+  var signal = document.getElementById("reaction-signal");
+  var NEWS = {early: "Too soon: wait for the circle to light up.", timeout: "Too slow this time.",
+              success: "Got it."};
+  function reactionUpdate(g) {
+    clearTimers();
+    signal.classList.remove("on");
+    if (g.over) { return; }
+    var outcome = g.lastOutcome ? (NEWS[g.lastOutcome.outcome] || "") + " " : "";
+    say(outcome + "Attempt " + g.attempt + " of " + g.numberOfAttempts +
+        ": when the circle lights up, press as quickly as you can.");
+    at(g.stimulusAt, function () { signal.classList.add("on"); say("Now!"); });
+    at(g.timeoutAt, function () { signal.classList.remove("on"); });
+  }
+  function press() {
+    send({type: "sample", x: String(game.thresholdAcceleration), y: "0", z: "0"});
+  }
+
+  var lastTapped = null;
   function update(g) {
-    game = g;
     if (g.type === "spatialSpanMemory") { spanUpdate(g); } else if (g.type === "stroop") { stroopUpdate(g); }
+    else if (g.type === "trailmaking") { trailUpdate(g, lastTapped); }
+    else if (g.type === "reactionTime") { reactionUpdate(g); }
+    game = g;
   }
 
   function onTarget(target, button) {
+    lastTapped = button;
     if (game.type === "spatialSpanMemory") {
       if (board.getAttribute("data-phase") !== "tapping") { return; }
       button.classList.add("tapped");
@@ -141,8 +201,18 @@
     send({type: "tap", target: String(target)});
   }
 
+  scheduleTick(parseInt(form.getAttribute("data-deadline-in"), 10));
   if (game.type === "spatialSpanMemory" && board) {
     playSpan(game);
+  } else if (game.type === "reactionTime" && signal) {
+    reactionUpdate(game);
+    document.getElementById("reaction-press").addEventListener("click", press);
+    document.addEventListener("keydown", function (e) {
+      if ((e.key === " " || e.code === "Space") && !e.repeat && e.target.id !== "reaction-press") {
+        e.preventDefault();
+        press();
+      }
+    });
   } else if (game.type === "stroop") {
     document.addEventListener("keydown", function (e) {
       if (e.altKey || e.ctrlKey || e.metaKey || e.repeat) { return; }
