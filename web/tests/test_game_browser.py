@@ -1,4 +1,4 @@
-"""Issue 35's games in Chromium (Debian's, through Playwright): spatial span played in the
+"""Issue 35's games in Chromium (Debian's, through Playwright, test_browser's fixtures): spatial span played in the
 browser, and the same seed giving the same sequence from C, Python and the browser.
 
 Time is the test's on both sides: the server runs on a ManualClock and the page on
@@ -12,7 +12,6 @@ out by hand from the documented rules."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -24,11 +23,10 @@ import stepkit
 
 from conftest import API_KEY, AUTH, KEY, ROOT
 from stepkit_web.app import create_app
+from test_browser import axe, browser, check_axe, no_horizontal_scroll  # noqa: F401 (fixtures)
 from test_game_pages import COLORS, span_sequence, stroop_words, trail_layout
 
 HERE = Path(__file__).resolve().parent
-WCAG = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]},
-        "resultTypes": ["violations"]}
 START_MS = 1767258000000  # 2026-01-01T09:00:00Z
 
 SPAN = {"type": "spatialSpanMemory", "identifier": "span", "initialSpan": 3, "minimumSpan": 2,
@@ -76,54 +74,46 @@ def live(tmp_path_factory):
         yield server
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    from playwright.sync_api import sync_playwright
-
-    path = os.environ.get("STEPKIT_WEB_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=path, headless=True)
-        yield b
-        b.close()
-
-
-@pytest.fixture(scope="module")
-def axe():
-    from axe_playwright_python.sync_playwright import Axe
-
-    return Axe()
+def paused_page(context: Any, url: str) -> Any:
+    """A page on Playwright's clock, paused: its time (timers, performance.now) moves only as
+    the test says (page.clock.run_for)."""
+    page = context.new_page()
+    page.clock.install(time=START_MS - 60_000)
+    page.clock.pause_at(START_MS)
+    page.goto(url)
+    return page
 
 
-def check_axe(axe: Any, page: Any, where: str) -> None:
-    violations = axe.run(page, options=WCAG).response["violations"]
-    assert not violations, (where, [(v["id"], v["help"], [n["html"] for n in v["nodes"]][:3])
-                                    for v in violations])
-
-
-def no_horizontal_scroll(page: Any, where: str) -> None:
-    widths = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
-    assert widths[0] <= widths[1], (where, widths)
+def passes_axe(context: Any, url: str, axe: Any, where: str, ready: str = "form.game") -> None:
+    """axe-core and the 375 px width on the page as drawn (once ``ready`` is there), on the
+    browser's own clock (axe-core times itself); the page is only read."""
+    page = context.new_page()
+    page.goto(url)
+    page.wait_for_selector(ready)
+    check_axe(axe, page, where)
+    no_horizontal_scroll(page, where)
+    page.close()
 
 
 def check_game_page(live: Any, context: Any, url: str, axe: Any) -> None:
-    """axe-core and the 375 px width on the game's page while the tiles are shown (drawn at the
-    step's time 0) and once they take taps (drawn at 3.1 s, past tapsFrom), on the browser's
-    own clock (axe-core times itself): the page is only read, the session does not change."""
-    page = context.new_page()
-    page.goto(url)
-    page.wait_for_selector("#span-board[data-phase=showing]")
-    check_axe(axe, page, "span: showing")
-    no_horizontal_scroll(page, "span: showing")
+    """Spatial span's page while the tiles are shown (drawn at the step's time 0) and once they
+    take taps (drawn at 3.1 s, past tapsFrom)."""
+    passes_axe(context, url, axe, "span: showing", "#span-board[data-phase=showing]")
     live.clock.set(START_MS + 3100)
-    page.goto(url)
-    page.wait_for_selector("#span-board[data-phase=tapping]")
-    check_axe(axe, page, "span: tapping")
-    no_horizontal_scroll(page, "span: tapping")
-    page.close()
+    passes_axe(context, url, axe, "span: tapping", "#span-board[data-phase=tapping]")
     live.clock.set(START_MS)
 
 
-def play_in_browser(live: Any, chromium: Any, seed: int, plan: str, axe: Any = None,
+def drawn(page: Any, last: bool) -> None:
+    """Waits until the page has drawn the reply to its last input (or, after the game's last
+    input, shows the next step)."""
+    if last:
+        page.wait_for_selector("h1:text-is('All done')")
+    else:
+        page.wait_for_selector('form.game[data-busy="0"]')
+
+
+def play_in_browser(live: Any, browser: Any, seed: int, plan: str, axe: Any = None,
                     viewport: Tuple[int, int] = (375, 667)) -> Tuple[List[List[int]], Dict[str, Any], List[List[int]]]:
     """Plays spatial span in Chromium, one game per letter of ``plan`` (S: the tiles as shown;
     F: a wrong first tap). Returns the sequences the page showed, the result the engine wrote,
@@ -133,13 +123,10 @@ def play_in_browser(live: Any, chromium: Any, seed: int, plan: str, axe: Any = N
                    content=json.dumps({"options": {"seed": seed}}))
     assert r.status_code == 201, r.text
     sid, url = r.json()["session"], r.json()["resumeUrl"]
-    context = chromium.new_context(viewport={"width": viewport[0], "height": viewport[1]}, locale="en-US")
+    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, locale="en-US")
     if axe is not None:
         check_game_page(live, context, url, axe)
-    page = context.new_page()
-    page.clock.install(time=START_MS - 60_000)  # then paused: its time moves only as the test says
-    page.clock.pause_at(START_MS)
-    page.goto(url)  # drawn at the step's time 0 (the server's clock has not moved)
+    page = paused_page(context, url)  # drawn at the step's time 0 (the server's clock has not moved)
     page.wait_for_selector("#span-board[data-phase=showing]")
     now = [0]  # the page's step time, ms: moved by the test only
 
@@ -174,8 +161,7 @@ def play_in_browser(live: Any, chromium: Any, seed: int, plan: str, axe: Any = N
                 page.locator(f'#span-board .tile[data-tile="{tile}"]').click(force=True)
             assert response.value.status == 200, response.value.text()
             game_times.append(at)
-            if last:
-                page.wait_for_selector("h1:text-is('All done')")
+            drawn(page, last)
         times.append(game_times)
         show_from = game_times[-1]  # the next game starts at the tap that ended this one
     if axe is not None:
@@ -187,8 +173,8 @@ def play_in_browser(live: Any, chromium: Any, seed: int, plan: str, axe: Any = N
     return shown, game, times
 
 
-def test_spatial_span_played_in_the_browser(live, chromium, axe):
-    shown, r, times = play_in_browser(live, chromium, 7, PLAN, axe)
+def test_spatial_span_played_in_the_browser(live, browser, axe):
+    shown, r, times = play_in_browser(live, browser, 7, PLAN, axe)
     expected = reference(7)
     assert shown == expected
     assert r["numberOfGames"] == 4 and r["numberOfFailures"] == 2
@@ -244,11 +230,11 @@ def python_sequences(seed: int, plan: str) -> List[List[int]]:
 
 
 @pytest.mark.parametrize("seed", [7, 2**53 - 1])
-def test_the_same_seed_gives_the_same_sequence_from_c_python_and_the_browser(live, chromium, c_host, tmp_path, seed):
+def test_the_same_seed_gives_the_same_sequence_from_c_python_and_the_browser(live, browser, c_host, tmp_path, seed):
     expected = reference(seed)
     from_c = c_sequences(c_host, seed, PLAN, tmp_path)
     from_python = python_sequences(seed, PLAN)
-    from_browser, _, _ = play_in_browser(live, chromium, seed, PLAN, viewport=(1280, 800))
+    from_browser, _, _ = play_in_browser(live, browser, seed, PLAN, viewport=(1280, 800))
     assert from_c == expected
     assert from_python == expected
     assert from_browser == expected
@@ -256,12 +242,12 @@ def test_the_same_seed_gives_the_same_sequence_from_c_python_and_the_browser(liv
         assert expected == [[4, 3, 5], [5, 0, 2, 7], [7, 5, 6], [0, 1, 4, 5]]
 
 
-def open_page(live: Any, chromium: Any, task: str, seed: int, viewport: Tuple[int, int] = (375, 667)) -> Tuple[str, Any, Any]:
+def open_page(live: Any, browser: Any, task: str, seed: int, viewport: Tuple[int, int] = (375, 667)) -> Tuple[str, Any, Any]:
     live.clock.set(START_MS)
     r = httpx.post(f"{live.url}/api/tasks/{task}/sessions", headers={**AUTH, "content-type": "application/json"},
                    content=json.dumps({"options": {"seed": seed}}))
     assert r.status_code == 201, r.text
-    context = chromium.new_context(viewport={"width": viewport[0], "height": viewport[1]}, locale="en-US")
+    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]}, locale="en-US")
     return r.json()["session"], context, r.json()["resumeUrl"]
 
 
@@ -270,20 +256,13 @@ def game_of(live: Any, sid: str, step: str) -> Dict[str, Any]:
     return next(r for r in result["results"] if r["identifier"] == step)["results"][0]
 
 
-def test_stroop_and_trail_making_in_the_browser(live, chromium, axe):
+def test_stroop_and_trail_making_in_the_browser(live, browser, axe):
     """Both pages pass axe-core at 375 px without sideways scrolling; Stroop is played with its
     keys and buttons, trail making with taps on the drawn targets (one wrong), on the page's
     clock; the engine's result holds the page's times."""
-    sid, context, url = open_page(live, chromium, "stroop-task", 7)
-    page = context.new_page()
-    page.goto(url)
-    check_axe(axe, page, "stroop")
-    no_horizontal_scroll(page, "stroop")
-    page.close()
-    page = context.new_page()
-    page.clock.install(time=START_MS - 60_000)
-    page.clock.pause_at(START_MS)
-    page.goto(url)
+    sid, context, url = open_page(live, browser, "stroop-task", 7)
+    passes_axe(context, url, axe, "stroop")
+    page = paused_page(context, url)
     words = stroop_words(7, "stroop", 3)
     assert page.locator("#stroop-word .word").inner_text() == words[0][0].upper()
     assert "ink-" + words[0][1] in page.locator("#stroop-word").get_attribute("class")
@@ -299,25 +278,17 @@ def test_stroop_and_trail_making_in_the_browser(live, chromium, axe):
                 page.keyboard.press(how[1])
             else:
                 page.get_by_role("button", name=how[1]).click(force=True)
+        drawn(page, at == 2600)
         if at == 700:  # the next word is drawn from the reply
-            page.wait_for_function("document.querySelector('#stroop-word .word').textContent === %s"
-                                   % json.dumps(words[1][0].upper()))
-    page.wait_for_selector("h1:text-is('All done')")
+            assert page.locator("#stroop-word .word").inner_text() == words[1][0].upper()
     r = game_of(live, sid, "stroop")
     assert [a["correct"] for a in r["attempts"]] == [True, False, True]
     assert [(a["startTime"], a["endTime"]) for a in r["attempts"]] == [(0, 0.7), (0.7, 1.5), (1.5, 2.6)]
     context.close()
 
-    sid, context, url = open_page(live, chromium, "trail-task", 3)
-    page = context.new_page()
-    page.goto(url)
-    check_axe(axe, page, "trail making")
-    no_horizontal_scroll(page, "trail making")
-    page.close()
-    page = context.new_page()
-    page.clock.install(time=START_MS - 60_000)
-    page.clock.pause_at(START_MS)
-    page.goto(url)
+    sid, context, url = open_page(live, browser, "trail-task", 3)
+    passes_axe(context, url, axe, "trail making")
+    page = paused_page(context, url)
     cells = trail_layout(3, "trail")
     taps = [0, 1, 2, 7] + list(range(3, 13))  # target 7 out of turn: an error
     for i, target in enumerate(taps):
@@ -330,11 +301,11 @@ def test_stroop_and_trail_making_in_the_browser(live, chromium, axe):
         assert f"col-{cells[target] % 4 + 1} row-{cells[target] // 4 + 1}" in button.get_attribute("class")
         with page.expect_response(lambda r: r.url.endswith("/input")):
             button.click(force=True)
+        drawn(page, i == len(taps) - 1)
         if i == 3:
-            page.wait_for_selector('#trail-board .target.error[data-target="7"]')
+            assert "error" in page.locator('#trail-board .target[data-target="7"]').get_attribute("class")
             assert page.locator("#game-status").inner_text() == "Not that one."
             assert len(page.locator("#trail-line").get_attribute("points").split()) == 3
-    page.wait_for_selector("h1:text-is('All done')")
     r = game_of(live, sid, "trail")
     assert r["numberOfErrors"] == 1
     assert [t["index"] for t in r["taps"]] == taps

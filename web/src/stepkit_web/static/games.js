@@ -32,6 +32,8 @@
     pump();
   }
   function pump() {
+    // data-busy: "1" while inputs are on their way, "0" once every reply is drawn.
+    form.setAttribute("data-busy", busy || queue.length > 0 ? "1" : "0");
     if (busy || queue.length === 0) { return; }
     busy = true;
     var fields = queue.shift();
@@ -53,6 +55,7 @@
         } else if (code === 422) {
           queue = [];
           say(reply.message || "That was not taken.");
+          pump();
         } else {
           window.location.replace(window.location.pathname);  // the next step, or the page again
         }
@@ -60,6 +63,7 @@
         busy = false;
         queue = [];
         say("The answer could not be sent: check the connection, then reload the page.");
+        pump();
       });
   }
 
