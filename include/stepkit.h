@@ -1034,8 +1034,8 @@ int stepkit_session_consent_document(stepkit_session *session, char **out);
 /* ---------------------------------------------------------------------------------------------
  * Games: the predefined active tasks (docs/active-tasks.md)
  *
- * A step of type "spatialSpanMemory", "psat", "stroop", "towerOfHanoi" or "trailmaking" is an
- * active step whose game the engine runs: it starts with the step (by default), the state's "active"."game"
+ * A step of type "spatialSpanMemory", "psat", "stroop", "towerOfHanoi", "trailmaking" or
+ * "reactionTime" is an active step whose game the engine runs: it starts with the step (by default), the state's "active"."game"
  * says what the host draws or plays now, the host hands each input back with
  * stepkit_session_input(), timed windows close through stepkit_session_tick() (the state's
  * nextDeadline includes them), and when the game is over the step finishes (event "gameOver",
@@ -1051,7 +1051,7 @@ int stepkit_session_consent_document(stepkit_session *session, char **out);
  *   {"type": "tap", "target": n}           a tile, button or number (n from 0)
  *   {"type": "key", "key": "red"}          a key or a typed answer ("12"), at most 64 bytes
  *   {"type": "drag", "from": a, "to": b}    a move from one place to another (a tower's disk)
- *   {"type": "sample", "x": , "y": , "z": } a motion sample
+ *   {"type": "sample", "x": , "y": , "z": } a motion sample (acceleration in g)
  * each with an optional "time": milliseconds since the epoch on the session's clock (the moment
  * of the touch; the clock's time when left out), from when the step last started running up to
  * the clock's time, and not before the game's latest time. The game reads it as the step's own

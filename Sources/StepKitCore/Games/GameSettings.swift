@@ -10,10 +10,11 @@ enum GameSettings: Sendable, Equatable {
     case stroop(StroopSettings)
     case towerOfHanoi(TowerOfHanoiSettings)
     case trailmaking(TrailmakingSettings)
+    case reactionTime(ReactionTimeSettings)
 
     /// The step types that are games.
     static let stepTypes = ["spatialSpanMemory", "psat", "stroop", "towerOfHanoi",
-                             "trailmaking"]
+                             "trailmaking", "reactionTime"]
 
     /// Reads the game's parameters from its step (the caller finishes `r`).
     static func parse(type: String, _ r: FieldReader, at path: JSONPath) -> GameSettings? {
@@ -26,6 +27,7 @@ enum GameSettings: Sendable, Equatable {
         case "stroop": settings = StroopSettings.parse(r).map { .stroop($0) }
         case "towerOfHanoi": settings = TowerOfHanoiSettings.parse(r).map { .towerOfHanoi($0) }
         case "trailmaking": settings = TrailmakingSettings.parse(r).map { .trailmaking($0) }
+        case "reactionTime": settings = ReactionTimeSettings.parse(r, at: path).map { .reactionTime($0) }
         default: settings = nil
         }
         return d.problems.count == before ? settings : nil
@@ -39,6 +41,7 @@ enum GameSettings: Sendable, Equatable {
         case .stroop(let s): return .stroop(StroopGame(settings: s, seed: seed, step: step))
         case .towerOfHanoi(let s): return .towerOfHanoi(TowerOfHanoiGame(settings: s))
         case .trailmaking(let s): return .trailmaking(TrailmakingGame(settings: s, seed: seed, step: step))
+        case .reactionTime(let s): return .reactionTime(ReactionTimeGame(settings: s, seed: seed, step: step))
         }
     }
 
@@ -74,6 +77,7 @@ enum GameBoard: Sendable, Equatable {
     case stroop(StroopGame)
     case towerOfHanoi(TowerOfHanoiGame)
     case trailmaking(TrailmakingGame)
+    case reactionTime(ReactionTimeGame)
 
     var name: String {
         switch self {
@@ -82,6 +86,7 @@ enum GameBoard: Sendable, Equatable {
         case .stroop: return "stroop"
         case .towerOfHanoi: return "towerOfHanoi"
         case .trailmaking: return "trailmaking"
+        case .reactionTime: return "reactionTime"
         }
     }
 
@@ -92,6 +97,7 @@ enum GameBoard: Sendable, Equatable {
         case .stroop(let g): return g
         case .towerOfHanoi(let g): return g
         case .trailmaking(let g): return g
+        case .reactionTime(let g): return g
         }
     }
 
@@ -112,6 +118,7 @@ enum GameBoard: Sendable, Equatable {
         case let g as StroopGame: return .stroop(g)
         case let g as TowerOfHanoiGame: return .towerOfHanoi(g)
         case let g as TrailmakingGame: return .trailmaking(g)
+        case let g as ReactionTimeGame: return .reactionTime(g)
         default: return nil
         }
     }

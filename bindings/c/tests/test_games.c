@@ -320,6 +320,62 @@ static void test_trailmaking_layout_errors_and_restore(void)
     stepkit_task_free(task);
 }
 
+/* Reaction time, seed 7: the delays test_games_motor.py draws ("rt#reactionTime", 2000 + a
+ * number below 2001 ms: 3973, 2142, 2358, 3146). An early movement at 2 s restarts the wait
+ * (stimulus 4.142 s), a response 0.35 s after it, a timeout of attempt 2 (stimulus 6.85 s, timed
+ * out at 8.35 s), saved there, restored, and attempt 3 answered 0.2 s after its stimulus at
+ * 11.496 s. */
+static void test_reaction_time(void)
+{
+    struct manual_clock clock = {T0};
+    stepkit_task *task = compile_ok(GAME_TASK("{\"type\": \"reactionTime\", \"identifier\": \"rt\", \"minimumStimulusInterval\": 2,"
+                                              " \"maximumStimulusInterval\": 4, \"timeout\": 1.5, \"numberOfAttempts\": 3,"
+                                              " \"thresholdAcceleration\": 0.5, \"successSound\": 1013}"));
+    stepkit_session *session = open_game(task, &clock), *restored = NULL;
+    char *saved = NULL;
+    json_t *r, *attempts, *state;
+    static const double stimulus[] = {4.142, 6.85, 11.496}, delay[] = {2.142, 2.358, 3.146}, response[] = {0.35, -1, 0.2};
+    size_t i;
+    send_ok(session, &clock, 1000, "{\"type\": \"sample\", \"x\": 0.1, \"y\": 0.1, \"z\": 0.1}");
+    send_ok(session, &clock, 2000, "{\"type\": \"sample\", \"x\": 0.5, \"y\": 0, \"z\": 0}");
+    clock.now = T0 + 4142;
+    CHECK_OK_OUT(stepkit_session_tick(session, &out));
+    send_ok(session, &clock, 4492, "{\"type\": \"sample\", \"x\": 0, \"y\": 0, \"z\": -0.8}");
+    state = state_of(session);
+    CHECK(int_of(json_object_get(json_object_get(json_object_get(state, "active"), "game"), "lastOutcome"), "sound") == 1013);
+    json_decref(state);
+    clock.now = T0 + 8350;
+    CHECK_OK_OUT(stepkit_session_tick(session, &out));
+    CHECK_RC(stepkit_session_save(session, &saved), STEPKIT_OK);
+    CHECK_RC(stepkit_session_restore(task, saved, NULL, &restored), STEPKIT_OK);
+    CHECK_RC(stepkit_session_set_clock(restored, manual_now, &clock), STEPKIT_OK);
+    drain_events(restored);
+    CHECK_SAME_STATE(restored, session);
+    send_ok(restored, &clock, 11696, "{\"type\": \"sample\", \"x\": 0.6, \"y\": 0, \"z\": 0}");
+    CHECK_STEP(restored, "done");
+    r = game_result(restored, "rt");
+    CHECK(r != NULL);
+    if (r) {
+        CHECK(int_of(r, "numberOfAttempts") == 3);
+        CHECK(int_of(r, "numberOfTimeouts") == 1);
+        attempts = json_object_get(r, "attempts");
+        CHECK(json_array_size(attempts) == 3);
+        for (i = 0; i < 3 && i < json_array_size(attempts); i++) {
+            json_t *a = json_array_get(attempts, i), *rt = json_object_get(a, "responseTime");
+            CHECK(json_number_value(json_object_get(a, "timestamp")) == stimulus[i]);
+            CHECK(json_number_value(json_object_get(a, "stimulusDelay")) == delay[i]);
+            CHECK(response[i] < 0 ? json_is_null(rt) : json_number_value(rt) == response[i]);
+            CHECK(json_is_true(json_object_get(a, "timedOut")) == (response[i] < 0));
+            CHECK(int_of(a, "earlyResponses") == (i == 0));
+        }
+    }
+    json_decref(r);
+    stepkit_string_free(saved);
+    stepkit_session_free(restored);
+    stepkit_session_free(session);
+    stepkit_task_free(task);
+}
+
 int main(void)
 {
     RUN(test_spatial_span_from_recorded_taps);
@@ -328,5 +384,6 @@ int main(void)
     RUN(test_psat_with_windows_and_restore);
     RUN(test_stroop_and_hanoi);
     RUN(test_trailmaking_layout_errors_and_restore);
+    RUN(test_reaction_time);
     return check_report();
 }

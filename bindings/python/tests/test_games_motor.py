@@ -75,3 +75,54 @@ def test_trail_making_errors_timing_and_restore() -> None:
     assert r["taps"] == [{"timestamp": at / 1000, "index": target, "incorrect": i in (1, 6)}
                          for i, (at, target) in enumerate(taps)]
     check_schemas(TRAIL_B, back)
+
+
+def reaction_delays(seed: int, step: str, low_ms: int, high_ms: int, count: int) -> List[int]:
+    """Each wait's delay: the minimum plus a number below (maximum - minimum + 1), in ms."""
+    g = PCG32(seed, fnv1a64(step + "#reactionTime"))
+    return [low_ms + g.below(high_ms - low_ms + 1) for _ in range(count)]
+
+
+REACTION = {"type": "reactionTime", "identifier": "rt", "minimumStimulusInterval": 2, "maximumStimulusInterval": 4,
+            "timeout": 1.5, "numberOfAttempts": 3, "thresholdAcceleration": 0.5,
+            "successSound": 1013, "timeoutSound": 1005, "failureSound": 1006}
+
+
+@pytest.mark.parametrize("seed", [7, 4242])
+def test_reaction_time_attempts_timeouts_early_movement_and_restore(seed: int) -> None:
+    t, s, clock = open_game(REACTION, seed)
+    d = reaction_delays(seed, "rt", 2000, 4000, 4)
+    assert s.state["active"]["game"]["stimulusAt"] == d[0] / 1000
+    with pytest.raises(stepkit.AnswerError) as refused:
+        send(s, clock, 100, {"type": "tap", "target": 0})
+    assert refused.value.errors[0]["code"] == "wrongInput"
+    send(s, clock, 1000, {"type": "sample", "x": 0.2, "y": -0.2, "z": 0.2})   # |a| < 0.5: nothing
+    send(s, clock, 1500, {"type": "sample", "x": 0, "y": 0.5, "z": 0})        # at the threshold: early
+    game = s.state["active"]["game"]
+    assert game["lastOutcome"] == {"outcome": "early", "at": 1.5, "sound": 1006}
+    stimulus1 = 1500 + d[1]                     # the wait started again at 1.5 s
+    assert game["stimulusAt"] == stimulus1 / 1000 and game["stimulus"] is False
+    clock.set(START_MS + stimulus1)
+    s.tick()
+    assert s.state["active"]["game"]["stimulus"] is True
+    send(s, clock, stimulus1 + 420, {"type": "sample", "x": 0, "y": 0, "z": 1.1})  # response, 0.42 s
+    stimulus2 = stimulus1 + 420 + d[2]
+    timeout2 = stimulus2 + 1500
+    clock.set(START_MS + timeout2)
+    s.tick()                                                                 # attempt 2 timed out
+    assert s.state["active"]["game"]["lastOutcome"] == {"outcome": "timeout", "at": timeout2 / 1000, "sound": 1005}
+    back = t.restore(s.save())
+    back.set_clock(clock)
+    assert back.state["active"] == s.state["active"]
+    stimulus3 = timeout2 + d[3]
+    send(back, clock, stimulus3 + 1499, {"type": "sample", "x": -0.7, "y": 0, "z": 0})  # response, 1.499 s
+    assert back.state["step"]["identifier"] == "done"
+    r = game_result(back, "rt")
+    assert r is not None
+    assert r["numberOfAttempts"] == 3 and r["numberOfTimeouts"] == 1
+    assert r["attempts"] == [
+        {"timestamp": stimulus1 / 1000, "stimulusDelay": d[1] / 1000, "responseTime": 0.42, "timedOut": False, "earlyResponses": 1},
+        {"timestamp": stimulus2 / 1000, "stimulusDelay": d[2] / 1000, "responseTime": None, "timedOut": True, "earlyResponses": 0},
+        {"timestamp": stimulus3 / 1000, "stimulusDelay": d[3] / 1000, "responseTime": 1.499, "timedOut": False, "earlyResponses": 0},
+    ]
+    check_schemas(REACTION, back)
