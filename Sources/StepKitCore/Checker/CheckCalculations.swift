@@ -37,6 +37,7 @@ extension TaskChecker {
             for (_, value) in m.fields.entries { if let s = value.stringValue { markText(s) } }
         }
         for items in rules.visibility.values { for p in items.values { mark(p) } }
+        for blocks in rules.instanceVisibility.values { for block in blocks { for item in block.items { mark(item.predicate) } } }
         for headers in rules.formHeaders.values { for h in headers { mark(h.predicate) } }
         for v in rules.stepValidations.values.joined() + rules.taskValidations {
             mark(v.when)

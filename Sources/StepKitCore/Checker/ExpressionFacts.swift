@@ -67,7 +67,7 @@ struct ExpressionFacts {
         switch s {
         case .step(let i): rules = task.step(at: i)?.format()?.rules
         case .item(let i, let item): rules = task.step(at: i)?.format(item: item)?.rules
-        case .external: rules = nil
+        case .external, .instance: rules = nil
         }
         guard let rules, rules.expressionType == .number else { return nil }
         return rules.valueRange

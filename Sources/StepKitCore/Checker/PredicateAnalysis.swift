@@ -177,7 +177,7 @@ struct PredicateAnalysis {
         switch selector {
         case .step(let i): return task.step(at: i)?.format()
         case .item(let i, let item): return task.step(at: i)?.format(item: item)
-        case .external: return nil
+        case .external, .instance: return nil
         }
     }
 
@@ -319,6 +319,7 @@ struct PredicateAnalysis {
             case .step(let i): h.combine(0); h.combine(i)
             case .item(let i, let item): h.combine(1); h.combine(i); h.combine(item)
             case .external(let t, let st, let item): h.combine(2); h.combine(t); h.combine(st); h.combine(item)
+            case .instance(let r): h.combine(3); h.combine(r.block); h.combine(r.item); h.combine(r.index)
             }
             h.combine(c.tests.count)
             for test in c.tests {

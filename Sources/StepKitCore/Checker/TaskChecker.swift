@@ -54,6 +54,7 @@ package struct TaskChecker {
         checkChoiceFilters()
         checkConsent()
         checkReviewsHaveAnswers()
+        checkInstanceReads()
     }
 
     /// A text without one of the task's declared languages: participants in that language read

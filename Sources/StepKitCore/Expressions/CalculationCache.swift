@@ -41,7 +41,9 @@ final class CalculationCache: Sendable {
         var fresh = 0
         for i in calculations.order where list.indices.contains(i) {
             let c = list[i]
-            let inputs = c.dependencies.selectors.map { lookup.answerValue($0) }
+            var inputs = c.dependencies.selectors.map { lookup.answerValue($0) }
+            // A block's instances as the lookup shows them (their count, hidden items left out).
+            for block in c.dependencies.blocks { inputs.append(lookup.instancesDigest(block)) }
             let time: Int64?
             switch c.dependencies.time {
             case .none: time = nil
@@ -57,7 +59,7 @@ final class CalculationCache: Sendable {
                 continue
             }
             var evaluator = ExpressionEvaluator(lookup, calculations: values)
-            let value = evaluator.value(c.expression)
+            let value = c.block.map { evaluator.everyInstance(c.expression, of: $0) } ?? evaluator.value(c.expression)
             fresh += 1
             values[i] = value
             changed[i] = old?.value != value

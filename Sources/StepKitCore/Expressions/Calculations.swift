@@ -8,6 +8,9 @@ struct Calculations: Sendable {
         let expression: Expression
         let type: ExpressionType
         let dependencies: ExpressionDependencies
+        /// A per-instance calculation's block (`{"forEach": BLOCK, "value": EXPR}`): its value is
+        /// one per instance, an array in results and the state; nil for a calculation over all.
+        var block: BlockReference? = nil
     }
 
     /// In definition order; `{"calc": NAME}` refers to an index here.
@@ -65,13 +68,40 @@ struct Calculations: Sendable {
         var compiled: [Calculation?] = Array(repeating: nil, count: entries.count)
         for i in order where entries.indices.contains(i) {
             let (name, expressionValue) = entries[i]
+            if let perInstance = expressionValue.objectValue, perInstance["forEach"] != nil {
+                compiled[i] = compilePerInstance(perInstance, name: name, index: i, at: path.key(name), predicates)
+                continue
+            }
             guard let (expression, type) = ExpressionCompiler(predicates: predicates).compile(expressionValue, at: path.key(name)) else { continue }
             table.types[i] = type
             compiled[i] = Calculation(name: name, expression: expression, type: type, dependencies: ExpressionDependencies(of: expression))
         }
+        for (i, c) in compiled.enumerated() { if let c { table.compiled[i] = c } }
         let list = compiled.compactMap { $0 }
         guard list.count == entries.count else { return Calculations() }
         return Calculations(list: list, order: order)
+    }
+
+    /// `{"forEach": BLOCK, "value": EXPR}`: `value` computed in each instance of the block.
+    private static func compilePerInstance(_ object: JSONObject, name: String, index: Int, at path: JSONPath, _ predicates: PredicateCompiler) -> Calculation? {
+        let d = predicates.diagnostics
+        for key in object.keys where key != "forEach" && key != "value" {
+            d.error("unknownKey", "A per-instance calculation is {\"forEach\": BLOCK, \"value\": EXPRESSION}; not \"\(key)\".", at: path.key(key))
+        }
+        guard let forEach = object["forEach"], let block = predicates.block(forEach, at: path.key("forEach")) else { return nil }
+        guard let value = object["value"] else {
+            d.error("missingKey", "A per-instance calculation needs \"value\": the expression computed in each instance.", at: path)
+            return nil
+        }
+        let compiled = predicates.scope.within(block.reference) {
+            ExpressionCompiler(predicates: predicates).compile(value, at: path.key("value"))
+        }
+        guard let (expression, type) = compiled else { return nil }
+        predicates.calculations.types[index] = type
+        predicates.calculations.perInstance[index] = InstanceCalculation(index: index, block: block.reference, expression: expression, depth: expression.depth)
+        var dependencies = ExpressionDependencies(of: expression)
+        dependencies.addBlock(block.reference)
+        return Calculation(name: name, expression: expression, type: type, dependencies: dependencies, block: block.reference)
     }
 
     private static func isName(_ s: String) -> Bool {
@@ -158,4 +188,8 @@ struct Calculations: Sendable {
 final class CalculationTable {
     var index: [String: Int] = [:]
     var types: [ExpressionType?] = []
+    /// Per-instance calculations (`{"forEach": BLOCK, "value": EXPR}`), by index, once compiled.
+    var perInstance: [Int: InstanceCalculation] = [:]
+    /// Every calculation compiled so far, by index (what a `count` reads through them).
+    var compiled: [Int: Calculations.Calculation] = [:]
 }

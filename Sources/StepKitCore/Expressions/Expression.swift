@@ -24,6 +24,10 @@ indirect enum Expression: Sendable {
     case round(Expression, digits: Int)
     /// Every other operator and its arguments (arity checked at compile time).
     case apply(ExpressionOperator, [Expression])
+    /// `{"count"|"sum"|...: {"over": BLOCK, ...}}`: over a repeating block's instances.
+    case aggregate(Aggregate)
+    /// `{"calc": NAME}` of a per-instance calculation, read inside its block's instance.
+    case instanceCalculation(InstanceCalculation)
 }
 
 /// The operators written `{"OP": [args...]}`.
@@ -76,4 +80,7 @@ enum ExpressionLimits {
     /// Unicode scalars; a longer one is null, so no answer can make an expression's work or
     /// memory grow past it.
     static let maxStringLength = 65_536
+    /// The most nodes one evaluation may visit (`Expression.cost`): aggregates visit their
+    /// `where` and `of` once per instance, so this bounds the work an answer can cause.
+    static let maxCost = 1_000_000.0
 }

@@ -22,6 +22,11 @@ struct ExpressionCompiler {
     /// Compiles the expression at `path`; when `expecting` is given its type must fit.
     func compile(_ value: JSON, at path: JSONPath, expecting: ExpressionType? = nil) -> (Expression, ExpressionType)? {
         guard let (expression, type) = node(value, at: path, depth: 1) else { return nil }
+        let cost = expression.cost
+        guard cost <= ExpressionLimits.maxCost else {
+            diagnostics.error("expressionTooCostly", "Evaluating this expression may visit \(NumberText.format(cost)) nodes (an aggregate visits its \"where\" and \"of\" once per instance its block may have, up to its maxCount); at most \(NumberText.format(ExpressionLimits.maxCost)): give the blocks a smaller maxCount, or do not nest aggregates.", at: path)
+            return nil
+        }
         if let expecting, !type.fits(expecting) {
             diagnostics.error("wrongType", "Expected \(expecting.described) here, found \(type.described).", at: path)
             return nil
@@ -37,6 +42,7 @@ struct ExpressionCompiler {
     static func isExpression(_ object: JSONObject) -> Bool {
         guard object.count == 1, let key = object.keys.first else { return false }
         if key == "not" { return object["not"]?.arrayValue != nil }
+        if isAggregate(object) { return true }
         return valueForms.contains(key) || ExpressionOperator(rawValue: key) != nil
     }
 
@@ -104,12 +110,14 @@ struct ExpressionCompiler {
             if let op = ExpressionOperator(rawValue: key) { return apply(op, items, at: here, depth: depth) }
         } else if key == "not", operand.objectValue != nil {
             return apply(.not, [operand], at: here, depth: depth, argumentPath: { _ in here })
+        } else if let kind = Aggregate.Kind(rawValue: key), let object = operand.objectValue, object["over"] != nil {
+            return aggregate(kind, object, at: here, depth: depth) { node($0, at: $1, depth: $2) }
         }
-        return leaf(key, operand, at: here)
+        return leaf(key, operand, at: here, depth: depth)
     }
 
     /// The keyed forms without sub-expressions, and the messages for a keyed form written wrong.
-    private func leaf(_ key: String, _ operand: JSON, at here: JSONPath) -> (Expression, ExpressionType)? {
+    private func leaf(_ key: String, _ operand: JSON, at here: JSONPath, depth: Int) -> (Expression, ExpressionType)? {
         switch key {
         case "answer", "score", "answered":
             return read(key, operand, at: here)
@@ -123,6 +131,9 @@ struct ExpressionCompiler {
                 return nil
             }
             let type = predicates.calculations.types[ifPresent: index] ?? nil
+            if let perInstance = predicates.calculations.perInstance[index] {
+                return instanceCalculation(perInstance, name: name, type: type ?? .any, at: here, depth: depth)
+            }
             return (.calculation(index), type ?? .any)
         case "today", "now":
             guard operand.arrayValue?.isEmpty == true else {
@@ -396,5 +407,22 @@ extension String {
     var capitalizedFirst: String {
         guard let first else { return self }
         return first.uppercased() + dropFirst()
+    }
+}
+
+extension ExpressionCompiler {
+    /// `{"calc": NAME}` of a per-instance calculation: read in its block's instance (inside a
+    /// per-instance rule of the block or an aggregate over it), evaluated there.
+    fileprivate func instanceCalculation(_ c: InstanceCalculation, name: String, type: ExpressionType, at path: JSONPath, depth: Int) -> (Expression, ExpressionType)? {
+        guard predicates.scope.contains(c.block) else {
+            diagnostics.error(predicates.scope.blocks.isEmpty ? "outsideInstance" : "otherInstance",
+                              "\"\(name)\" is computed for each instance of its block: read it in an aggregate over that block ({\"sum\": {\"over\": ..., \"of\": {\"calc\": \"\(name)\"}}}) or in a rule of the block's items.", at: path)
+            return nil
+        }
+        guard depth + c.depth <= ExpressionLimits.maxDepth else {
+            diagnostics.error("expressionTooDeep", "An expression nests at most \(ExpressionLimits.maxDepth) levels deep, counting the per-instance calculations it reads (\"\(name)\" nests \(c.depth)).", at: path)
+            return nil
+        }
+        return (.instanceCalculation(c), type)
     }
 }

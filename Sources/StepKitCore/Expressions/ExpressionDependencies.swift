@@ -13,6 +13,9 @@ struct ExpressionDependencies: Sendable {
     private(set) var selectors: [Selector] = []
     private(set) var calculations: [Int] = []
     private(set) var time: TimeUse = .none
+    /// The repeating blocks whose instances it reads (inside an instance, at an index, or in an
+    /// aggregate): the cache re-reads their instances as the lookup shows them.
+    private(set) var blocks: [BlockReference] = []
 
     init() {}
 
@@ -39,11 +42,23 @@ struct ExpressionDependencies: Sendable {
             add(x)
         case .apply(_, let args):
             for arg in args { add(arg) }
+        case .aggregate(let a):
+            addBlock(a.block)
+            if let filter = a.filter { add(filter) }
+            if let of = a.of { add(of) }
+        case .instanceCalculation(let c):
+            addBlock(c.block)
+            if !calculations.contains(c.index) { calculations.append(c.index) }
         }
     }
 
     private mutating func addSelector(_ s: Selector) {
         if !selectors.contains(s) { selectors.append(s) }
+        if case .instance(let read) = s { addBlock(read.block) }
+    }
+
+    mutating func addBlock(_ block: BlockReference) {
+        if !blocks.contains(block) { blocks.append(block) }
     }
 
     /// The steps of this task read, by index, in order of first reading.
@@ -53,6 +68,8 @@ struct ExpressionDependencies: Sendable {
             switch selector {
             case .step(let i), .item(let i, _):
                 if !result.contains(i) { result.append(i) }
+            case .instance(let read):
+                if !result.contains(read.block.step) { result.append(read.block.step) }
             case .external:
                 break
             }
@@ -68,6 +85,7 @@ extension Expression {
         case .comparison(let c): return [c]
         case .round(let x, _): return x.comparisons
         case .apply(_, let args): return args.flatMap(\.comparisons)
+        case .aggregate(let a): return (a.filter?.comparisons ?? []) + (a.of?.comparisons ?? [])
         default: return []
         }
     }

@@ -8,10 +8,13 @@ struct ExpressionEvaluator<Lookup: AnswerLookup> {
     let lookup: Lookup
     /// The calculations' values, read from the lookup once, when first needed.
     private var calculations: [ExpressionValue]?
+    /// The instances of repeating blocks the expression is evaluated in (`Instances.swift`).
+    var scope: InstanceScope
 
-    init(_ lookup: Lookup, calculations: [ExpressionValue]? = nil) {
+    init(_ lookup: Lookup, calculations: [ExpressionValue]? = nil, scope: InstanceScope = .none) {
         self.lookup = lookup
         self.calculations = calculations
+        self.scope = scope
     }
 
     /// The value of `expression`. The recursion runs value → apply → one operator family's
@@ -23,6 +26,10 @@ struct ExpressionEvaluator<Lookup: AnswerLookup> {
             return apply(op, args)
         case .round(let x, let digits):
             return rounded(x, digits: digits)
+        case .aggregate(let a):
+            return aggregate(a)
+        case .instanceCalculation(let c):
+            return instanceCalculation(c)
         default:
             return leaf(expression)
         }
@@ -34,12 +41,13 @@ struct ExpressionEvaluator<Lookup: AnswerLookup> {
         case .literal(let v):
             return v
         case .answer(let selector, let type, let order):
-            if let type { return ExpressionValue.answer(lookup.answerValue(selector), type, order: order) }
+            if let type { return ExpressionValue.answer(lookup.scopedValue(selector, scope), type, order: order) }
             guard let found = lookup.answer(selector) else { return .null }
             return ExpressionValue.answer(found.value, found.type, order: order)
         case .score(let selector, let table):
-            return table.score(of: lookup.answerValue(selector))
+            return table.score(of: lookup.scopedValue(selector, scope))
         case .answered(let selector):
+            if case .instance(let read) = selector { return .bool(read.value(lookup, scope) != nil) }
             return .bool(lookup.answer(selector) != nil)
         case .calculation(let index):
             if calculations == nil { calculations = lookup.calculationValues() }
@@ -50,8 +58,8 @@ struct ExpressionEvaluator<Lookup: AnswerLookup> {
         case .today:
             return .date(day: ExpressionEvaluator.day(of: lookup.evaluationTime))
         case .comparison(let comparison):
-            return .bool(comparison.evaluate(lookup))
-        case .round, .apply:
+            return .bool(comparison.evaluate(lookup, in: scope))
+        case .round, .apply, .aggregate, .instanceCalculation:
             return value(expression)
         }
     }
@@ -340,8 +348,8 @@ struct ExpressionEvaluator<Lookup: AnswerLookup> {
 
 extension Expression {
     /// The expression's value on what `lookup` shows.
-    func evaluate(_ lookup: some AnswerLookup) -> ExpressionValue {
-        var evaluator = ExpressionEvaluator(lookup)
+    func evaluate(_ lookup: some AnswerLookup, in scope: InstanceScope = .none) -> ExpressionValue {
+        var evaluator = ExpressionEvaluator(lookup, scope: scope)
         return evaluator.value(self)
     }
 }

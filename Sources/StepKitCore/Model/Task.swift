@@ -156,6 +156,9 @@ struct TaskRules: Sendable {
     var repeats = IndexTable<[RepeatingBlock]>()
     /// Whether some repeating block has a `count` expression (`set_answer` then checks each).
     var repeatCounts = false
+    /// Per step: the `visibleWhen` of repeating groups' items, evaluated in each instance
+    /// (`Session+InstanceReads`), by block then item, in the group's order.
+    var instanceVisibility = IndexTable<[(block: String, items: [(item: String, predicate: Predicate)])]>()
 
     /// Fills `governedItems` from `visibility` and `itemHeaders` (once, when the task compiles).
     mutating func collectGovernedItems() {

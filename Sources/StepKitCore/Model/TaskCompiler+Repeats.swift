@@ -16,7 +16,7 @@ struct RepeatingBlock: Sendable {
 extension TaskCompiler {
     /// The items a repeating group of a form may not have yet: they would need an instance to
     /// be evaluated in, which only expressions over instances give (docs/task-format.md).
-    private static let groupItemUnsupported = ["visibleWhen", "initial", "repeat", "items"]
+    private static let groupItemUnsupported = ["initial", "repeat", "items"]
 
     /// A form item or question's `answerFormat` made repeating by `repeat` (`RepeatingFormat`):
     /// `groupItems` for a group of form items, else `single`, the question's own format.
@@ -38,6 +38,10 @@ extension TaskCompiler {
             // rules away from the step's.
             let scratch = Builder(d)
             if let form = compileForm(groupItems, at: path.key("items"), stepIndex: stepIndex, scratch) { content = .group(form) }
+            // Its items' `visibleWhen` hold per instance: compiled with the block in scope.
+            if let item {
+                for v in scratch.pendingVisibility { b.pendingInstanceVisibility.append((stepIndex, item, v.item, v.value, v.path)) }
+            }
         } else if let single {
             if single.rules is ConfirmTextFormat || single.rules is RepeatingFormat {
                 d.error("unsupportedInGroup", "A \"\(single.type)\" answer cannot repeat.", at: path.key("repeat"))
@@ -57,6 +61,43 @@ extension TaskCompiler {
                             personalData: nil, presentation: presentation)
     }
 
+    /// Whether a `count` reads instances of a block (directly or through the calculations it
+    /// reads), reported: the instances a block has would then depend on instances.
+    private static func countReadsInstances(_ expression: Expression, _ predicates: PredicateCompiler, at path: JSONPath) -> Bool {
+        var reads = expression.readsInstances
+        var seen = Set<Int>()
+        var pending = ExpressionDependencies(of: expression).calculations
+        while !reads, let i = pending.popLast() {
+            guard seen.insert(i).inserted else { continue }
+            if predicates.calculations.perInstance[i] != nil { reads = true; break }
+            if let c = predicates.calculations.compiled[i] {
+                reads = c.expression.readsInstances
+                pending += c.dependencies.calculations
+            }
+        }
+        if reads {
+            predicates.diagnostics.error("countReadsInstances", "A \"count\" may not read the instances of a repeating block (directly or through a calculation): how many instances there are would depend on the instances.", at: path)
+        }
+        return reads
+    }
+
+    /// Repeating groups' items' `visibleWhen`: each compiled with its block's instance in scope.
+    static func compileInstanceVisibility(_ b: Builder, _ predicates: PredicateCompiler, _ rules: inout TaskRules) {
+        for pending in b.pendingInstanceVisibility {
+            guard let step = b.steps[ifPresent: pending.step], case .form(let form) = step.content,
+                  form.item(pending.block)?.format.rules is RepeatingFormat else { continue }
+            let block = BlockReference.answer(step: pending.step, item: pending.block)
+            guard let predicate = predicates.scope.within(block, { predicates.compile(pending.value, at: pending.path) }) else { continue }
+            var list = rules.instanceVisibility[pending.step] ?? []
+            if let i = list.firstIndex(where: { $0.block == pending.block }) {
+                list[i].items.append((pending.item, predicate))
+            } else {
+                list.append((pending.block, [(pending.item, predicate)]))
+            }
+            rules.instanceVisibility[pending.step] = list
+        }
+    }
+
     /// The effective `repeat` of a block as the host is shown it: its bounds with their defaults.
     static func effectiveRepeat(_ value: JSON?, _ format: AnswerFormat) -> JSON? {
         guard var fields = value?.objectValue, let rules = format.rules as? RepeatingFormat else { return value }
@@ -67,6 +108,7 @@ extension TaskCompiler {
 
     /// Every repeating block of every step, with its `count` compiled (a number expression).
     static func compileRepeats(_ b: Builder, _ predicates: PredicateCompiler, _ rules: inout TaskRules) {
+        compileInstanceVisibility(b, predicates, &rules)
         for (index, step) in b.steps.enumerated() {
             var blocks: [RepeatingBlock] = []
             switch step.content {
@@ -83,6 +125,7 @@ extension TaskCompiler {
         for pending in b.pendingCounts {
             guard let (expression, _) = ExpressionCompiler(predicates: predicates).compile(pending.value, at: pending.path, expecting: .number),
                   var blocks = rules.repeats[pending.step], let i = blocks.firstIndex(where: { $0.item == pending.item }) else { continue }
+            guard !countReadsInstances(expression, predicates, at: pending.path) else { continue }
             blocks[i].count = expression
             rules.repeatCounts = true
             rules.repeats[pending.step] = blocks

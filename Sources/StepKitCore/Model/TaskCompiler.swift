@@ -28,6 +28,8 @@ package enum TaskCompiler {
         var pendingInitials: [(step: Int, item: String?, value: JSON, path: JSONPath)] = []
         /// Repeating blocks' `count` expressions, compiled once every step is known.
         var pendingCounts: [(step: Int, item: String?, value: JSON, path: JSONPath)] = []
+        /// Repeating groups' items' `visibleWhen`, compiled in their block's instance scope.
+        var pendingInstanceVisibility: [(step: Int, block: String, item: String, value: JSON, path: JSONPath)] = []
         /// `consentDocument`, read before the steps that show it (`Model/ConsentDocument.swift`);
         /// whether the definition has one (a document with problems is reported where it is).
         var consentDocument: ConsentDocument?

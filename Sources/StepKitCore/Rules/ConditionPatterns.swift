@@ -31,7 +31,7 @@ struct ConditionPatterns: Sendable {
                 switch comparison.selector {
                 case .step(let index): byStep[index, default: []].append(Entry(item: nil, pattern: pattern))
                 case .item(let index, let item): byStep[index, default: []].append(Entry(item: item, pattern: pattern))
-                case .external: break
+                case .external, .instance: break
                 }
             }
         }

@@ -15,14 +15,16 @@ enum Predicate: Sendable {
     /// A boolean expression in the expression language (true only when it gives `true`).
     case expression(Expression)
 
-    func evaluate(_ answers: some AnswerLookup) -> Bool {
+    /// `scope`: the instances of repeating blocks it is evaluated in (a per-instance
+    /// `visibleWhen`'s instance; none elsewhere).
+    func evaluate(_ answers: some AnswerLookup, in scope: InstanceScope = .none) -> Bool {
         switch self {
-        case .all(let ps): return ps.allSatisfy { $0.evaluate(answers) }
-        case .any(let ps): return ps.contains { $0.evaluate(answers) }
-        case .not(let p): return !p.evaluate(answers)
+        case .all(let ps): return ps.allSatisfy { $0.evaluate(answers, in: scope) }
+        case .any(let ps): return ps.contains { $0.evaluate(answers, in: scope) }
+        case .not(let p): return !p.evaluate(answers, in: scope)
         case .always(let b): return b
-        case .compare(let c): return c.evaluate(answers)
-        case .expression(let e): return Predicate.holds(e, answers)
+        case .compare(let c): return c.evaluate(answers, in: scope)
+        case .expression(let e): return Predicate.holds(e, answers, scope)
         }
     }
 
@@ -30,8 +32,8 @@ enum Predicate: Sendable {
     /// session) would widen every frame of this recursion, and a predicate nested to the
     /// definition's depth limit must still fit a 256 KiB stack.
     @inline(never)
-    private static func holds(_ e: Expression, _ answers: some AnswerLookup) -> Bool {
-        e.evaluate(answers).isTrue
+    private static func holds(_ e: Expression, _ answers: some AnswerLookup, _ scope: InstanceScope) -> Bool {
+        e.evaluate(answers, in: scope).isTrue
     }
 }
 
@@ -43,6 +45,9 @@ enum Selector: Sendable, Equatable {
     case item(step: Int, item: String)
     /// A question result of another task run, given in the session option `additionalTaskResults`.
     case external(task: String, step: String, item: String?)
+    /// An item of a repeating block's instance: the one in scope, or at an index
+    /// (`Expressions/Instances.swift`).
+    case instance(InstanceRead)
 }
 
 /// Where a predicate reads answers: the session's path (and, for external selectors, the
@@ -55,6 +60,11 @@ protocol AnswerLookup {
     func calculationValues() -> [ExpressionValue]
     /// The time `now` and `today` read, in milliseconds since the epoch.
     var evaluationTime: Int64 { get }
+    /// How many instances a repeating block has, and one instance's entry (an object of its
+    /// items' answers, or a repeating question's answer), as this lookup shows them
+    /// (`Expressions/Instances.swift` has the defaults: the block's answer's array).
+    func instanceCount(_ block: BlockReference) -> Int
+    func instanceEntry(_ block: BlockReference, _ index: Int) -> JSON?
 }
 
 extension AnswerLookup {
@@ -99,10 +109,10 @@ final class Comparison: Sendable {
         self.type = type
     }
 
-    func evaluate(_ answers: some AnswerLookup) -> Bool {
+    func evaluate(_ answers: some AnswerLookup, in scope: InstanceScope = .none) -> Bool {
         let found: (value: JSON, type: ResultType)?
         if let type {
-            found = answers.answerValue(selector).map { ($0, type) }
+            found = answers.scopedValue(selector, scope).map { ($0, type) }
         } else {
             found = answers.answer(selector)
         }

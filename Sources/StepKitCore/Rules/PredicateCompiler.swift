@@ -14,6 +14,9 @@ struct PredicateCompiler {
     private let itemOwners = FormItemOwners()
     /// The task's calculations, as far as they are known (names first, types as they compile).
     var calculations = CalculationTable()
+    /// The repeating blocks whose instance is in scope while an expression compiles
+    /// (`Expressions/InstanceCompiler.swift`).
+    let scope = CompileScope()
 
     private static let operators = ["answered", "dontKnow", "equals", "notEquals", "contains", "containsAny", "matches",
                                     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"]
@@ -23,7 +26,8 @@ struct PredicateCompiler {
             diagnostics.error("wrongType", "A predicate is an object, found \(value.typeName).", at: path)
             return nil
         }
-        if object.count == 1, let key = object.keys.first, let operand = object[key], ["all", "any", "not", "always"].contains(key) {
+        if object.count == 1, let key = object.keys.first, let operand = object[key], ["all", "any", "not", "always"].contains(key),
+           !ExpressionCompiler.isAggregate(object) {
             switch key {
             case "all", "any":
                 guard case .array(let items) = operand else {
@@ -99,6 +103,8 @@ struct PredicateCompiler {
         switch value {
         case .string(let s):
             stepID = s
+        case .object(let o) where o["block"] != nil && o["task"] == nil:
+            return instanceSelector(o, at: path)
         case .object(let o):
             for key in o.keys where !["step", "item", "task"].contains(key) {
                 diagnostics.error("unknownKey", "A selector has \"step\", \"item\" and \"task\"; not \"\(key)\".", at: path.key(key))

@@ -59,10 +59,13 @@ extension Session {
     }
 
     /// The items of a form that its `visibleWhen` rules hide now, sorted.
+    /// Items of repeating groups' instances that their rules hide follow, as `block[k].item`
+    /// (`Session+InstanceReads`).
     func hiddenItems(step index: Int) -> [String] {
-        guard let governed = task.rules.governedItems[index] else { return [] }
+        let inInstances = task.rules.instanceVisibility[index] == nil ? [] : instanceHiddenItems(step: index)
+        guard let governed = task.rules.governedItems[index] else { return inInstances }
         let stored = StoredAnswers(self)
-        return governed.compactMap { $0.isVisible(stored) ? nil : $0.identifier }
+        return governed.compactMap { $0.isVisible(stored) ? nil : $0.identifier } + inInstances
     }
 
     /// A form's answer with hidden items left out (they stay in `answers` to prefill).
@@ -76,7 +79,11 @@ extension Session {
     @inline(__always)
     static func visibleAnswer(_ answer: JSON, hiding hidden: [String]) -> JSON {
         guard !hidden.isEmpty, case .object(var object) = answer else { return answer }
-        for key in hidden { object[key] = nil }
+        var inInstances = false
+        for key in hidden {
+            if object[key] != nil { object[key] = nil } else if key.utf8.contains(0x5B) { inInstances = true }
+        }
+        if inInstances { removeInstanceItems(&object, hiding: hidden) }
         return .object(object)
     }
 
@@ -165,7 +172,7 @@ extension Session {
                 let identifier = form.items[i].identifier
                 if let repeating = form.items[i].format.repeating {
                     let list = (given.value(at: i, ifKeyIs: identifier) ?? given[identifier])?.arrayValue ?? []
-                    problems += missingInstances(repeating, list, label: piped(form.items[i].label), step: step.identifier, item: identifier, completing: completing, piped)
+                    problems += missingInstances(repeating, list, label: piped(form.items[i].label), step: step.identifier, item: identifier, completing: completing, hidden: hidden, piped)
                     continue
                 }
                 guard (given.value(at: i, ifKeyIs: identifier) ?? given[identifier]) == nil else { continue }

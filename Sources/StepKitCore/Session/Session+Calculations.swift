@@ -16,6 +16,7 @@ extension Session {
         case .step(let index): return latestAnswer(step: index)
         case .item(let index, let item): return itemAnswer(step: index, item: item)
         case .external: return answer(selector)?.value
+        case .instance(let read): return read.value(self, .none)
         }
     }
 

@@ -211,6 +211,12 @@ extension Session {
                 "canRemove": .bool(count > floor),
                 "titles": .array(titles),
             ])
+            // Per instance, the items its `visibleWhen` hides (`Session+InstanceReads`).
+            if let hidden = instancesHiddenJSON(step: index, block: block, count: count),
+               case .object(var fields)? = out[Session.blockName(block, step: step)] {
+                fields["hidden"] = hidden
+                out[Session.blockName(block, step: step)] = .object(fields)
+            }
         }
         return .object(out)
     }
@@ -253,7 +259,7 @@ extension Session {
     /// has at least `minCount` answers (at least one). Paths and messages as a form item's,
     /// with the instance's index in the path and its number in the label.
     static func missingInstances(_ repeating: RepeatingFormat, _ list: [JSON], label: String, step: String, item: String?,
-                                 completing: Bool, _ piped: (String) -> String) -> [Problem] {
+                                 completing: Bool, hidden: [String] = [], _ piped: (String) -> String) -> [Problem] {
         let base: JSONPath = completing ? .root.key(step) : .root
         let blockPath = item.map { base.key($0) } ?? base
         switch repeating.content {
@@ -269,6 +275,8 @@ extension Session {
             for k in 0..<max(list.count, repeating.bounds.minCount) {
                 let given = list[ifPresent: k]?.objectValue ?? JSONObject()
                 for inner in form.items where !inner.optional && given[inner.identifier] == nil {
+                    // An item its instance's `visibleWhen` hides is not required there.
+                    if let item, !hidden.isEmpty, hidden.contains(Session.instanceKey(item, k, inner.identifier)) { continue }
                     let text = piped(inner.label) + " (\(k + 1))"
                     let key = completing ? "answer.requiredToFinish" : "answer.requiredToContinue"
                     problems.append(Problem(code: "answerRequired", text: Message(key, ["label": .text(text)]),

@@ -35,7 +35,15 @@ extension Session: AnswerLookup {
             return (value, format.resultType)
         case .external(let taskID, let step, let item):
             return external.answer(task: taskID, step: step, item: item)
+        case .instance(let read):
+            return read.value(self, .none).map { ($0, read.type) }
         }
+    }
+
+    func instanceCount(_ block: BlockReference) -> Int { expressionInstanceCount(block, on: self) }
+
+    func instanceEntry(_ block: BlockReference, _ index: Int) -> JSON? {
+        expressionInstanceEntry(block, index, on: self, hiding: true)
     }
 }
 
@@ -60,6 +68,7 @@ struct StoredAnswers: AnswerLookup {
     func answerValue(_ selector: Selector) -> JSON? {
         switch selector {
         case .item(let index, let item): return session.latestAnswer(step: index)?.objectValue?[item]
+        case .instance(let read): return read.value(self, .none)
         default: return session.answerValue(selector)
         }
     }
@@ -69,4 +78,10 @@ struct StoredAnswers: AnswerLookup {
     }
 
     var evaluationTime: Int64 { session.evaluationTime }
+
+    func instanceCount(_ block: BlockReference) -> Int { session.expressionInstanceCount(block, on: self) }
+
+    func instanceEntry(_ block: BlockReference, _ index: Int) -> JSON? {
+        session.expressionInstanceEntry(block, index, on: self, hiding: false)
+    }
 }
