@@ -19,6 +19,9 @@ struct FHIRPrepared: Sendable {
 
     var disposition: Disposition
     var format: JSON?
+    /// A repeating choice's questionnaire-minOccurs and maxOccurs: how many options it must and
+    /// may have selected (`FHIRImporter.selectionValidations`).
+    var selections: (minimum: Int?, maximum: Int?)?
     /// Keys beside the format: `placeholder`.
     var extra: JSONObject = JSONObject()
     var choices: [FHIRChoice]?
@@ -44,7 +47,10 @@ struct FHIRAnswerFormat {
 
     func prepare(_ item: FHIRItem, hiddenAncestor: Bool, inRepeatingGroup: Bool = false) -> FHIRPrepared {
         let repeating = FHIRAnswerFormat.repeatTranslated(item, inRepeatingGroup: inRepeatingGroup)
-        reportExtensions(item, occursTranslated: repeating)
+        // A repeating choice is a multiple choice: its occurs bound how many options are selected.
+        let choiceOccurs = item.repeats && item.type != "group"
+            && (["choice", "open-choice"].contains(item.type) || item.object["answerOption"] != nil || item.object["answerValueSet"] != nil)
+        reportExtensions(item, occursTranslated: repeating || choiceOccurs)
         reportKeys(item)
         let hidden = hiddenAncestor || FHIRExtension.isHidden(item.extensions)
         for key in ["required", "repeats", "readOnly"] {
@@ -60,7 +66,7 @@ struct FHIRAnswerFormat {
                 group.extra["repeat"] = repeatBounds(item)
             } else if item.repeats {
                 report.add(item.linkId, item.path.key("repeats"), "repeatingGroup",
-                           "A repeating group is asked once: only a group of questions without conditions, initial expressions or items of their own, or repeating questions, repeats.")
+                           "A repeating group is asked once: only a group of questions without calculated or initial expressions, items of their own or repeating questions, and without a condition of its own, repeats.")
             }
             return group
         case "display":
@@ -91,6 +97,12 @@ struct FHIRAnswerFormat {
             prepared.disposition = .fixed
             return prepared
         }
+        if choiceOccurs, prepared.choices != nil {
+            let occurs = "http://hl7.org/fhir/StructureDefinition/questionnaire-"
+            let minimum = ext(item, occurs + "minOccurs")?.value.value.numericValue.map { Int(max(0, min($0, 1_000_000))) }
+            let maximum = ext(item, occurs + "maxOccurs")?.value.value.numericValue.map { Int(max(0, min($0, 1_000_000))) }
+            if minimum != nil || maximum != nil { prepared.selections = (minimum, maximum) }
+        }
         if item.repeats && prepared.choices == nil {
             if repeating {
                 prepared.extra["repeat"] = repeatBounds(item)
@@ -104,9 +116,10 @@ struct FHIRAnswerFormat {
 
     /// Whether the item is imported as a repeating block (its `repeats`, minOccurs and
     /// maxOccurs translated): a repeating question (not a choice, whose repeats is a multiple
-    /// choice) outside a repeating group, or a repeating group of plain questions (none with a
-    /// condition, an expression, items of its own but help texts, or a read-only or hidden
-    /// answer), itself without a condition.
+    /// choice) outside a repeating group, or a repeating group of questions (none with a
+    /// calculated or initial expression, items of its own but help texts, or a read-only or
+    /// hidden answer; their conditions, `enableWhen` and `enableWhenExpression`, hold per
+    /// repetition), itself without a condition.
     static func repeatTranslated(_ item: FHIRItem, inRepeatingGroup: Bool) -> Bool {
         guard item.repeats, !inRepeatingGroup else { return false }
         let conditioned = item.object["enableWhen"] != nil
@@ -116,11 +129,11 @@ struct FHIRAnswerFormat {
             return item.children.allSatisfy { child in
                 !["group", "display", "attachment", "reference", "question"].contains(child.type)
                     && child.children.allSatisfy { $0.type == "display" && $0.children.isEmpty }  // help texts
-                    && child.object["enableWhen"] == nil && !child.readOnly
+                    && !child.readOnly
                     && !FHIRExtension.isHidden(child.extensions)
                     && !child.extensions.contains { e in
                         let url = e.objectValue?["url"]?.stringValue ?? ""
-                        return [FHIRCalculations.enableWhenURL, FHIRCalculations.initialURL, FHIRCalculations.url].contains(url)
+                        return [FHIRCalculations.initialURL, FHIRCalculations.url].contains(url)
                     }
             }
         }

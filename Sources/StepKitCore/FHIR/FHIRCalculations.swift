@@ -45,6 +45,8 @@ struct FHIRCalculations {
     let order: [String]
     /// Every item by linkId: its FHIR type types `{"answer": X}`, its parents place it.
     let index: FHIRItemIndex
+    /// The repeating groups: how an item inside one is read from where the expression is.
+    var blocks = FHIRBlocks()
 
     /// A FHIRPath expression or variable translated: the StepKit expression and what it gives.
     struct Value {
@@ -229,7 +231,7 @@ struct FHIRCalculations {
         if name == "ordinal" || name == "weight" {
             // SDC's ordinal() of an answer: its option's score.
             guard let linkId = x.answerOf, prepared[linkId]?.choices?.contains(where: { $0.score != nil }) == true,
-                  let sel = selector(linkId) else { return nil }
+                  let sel = x.json.objectValue?["answer"] else { return nil }
             return Value(json: .object(["score": sel]), kind: .number, mayBeEmpty: true)
         }
         guard x.kind == signature.input || x.kind == .null else { return nil }
@@ -306,7 +308,7 @@ struct FHIRCalculations {
     private func code(_ op: String, _ x: Value, _ y: Value) -> Value? {
         let (answer, other) = x.kind == .code ? (x, y) : (y, x)
         guard op == "=" || op == "!=", let linkId = answer.answerOf, let item = index.items[linkId], !item.repeats,
-              let text = other.literal, let choices = prepared[linkId]?.choices, let sel = selector(linkId) else { return nil }
+              let text = other.literal, let choices = prepared[linkId]?.choices, let sel = answer.json.objectValue?["answer"] else { return nil }
         let match = choices.first { c in
             c.kind == "Coding" ? c.coding?.objectValue?["code"]?.stringValue == text : (c.kind == "String" && c.value.stringValue == text)
         }
@@ -321,9 +323,11 @@ struct FHIRCalculations {
 
     // MARK: Paths
 
-    private func selector(_ linkId: String) -> JSON? {
+    /// The selector of `linkId`'s answer read on `context` (`FHIRBlocks`: inside a repeating
+    /// group, its repetition's).
+    private func selector(_ linkId: String, _ context: String?) -> JSON? {
         guard let loc = locations[linkId] else { return nil }
-        return loc.item.map { .object(["step": .string(loc.step), "item": .string($0)]) } ?? .string(loc.step)
+        return blocks.selector(linkId, location: loc, context: context)
     }
 
     private func kind(of linkId: String) -> Value.Kind {
@@ -398,7 +402,8 @@ struct FHIRCalculations {
         if start == .variable("resource") {
             if FHIRCalculations.names(steps[...]) == ["answers()", "value", "ordinal()", "sum()"] {
                 let scored = order.filter { id in prepared[id]?.choices?.contains { $0.score != nil } == true }
-                let parts = scored.compactMap { selector($0).map { JSON.object(["score": $0]) } }
+                // An item of a repeating group: every repetition's score (an aggregate).
+                let parts = scored.compactMap { id in selector(id, context).map { sel in blocks.everyRepetition(id, sel, of: "score") } }
                 return parts.isEmpty ? nil : Value(json: .object(["sum": .array(parts)]), kind: .number)
             }
             guard let found = item(steps[...]) else { return nil }
@@ -415,7 +420,7 @@ struct FHIRCalculations {
         guard names.first == "answer", names.count >= 2, names[1] == "value" else { return nil }
         // A linkId no item has: the empty collection.
         guard index.items[linkId] != nil else { return names.count <= 3 ? Value(json: .null, kind: .null, mayBeEmpty: true) : nil }
-        guard let sel = selector(linkId) else { return nil }
+        guard let sel = selector(linkId, context) else { return nil }
         let answer = JSON.object(["answer": sel])
         let choices = prepared[linkId]?.choices
         switch names.dropFirst(2) {
@@ -446,7 +451,7 @@ struct FHIRCalculations {
               let urlFilter = r[3].arguments, urlFilter.count == 1, case .binary("=", .invocation(nil, "url", nil), let u) = urlFilter[0],
               let url = value(u, variables, context, depth: depth)?.literal, url == FHIRExtension.ordinalValue || url == FHIRExtension.itemWeight,
               prepared[linkId]?.choices?.contains(where: { $0.score != nil }) == true,
-              let sel = selector(linkId) else { return nil }
+              let sel = selector(linkId, context) else { return nil }
         return Value(json: .object(["score": sel]), kind: .number, mayBeEmpty: true)
     }
 }

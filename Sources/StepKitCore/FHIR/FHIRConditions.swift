@@ -25,6 +25,8 @@ final class FHIRConditions {
     let calculations: FHIRCalculations
     /// The variables in scope on each item (its own included).
     let scopes: [String: [String: FHIRCalculations.Value]]
+    /// The repeating groups: how an item inside one is read from the item the condition is on.
+    var blocks = FHIRBlocks()
     /// The items declined, in document order, each with its report entry.
     private(set) var declined: [(linkId: String, entry: FHIRReportEntry)] = []
 
@@ -153,7 +155,7 @@ final class FHIRConditions {
                     "The condition reads \"\(question.linkId)\", which is not asked.")
             return nil
         }
-        let selector: JSON = location.item.map { .object(["step": .string(location.step), "item": .string($0)]) } ?? .string(location.step)
+        let selector = blocks.selector(question.linkId, location: location, context: item.linkId)
         func compare(_ key: String, _ v: JSON) -> JSON { .object(["result": selector, key: v]) }
         let never: JSON = .object(["always": .bool(op == "!=")])
         func mismatch(_ why: String) -> JSON {

@@ -100,7 +100,7 @@ package enum FHIRImporter {
             if fresh.isEmpty {
                 for entry in pass.report.entries { report.add(entry.linkId, entry.path, entry.code, entry.reason) }
                 return try finish(root: root, builder: pass.builder, calculations: pass.calculations, nodes: pass.nodes, report: report,
-                                  requiredAnswers: options.requiredAnswers)
+                                  requiredAnswers: options.requiredAnswers, validations: pass.validations)
             }
             var queue: [(String, FHIRReportEntry)] = fresh.map { ($0.linkId, $0.entry) }
             while let (linkId, entry) = queue.popLast() {
@@ -127,6 +127,7 @@ package enum FHIRImporter {
         let declined: [(linkId: String, entry: FHIRReportEntry)]
         let calculations: JSONObject
         let nodes: [FHIRNode]
+        let validations: [JSON]
     }
 
     /// One pass over the items with `declined` left out: where each answer is, the variables in
@@ -146,10 +147,13 @@ package enum FHIRImporter {
             }
         }
         collect(top)
-        let calcs = FHIRCalculations(prepared: prepared, locations: builder.locations, order: asked, index: index)
+        var calcs = FHIRCalculations(prepared: prepared, locations: builder.locations, order: asked, index: index)
+        // Items inside repeating groups are read per repetition (`FHIRBlocks`).
+        calcs.blocks = FHIRBlocks(top, prepared: prepared)
         let scopes = variables(calcs, root: root, top: top, declined: declined, report: report)
         let conditions = FHIRConditions(index: index, prepared: prepared, locations: builder.locations, diagnostics: d,
                                         report: report, calculations: calcs, scopes: scopes)
+        conditions.blocks = calcs.blocks
         func translateConditions(_ items: [FHIRItem]) {
             for item in items {
                 if let entry = declined[item.linkId] {
@@ -164,11 +168,13 @@ package enum FHIRImporter {
         let calculations = calculations(calcs, builder: builder, top: top, prepared: prepared, scopes: scopes, report: report)
         initialExpressions(calcs, builder: builder, top: top, prepared: prepared, scopes: scopes, report: report)
         let nodes = builder.build(top)
-        return Pass(builder: builder, report: report, diagnostics: d, declined: conditions.declined, calculations: calculations, nodes: nodes)
+        let validations = selectionValidations(top, prepared: prepared, locations: builder.locations, blocks: calcs.blocks)
+        return Pass(builder: builder, report: report, diagnostics: d, declined: conditions.declined, calculations: calculations, nodes: nodes,
+                    validations: validations)
     }
 
     private static func finish(root: JSONObject, builder: FHIRTaskBuilder, calculations: JSONObject, nodes: [FHIRNode],
-                               report: FHIRReport, requiredAnswers: RequiredAnswers) throws(StepKitError) -> Translation {
+                               report: FHIRReport, requiredAnswers: RequiredAnswers, validations: [JSON]) throws(StepKitError) -> Translation {
         guard !builder.steps.isEmpty else {
             throw StepKitError(.definition, code: "nothingToAsk", message: "The Questionnaire has no item StepKit can present.", path: JSONPath.root.key("item"))
         }
@@ -179,6 +185,7 @@ package enum FHIRImporter {
         task["requiredAnswersChecked"] = .string(requiredAnswers.rawValue)
         if builder.skipRules.count > 0 { task["skipRules"] = .object(builder.skipRules) }
         if calculations.count > 0 { task["calculations"] = .object(calculations) }
+        if !validations.isEmpty { task["validations"] = .array(validations) }
         // Texts with translations: the task declares every language they are in.
         var languages: Set<String> = []
         collectLanguages(task["steps"] ?? .null, into: &languages)
@@ -378,5 +385,44 @@ package enum FHIRImporter {
             n.children = compileConditions(n.children, predicates)
             return n
         }
+    }
+
+    /// questionnaire-minOccurs and maxOccurs on a repeating choice (a multiple choice): how many
+    /// options an answered one must and may have selected. Checked when the task would complete,
+    /// as a task validation (a problem while it holds): an answered item with fewer or more
+    /// selected; in a repeating group, in any repetition (where the item is enabled). Whether an
+    /// unanswered one is missing is `required`'s to say.
+    static func selectionValidations(_ top: [FHIRItem], prepared: [String: FHIRPrepared],
+                                     locations: [String: (step: String, item: String?)], blocks: FHIRBlocks) -> [JSON] {
+        var out: [JSON] = []
+        func walk(_ items: [FHIRItem]) {
+            for item in items {
+                defer { walk(item.children) }
+                guard let p = prepared[item.linkId], p.disposition == .asked, let bounds = p.selections,
+                      let location = locations[item.linkId] else { continue }
+                let read = blocks.selector(item.linkId, location: location, context: item.linkId)
+                let length = JSON.object(["length": .array([.object(["answer": read])])])
+                var wrong: [JSON] = []
+                if let m = bounds.minimum, m > 1 { wrong.append(.object(["<": .array([length, .int(Int64(m))])])) }
+                if let m = bounds.maximum { wrong.append(.object([">": .array([length, .int(Int64(m))])])) }
+                guard !wrong.isEmpty else { continue }
+                var when = JSON.object(["and": .array([.object(["answered": read]), wrong.count == 1 ? wrong[0] : .object(["or": .array(wrong)])])])
+                if case .object(let r) = read, let block = r["block"], r["index"] == nil, let step = r["step"] {
+                    when = .object(["any": .object(["over": .object(["step": step, "block": block]), "of": when])])
+                }
+                let label = item.label ?? item.linkId
+                let count: String
+                switch (bounds.minimum.flatMap { $0 > 1 ? $0 : nil }, bounds.maximum) {
+                case (let lo?, let hi?): count = "from \(lo) to \(hi) options"
+                case (let lo?, nil): count = "at least \(lo) options"
+                case (nil, let hi?): count = hi == 1 ? "at most 1 option" : "at most \(hi) options"
+                default: count = ""
+                }
+                let message = "Choose \(count) for \"\(label.replacing("{{", with: "\\{{"))\"" + (blocks.scope(of: item.linkId) != nil ? " (in each repetition)." : ".")
+                out.append(.object(["when": when, "message": .string(message)]))
+            }
+        }
+        walk(top)
+        return out
     }
 }

@@ -70,11 +70,13 @@ extension Session {
         return result
     }
 
-    /// A repeating group's instances (its form item's answer).
+    /// A repeating group's instances (its form item's answer), each without the items its
+    /// conditions disable in that repetition.
     private func repeatingInstances(_ node: FHIRNode) -> [JSON] {
         guard let step = node.step, let index = task.stepIndex[step], let item = node.formItem,
-              let (value, _) = answer(.item(step: index, item: item)) else { return [] }
-        return value.arrayValue ?? []
+              let (value, _) = answer(.item(step: index, item: item)), let list = value.arrayValue else { return [] }
+        let block = BlockReference.answer(step: index, item: item)
+        return list.indices.map { instanceEntry(block, $0) ?? .null }
     }
 
     private func fhirAnswers(_ node: FHIRNode, instance: JSONObject? = nil) -> [JSON] {
