@@ -101,6 +101,8 @@ def group_blocks(item: Dict[str, Any], ident: str, wid: str, given: Any, state: 
             if not isinstance(inner, dict):
                 continue
             name = str(inner.get("identifier"))
+            if name in hidden_in(block, k):  # its visibleWhen hides it in this instance
+                continue
             widgets.append(widget(inner.get("answerFormat") or {}, values.get(name),
                                   f"item:{ident}:{k}:{name}", f"{wid}-{k}-{j}",
                                   label=inner.get("text") or name, detail=inner.get("detailText"),
@@ -114,12 +116,21 @@ def group_blocks(item: Dict[str, Any], ident: str, wid: str, given: Any, state: 
     return out
 
 
+def hidden_in(block: Dict[str, Any], k: int) -> List[Any]:
+    """The items the state says instance ``k`` hides (its items' per-instance visibleWhen)."""
+    hidden = block.get("hidden") or []
+    return hidden[k] if k < len(hidden) and isinstance(hidden[k], list) else []
+
+
 def group_answer(item: Dict[str, Any], ident: str, state: Dict[str, Any], fields: Fields) -> List[Any]:
-    """A repeating group's answer as the page posts it: one object per instance shown."""
-    count = int(((state.get("instances") or {}).get(ident) or {}).get("count") or 0)
+    """A repeating group's answer as the page posts it: one object per instance shown, without
+    the items hidden there (not on the page; what they hold stays as it is)."""
+    block = (state.get("instances") or {}).get(ident) or {}
+    count = int(block.get("count") or 0)
     return [{str(inner.get("identifier")): parse_answer(inner.get("answerFormat") or {}, fields,
                                                        f"item:{ident}:{k}:{inner.get('identifier')}")
-             for inner in item["items"] if isinstance(inner, dict)} for k in range(count)]
+             for inner in item["items"] if isinstance(inner, dict) and inner.get("identifier") not in hidden_in(block, k)}
+            for k in range(count)]
 
 
 def render_step(request: Request, token: str, row: Any, state: Dict[str, Any],

@@ -415,7 +415,9 @@ class Presenter:
         items = block.get("items")
         if isinstance(items, list):
             for inner in items:
-                if isinstance(inner, dict):
+                # An item its visibleWhen hides in this instance (with the answers so far) is not asked.
+                hidden = ((state.get("instances") or {}).get(name) or {}).get("hidden") or []
+                if isinstance(inner, dict) and inner.get("identifier") not in (hidden[k] if k < len(hidden) else []):
                     state = self._instance_item(state, name, wrap, k, inner)
             return state
         return self._instance_item(state, name, wrap, k, None, block.get("answerFormat") or {})
