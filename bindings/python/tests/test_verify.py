@@ -429,10 +429,12 @@ def published_forms() -> List[str]:
 
 
 def sample_answer(fmt: Dict[str, Any]) -> Any:
-    """An answer the (effective) format takes: its first choice, its minimum, a short text..."""
+    """An answer the (effective) format takes: its first choice (a multiple choice's first two,
+    as a repeating choice's minOccurs may ask), its minimum, a short text..."""
     choices = fmt.get("textChoices") or fmt.get("choices")
     if choices:
-        return [choices[0]["value"]]
+        many = fmt.get("style") == "multipleChoice" and len(choices) > 1
+        return [c["value"] for c in choices[:2 if many else 1]]
     kind = fmt.get("type")
     simple = {"boolean": True, "text": "x", "email": "a@example.org", "date": "2026-01-02",
               "dateTime": "2026-01-02T10:30Z", "timeOfDay": "10:30"}
