@@ -231,7 +231,7 @@ struct FHIRCalculations {
         if name == "ordinal" || name == "weight" {
             // SDC's ordinal() of an answer: its option's score.
             guard let linkId = x.answerOf, prepared[linkId]?.choices?.contains(where: { $0.score != nil }) == true,
-                  let sel = x.json.objectValue?["answer"] else { return nil }
+                  let sel = FHIRCalculations.answerSelector(x) else { return nil }
             return Value(json: .object(["score": sel]), kind: .number, mayBeEmpty: true)
         }
         guard x.kind == signature.input || x.kind == .null else { return nil }
@@ -308,7 +308,7 @@ struct FHIRCalculations {
     private func code(_ op: String, _ x: Value, _ y: Value) -> Value? {
         let (answer, other) = x.kind == .code ? (x, y) : (y, x)
         guard op == "=" || op == "!=", let linkId = answer.answerOf, let item = index.items[linkId], !item.repeats,
-              let text = other.literal, let choices = prepared[linkId]?.choices, let sel = answer.json.objectValue?["answer"] else { return nil }
+              let text = other.literal, let choices = prepared[linkId]?.choices, let sel = FHIRCalculations.answerSelector(answer) else { return nil }
         let match = choices.first { c in
             c.kind == "Coding" ? c.coding?.objectValue?["code"]?.stringValue == text : (c.kind == "String" && c.value.stringValue == text)
         }
@@ -322,6 +322,15 @@ struct FHIRCalculations {
     }
 
     // MARK: Paths
+
+    /// The selector an answer's value reads (`{"answer": SEL}`'s SEL), as it was read where the
+    /// expression is. Out of line: inlined, its temporaries would widen `function`'s frame,
+    /// which the translation recurses through.
+    @inline(never)
+    private static func answerSelector(_ value: Value) -> JSON? {
+        guard case .object(let o) = value.json else { return nil }
+        return o["answer"]
+    }
 
     /// The selector of `linkId`'s answer read on `context` (`FHIRBlocks`: inside a repeating
     /// group, its repetition's).
