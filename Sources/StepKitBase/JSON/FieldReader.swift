@@ -10,10 +10,13 @@ public final class FieldReader {
     @usableFromInline package let object: JSONObject
     @usableFromInline package let path: JSONPath
     @usableFromInline package let diagnostics: Diagnostics
-    /// Which of the object's keys were asked for, by position in `object.keys`. A reader lives
-    /// on one thread for one object's reading and its methods never nest, so the run-time
-    /// exclusivity check each write would cost (3 % of compiling a small task) is left out.
-    @exclusivity(unchecked) @usableFromInline var used: [Bool]
+    /// Which of the object's keys were asked for, by position in `object.keys`: a bit each for
+    /// the first 64 (every object a definition has, in practice: no array to allocate and free
+    /// per object read), then one `Bool` each. A reader lives on one thread for one object's
+    /// reading and its methods never nest, so the run-time exclusivity check each write would
+    /// cost (3 % of compiling a small task) is left out.
+    @exclusivity(unchecked) @usableFromInline var usedBits: UInt64 = 0
+    @exclusivity(unchecked) @usableFromInline var usedBeyond: [Bool]
 
     /// Nil (with a problem reported) when `value` is not an object.
     @inlinable package init?(_ value: JSON, at path: JSONPath, _ diagnostics: Diagnostics, what: String) {
@@ -22,7 +25,7 @@ public final class FieldReader {
             return nil
         }
         self.object = object
-        self.used = Array(repeating: false, count: object.count)
+        self.usedBeyond = object.count > 64 ? Array(repeating: false, count: object.count - 64) : []
         self.path = path
         self.diagnostics = diagnostics
     }
@@ -37,8 +40,20 @@ public final class FieldReader {
             }
             return nil
         }
-        if used.indices.contains(i) { used[i] = true }
+        markUsed(i)
         return object.value(at: i)
+    }
+
+    @inlinable func markUsed(_ i: Int) {
+        if i >= 0, i < 64 {
+            usedBits |= 1 << UInt64(i)
+        } else if usedBeyond.indices.contains(i - 64) {
+            usedBeyond[i - 64] = true
+        }
+    }
+
+    func isUsed(_ i: Int) -> Bool {
+        i < 64 ? usedBits & (1 << UInt64(i)) != 0 : usedBeyond[i - 64]
     }
 
     @inlinable package func string(_ key: String, required: Bool = false, nonEmpty: Bool = false) -> String? {
@@ -117,7 +132,7 @@ public final class FieldReader {
 
     /// Reports every key that no accessor asked for.
     package func finish() {
-        for (i, key) in object.keys.enumerated() where !used[i] {
+        for (i, key) in object.keys.enumerated() where !isUsed(i) {
             diagnostics.error("unknownKey", "Unknown key \"\(key)\".", at: path.key(key))
         }
     }

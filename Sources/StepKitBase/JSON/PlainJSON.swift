@@ -29,14 +29,21 @@ package enum PlainJSON {
     }
 
     static func parse(_ text: UnsafePointer<CChar>, within limits: InputLimits? = nil) -> JSON? {
-        text.withMemoryRebound(to: UInt8.self, capacity: 1) { bytes in
-            var reader = Reader(bytes: bytes, limits: limits)
-            reader.skipSpace()
-            guard let value = reader.value(depth: 0) else { return nil }
-            reader.skipSpace()
-            // The text's own end, read at the cursor itself: `peek` reads an end at `maxBytes`
-            // too, where a longer text goes on.
-            return reader.atEnd ? value : nil
+        // The stacks start in room on the call's stack, enough for a usual answer's members:
+        // a short answer allocates nothing but its own containers.
+        withUnsafeTemporaryAllocation(of: String.self, capacity: Reader.scratchCount) { keys in
+            withUnsafeTemporaryAllocation(of: JSON.self, capacity: Reader.scratchCount) { values in
+                text.withMemoryRebound(to: UInt8.self, capacity: 1) { bytes in
+                    var reader = Reader(bytes: bytes, limits: limits, keyScratch: keys, valueScratch: values)
+                    defer { reader.releaseStacks() }
+                    reader.skipSpace()
+                    guard let value = reader.value(depth: 0) else { return nil }
+                    reader.skipSpace()
+                    // The text's own end, read at the cursor itself: `peek` reads an end at
+                    // `maxBytes` too, where a longer text goes on.
+                    return reader.atEnd ? value : nil
+                }
+            }
         }
     }
 
@@ -45,32 +52,35 @@ package enum PlainJSON {
     /// A container's members gather on two stacks shared by the whole text and become the
     /// container's arrays once it closes, at their exact size: a compiled task keeps much of its
     /// definition (each step's presentation), so room reserved or grown past the size would be
-    /// kept with it, and nothing is grown member by member either. A container whose members
-    /// start at the bottom of a stack takes the stack's buffer as it is instead (`pop`), as
-    /// `Array(stack[0...])` always did.
+    /// kept with it, and nothing is grown member by member either. The members are moved off
+    /// the stacks (`MoveStack`), not copied and then removed.
     private struct Reader {
         let bytes: UnsafePointer<UInt8>
         var position = 0
-        private var keyStack: [String] = []
-        private var valueStack: [JSON] = []
+        private var keyStack: MoveStack<String>
+        private var valueStack: MoveStack<JSON>
+        /// Members the stacks hold before they move to the heap.
+        static let scratchCount = 16
 
         /// The limits: no byte at or past `maxBytes` is looked at (`peek` reads an end there).
         let maxBytes: Int
         let maxDepth: Int
         let maxStringBytes: Int
 
-        init(bytes: UnsafePointer<UInt8>, limits: InputLimits?) {
+        init(bytes: UnsafePointer<UInt8>, limits: InputLimits?, keyScratch: UnsafeMutableBufferPointer<String>,
+             valueScratch: UnsafeMutableBufferPointer<JSON>) {
             self.bytes = bytes
+            keyStack = MoveStack(scratch: keyScratch)
+            valueStack = MoveStack(scratch: valueScratch)
             maxBytes = limits?.maxBytes ?? Int.max
             maxDepth = min(PlainJSON.maxDepth, limits?.maxDepth ?? PlainJSON.maxDepth)
             maxStringBytes = limits?.maxStringBytes ?? Int.max
         }
 
-        /// Room for a usual answer's members at once (a text with a container only; keys only
-        /// for an object).
-        private mutating func reserveStacks(keys: Bool) {
-            if keys { keyStack.reserveCapacity(16) }
-            valueStack.reserveCapacity(16)
+        /// Frees the stacks, with whatever a text given up on left on them.
+        mutating func releaseStacks() {
+            keyStack.release()
+            valueStack.release()
         }
 
         var peek: UInt8 { position < maxBytes ? bytes[position] : 0 }
@@ -95,12 +105,10 @@ package enum PlainJSON {
             case UInt8(ascii: "{"):
                 guard depth < maxDepth else { return nil }
                 position += 1
-                if depth == 0 { reserveStacks(keys: true) }
                 return object(depth: depth + 1)
             case UInt8(ascii: "["):
                 guard depth < maxDepth else { return nil }
                 position += 1
-                if depth == 0 { reserveStacks(keys: false) }
                 return array(depth: depth + 1)
             case UInt8(ascii: "\""): return string().map { .string($0) }
             case UInt8(ascii: "t"): return word("true", .bool(true))
@@ -127,9 +135,9 @@ package enum PlainJSON {
                 skipSpace()
                 guard peek == UInt8(ascii: "\""), let key = string() else { return nil }
                 if keyStack.count - keyBase < JSONObject.linearLimit {
-                    if keyStack[keyBase...].contains(key) { return nil }
+                    if keyStack.contains(key, from: keyBase) { return nil }
                 } else {
-                    if seen.isEmpty { seen = Set(keyStack[keyBase...]) }
+                    if seen.isEmpty { keyStack.forEach(from: keyBase) { seen.insert($0) } }
                     guard seen.insert(key).inserted else { return nil }
                 }
                 skipSpace()
@@ -141,7 +149,7 @@ package enum PlainJSON {
                 valueStack.append(member)
                 guard let closed = endOfMember(UInt8(ascii: "}")) else { return nil }
                 if closed {
-                    let keys = Reader.pop(&keyStack, from: keyBase), values = Reader.pop(&valueStack, from: valueBase)
+                    let keys = keyStack.pop(from: keyBase), values = valueStack.pop(from: valueBase)
                     return .object(JSONObject(distinctKeys: keys, values: values))
                 }
             }
@@ -177,24 +185,9 @@ package enum PlainJSON {
                 valueStack.append(item)
                 guard let closed = endOfMember(UInt8(ascii: "]")) else { return nil }
                 if closed {
-                    return .array(Reader.pop(&valueStack, from: base))
+                    return .array(valueStack.pop(from: base))
                 }
             }
-        }
-
-        /// The members on `stack` from `base` on, as an array of exactly their number, and the
-        /// stack cut back to `base`. When they are the whole stack (the outermost container, or
-        /// one opened before any enclosing container has a member), `Array(stack[0...])` is the
-        /// stack's own buffer, room to spare included: the stack lets it go rather than cutting
-        /// itself back, which copied that buffer (a tenth of parsing a short answer).
-        private static func pop<Element>(_ stack: inout [Element], from base: Int) -> [Element] {
-            let items = Array(stack[base...])
-            if base == 0 {
-                stack = []
-            } else {
-                stack.removeLast(stack.count - base)
-            }
-            return items
         }
 
         /// `literal` spelt out at the cursor (the NUL ends a mismatch before the text does).
@@ -319,6 +312,74 @@ package enum PlainJSON {
             if plain { return raw.count <= maxStringBytes ? String(decoding: raw, as: UTF8.self) : nil }
             guard let decoded = PlainJSON.unescape(raw), decoded.count <= maxStringBytes else { return nil }
             return decoded.withUnsafeBufferPointer { String(validating: $0, as: UTF8.self) }
+        }
+    }
+
+    /// A stack whose top members leave it as an array by being moved, not copied: `Array(stack[base...])`
+    /// then `removeLast` retained every member into the new array and released it again on the
+    /// stack, and copied the outermost container's members (a tenth of compiling a task:
+    /// `benchmarks/README.md`, issue 36). It starts in the caller's `scratch` room and moves to
+    /// the heap when that is full. The reader frees it (`release()`), whatever is left on it.
+    private struct MoveStack<Element> {
+        private var storage: UnsafeMutablePointer<Element>?
+        private var capacity: Int
+        private var ownsStorage = false
+        private(set) var count = 0
+
+        init(scratch: UnsafeMutableBufferPointer<Element>) {
+            storage = scratch.baseAddress
+            capacity = storage == nil ? 0 : scratch.count
+        }
+
+        mutating func append(_ element: Element) {
+            if count == capacity { grow(to: max(16, capacity * 2)) }
+            (storage.unsafelyUnwrapped + count).initialize(to: element)
+            count += 1
+        }
+
+        private mutating func grow(to newCapacity: Int) {
+            let grown = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
+            if let storage {
+                grown.moveInitialize(from: storage, count: count)
+                if ownsStorage { storage.deallocate() }
+            }
+            storage = grown
+            capacity = newCapacity
+            ownsStorage = true
+        }
+
+        /// The members from `start` on (at least one), moved into an array of exactly their
+        /// number; the stack is cut back to `start`.
+        mutating func pop(from start: Int) -> [Element] {
+            guard count > start, let storage else { return [] }
+            // Appended one by one into room of their number: `Array(unsafeUninitializedCapacity:)`
+            // looked up the array's generic metadata on every call (more than the moves cost).
+            var moved: [Element] = []
+            moved.reserveCapacity(count - start)
+            for i in start..<count { moved.append((storage + i).move()) }
+            count = start
+            return moved
+        }
+
+        func contains(_ element: Element, from start: Int) -> Bool where Element: Equatable {
+            guard let storage else { return false }
+            for i in start..<count where storage[i] == element { return true }
+            return false
+        }
+
+        func forEach(from start: Int, _ body: (Element) -> Void) {
+            guard let storage else { return }
+            for i in start..<count { body(storage[i]) }
+        }
+
+        /// Deinitializes what is left and frees the room.
+        mutating func release() {
+            guard let storage else { return }
+            storage.deinitialize(count: count)
+            if ownsStorage { storage.deallocate() }
+            self.storage = nil
+            capacity = 0
+            count = 0
         }
     }
 
