@@ -17,6 +17,10 @@ public final class FieldReader {
     /// cost (3 % of compiling a small task) is left out.
     @exclusivity(unchecked) @usableFromInline var usedBits: UInt64 = 0
     @exclusivity(unchecked) @usableFromInline var usedBeyond: [Bool]
+    /// Bit `n % 64` is set when a key of `n` UTF-8 bytes is in the object. A reader asks for
+    /// every optional field and most are absent: a key of a length no key has is settled here,
+    /// without comparing it with each key (`position(of:)`).
+    @usableFromInline let keyLengths: UInt64
 
     /// Nil (with a problem reported) when `value` is not an object.
     @inlinable package init?(_ value: JSON, at path: JSONPath, _ diagnostics: Diagnostics, what: String) {
@@ -26,15 +30,24 @@ public final class FieldReader {
         }
         self.object = object
         self.usedBeyond = object.count > 64 ? Array(repeating: false, count: object.count - 64) : []
+        var lengths: UInt64 = 0
+        object.forEachKey { lengths |= 1 << UInt64($0.utf8.count & 63) }
+        self.keyLengths = lengths
         self.path = path
         self.diagnostics = diagnostics
     }
 
-    @inlinable package func has(_ key: String) -> Bool { object.position(of: key) != nil }
+    @inlinable package func has(_ key: String) -> Bool { position(of: key) != nil }
+
+    /// Where `key` is in the object: `JSONObject.position(of:)`, after the length check.
+    @inlinable func position(of key: String) -> Int? {
+        guard keyLengths & (1 << UInt64(key.utf8.count & 63)) != 0 else { return nil }
+        return object.position(of: key)
+    }
 
     /// The raw value of `key`, marked as understood.
     @inlinable package func value(_ key: String, required: Bool = false) -> JSON? {
-        guard let i = object.position(of: key) else {
+        guard let i = position(of: key) else {
             if required {
                 diagnostics.error("missingKey", "\"\(key)\" is required.", at: path.key(key))
             }

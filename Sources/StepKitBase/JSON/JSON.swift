@@ -147,6 +147,11 @@ public struct JSONObject: Equatable, Sendable {
         keys.withUnsafeBufferPointer { k in values.withUnsafeBufferPointer { v in body(k, v) } }
     }
 
+    /// Calls `body` with every key in order, allocating nothing.
+    @inlinable package func forEachKey(_ body: (String) -> Void) {
+        for key in keys { body(key) }
+    }
+
     /// Calls `body` with every key and value in order, allocating nothing.
     @inlinable package func forEachEntry(_ body: (String, JSON) -> Void) {
         for i in keys.indices { body(keys[i], values[i]) }
