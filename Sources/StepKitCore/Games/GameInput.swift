@@ -19,6 +19,9 @@ struct GameInput: Sendable, Equatable {
     var x: Double = 0
     var y: Double = 0
     var z: Double = 0
+    /// A sample's fourth component: with it, the sample is an attitude quaternion (x, y, z, w);
+    /// without it (nil), three values such as an acceleration or angles.
+    var w: Double? = nil
 
     /// The largest target, tower or tile number an input may name.
     static let maximumIndex = 1_000_000
@@ -48,6 +51,7 @@ struct GameInput: Sendable, Equatable {
             input.x = r.number("x", required: true) ?? 0
             input.y = r.number("y", required: true) ?? 0
             input.z = r.number("z", required: true) ?? 0
+            input.w = r.number("w")
         case nil:
             break
         }
@@ -69,6 +73,7 @@ struct GameInput: Sendable, Equatable {
             o["x"] = .number(x)
             o["y"] = .number(y)
             o["z"] = .number(z)
+            if let w { o["w"] = .number(w) }
         }
         return .object(o)
     }

@@ -11,10 +11,12 @@ enum GameSettings: Sendable, Equatable {
     case towerOfHanoi(TowerOfHanoiSettings)
     case trailmaking(TrailmakingSettings)
     case reactionTime(ReactionTimeSettings)
+    case rangeOfMotion(RangeOfMotionSettings)
 
     /// The step types that are games.
     static let stepTypes = ["spatialSpanMemory", "psat", "stroop", "towerOfHanoi",
                              "trailmaking", "reactionTime"]
+        + ["rangeOfMotion"]
 
     /// Reads the game's parameters from its step (the caller finishes `r`).
     static func parse(type: String, _ r: FieldReader, at path: JSONPath) -> GameSettings? {
@@ -28,6 +30,7 @@ enum GameSettings: Sendable, Equatable {
         case "towerOfHanoi": settings = TowerOfHanoiSettings.parse(r).map { .towerOfHanoi($0) }
         case "trailmaking": settings = TrailmakingSettings.parse(r).map { .trailmaking($0) }
         case "reactionTime": settings = ReactionTimeSettings.parse(r, at: path).map { .reactionTime($0) }
+        case "rangeOfMotion": settings = RangeOfMotionSettings.parse(r).map { .rangeOfMotion($0) }
         default: settings = nil
         }
         return d.problems.count == before ? settings : nil
@@ -42,13 +45,16 @@ enum GameSettings: Sendable, Equatable {
         case .towerOfHanoi(let s): return .towerOfHanoi(TowerOfHanoiGame(settings: s))
         case .trailmaking(let s): return .trailmaking(TrailmakingGame(settings: s, seed: seed, step: step))
         case .reactionTime(let s): return .reactionTime(ReactionTimeGame(settings: s, seed: seed, step: step))
+        case .rangeOfMotion(let s): return .rangeOfMotion(RangeOfMotionGame(settings: s))
         }
     }
 
     /// Whether the game draws from the run's seed (a task with one draws a seed when it opens).
     var usesSeed: Bool {
-        if case .towerOfHanoi = self { return false }
-        return true
+        switch self {
+        case .towerOfHanoi, .rangeOfMotion: return false
+        default: return true
+        }
     }
 }
 
@@ -78,6 +84,7 @@ enum GameBoard: Sendable, Equatable {
     case towerOfHanoi(TowerOfHanoiGame)
     case trailmaking(TrailmakingGame)
     case reactionTime(ReactionTimeGame)
+    case rangeOfMotion(RangeOfMotionGame)
 
     var name: String {
         switch self {
@@ -87,6 +94,7 @@ enum GameBoard: Sendable, Equatable {
         case .towerOfHanoi: return "towerOfHanoi"
         case .trailmaking: return "trailmaking"
         case .reactionTime: return "reactionTime"
+        case .rangeOfMotion: return "rangeOfMotion"
         }
     }
 
@@ -98,6 +106,7 @@ enum GameBoard: Sendable, Equatable {
         case .towerOfHanoi(let g): return g
         case .trailmaking(let g): return g
         case .reactionTime(let g): return g
+        case .rangeOfMotion(let g): return g
         }
     }
 
@@ -119,6 +128,7 @@ enum GameBoard: Sendable, Equatable {
         case let g as TowerOfHanoiGame: return .towerOfHanoi(g)
         case let g as TrailmakingGame: return .trailmaking(g)
         case let g as ReactionTimeGame: return .reactionTime(g)
+        case let g as RangeOfMotionGame: return .rangeOfMotion(g)
         default: return nil
         }
     }
