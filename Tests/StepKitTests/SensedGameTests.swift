@@ -180,3 +180,184 @@ extension GamePlay {
         #"{"identifier": "games", "steps": ["# + game + "]}"
     }
 }
+
+@Suite struct AmslerGridTests {
+    static let grid = #"{"type": "amslerGrid", "identifier": "amsler", "eyeSide": "right", "gridSize": 10}"#
+
+    /// A point drawn and cleared; the square (0.2, 0.2)–(0.6, 0.6) drawn round and lifted; a
+    /// point off the grid refused; two points at the top right corner, then the finishing tap.
+    static let script: [(Int64, String, String?)] = [
+        (1000, #"{"type": "sample", "x": 0.5, "y": 0.5, "z": 0}"#, nil),
+        (1500, #"{"type": "key", "key": "clear"}"#, nil),
+        (1600, #"{"type": "key", "key": "lift"}"#, "noPath"),
+        (2000, #"{"type": "sample", "x": 0.2, "y": 0.2, "z": 0}"#, nil),
+        (2100, #"{"type": "sample", "x": 0.6, "y": 0.2, "z": 0}"#, nil),
+        (2200, #"{"type": "sample", "x": 0.6, "y": 0.6, "z": 0}"#, nil),
+        (2300, #"{"type": "sample", "x": 0.2, "y": 0.6, "z": 0}"#, nil),
+        (2400, #"{"type": "key", "key": "lift"}"#, nil),
+        (2500, #"{"type": "sample", "x": 1.2, "y": 0.5, "z": 0}"#, "outOfGrid"),
+        (2600, #"{"type": "drag", "from": 0, "to": 1}"#, "wrongInput"),
+        (3000, #"{"type": "sample", "x": 0.95, "y": 0.05, "z": 0}"#, nil),
+        (3100, #"{"type": "sample", "x": 1, "y": 0, "z": 0}"#, nil),
+        (3500, #"{"type": "tap", "target": 0}"#, nil),
+    ]
+
+    func play(_ p: inout GamePlay, _ range: Range<Int>) throws {
+        for (at, input, refused) in AmslerGridTests.script[range] {
+            if let refused {
+                #expect(p.refusal(at: at, input)?.1 == refused)
+            } else {
+                try p.send(at: at, input)
+            }
+        }
+    }
+
+    static func cells(_ pairs: [(Int, Int)]) -> JSON { .array(pairs.map { .array([.int(Int64($0.0)), .int(Int64($0.1))]) }) }
+
+    /// On a 10 × 10 grid a point (x, y) lies in column ⌊10x⌋ and row ⌊10y⌋ (at most 9). The
+    /// square's corners mark (2, 2), (6, 2), (6, 6) and (2, 6); the squares whose centres
+    /// ((c + ½) / 10) lie inside it are columns and rows 2–5: 16, of which (2, 2) is a corner's,
+    /// so 19 in all. The corner path's two points both lie in (9, 0).
+    func check(_ r: JSONObject?) throws {
+        let r = try #require(r)
+        #expect(r["type"] == .string("amslerGrid"))
+        #expect(r["eyeSide"] == .string("right"))
+        #expect(r["gridSize"] == .int(10))
+        #expect(r["numberOfAreas"] == .int(2))
+        #expect(r["cleared"] == .int(1))
+        #expect(r["finished"] == .bool(true))
+        var square: [(Int, Int)] = (2...6).map { ($0, 2) }
+        for row in 3...5 { square += (2...5).map { ($0, row) } }
+        square += [(2, 6), (6, 6)]
+        let areas = try #require(r["areas"]?.arrayValue).compactMap(\.objectValue)
+        #expect(areas.count == 2)
+        #expect(areas[0]["cells"] == AmslerGridTests.cells(square))
+        #expect(areas[0]["startTime"] == .int(2))
+        #expect(areas[0]["endTime"] == .number(2.3))
+        #expect(areas[0]["bounds"] == .object(["minX": .number(0.2), "minY": .number(0.2), "maxX": .number(0.6), "maxY": .number(0.6)]))
+        #expect(areas[0]["points"] == .array([(0.2, 0.2), (0.6, 0.2), (0.6, 0.6), (0.2, 0.6)].map { .array([.number($0.0), .number($0.1)]) }))
+        #expect(areas[1]["cells"] == AmslerGridTests.cells([(9, 0)]))
+        #expect(areas[1]["endTime"] == .number(3.1))
+        #expect(r["markedCells"] == AmslerGridTests.cells([(9, 0)] + square))
+    }
+
+    @Test func drawnAreasFromRecordedPoints() throws {
+        var p = try GamePlay(AmslerGridTests.grid)
+        try play(&p, 0..<AmslerGridTests.script.count)
+        #expect(p.session.currentStep?.identifier == "done")
+        try check(p.result(step: "amsler"))
+    }
+
+    @Test func restoresWhileAPathIsDrawnAndFinishesTheSame() throws {
+        var p = try GamePlay(AmslerGridTests.grid)
+        try play(&p, 0..<6)
+        #expect(p.game?["drawing"] == .bool(true))
+        #expect(p.game?["points"] == .int(3))
+        try p.saveAndRestore()
+        try play(&p, 6..<AmslerGridTests.script.count)
+        try check(p.result(step: "amsler"))
+    }
+
+    @Test func badParametersAreDefinitionErrors() {
+        #expect(throws: (any Error).self) { try compile(GamePlay.taskText(#"{"type": "amslerGrid", "identifier": "a", "eyeSide": "both"}"#)) }
+        #expect(throws: (any Error).self) { try compile(GamePlay.taskText(#"{"type": "amslerGrid", "identifier": "a", "gridSize": 1}"#)) }
+    }
+}
+
+@Suite struct ToneAudiometryTests {
+    /// One ear, one frequency, no pre-stimulus delay: each trial's window is [start, start + 2 s).
+    static let plain = #"{"type": "toneAudiometry", "identifier": "hear", "earPreference": "left", "frequencyList": [1000], "maxRandomPreStimulusDelay": 0}"#
+
+    /// The staircase worked by hand (30 dB HL to start, down 10 after a response, up 5 after a
+    /// miss; "asc": the presentation follows a miss, and is tallied):
+    ///   1: 30 heard → 20;  2: 20 heard → 10;  3: 10 missed → 15;  4: 15 asc missed (15: 0/1) → 20;
+    ///   5: 20 asc heard (20: 1/1) → 10;  6: 10 missed → 15;  7: 15 asc heard (15: 1/2) → 5;
+    ///   8: 5 missed → 10;  9: 10 asc missed (10: 0/1) → 15;  10: 15 asc heard (15: 2/3): threshold 15.
+    /// Times: a response's tap starts the next trial; a miss's window closes 2 s after its start.
+    static let units: [(level: Int, start: Double, ascending: Bool, tap: Double?)] = [
+        (30, 0, false, 0.5), (20, 0.5, false, 1), (10, 1, false, nil), (15, 3, true, nil), (20, 5, true, 5.6),
+        (10, 5.6, false, nil), (15, 7.6, true, 8), (5, 8, false, nil), (10, 10, true, nil), (15, 12, true, 12.3),
+    ]
+
+    func play(_ p: inout GamePlay, _ range: Range<Int>) throws {
+        for u in ToneAudiometryTests.units[range] {
+            if let tap = u.tap {
+                try p.send(at: Int64(tap * 1000), #"{"type": "tap", "target": 0}"#)
+            } else {
+                p.tick(at: Int64(u.start * 1000) + 2000)
+            }
+        }
+    }
+
+    func check(_ r: JSONObject?) throws {
+        let r = try #require(r)
+        #expect(r["type"] == .string("toneAudiometry"))
+        #expect(r["toneDuration"] == .int(1))
+        #expect(r["postStimulusDelay"] == .int(1))
+        let samples = try #require(r["samples"]?.arrayValue).compactMap(\.objectValue)
+        #expect(samples.count == 1)
+        #expect(samples[0]["channel"] == .string("left"))
+        #expect(samples[0]["frequency"] == .int(1000))
+        #expect(samples[0]["calculatedThreshold"] == .int(15))
+        let expected: [JSON] = ToneAudiometryTests.units.map { u in
+            .object([
+                "dBHLValue": .int(Int64(u.level)),
+                "startOfUnitTimeStamp": .number(u.start),
+                "preStimulusDelay": .int(0),
+                "ascending": .bool(u.ascending),
+                "responded": .bool(u.tap != nil),
+                "userTapTimeStamp": u.tap.map { .number($0) } ?? .null,
+                "timeoutTimeStamp": u.tap == nil ? .number(u.start + 2) : .null,
+            ])
+        }
+        #expect(samples[0]["units"] == .array(expected))
+    }
+
+    @Test func hughsonWestlakeFromRecordedResponses() throws {
+        var p = try GamePlay(ToneAudiometryTests.plain)
+        #expect(p.game?["level"] == .int(30))
+        #expect(p.game?["ear"] == .string("left"))
+        #expect(p.game?["respondBy"] == .int(2))
+        #expect(p.refusal(at: 100, #"{"type": "key", "key": "y"}"#)?.1 == "wrongInput")
+        try play(&p, 0..<ToneAudiometryTests.units.count)
+        #expect(p.session.currentStep?.identifier == "done")
+        try check(p.result(step: "hear"))
+    }
+
+    @Test func restoresMidStaircaseAndFinishesTheSame() throws {
+        var p = try GamePlay(ToneAudiometryTests.plain)
+        try play(&p, 0..<6)
+        try p.saveAndRestore()
+        #expect(p.game?["level"] == .int(15))
+        #expect(p.game?["startedAt"] == .number(7.6))
+        try play(&p, 6..<ToneAudiometryTests.units.count)
+        try check(p.result(step: "hear"))
+    }
+
+    /// Seed 7's delays on the stream "hear#audiometry", a number below 2001 each (drawn by
+    /// bindings/python/tests/pcg32.py): 350, 855, 861 ms. A tap before the tone is refused.
+    @Test func preStimulusDelaysAreSeeded() throws {
+        var p = try GamePlay(#"{"type": "toneAudiometry", "identifier": "hear", "earPreference": "right", "frequencyList": [1000, 2000], "initialdBHLValue": 70}"#)
+        #expect(p.game?["toneAt"] == .number(0.35))
+        #expect(p.game?["respondBy"] == .number(2.35))
+        #expect(p.refusal(at: 349, #"{"type": "tap", "target": 0}"#)?.1 == "notYet")
+        p.tick(at: 2350)                                  // 70 missed → 75
+        #expect(p.game?["level"] == .int(75))
+        #expect(p.game?["toneAt"] == .number(2.35 + 0.855))
+        p.tick(at: 2350 + 855 + 2000)                     // missed at the maximum: no threshold
+        #expect(p.game?["frequency"] == .int(2000))
+        #expect(p.game?["level"] == .int(70))
+        #expect(p.game?["toneAt"] == .number(5.205 + 0.861))
+        let r = try #require(p.result(step: "hear"))
+        let first = try #require(r["samples"]?.arrayValue?.first?.objectValue)
+        #expect(first["channel"] == .string("right"))
+        #expect(first["calculatedThreshold"] == .null)
+        #expect(first["units"]?.arrayValue?.compactMap { $0.objectValue?["preStimulusDelay"] } == [.number(0.35), .number(0.855)])
+    }
+
+    @Test func badParametersAreDefinitionErrors() {
+        for bad in [#""frequencyList": []"#, #""frequencyList": [50]"#, #""initialdBHLValue": 80"#, #""toneDuration": 0"#, #""earPreference": "none""#] {
+            #expect(throws: (any Error).self) { try compile(GamePlay.taskText(#"{"type": "toneAudiometry", "identifier": "t", "# + bad + "}")) }
+        }
+    }
+}

@@ -12,11 +12,13 @@ enum GameSettings: Sendable, Equatable {
     case trailmaking(TrailmakingSettings)
     case reactionTime(ReactionTimeSettings)
     case rangeOfMotion(RangeOfMotionSettings)
+    case amslerGrid(AmslerGridSettings)
+    case toneAudiometry(ToneAudiometrySettings)
 
     /// The step types that are games.
     static let stepTypes = ["spatialSpanMemory", "psat", "stroop", "towerOfHanoi",
                              "trailmaking", "reactionTime"]
-        + ["rangeOfMotion"]
+        + ["rangeOfMotion", "amslerGrid", "toneAudiometry"]
 
     /// Reads the game's parameters from its step (the caller finishes `r`).
     static func parse(type: String, _ r: FieldReader, at path: JSONPath) -> GameSettings? {
@@ -31,6 +33,8 @@ enum GameSettings: Sendable, Equatable {
         case "trailmaking": settings = TrailmakingSettings.parse(r).map { .trailmaking($0) }
         case "reactionTime": settings = ReactionTimeSettings.parse(r, at: path).map { .reactionTime($0) }
         case "rangeOfMotion": settings = RangeOfMotionSettings.parse(r).map { .rangeOfMotion($0) }
+        case "amslerGrid": settings = AmslerGridSettings.parse(r).map { .amslerGrid($0) }
+        case "toneAudiometry": settings = ToneAudiometrySettings.parse(r, at: path).map { .toneAudiometry($0) }
         default: settings = nil
         }
         return d.problems.count == before ? settings : nil
@@ -46,13 +50,15 @@ enum GameSettings: Sendable, Equatable {
         case .trailmaking(let s): return .trailmaking(TrailmakingGame(settings: s, seed: seed, step: step))
         case .reactionTime(let s): return .reactionTime(ReactionTimeGame(settings: s, seed: seed, step: step))
         case .rangeOfMotion(let s): return .rangeOfMotion(RangeOfMotionGame(settings: s))
+        case .amslerGrid(let s): return .amslerGrid(AmslerGridGame(settings: s))
+        case .toneAudiometry(let s): return .toneAudiometry(ToneAudiometryGame(settings: s, seed: seed, step: step))
         }
     }
 
     /// Whether the game draws from the run's seed (a task with one draws a seed when it opens).
     var usesSeed: Bool {
         switch self {
-        case .towerOfHanoi, .rangeOfMotion: return false
+        case .towerOfHanoi, .rangeOfMotion, .amslerGrid: return false
         default: return true
         }
     }
@@ -85,6 +91,8 @@ enum GameBoard: Sendable, Equatable {
     case trailmaking(TrailmakingGame)
     case reactionTime(ReactionTimeGame)
     case rangeOfMotion(RangeOfMotionGame)
+    case amslerGrid(AmslerGridGame)
+    case toneAudiometry(ToneAudiometryGame)
 
     var name: String {
         switch self {
@@ -95,6 +103,8 @@ enum GameBoard: Sendable, Equatable {
         case .trailmaking: return "trailmaking"
         case .reactionTime: return "reactionTime"
         case .rangeOfMotion: return "rangeOfMotion"
+        case .amslerGrid: return "amslerGrid"
+        case .toneAudiometry: return "toneAudiometry"
         }
     }
 
@@ -107,6 +117,8 @@ enum GameBoard: Sendable, Equatable {
         case .trailmaking(let g): return g
         case .reactionTime(let g): return g
         case .rangeOfMotion(let g): return g
+        case .amslerGrid(let g): return g
+        case .toneAudiometry(let g): return g
         }
     }
 
@@ -129,6 +141,8 @@ enum GameBoard: Sendable, Equatable {
         case let g as TrailmakingGame: return .trailmaking(g)
         case let g as ReactionTimeGame: return .reactionTime(g)
         case let g as RangeOfMotionGame: return .rangeOfMotion(g)
+        case let g as AmslerGridGame: return .amslerGrid(g)
+        case let g as ToneAudiometryGame: return .toneAudiometry(g)
         default: return nil
         }
     }

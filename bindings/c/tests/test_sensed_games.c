@@ -11,6 +11,7 @@
 #include "check.h"
 
 #define T0 1767225600000LL /* 2026-01-01T00:00:00.000Z */
+#define PI 3.14159265358979323846
 
 /* One line of a script: at T0 + at, the input; `refused` names the code it must be refused with
  * (NULL: it must be taken). */
@@ -164,7 +165,7 @@ static void test_range_of_motion(void)
     player_play(&p, ROM_SCRIPT, 0, 4);
     state = state_of(p.session);
     game = json_object_get(json_object_get(state, "active"), "game");
-    CHECK_NEAR(number_of(game, "angle"), atan2(24.0, 7.0) * 180.0 / M_PI);
+    CHECK_NEAR(number_of(game, "angle"), atan2(24.0, 7.0) * 180.0 / PI);
     CHECK_NEAR(number_of(game, "samples"), 3);
     json_decref(state);
     player_play(&p, ROM_SCRIPT, 4, n);
@@ -180,8 +181,152 @@ static void test_range_of_motion(void)
     player_close(&p);
 }
 
+/* ---- Amsler grid ------------------------------------------------------------------------- */
+
+static const char AMSLER[] = "{\"type\": \"amslerGrid\", \"identifier\": \"amsler\", \"eyeSide\": \"left\", \"gridSize\": 5}";
+
+/* The rectangle (0.15, 0.15)-(0.85, 0.55) on a 5 x 5 grid, lifted, then done. By hand: the
+ * corners lie in squares (0, 0), (4, 0), (4, 2), (0, 2); the centres (0.1, 0.3 ... 0.9) inside it
+ * are columns 1-3 of rows 1-2; so row 0: 0 4; row 1: 1 2 3; row 2: 0 1 2 3 4 — ten squares. */
+static const struct line AMSLER_SCRIPT[] = {
+    {500, "{\"type\": \"key\", \"key\": \"lift\"}", "noPath"},
+    {1000, "{\"type\": \"sample\", \"x\": 0.15, \"y\": 0.15, \"z\": 0}", NULL},
+    {1100, "{\"type\": \"sample\", \"x\": 0.85, \"y\": 0.15, \"z\": 0}", NULL},
+    {1200, "{\"type\": \"sample\", \"x\": 0.85, \"y\": 0.55, \"z\": 0}", NULL},
+    {1250, "{\"type\": \"sample\", \"x\": 0.5, \"y\": 1.5, \"z\": 0}", "outOfGrid"},
+    {1300, "{\"type\": \"sample\", \"x\": 0.15, \"y\": 0.55, \"z\": 0}", NULL},
+    {1400, "{\"type\": \"key\", \"key\": \"lift\"}", NULL},
+    {1500, "{\"type\": \"key\", \"key\": \"blink\"}", "wrongInput"},
+    {2000, "{\"type\": \"key\", \"key\": \"done\"}", NULL},
+};
+
+static void check_amsler(struct player *p)
+{
+    static const int expected[][2] = {{0, 0}, {4, 0}, {1, 1}, {2, 1}, {3, 1}, {0, 2}, {1, 2}, {2, 2}, {3, 2}, {4, 2}};
+    json_t *r = player_result(p, "amsler"), *cells, *area;
+    size_t i;
+    CHECK(r != NULL);
+    if (!r)
+        return;
+    CHECK_STR(json_str(r, "type"), "amslerGrid");
+    CHECK_STR(json_str(r, "eyeSide"), "left");
+    CHECK_NEAR(number_of(r, "numberOfAreas"), 1);
+    CHECK(json_is_true(json_object_get(r, "finished")));
+    area = json_array_get(json_object_get(r, "areas"), 0);
+    CHECK_NEAR(number_of(area, "startTime"), 1);
+    CHECK_NEAR(number_of(area, "endTime"), 1.3);
+    CHECK_NEAR(number_of(json_object_get(area, "bounds"), "maxY"), 0.55);
+    cells = json_object_get(r, "markedCells");
+    CHECK(json_array_size(cells) == 10);
+    for (i = 0; i < 10 && i < json_array_size(cells); i++) {
+        CHECK(json_integer_value(json_array_get(json_array_get(cells, i), 0)) == expected[i][0]);
+        CHECK(json_integer_value(json_array_get(json_array_get(cells, i), 1)) == expected[i][1]);
+    }
+    CHECK(json_equal(cells, json_object_get(area, "cells")));
+    json_decref(r);
+}
+
+static void test_amsler_grid(void)
+{
+    struct player p;
+    size_t n = sizeof AMSLER_SCRIPT / sizeof AMSLER_SCRIPT[0];
+    player_open(&p, AMSLER);
+    player_play(&p, AMSLER_SCRIPT, 0, n);
+    CHECK_STEP(p.session, "done");
+    check_amsler(&p);
+    player_close(&p);
+
+    player_open(&p, AMSLER);
+    player_play(&p, AMSLER_SCRIPT, 0, 3); /* saved with the rectangle half drawn */
+    player_save_and_restore(&p);
+    player_play(&p, AMSLER_SCRIPT, 3, n);
+    check_amsler(&p);
+    player_close(&p);
+}
+
+/* ---- tone audiometry --------------------------------------------------------------------- */
+
+static const char TONES[] = "{\"type\": \"toneAudiometry\", \"identifier\": \"hear\", \"earPreference\": \"right\","
+                            " \"frequencyList\": [500], \"maxRandomPreStimulusDelay\": 0, \"toneDuration\": 0.5,"
+                            " \"postStimulusDelay\": 0.5}";
+
+/* No delay, so each trial's window is [start, start + 1 s). By hand (30 to start, down 10, up 5):
+ * 30 heard (at 0.2) -> 20 missed (window closes at 1.2) -> 25 asc heard at 1.5 (25: 1/1) -> 15
+ * missed (2.5) -> 20 asc missed (3.5; 20: 0/1) -> 25 asc heard at 3.9 (25: 2/2): threshold 25.
+ * A tap (0 below) is a response; a tick is the window closing. */
+static const struct line TONE_SCRIPT[] = {
+    {200, "{\"type\": \"tap\", \"target\": 0}", NULL},
+    {1150, "{\"type\": \"drag\", \"from\": 0, \"to\": 1}", "wrongInput"},
+    {1200, NULL, NULL},
+    {1500, "{\"type\": \"tap\", \"target\": 0}", NULL},
+    {2500, NULL, NULL},
+    {3500, NULL, NULL},
+    {3900, "{\"type\": \"tap\", \"target\": 0}", NULL},
+};
+
+static void tone_play(struct player *p, size_t from, size_t to)
+{
+    size_t i;
+    for (i = from; i < to; i++) {
+        if (TONE_SCRIPT[i].input) {
+            player_play(p, TONE_SCRIPT, i, i + 1);
+        } else {
+            char *out = NULL;
+            p->now = T0 + TONE_SCRIPT[i].at;
+            CHECK_RC(stepkit_session_tick(p->session, &out), STEPKIT_OK);
+            stepkit_string_free(out);
+        }
+    }
+}
+
+static void check_tones(struct player *p)
+{
+    static const int levels[] = {30, 20, 25, 15, 20, 25};
+    static const int heard[] = {1, 0, 1, 0, 0, 1};
+    json_t *r = player_result(p, "hear"), *sample, *units;
+    size_t i;
+    CHECK(r != NULL);
+    if (!r)
+        return;
+    sample = json_array_get(json_object_get(r, "samples"), 0);
+    CHECK_STR(json_str(sample, "channel"), "right");
+    CHECK_NEAR(number_of(sample, "frequency"), 500);
+    CHECK_NEAR(number_of(sample, "calculatedThreshold"), 25);
+    units = json_object_get(sample, "units");
+    CHECK(json_array_size(units) == 6);
+    for (i = 0; i < 6 && i < json_array_size(units); i++) {
+        json_t *u = json_array_get(units, i);
+        CHECK_NEAR(number_of(u, "dBHLValue"), levels[i]);
+        CHECK(json_is_true(json_object_get(u, "responded")) == heard[i]);
+    }
+    CHECK_NEAR(number_of(json_array_get(units, 1), "timeoutTimeStamp"), 1.2);
+    CHECK_NEAR(number_of(json_array_get(units, 2), "userTapTimeStamp"), 1.5);
+    CHECK_NEAR(number_of(json_array_get(units, 5), "startOfUnitTimeStamp"), 3.5);
+    json_decref(r);
+}
+
+static void test_tone_audiometry(void)
+{
+    struct player p;
+    size_t n = sizeof TONE_SCRIPT / sizeof TONE_SCRIPT[0];
+    player_open(&p, TONES);
+    tone_play(&p, 0, n);
+    CHECK_STEP(p.session, "done");
+    check_tones(&p);
+    player_close(&p);
+
+    player_open(&p, TONES);
+    tone_play(&p, 0, 4);
+    player_save_and_restore(&p);
+    tone_play(&p, 4, n);
+    check_tones(&p);
+    player_close(&p);
+}
+
 int main(void)
 {
     RUN(test_range_of_motion);
+    RUN(test_amsler_grid);
+    RUN(test_tone_audiometry);
     return check_report();
 }

@@ -4,6 +4,7 @@ worked out by hand from the documented rules (the formulas are written out here,
 library); a game saved in the middle restores and finishes with the same result.
 """
 
+import json
 import math
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -11,6 +12,7 @@ import pytest
 
 import stepkit
 from conftest import START_MS
+from pcg32 import PCG32, fnv1a64
 
 
 def open_game(step: Dict[str, Any], seed: int = 7) -> Tuple[stepkit.Task, stepkit.Session, stepkit.ManualClock]:
@@ -89,3 +91,123 @@ def test_range_of_motion_saved_mid_test_finishes_the_same() -> None:
     back = restored(t, s, clock)
     play(back, clock, ROM_INPUTS[2:])
     check_knee(game_result(back, "rom"))
+
+
+def amsler_cells(points: List[Tuple[float, float]], n: int) -> List[List[int]]:
+    """docs/active-tasks.md: the squares of the points, and those whose centres lie inside the
+    closed polygon (even-odd), as [column, row], row by row."""
+    marked = {(min(int(x * n), n - 1), min(int(y * n), n - 1)) for x, y in points}
+    if len(points) >= 3:
+        for row in range(n):
+            cy = (row + 0.5) / n
+            for col in range(n):
+                cx = (col + 0.5) / n
+                inside = False
+                j = len(points) - 1
+                for i, (ax, ay) in enumerate(points):
+                    bx, by = points[j]
+                    if (ay > cy) != (by > cy) and cx < (bx - ax) * (cy - ay) / (by - ay) + ax:
+                        inside = not inside
+                    j = i
+                if inside:
+                    marked.add((col, row))
+    return [[c, r] for c, r in sorted(marked, key=lambda cr: (cr[1], cr[0]))]
+
+
+# A triangle on a 4 x 4 grid: corners (0.1, 0.1), (0.95, 0.1), (0.1, 0.95). By hand: the squares'
+# centres are 0.125, 0.375, 0.625, 0.875 along each side; those inside (x + y < 1.05) are the
+# squares with column + row <= 3 (centre sums 0.25 ... 1.0), ten squares, which hold the corners'
+# squares (0, 0), (3, 0) and (0, 3) too.
+TRIANGLE = [(0.1, 0.1), (0.95, 0.1), (0.1, 0.95)]
+TRIANGLE_CELLS = [[0, 0], [1, 0], [2, 0], [3, 0], [0, 1], [1, 1], [2, 1], [0, 2], [1, 2], [0, 3]]
+AMSLER_INPUTS: List[Tuple[int, Dict[str, Any]]] = (
+    [(1000 + 100 * i, {"type": "sample", "x": x, "y": y, "z": 0}) for i, (x, y) in enumerate(TRIANGLE)]
+    + [(1500, {"type": "key", "key": "lift"}),
+       (2000, {"type": "sample", "x": 0.8, "y": 0.8, "z": 0}),
+       (2500, {"type": "key", "key": "done"})]
+)
+
+
+def check_amsler(r: Optional[Dict[str, Any]]) -> None:
+    assert r is not None and r["type"] == "amslerGrid"
+    assert amsler_cells(TRIANGLE, 4) == TRIANGLE_CELLS
+    assert r["eyeSide"] == "left" and r["gridSize"] == 4
+    assert r["numberOfAreas"] == 2 and r["cleared"] == 0 and r["finished"] is True
+    first, second = r["areas"]
+    assert first["cells"] == TRIANGLE_CELLS
+    assert first["points"] == [list(p) for p in TRIANGLE]
+    assert (first["startTime"], first["endTime"]) == (1, 1.2)
+    assert first["bounds"] == {"minX": 0.1, "minY": 0.1, "maxX": 0.95, "maxY": 0.95}
+    assert second["cells"] == [[3, 3]]
+    assert r["markedCells"] == TRIANGLE_CELLS + [[3, 3]]
+
+
+def test_amsler_grid_from_a_recorded_drawing() -> None:
+    t, s, clock = open_game({"type": "amslerGrid", "identifier": "amsler", "eyeSide": "left", "gridSize": 4})
+    play(s, clock, AMSLER_INPUTS[:2])
+    back = restored(t, s, clock)   # saved while the triangle is being drawn
+    clock.set(START_MS + 1300)
+    with pytest.raises(stepkit.AnswerError) as refused:
+        back.input({"type": "sample", "x": -0.1, "y": 0.5, "z": 0})
+    assert refused.value.errors[0]["code"] == "outOfGrid"
+    play(back, clock, AMSLER_INPUTS[2:])
+    assert back.state["step"]["identifier"] == "done"
+    check_amsler(game_result(back, "amsler"))
+    play(s, clock, AMSLER_INPUTS[2:])
+    check_amsler(game_result(s, "amsler"))
+
+
+def staircase(responses: List[bool], initial: int = 30, up: int = 5, down: int = 10,
+              lowest: int = -10, highest: int = 75) -> Tuple[List[Tuple[int, bool]], Optional[int]]:
+    """docs/active-tasks.md's staircase, written again: (level, ascending) per presentation and
+    the threshold, for the given responses (True: heard)."""
+    level, ascending, tallies, units = initial, False, {}, []
+    for heard in responses:
+        units.append((level, ascending))
+        if ascending or level == lowest:
+            presented, responded = tallies.get(level, (0, 0))
+            tallies[level] = (presented + 1, responded + heard)
+            if heard and responded + 1 == 2 and presented + 1 <= 3:
+                return units, level
+        if heard:
+            level, ascending = max(level - down, lowest), False
+        elif level >= highest:
+            return units, None
+        else:
+            level, ascending = min(level + up, highest), True
+    return units, None
+
+
+def test_tone_audiometry_staircase_with_seeded_delays() -> None:
+    t, s, clock = open_game({"type": "toneAudiometry", "identifier": "hear", "earPreference": "left",
+                             "frequencyList": [4000], "initialdBHLValue": 40, "dBHLStepDownSize": 20})
+    g = PCG32(7, fnv1a64("hear#audiometry"))
+    # By hand (down 20, up 5, minimum -10): 40 heard -> 20 heard -> 0 missed -> 5 asc missed
+    # (5: 0/1) -> 10 asc heard (10: 1/1) -> -10 missed (the minimum is tallied: 0/1) -> -5 asc
+    # heard (-5: 1/1) -> -10 missed (0/2) -> -5 asc heard (-5: 2/2): the threshold is -5.
+    responses = [True, True, False, False, True, False, True, False, True]
+    expected, threshold = staircase(responses, initial=40, down=20)
+    assert threshold == -5
+    assert [level for level, _ in expected] == [40, 20, 0, 5, 10, -10, -5, -10, -5]
+    start = 0
+    for i, heard in enumerate(responses[:len(expected)]):
+        if i == 4:
+            s = restored(t, s, clock)
+        delay = g.below(2001)
+        state = s.state["active"]["game"]
+        assert (state["level"], state["startedAt"] * 1000, state["toneAt"] * 1000) == (expected[i][0], pytest.approx(start), pytest.approx(start + delay))
+        if heard:
+            start = start + delay + 300
+            play(s, clock, [(start, {"type": "tap", "target": 0})])
+        else:
+            start = start + delay + 2000
+            clock.set(START_MS + start)
+            s.tick()
+    r = game_result(s, "hear")
+    assert r is not None
+    sample = r["samples"][0]
+    assert (sample["channel"], sample["frequency"], sample["calculatedThreshold"]) == ("left", 4000, threshold)
+    assert [(u["dBHLValue"], u["ascending"]) for u in sample["units"]] == expected
+    assert [u["responded"] for u in sample["units"]] == responses[:len(expected)]
+    assert s.state["step"]["identifier"] == "done"
+
