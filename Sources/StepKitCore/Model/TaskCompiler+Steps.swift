@@ -4,7 +4,7 @@ import StepKitBase
 
 extension TaskCompiler {
     private static let commonStepKeys = ["title", "text", "detailText", "footnote"]
-    private static let stepTypes = ["instruction", "completion", "question", "form", "section", "active", "countdown", "wait", "review", "page"] + HostedStep.types + GameSettings.stepTypes
+    private static let stepTypes = ["instruction", "completion", "question", "form", "section", "active", "countdown", "wait", "review", "page"] + HostedStep.types + GameSettings.stepTypes + ["sensorTask"]
     // Every type the format reserves is implemented now; kept for a type reserved later.
     private static let laterStepTypes: [String] = []
 
@@ -15,13 +15,20 @@ extension TaskCompiler {
             if let id = item.objectValue?["identifier"]?.stringValue, !id.isEmpty, !b.seen.insert(id).inserted {
                 b.d.error("duplicateIdentifier", "Another step or section is already called \"\(id)\".", at: itemPath.key("identifier"))
                 // Its other problems are reported too; the step itself is left out.
-                if item.objectValue?["type"] != .string("section") {
+                if item.objectValue?["type"] == .string("sensorTask") {
+                    _ = SensorTaskTemplate.expand(item, at: itemPath, b.d)
+                } else if item.objectValue?["type"] != .string("section") {
                     _ = compileStep(item, at: itemPath, in: sections, b)
                 }
                 continue
             }
             if item.objectValue?["type"] == .string("section") {
                 compileSection(item, at: itemPath, in: sections, b)
+                continue
+            }
+            // A sensor task template becomes the section of ordinary steps it stands for.
+            if item.objectValue?["type"] == .string("sensorTask") {
+                if let section = SensorTaskTemplate.expand(item, at: itemPath, b.d) { compileSection(section, at: itemPath, in: sections, b) }
                 continue
             }
             guard let step = compileStep(item, at: itemPath, in: sections, b) else { continue }

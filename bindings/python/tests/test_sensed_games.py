@@ -8,10 +8,11 @@ import json
 import math
 from typing import Any, Dict, List, Optional, Tuple
 
+import jsonschema
 import pytest
 
 import stepkit
-from conftest import START_MS
+from conftest import REPO, START_MS
 from pcg32 import PCG32, fnv1a64
 
 
@@ -211,3 +212,30 @@ def test_tone_audiometry_staircase_with_seeded_delays() -> None:
     assert [u["responded"] for u in sample["units"]] == responses[:len(expected)]
     assert s.state["step"]["identifier"] == "done"
 
+
+def test_the_schemas_take_these_steps_and_their_results() -> None:
+    def validator(name: str) -> Any:
+        return jsonschema.Draft202012Validator(json.loads((REPO / "schema" / name).read_text(encoding="utf-8")))
+
+    task_schema, result_schema = validator("task.schema.json"), validator("result.schema.json")
+    steps = [
+        {"type": "rangeOfMotion", "identifier": "rom", "joint": "shoulder", "limbOption": "right"},
+        {"type": "amslerGrid", "identifier": "amsler", "eyeSide": "left", "gridSize": 4},
+        {"type": "toneAudiometry", "identifier": "hear", "frequencyList": [1000, 500], "earPreference": "left",
+         "maxRandomPreStimulusDelay": 0.5, "dBHLStepDownSize": 20},
+        {"type": "sensorTask", "identifier": "walk", "task": "shortWalk", "numberOfStepsPerLeg": 10, "options": ["excludePedometer"]},
+        {"type": "sensorTask", "identifier": "tremor", "task": "tremor", "handOptions": "left", "activeStepDuration": 5},
+    ]
+    definition = {"identifier": "sensed", "steps": steps}
+    assert list(task_schema.iter_errors(definition)) == []
+    stepkit.Task.from_json(definition)  # the engine takes what the schema takes
+    for bad in [{"type": "sensorTask", "identifier": "x", "task": "marathon"},
+                {"type": "toneAudiometry", "identifier": "x", "frequencyList": []},
+                {"type": "amslerGrid", "identifier": "x", "eyeSide": "both"}]:
+        assert list(task_schema.iter_errors({"identifier": "t", "steps": [bad]})) != []
+        with pytest.raises(stepkit.DefinitionError):
+            stepkit.Task.from_json({"identifier": "t", "steps": [bad]})
+    for step, inputs in [(steps[0], ROM_INPUTS), (steps[1], AMSLER_INPUTS)]:
+        _, s, clock = open_game(step)
+        play(s, clock, inputs)
+        assert list(result_schema.iter_errors(s.result)) == []
