@@ -361,3 +361,80 @@ extension GamePlay {
         }
     }
 }
+
+/// Saved games edited at random (a seeded PCG32 picks the edits; the data is signed again so the
+/// edits reach the game decoder): each restore either refuses the data with a restore, parse or
+/// argument error, or gives a session whose own save restores to the same state — never a trap.
+@Suite struct SensedGameRestoreEditTests {
+    static func saved(_ p: GamePlay) throws -> (body: [UInt8], gameStart: Int) {
+        guard case .object(var document) = Restoration.save(p.session) else { throw StepKitError(.internal, code: "test", message: "no save") }
+        document["integrity"] = nil
+        let body = Array(JSONWriter.string(.object(document)).utf8)
+        let marker = Array(#""game":"#.utf8)
+        let start = (0...(body.count - marker.count)).first { Array(body[$0..<$0 + marker.count]) == marker } ?? 0
+        return (body, start)
+    }
+
+    static func signed(_ body: [UInt8]) -> String? {
+        let text = String(decoding: body, as: UTF8.self)
+        guard let digest = try? Digest.sha256(text), body.last == UInt8(ascii: "}") else { return nil }
+        return String(text.dropLast()) + #","integrity":{"algorithm":"SHA-256","digest":""# + digest + #""}}"#
+    }
+
+    func edit(_ p: GamePlay, rounds: Int, stream: String) throws {
+        let (body, start) = try SensedGameRestoreEditTests.saved(p)
+        #expect(start > 0)
+        var generator = PCG32(seed: 7, sequence: PCG32.sequence(named: stream))
+        let alphabet = Array(#"0123456789-.,:{}[]"ew "#.utf8)
+        var refused = 0, restored = 0
+        for _ in 0..<rounds {
+            var edited = body
+            for _ in 0...Int(generator.next(below: 3)) {
+                let at = start + Int(generator.next(below: UInt32(edited.count - start - 1)))
+                switch generator.next(below: 3) {
+                case 0: edited[at] = alphabet[Int(generator.next(below: UInt32(alphabet.count)))]
+                case 1: edited.remove(at: at)
+                default: edited.insert(edited[at], at: at)
+                }
+            }
+            guard let text = SensedGameRestoreEditTests.signed(edited) else { continue }
+            let outcome = text.withCString { c in
+                Result { () throws(StepKitError) -> Session in try Restoration.restore(c, task: p.session.task, options: p.session.options, clock: p.clock.clock) }
+            }
+            switch outcome {
+            case .failure(let error):
+                #expect([.restore, .parse, .invalidArgument].contains(error.status), "\(error.status) \(error.problems.first?.message ?? "")")
+                refused += 1
+            case .success(let session):
+                let again = JSONWriter.string(Restoration.save(session))
+                let back = try again.withCString { c in
+                    try Result { () throws(StepKitError) -> Session in try Restoration.restore(c, task: p.session.task, options: p.session.options, clock: p.clock.clock) }.get()
+                }
+                #expect(back.stateJSON() == session.stateJSON())
+                #expect(back.current?.active?.game == session.current?.active?.game)
+                restored += 1
+            }
+        }
+        // Both ends are reached: edits the game refuses, and edits it takes (in untested keys
+        // of the data, or inputs that replay to the saved result).
+        #expect(refused > 0 && restored > 0)
+    }
+
+    @Test func editedRangeOfMotionSaves() throws {
+        var p = try GamePlay(RangeOfMotionTests.knee)
+        try RangeOfMotionTests().play(&p, 0..<5)
+        try edit(p, rounds: 150, stream: "rom-edits")
+    }
+
+    @Test func editedAmslerGridSaves() throws {
+        var p = try GamePlay(AmslerGridTests.grid)
+        try AmslerGridTests().play(&p, 0..<7)
+        try edit(p, rounds: 150, stream: "amsler-edits")
+    }
+
+    @Test func editedToneAudiometrySaves() throws {
+        var p = try GamePlay(ToneAudiometryTests.plain)
+        try ToneAudiometryTests().play(&p, 0..<7)
+        try edit(p, rounds: 150, stream: "tone-edits")
+    }
+}
