@@ -3,7 +3,7 @@
  * (stepkit_session_input, docs/active-tasks.md), on a manual clock. Each game is played from a
  * script of inputs, once straight through and once saved and restored in the middle; both must
  * give the result worked out by hand from the documented rules. Refused inputs must leave the
- * state byte for byte.
+ * state byte for byte. And a sensor task template's expansion, read with stepkit_task_info.
  */
 #include <math.h>
 #include <stdint.h>
@@ -323,10 +323,55 @@ static void test_tone_audiometry(void)
     player_close(&p);
 }
 
+/* ---- sensor task templates --------------------------------------------------------------- */
+
+/* docs/active-tasks.md: the tremor test for the right hand, two poses left out, 7 s each: an
+ * instruction, the hand's instruction, per pose an instruction, a 5 s countdown and the 7 s step
+ * recording accelerometer and device motion at 100 Hz, then the conclusion. */
+static void test_tremor_template(void)
+{
+    static const char *const poses[] = {"handInLap", "handAtShoulderLength", "handAtShoulderLengthWithElbowBent"};
+    stepkit_task *task = compile_ok("{\"identifier\": \"t\", \"steps\": [{\"type\": \"sensorTask\", \"task\": \"tremor\","
+                                    " \"identifier\": \"tr\", \"handOptions\": \"right\", \"activeStepDuration\": 7,"
+                                    " \"options\": [\"excludeHandToNose\", \"excludeQueenWave\"]}]}");
+    char *out = NULL, id[128];
+    json_t *info, *steps, *recorders;
+    size_t i;
+    CHECK_RC(stepkit_task_info(task, &out), STEPKIT_OK);
+    info = parse_json(out);
+    steps = json_object_get(info, "steps");
+    recorders = json_object_get(info, "recorders");
+    CHECK(json_array_size(steps) == 2 + 3 * 3 + 1);
+    CHECK_STR(json_str(json_array_get(steps, 0), "identifier"), "tr.instruction0");
+    CHECK_STR(json_str(json_array_get(steps, 1), "identifier"), "tr.instruction1.right");
+    for (i = 0; i < 3; i++) {
+        json_t *countdown = json_array_get(steps, 3 + 3 * i), *active = json_array_get(steps, 4 + 3 * i);
+        snprintf(id, sizeof id, "tr.tremor.%s.right", poses[i]);
+        CHECK_STR(json_str(active, "identifier"), id);
+        CHECK_STR(json_str(active, "type"), "active");
+        CHECK_NEAR(number_of(active, "stepDuration"), 7);
+        CHECK_STR(json_str(countdown, "type"), "countdown");
+        CHECK_NEAR(number_of(countdown, "stepDuration"), 5);
+        snprintf(id, sizeof id, "tr.tremor.%s.right.accelerometer", poses[i]);
+        CHECK_STR(json_str(json_array_get(recorders, 2 * i), "identifier"), id);
+        snprintf(id, sizeof id, "tr.tremor.%s.right.deviceMotion", poses[i]);
+        CHECK_STR(json_str(json_array_get(recorders, 2 * i + 1), "identifier"), id);
+    }
+    CHECK(json_array_size(recorders) == 6);
+    CHECK_STR(json_str(json_array_get(steps, 11), "identifier"), "tr.conclusion");
+    json_decref(info);
+    stepkit_string_free(out);
+    /* An unknown template is a definition error. */
+    CHECK(stepkit_task_compile("{\"identifier\": \"t\", \"steps\": [{\"type\": \"sensorTask\", \"task\": \"marathon\","
+                               " \"identifier\": \"m\"}]}", &(stepkit_task *){NULL}) != STEPKIT_OK);
+    stepkit_task_free(task);
+}
+
 int main(void)
 {
     RUN(test_range_of_motion);
     RUN(test_amsler_grid);
     RUN(test_tone_audiometry);
+    RUN(test_tremor_template);
     return check_report();
 }

@@ -239,3 +239,30 @@ def test_the_schemas_take_these_steps_and_their_results() -> None:
         _, s, clock = open_game(step)
         play(s, clock, inputs)
         assert list(result_schema.iter_errors(s.result)) == []
+
+
+# docs/active-tasks.md, "Sensor task templates": (step, type, duration in s) in order, and each
+# recorder as (step, type) with its identifier "<step>.<type>".
+MOTION = ["accelerometer", "deviceMotion"]
+TEMPLATES = {
+    "shortWalk": ({}, [("instruction0", "instruction", None), ("instruction1", "instruction", None), ("countdown", "countdown", 5),
+                       ("walking.outbound", "active", 100), ("walking.return", "active", 100), ("walking.rest", "active", 20),
+                       ("conclusion", "completion", None)],
+                  {"walking.outbound": MOTION + ["pedometer"], "walking.return": MOTION + ["pedometer"], "walking.rest": MOTION}),
+    "fitnessCheck": ({"walkDuration": 60, "restDuration": 30},
+                     [("instruction0", "instruction", None), ("instruction1", "instruction", None), ("countdown", "countdown", 5),
+                      ("fitness.walk", "active", 60), ("fitness.rest", "active", 30), ("conclusion", "completion", None)],
+                     {"fitness.walk": ["pedometer"] + MOTION + ["location", "heartRate"], "fitness.rest": MOTION + ["heartRate"]}),
+    "audio": ({"options": ["excludeInstructions"]}, [("countdown", "countdown", 5), ("audio", "active", 20), ("conclusion", "completion", None)],
+              {"audio": ["audio"]}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TEMPLATES))
+def test_sensor_templates_expand_to_the_documented_steps(name: str) -> None:
+    params, steps, recorders = TEMPLATES[name]
+    info = stepkit.Task.from_json({"identifier": "t", "steps": [{"type": "sensorTask", "task": name, "identifier": "x", **params}]}).info
+    assert [(s["identifier"], s["type"], s.get("stepDuration")) for s in info["steps"]] == [("x." + i, k, d) for i, k, d in steps]
+    assert info["sections"] == [{"identifier": "x", "steps": ["x." + i for i, _, _ in steps]}]
+    expected = [("x." + step + "." + kind, kind, "x." + step) for step, kinds in recorders.items() for kind in kinds]
+    assert sorted((r["identifier"], r["type"], r["step"]) for r in info["recorders"]) == sorted(expected)
