@@ -186,6 +186,26 @@ import Testing
         #expect(s.resultJSON().objectValue?["results"]?.arrayValue?.first?.objectValue?["identifier"] == .string("walk"))
     }
 
+    /// A template is a section: shown or not by its `visibleWhen`, and not allowed inside a
+    /// shuffled section (which holds steps only).
+    @Test func aTemplateIsASection() throws {
+        let t = try compile(#"{"identifier": "t", "steps": [{"type": "question", "identifier": "able", "answerFormat": {"type": "boolean"}},"#
+            + #" {"type": "sensorTask", "task": "audio", "identifier": "voice", "visibleWhen": {"result": {"step": "able"}, "equals": true}},"#
+            + #" {"type": "completion", "identifier": "end"}]}"#)
+        var s = Session(task: t, options: SessionOptions(), clock: ManualClock(GamePlay.t0).clock)
+        try s.setAnswer(.bool(false))
+        try s.goForward()
+        #expect(s.currentStep?.identifier == "end")
+        var shown = Session(task: t, options: SessionOptions(), clock: ManualClock(GamePlay.t0).clock)
+        try shown.setAnswer(.bool(true))
+        try shown.goForward()
+        #expect(shown.currentStep?.identifier == "voice.instruction0")
+        #expect(throws: (any Error).self) {
+            try compile(#"{"identifier": "t", "steps": [{"type": "section", "identifier": "s", "shuffleSteps": true, "steps": ["#
+                + #"{"type": "instruction", "identifier": "a"}, {"type": "sensorTask", "task": "audio", "identifier": "v"}]}]}"#)
+        }
+    }
+
     @Test func badTemplatesAreDefinitionErrors() {
         for bad in [#""task": "marathon""#, #""task": "shortWalk", "numberOfStepsPerLeg": 0"#, #""task": "shortWalk", "restDuration": -1"#,
                     #""task": "tremor", "options": ["excludeHandInLap", "excludeHandAtShoulderHeight", "excludeHandAtShoulderHeightElbowBent", "excludeHandToNose", "excludeQueenWave"]"#,

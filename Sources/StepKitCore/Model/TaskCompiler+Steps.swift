@@ -55,7 +55,8 @@ extension TaskCompiler {
             compileSteps(items, at: path.key("steps"), in: outer + [index], b)
             // A shuffled section moves steps among its positions: a nested section would be
             // cut apart (docs/randomization.md).
-            if shuffled, let nested = items.firstIndex(where: { $0.objectValue?["type"] == .string("section") }) {
+            // (A sensor task template is a section too.)
+            if shuffled, let nested = items.firstIndex(where: { [.string("section"), .string("sensorTask")].contains($0.objectValue?["type"]) }) {
                 b.d.error("sectionInShuffledSection", "A section with \"shuffleSteps\" holds steps only, not sections.",
                           at: path.key("steps").index(nested))
             }
