@@ -24,7 +24,7 @@ import stepkit
 from conftest import API_KEY, AUTH, KEY, ROOT
 from stepkit_web.app import create_app
 from test_browser import axe, browser, check_axe, no_horizontal_scroll  # noqa: F401 (fixtures)
-from test_game_pages import COLORS, span_sequence, stroop_words, trail_layout
+from test_game_pages import COLORS, reaction_delays, span_sequence, stroop_words, trail_layout
 
 HERE = Path(__file__).resolve().parent
 START_MS = 1767258000000  # 2026-01-01T09:00:00Z
@@ -35,6 +35,9 @@ TASK = {"identifier": "span-task", "steps": [SPAN, {"type": "completion", "ident
                                                     "title": "All done"}]}
 STROOP_TASK = {"identifier": "stroop-task", "steps": [
     {"type": "stroop", "identifier": "stroop", "numberOfAttempts": 3},
+    {"type": "completion", "identifier": "done", "title": "All done"}]}
+RT_TASK = {"identifier": "rt-task", "steps": [
+    {"type": "reactionTime", "identifier": "rt", "numberOfAttempts": 2},
     {"type": "completion", "identifier": "done", "title": "All done"}]}
 TRAIL_TASK = {"identifier": "trail-task", "steps": [
     {"type": "trailmaking", "identifier": "trail", "trailType": "A"},
@@ -67,7 +70,7 @@ def live(tmp_path_factory):
                      base_url=f"http://127.0.0.1:{port}", time_source="instance")
     with LiveServer(app, port) as server:
         server.clock = clock
-        for task in (TASK, STROOP_TASK, TRAIL_TASK):
+        for task in (TASK, STROOP_TASK, TRAIL_TASK, RT_TASK):
             r = httpx.post(server.url + "/api/tasks", content=json.dumps(task),
                            headers={**AUTH, "content-type": "application/json"})
             assert r.status_code == 201, r.text
@@ -310,4 +313,57 @@ def test_stroop_and_trail_making_in_the_browser(live, browser, axe):
     assert r["numberOfErrors"] == 1
     assert [t["index"] for t in r["taps"]] == taps
     assert [t["timestamp"] for t in r["taps"]] == [(2000 + 400 * i) / 1000 for i in range(len(taps))]
+    context.close()
+
+
+def test_reaction_time_in_the_browser(live, browser, axe):
+    """The circle lights up when the engine's stimulus comes (on the page's clock); a press
+    before it is too soon (the wait starts again, a new delay drawn from the seed), a press after
+    it (the button, or the space bar) is the response, timed by the page."""
+    sid, context, url = open_page(live, browser, "rt-task", 5)
+    passes_axe(context, url, axe, "reaction time")
+    page = paused_page(context, url)
+    d = reaction_delays(5, "rt", 3)
+    signal = page.locator("#reaction-signal")
+
+    def lit() -> bool:
+        return bool(signal.evaluate("e => e.classList.contains('on')"))
+
+    now = 0
+
+    def until(at: int) -> None:  # both clocks to the step's time `at` (ms)
+        nonlocal now
+        live.clock.set(START_MS + at)
+        page.clock.run_for(at - now)
+        now = at
+
+    until(1000)
+    assert not lit()
+    with page.expect_response(lambda r: r.url.endswith("/input")):
+        page.get_by_role("button", name="Press").click(force=True)
+    drawn(page, False)
+    assert page.locator("#game-status").inner_text().startswith("Too soon")
+    until(1000 + d[1] - 1)
+    assert not lit()
+    until(1000 + d[1])
+    assert lit()
+    first = 1000 + d[1] + 240
+    until(first)
+    drawn(page, False)  # the page's tick at the stimulus, if it went
+    page.keyboard.press("Space")
+    drawn(page, False)
+    assert not lit()  # the second attempt waits
+    until(first + d[2])
+    assert lit()
+    second = first + d[2] + 410
+    until(second)
+    drawn(page, False)
+    with page.expect_response(lambda r: r.url.endswith("/input")):
+        page.get_by_role("button", name="Press").click(force=True)
+    drawn(page, True)
+    r = game_of(live, sid, "rt")
+    assert r["numberOfAttempts"] == 2 and r["numberOfTimeouts"] == 0
+    assert [a["responseTime"] for a in r["attempts"]] == [0.24, 0.41]
+    assert [a["earlyResponses"] for a in r["attempts"]] == [1, 0]
+    assert [a["timestamp"] for a in r["attempts"]] == [(1000 + d[1]) / 1000, (first + d[2]) / 1000]
     context.close()

@@ -341,3 +341,43 @@ def test_the_page_ticks_a_game_that_timed_out(game_app, clock):
         assert late["game"]["gameNumber"] == 2 and late["game"]["span"] == 2
         assert late["game"]["showFrom"] == 24 and late["game"]["sequence"] == span_sequence(7, "span", 2, 2)
         assert late["deadlineMs"] == 22_000  # tapsFrom 26 s + 20 s, from 24 s
+
+
+def reaction_delays(seed: int, step: str, count: int, low: int = 4000, high: int = 10000) -> List[int]:
+    """docs/active-tasks.md: stream "<step>#reactionTime" draws each wait's delay, the minimum
+    interval plus a number below (maximum - minimum + 1), in milliseconds."""
+    g = PCG32(seed, fnv1a64(step + "#reactionTime"))
+    return [low + g.below(high - low + 1) for _ in range(count)]
+
+
+def test_reaction_time_page_reports_presses_as_threshold_samples(game_app, clock):
+    """The page's press is a motion sample of the threshold's size: one before the stimulus
+    starts the wait again (a new delay), one after it is the response; no press by the timeout
+    (3 s) is a timeout, which the page's tick processes."""
+    with TestClient(game_app, base_url=BASE, headers=AUTH) as client:
+        sid, path = open_game(client, {"type": "reactionTime", "identifier": "rt", "numberOfAttempts": 2,
+                                       "thresholdAcceleration": 0.8})
+        start = clock()
+        page = client.get(path).text
+        form = game_form(page)
+        d = reaction_delays(7, "rt", 3)
+        assert form["game"]["stimulusAt"] * 1000 == d[0] and form["deadline"] == str(d[0])
+        assert 'id="reaction-press"' in page and 'data-threshold="0.8"' in page
+        press = [("type", "sample"), ("x", "0.8"), ("y", "0"), ("z", "0")]
+        clock.set(start + 1500)
+        early = send(client, form, press + [("at", "1500")]).json()["game"]
+        assert early["lastOutcome"]["outcome"] == "early"
+        assert early["stimulusAt"] * 1000 == 1500 + d[1]  # the wait starts again, a new delay
+        hit = 1500 + d[1] + 350
+        clock.set(start + hit + 40)
+        second = send(client, form, press + [("at", str(hit))]).json()["game"]
+        assert second["attempt"] == 2 and second["stimulusAt"] * 1000 == hit + d[2]
+        clock.set(start + hit + d[2] + 3000)  # the second attempt's timeout: the page ticks
+        done = send(client, form, [("type", "tick")]).json()
+        assert done["status"] == "finished"
+        r = game_result(client, sid, "rt")
+        assert r["numberOfAttempts"] == 2 and r["numberOfTimeouts"] == 1
+        assert [a["earlyResponses"] for a in r["attempts"]] == [1, 0]
+        assert [a["responseTime"] for a in r["attempts"]] == [0.35, None]
+        assert [a["timestamp"] for a in r["attempts"]] == [(1500 + d[1]) / 1000, (hit + d[2]) / 1000]
+        assert [a["stimulusDelay"] for a in r["attempts"]] == [d[1] / 1000, d[2] / 1000]
