@@ -196,7 +196,7 @@ def test_spatial_span_played_in_the_browser(live, browser, axe):
 @pytest.fixture(scope="module")
 def c_host(tmp_path_factory):
     """web/tests/data/span_sequences.c, built against include/stepkit.h and the library."""
-    cc = shutil.which("cc") or shutil.which("gcc")
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")  # as scripts/lib/deps.sh
     assert cc, "a C compiler (cc) is needed to build the C host"
     library = Path(stepkit.library_path()).resolve()
     soname = library.parent / "libstepkit.so.0"
