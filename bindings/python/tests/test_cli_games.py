@@ -218,7 +218,7 @@ def test_too_late_is_not_taken(tmp_path, monkeypatch, capsys):
     PSAT answer typed after its digit's window closed."""
     step = dict(SPAN, maximumTests=1, maximumConsecutiveFailures=1)
     run = play(tmp_path, monkeypatch, capsys, step, [tiles(span_sequence(7, "span", 1, 3))], ms=20_500)
-    assert "Too late" in run["printed"]
+    assert "Too late" in run["printed"] and "Game 1 over: the time ran out." in run["printed"]
     r = run["game"]
     assert r["numberOfGames"] == 1 and r["numberOfFailures"] == 1 and r["score"] == 0
     assert r["gameRecords"][0]["gameStatus"] == "timeout"

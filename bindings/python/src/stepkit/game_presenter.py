@@ -244,7 +244,10 @@ class GamePresenter:
         # prompt gives up then and the presenter ticks.
         line = self._typed_in_time(state, f"  tiles (1-{rows * columns})> ")
         if line is None:
-            return self._wait_deadline(self.session.state)
+            state = self._wait_deadline(self.session.state)
+            if not _same_game(state, step_id, number):
+                self.say(f"  Game {number} over: the time ran out.")
+            return state
         if not line:
             return self.session.state
         for token in line.replace(",", " ").split():
