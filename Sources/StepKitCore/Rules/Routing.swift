@@ -169,54 +169,74 @@ package final class Routing: Sendable {
     /// the step may be shown at, and each step that may follow it there. The navigator takes the
     /// one edge its run's order gives, by the same rules.
     func edges(leaving index: Int) -> [Edge] {
-        guard steps.indices.contains(index) else { return [] }
         var edges: [Edge] = []
-        func add(_ edge: Edge) { if !edges.contains(edge) { edges.append(edge) } }
+        forEachMove(leaving: index) { edge in if !edges.contains(edge) { edges.append(edge) } }
+        return edges
+    }
+
+    /// Calls `body` with each edge `edges(leaving:)` lists, in its order, repeats included:
+    /// for a reader that wants only their targets (`RuleGraph`), without the array of edges
+    /// and the comparisons that take the repeats out (a tenth of compiling a task, by callgrind:
+    /// `benchmarks/README.md`, issue 36).
+    func forEachMove(leaving index: Int, _ body: (Edge) -> Void) {
+        guard steps.indices.contains(index) else { return }
         for position in StepOrder.positions(of: index, self) {
-            for edge in moves(leaving: index, at: position, fromSectionDepth: nil) { add(edge) }
+            moves(leaving: index, at: position, fromSectionDepth: nil, body)
         }
         for (depth, s) in steps[index].sections.enumerated()
         where sections.indices.contains(s) && rules.sectionSkips[s] != nil
             && StepOrder.steps(at: sections[s].firstStep, self).contains(index) {
             for last in StepOrder.steps(at: sections[s].lastStep, self) {
-                for var edge in moves(leaving: last, at: sections[s].lastStep, fromSectionDepth: depth) {
+                moves(leaving: last, at: sections[s].lastStep, fromSectionDepth: depth) { edge in
+                    var edge = edge
                     edge.passedOver = s
-                    add(edge)
+                    body(edge)
                 }
             }
         }
-        return edges
     }
 
     /// The moves of the rule that governs leaving step `index` at `position` (`governing`), in
-    /// every order: where no rule governs or a predicate rule falls through, each step that may
-    /// be at the next position.
-    private func moves(leaving index: Int, at position: Int, fromSectionDepth: Int?) -> [Edge] {
-        guard steps.indices.contains(index) else { return [] }
-        let following: [Int?] = position + 1 < steps.count ? StepOrder.steps(at: position + 1, self).filter { $0 != index } : [nil]
-        guard let governing = governing(leaving: index, at: position, fromSectionDepth: fromSectionDepth) else {
-            return following.map { Edge(kind: .next, target: $0, owner: nil, section: nil) }
-        }
-        func edge(_ kind: Edge.Kind, _ destination: Destination, condition: JSON? = nil) -> [Edge] {
-            var section: Int?
-            var targets: [Int?] = [resolve(destination)]
-            if case .section(let s) = destination {
-                section = s
-                if let first = firstStep[ifPresent: s] { targets = StepOrder.steps(at: first, self) }
+    /// every order, each handed to `emit`: where no rule governs or a predicate rule falls
+    /// through, each step that may be at the next position.
+    private func moves(leaving index: Int, at position: Int, fromSectionDepth: Int?, _ emit: (Edge) -> Void) {
+        guard steps.indices.contains(index) else { return }
+        func following(_ kind: Edge.Kind, owner: Owner?) {
+            guard position + 1 < steps.count else {
+                emit(Edge(kind: kind, target: nil, owner: owner, section: nil))
+                return
             }
-            return targets.map { Edge(kind: kind, target: $0, owner: governing.owner, section: section, condition: condition) }
+            for s in StepOrder.steps(at: position + 1, self) where s != index {
+                emit(Edge(kind: kind, target: s, owner: owner, section: nil))
+            }
+        }
+        guard let governing = governing(leaving: index, at: position, fromSectionDepth: fromSectionDepth) else {
+            following(.next, owner: nil)
+            return
+        }
+        func edge(_ kind: Edge.Kind, _ destination: Destination, condition: JSON? = nil) {
+            if case .section(let s) = destination, let first = firstStep[ifPresent: s] {
+                for target in StepOrder.steps(at: first, self) {
+                    emit(Edge(kind: kind, target: target, owner: governing.owner, section: s, condition: condition))
+                }
+                return
+            }
+            var section: Int?
+            if case .section(let s) = destination { section = s }
+            emit(Edge(kind: kind, target: resolve(destination), owner: governing.owner, section: section, condition: condition))
         }
         switch governing.rule {
         case .direct(let destination):
-            return edge(.direct, destination)
+            edge(.direct, destination)
         case .predicate(let branches, let fallback):
-            var edges = branches.enumerated().flatMap { edge(.branch($0.offset), $0.element.destination, condition: $0.element.condition) }
-            if let fallback {
-                edges += edge(.fallback, fallback)
-            } else {
-                edges += following.map { Edge(kind: .otherwise, target: $0, owner: governing.owner, section: nil) }
+            for (i, branch) in branches.enumerated() {
+                edge(.branch(i), branch.destination, condition: branch.condition)
             }
-            return edges
+            if let fallback {
+                edge(.fallback, fallback)
+            } else {
+                following(.otherwise, owner: governing.owner)
+            }
         }
     }
 

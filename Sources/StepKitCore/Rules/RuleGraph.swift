@@ -20,7 +20,8 @@ struct RuleGraph: Sendable {
         successors.reserveCapacity(n)
         for i in 0..<n {
             // Sorted, then each target once (a step has a handful of edges: no set needed).
-            var targets = routing.edges(leaving: i).map { $0.target ?? n }
+            var targets: [Int] = []
+            routing.forEachMove(leaving: i) { targets.append($0.target ?? n) }
             targets.sort()
             var unique: [Int] = []
             unique.reserveCapacity(targets.count)
