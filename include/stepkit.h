@@ -918,15 +918,31 @@ int stepkit_message_catalogue(const char *language, char **out);
  * "maxCount" ("tooManyInstances"), removing below "minCount" ("tooFewInstances") or below what
  * the block's "count" says ("belowCount": change the answer it counts first); STEPKIT_EIO when
  * autosave fails. Thread-safe (the session's lock).
+ *
+ * A repeating section (a "section" with "repeat") is a block of steps walked once per
+ * instance; docs/task-format.md, "Repeating sections". While the current step is one of its
+ * steps, the state's "instances" has one entry, named by the section's identifier, with the
+ * same members and "steps" (its steps' identifiers), and the same three calls act on it
+ * (`block` NULL or the section's identifier; another name is "unknownBlock"). Going forward
+ * from an instance's last step goes to the next instance's first step, and from the last
+ * instance out of the section; going back follows the path through the instances. For a
+ * repeating section: adding makes an instance after the last without moving (going forward
+ * reaches it); removing takes the instance's answers and visits away ("answerCleared" audit
+ * events), and removing the instance the participant is in goes back to the visit before it
+ * (removing the only one left is "tooFewInstances"); entering goes back to the first step of
+ * the current instance or of one before it (a later one is STEPKIT_ESTATE
+ * "instanceNotReached": go forward to reach it), every answer kept.
  * ------------------------------------------------------------------------------------------- */
 
-/* Adds an instance after the block's last (empty) and moves into it. */
+/* Adds an instance after the block's last (empty) and moves into it (a repeating section's:
+ * without moving). */
 int stepkit_session_add_instance(stepkit_session *session, const char *block, char **out);
 
 /* Removes instance `index` of the block with its answers; the instances after it move up. */
 int stepkit_session_remove_instance(stepkit_session *session, const char *block, int64_t index, char **out);
 
-/* Moves into instance `index` of the block (the state's "current"). */
+/* Moves into instance `index` of the block (the state's "current"); for a repeating section,
+ * back to that instance's first step. */
 int stepkit_session_enter_instance(stepkit_session *session, const char *block, int64_t index, char **out);
 
 /* ---------------------------------------------------------------------------------------------

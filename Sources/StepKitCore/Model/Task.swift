@@ -159,6 +159,11 @@ struct TaskRules: Sendable {
     /// Per step: the `visibleWhen` of repeating groups' items, evaluated in each instance
     /// (`Session+InstanceReads`), by block then item, in the group's order.
     var instanceVisibility = IndexTable<[(block: String, items: [(item: String, predicate: Predicate)])]>()
+    /// Repeating blocks of steps (`repeat` on a section; `TaskCompiler+StepBlocks`,
+    /// `Session+StepBlocks`), and per step inside one, its place in `stepBlocks`.
+    var stepBlocks: [StepBlock] = []
+    var blockOfStep = IndexTable<Int>()
+    var blockOfSection = IndexTable<Int>()
 
     /// Fills `governedItems` from `visibility` and `itemHeaders` (once, when the task compiles).
     mutating func collectGovernedItems() {

@@ -44,6 +44,8 @@ extension TaskCompiler {
         r.accept(strings: commonStepKeys)
         let visibleWhen = r.value("visibleWhen")
         let shuffled = r.bool("shuffleSteps") ?? false
+        // A repeating section (`TaskCompiler+StepBlocks`): its steps once per instance.
+        let repeatValue = r.value("repeat")
         let first = b.steps.count
         let index = b.sections.count
         // Reserve the section's place so nested sections get later indexes.
@@ -59,6 +61,9 @@ extension TaskCompiler {
             if shuffled, let nested = items.firstIndex(where: { [.string("section"), .string("sensorTask")].contains($0.objectValue?["type"]) }) {
                 b.d.error("sectionInShuffledSection", "A section with \"shuffleSteps\" holds steps only, not sections.",
                           at: path.key("steps").index(nested))
+            }
+            if let repeatValue, let bounds = stepBlockBounds(repeatValue, items: items, shuffled: shuffled, at: path, b.d) {
+                b.pendingStepBlocks.append((index, bounds, path))
             }
         }
         r.finish()

@@ -30,6 +30,8 @@ package enum TaskCompiler {
         var pendingCounts: [(step: Int, item: String?, value: JSON, path: JSONPath)] = []
         /// Repeating groups' items' `visibleWhen`, compiled in their block's instance scope.
         var pendingInstanceVisibility: [(step: Int, block: String, item: String, value: JSON, path: JSONPath)] = []
+        /// Repeating sections (`TaskCompiler+StepBlocks`): the section, its bounds, its path.
+        var pendingStepBlocks: [(section: Int, bounds: RepeatBounds, path: JSONPath)] = []
         /// `consentDocument`, read before the steps that show it (`Model/ConsentDocument.swift`);
         /// whether the definition has one (a document with problems is reported where it is).
         var consentDocument: ConsentDocument?
@@ -104,6 +106,7 @@ package enum TaskCompiler {
             || b.sections.contains(where: \.shuffled)
         compileInitials(b, predicates, &rules)
         compileRepeats(b, predicates, &rules)
+        compileStepBlocks(b, predicates, &rules)
         compilePiping(b, calculations, definition, &rules)
         r.finish()
         guard d.isEmpty, let identifier else { throw StepKitError(.definition, problems: d.problems) }

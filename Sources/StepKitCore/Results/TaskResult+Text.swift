@@ -74,10 +74,14 @@ extension Session {
         var written: [Bool] = []
         var topWritten = false
         let last = path.count - 1
-        for i in path.indices {
+        // A repeating section's visits are written together, nested per instance, as the tree
+        // writes them (`stepBlockResult`).
+        var next = 0
+        for i in path.indices where i >= next {
             let visit = path[i]
             guard let step = task.step(at: visit.stepIndex) else { continue }
-            let sections = step.sections
+            let block = task.rules.blockOfStep[visit.stepIndex]
+            let sections = block == nil ? step.sections : Array(step.sections.dropLast())
             var keep = 0
             while keep < open.count && keep < sections.count && open[keep] == sections[keep] { keep += 1 }
             while open.count > keep {
@@ -100,6 +104,12 @@ extension Session {
                 depth += 1
             }
             Session.separate(&out, &written, &topWritten)
+            if let block {
+                let result = stepBlockResult(block: block, from: i, now: time)
+                out.value(result.json)
+                next = result.end
+                continue
+            }
             let isCurrent = i == last && !isFinished
             writeStepResult(step: step, visit: visit, isCurrent: isCurrent, now: time, to: &out)
         }

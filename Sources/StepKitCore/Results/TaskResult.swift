@@ -5,17 +5,17 @@ extension Session {
     package func resultJSON() -> JSON {
         let time = endDate ?? now
         var builder = SectionNesting(task: task)
-        for (i, visit) in path.enumerated() {
+        // A repeating section's visits are written together, nested per instance.
+        var next = 0
+        for (i, visit) in path.enumerated() where i >= next {
             guard let step = task.step(at: visit.stepIndex) else { continue }
-            let isCurrent = i == path.count - 1 && !isFinished
-            let answer = visit.skipped ? nil : (isCurrent ? answers[visit.stepIndex].map { visibleAnswer($0, step: visit.stepIndex) } : visit.answer)
-            let hidden: (String) -> Bool = { item in
-                isCurrent ? !isVisible(item, step: visit.stepIndex) : visit.hiddenItems.contains(item)
+            if let n = task.rules.blockOfStep[visit.stepIndex] {
+                let block = stepBlockResult(block: n, from: i, now: time)
+                builder.add(block.json, sections: Array(step.sections.dropLast()))
+                next = block.end
+                continue
             }
-            // The time counted toward time limits; a task without any counts by the dates.
-            let spent = task.rules.timeLimits.isEmpty ? max((visit.endDate ?? time).subtractingSaturated(visit.startDate), 0)
-                : timing.visit(visit.spent, at: time, isCurrent: isCurrent)
-            builder.add(StepResult.json(step: step, visit: visit, answer: answer, now: time, hidden: hidden, timeSpent: spent), sections: step.sections)
+            builder.add(visitResult(at: i, step: step, now: time), sections: step.sections)
         }
         var result = JSONObject([
             "identifier": .string(task.identifier),
@@ -43,6 +43,22 @@ extension Session {
             result["asyncResults"] = .array(actions.runs.flatMap { Session.fileResults($0.value, now: time) })
         }
         return .object(result)
+    }
+}
+
+extension Session {
+    /// Visit `i`'s step result (its `step`), as both result writers write it.
+    func visitResult(at i: Int, step: Step, now time: Int64) -> JSON {
+        let visit = path[i]
+        let isCurrent = i == path.count - 1 && !isFinished
+        let answer = visit.skipped ? nil : (isCurrent ? answers[visit.stepIndex].map { visibleAnswer($0, step: visit.stepIndex) } : visit.answer)
+        let hidden: (String) -> Bool = { item in
+            isCurrent ? !isVisible(item, step: visit.stepIndex) : visit.hiddenItems.contains(item)
+        }
+        // The time counted toward time limits; a task without any counts by the dates.
+        let spent = task.rules.timeLimits.isEmpty ? max((visit.endDate ?? time).subtractingSaturated(visit.startDate), 0)
+            : timing.visit(visit.spent, at: time, isCurrent: isCurrent)
+        return StepResult.json(step: step, visit: visit, answer: answer, now: time, hidden: hidden, timeSpent: spent)
     }
 }
 

@@ -65,12 +65,16 @@ protocol AnswerLookup {
     /// (`Expressions/Instances.swift` has the defaults: the block's answer's array).
     func instanceCount(_ block: BlockReference) -> Int
     func instanceEntry(_ block: BlockReference, _ index: Int) -> JSON?
+    /// How many instances repeating section `n` (`TaskRules.stepBlocks`) has: navigation
+    /// passes over one with none.
+    func sectionInstanceCount(_ n: Int) -> Int
 }
 
 extension AnswerLookup {
     func answerValue(_ selector: Selector) -> JSON? { answer(selector)?.value }
     func calculationValues() -> [ExpressionValue] { [] }
     var evaluationTime: Int64 { 0 }
+    func sectionInstanceCount(_ n: Int) -> Int { 1 }
 }
 
 /// `{"result": SELECTOR, OPERATOR: OPERAND, ...}`: every test must hold (they are ANDed).

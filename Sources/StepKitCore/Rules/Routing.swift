@@ -287,6 +287,8 @@ package final class Routing: Sendable {
         case skipRule
         /// A section's `visibleWhen` does not hold.
         case visibleWhen
+        /// A repeating section has no instance (`Session+StepBlocks`).
+        case noInstances
     }
 
     /// Why navigation entering section `s` passes over it, or nil when it shows the section.
@@ -295,6 +297,7 @@ package final class Routing: Sendable {
     func skipReason(section s: Int, _ answers: some AnswerLookup) -> SkipReason? {
         if rules.sectionSkips[s]?.evaluate(answers) == true { return .skipRule }
         if let visible = rules.sectionVisibility[s], !visible.evaluate(answers) { return .visibleWhen }
+        if let n = rules.blockOfSection[s], answers.sectionInstanceCount(n) == 0 { return .noInstances }
         return nil
     }
 

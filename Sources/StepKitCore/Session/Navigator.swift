@@ -34,6 +34,9 @@ struct Navigator {
         var modified = false
         /// How navigation got there, in order (nothing when it does not explain).
         var notes = ArrivalNotes()
+        /// For a step of a repeating section, the instance it is reached in
+        /// (`Session.instanceRoute`).
+        var instance = 0
     }
 
     /// Where leaving step `index` leads.

@@ -64,6 +64,7 @@ extension Restoration {
             visit.modified = modified
             visit.hiddenItems = hidden
             visit.arrival = .saved(v["arrival"] ?? .null)
+            visit.instance = try decodeVisitInstance(v["instance"], step: index, task: task, at: path.key("instance"))
             if let active = v["active"] {
                 guard step.active != nil else { throw refuse("damaged", "A saved active step is not an active step of this task.", path.key("active")) }
                 visit.active = try decodeActive(active, at: path.key("active"))
@@ -121,6 +122,8 @@ extension Restoration {
                               touched: touched, actions: AsyncActions(runs: asyncRuns, taskSuspended: taskSuspended),
                               audit: try decodeAudit(d), taskTimeSpent: taskTime)
         session.instancesCursor = try decodeInstances(d["instances"], in: session)
+        session.stepInstances = try decodeStepInstances(d["stepInstances"], task: task)
+        try checkInstances(session)
         // Well-formed is not enough: the run must be one the task allows (keyed or not).
         try checkAllowed(session, savedAnswers: answers)
         // The restore is in the trail once something happens after it (`AuditTrail.pendingRestore`).

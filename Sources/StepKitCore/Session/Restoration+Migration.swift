@@ -93,6 +93,8 @@ extension Restoration {
         // first visit (a forged or skewed date): a run never starts after it is shown.
         session.clock.startDate = min(startDate, session.startDate)
         for (index, answer) in answers { session.answers[index] = answer }
+        // Repeating sections: every instance's answers, the run in the first (`Restoration+StepBlocks`).
+        migrateStepInstances(d, into: &session, drop: drop)
         // Walk forward over what is already answered (and optional steps the participant had
         // already passed, or any step passed when required answers wait for completion), to the
         // first step that still needs an answer.

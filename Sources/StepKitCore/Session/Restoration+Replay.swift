@@ -47,6 +47,12 @@ extension Restoration {
             open.answer = nil
             open.skipped = false
             replay.pushVisit(open)
+            // A repeating section's instances as saved (how many were made), the replay in the
+            // visit's instance; each visit's answer is set below (`Session+StepBlocks`).
+            if !s.task.rules.stepBlocks.isEmpty {
+                if i == 0 { replay.stepInstances = s.stepInstances.madeOnly }
+                replay.followInstance(of: visit)
+            }
             // The answer the run held when it left the visit: the visit's own (a form's hidden
             // items are not in it, and read as unanswered anyway), or the step's latest answer,
             // which still has them, or the visit's own with the hidden items' stored values

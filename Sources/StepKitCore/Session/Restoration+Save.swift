@@ -44,6 +44,8 @@ extension Restoration {
         // current visit's is the document's `timing.step` (the time at the save), so its text
         // does not change as time passes. Other tasks count time by their dates.
         if visit.endDate != nil, !s.task.rules.timeLimits.isEmpty { v["timeSpent"] = .int(visit.spent) }
+        // A repeating section's step past its first instance (`Restoration+StepBlocks`).
+        if visit.instance != 0 { v["instance"] = .int(Int64(visit.instance)) }
         return .object(v)
     }
 
@@ -71,6 +73,8 @@ extension Restoration {
         if s.showsLanguage { document["language"] = member("language", of: s) }
         // Which instance each repeating block is in, when one is past its first.
         if !s.instancesCursor.isEmpty { document["instances"] = member("instances", of: s) }
+        // Repeating sections' instances, once one has made any (`Restoration+StepBlocks`).
+        if !s.stepInstances.isEmpty { document["stepInstances"] = member("stepInstances", of: s) }
         // Only during an edit from a review step, so other saves read as before.
         if s.reviewReturn != nil { document["reviewReturn"] = member("reviewReturn", of: s) }
         document["audit"] = try auditMember(of: s)
@@ -80,7 +84,7 @@ extension Restoration {
     /// The members of the document an autosave journal record may set whole (`change`): all
     /// but the format, the task, the run's identity, the path and the answers.
     static let wholeMembers: [String] = ["startDate", "endDate", "finishReason", "touched", "taskSuspended", "asyncActions", "additionalTaskResults", "language",
-                                         "randomization", "timing", "instances", "reviewReturn"]
+                                         "randomization", "timing", "instances", "stepInstances", "reviewReturn"]
 
     /// One of `wholeMembers` as saved.
     static func member(_ key: String, of s: Session) -> JSON {
@@ -97,6 +101,7 @@ extension Restoration {
         case "additionalTaskResults": return s.external.given ?? .null
         case "language": return s.showsLanguage ? s.language.json : .null
         case "instances": return s.instancesCursor.json(in: s.task)
+        case "stepInstances": return stepInstancesJSON(s)
         case "randomization":
             // The seed and the order of every list the task shuffles, which restore recomputes
             // from the seed and compares (docs/randomization.md).

@@ -9,7 +9,7 @@ import StepKitBase
 package enum Restoration {
     static let format = "stepkit-restoration"
     /// The members a saved visit may have.
-    static let visitKeys: Set<String> = ["step", "startDate", "endDate", "answer", "skipped", "modified", "hiddenItems", "arrival", "active", "timeSpent"]
+    static let visitKeys: Set<String> = ["step", "startDate", "endDate", "answer", "skipped", "modified", "hiddenItems", "arrival", "active", "timeSpent", "instance"]
     static let version: Int64 = 1
 
     static func refuse(_ code: String, _ message: String, _ path: JSONPath = .root) -> StepKitError {

@@ -130,15 +130,28 @@ extension Session {
         var problems: [Problem] = []
         let last = path.count - 1
         let from = task.rules.requiredAnswers == .atCompletion ? 0 : max(last, 0)
+        // A repeating section's step is required once per instance: its latest visit in each
+        // (`Session+StepBlocks`), reported at `$.<section>[k].<step>`.
+        let perInstance = task.rules.stepBlocks.isEmpty ? [] : latestVisitsPerInstance(from: from)
         for position in path.indices where position >= from {
             let visit = path[position]
-            guard path.latestPosition(of: visit.stepIndex) == position, !visit.skipped, let step = task.step(at: visit.stepIndex) else { continue }
+            let block = perInstance.isEmpty ? nil : task.rules.blockOfStep[visit.stepIndex]
+            let latest = block == nil ? path.latestPosition(of: visit.stepIndex) == position : perInstance.contains(position)
+            guard latest, !visit.skipped, let step = task.step(at: visit.stepIndex) else { continue }
             let live = position == last && !isFinished
             let hidden = live ? hiddenItems(step: visit.stepIndex) : visit.hiddenItems
             let answer = live ? answers[visit.stepIndex] : visit.answer
             let empty = listsWithoutChoices(step: visit.stepIndex)
-            problems += Session.missing(in: step, answer: answer, hidden: hidden + empty.compactMap { $0 }, noChoices: empty.contains(nil),
+            var found = Session.missing(in: step, answer: answer, hidden: hidden + empty.compactMap { $0 }, noChoices: empty.contains(nil),
                                         completing: true) { piped($0) }
+            if let n = block, let section = stepBlock(n) {
+                for i in found.indices {
+                    var place = JSONPath.root.key(section.identifier).index(visit.instance).key(step.identifier)
+                    if let item = found[i].item { place = place.key(item) }
+                    found[i].path = place
+                }
+            }
+            problems += found
         }
         return problems
     }

@@ -68,6 +68,9 @@ extension Session {
 
     /// Adds an instance after the last to the current step's block `name` and moves into it.
     package mutating func addInstance(_ name: String?) throws(StepKitError) {
+        // A step of a repeating section: its block's instances (`Session+StepBlocks`).
+        try requireInProgress()
+        if let n = try currentStepBlock(name) { return try addStepInstance(n) }
         let (index, step, block) = try currentBlock(name)
         let count = instanceCount(step: index, block: block)
         guard count < block.bounds.maxCount else {
@@ -85,6 +88,8 @@ extension Session {
 
     /// Removes instance `position` of the current step's block `name`, with its answers.
     package mutating func removeInstance(_ name: String?, at position: Int) throws(StepKitError) {
+        try requireInProgress()
+        if let n = try currentStepBlock(name) { return try removeStepInstance(n, at: position) }
         let (index, step, block) = try currentBlock(name)
         let count = instanceCount(step: index, block: block)
         let blockName = Session.blockName(block, step: step)
@@ -112,6 +117,8 @@ extension Session {
 
     /// Moves the current step's block `name` into instance `position`.
     package mutating func enterInstance(_ name: String?, at position: Int) throws(StepKitError) {
+        try requireInProgress()
+        if let n = try currentStepBlock(name) { return try enterStepInstance(n, at: position) }
         let (index, step, block) = try currentBlock(name)
         let count = instanceCount(step: index, block: block)
         guard position >= 0 && position < count else {
@@ -171,6 +178,14 @@ extension Session {
         var trial = self
         trial.answers[index] = kept
         let lookup = StoredAnswers(trial)
+        for (n, block) in task.rules.stepBlocks.enumerated() where block.count != nil {
+            guard let d = trial.expectedCount(block: n, on: lookup) else { continue }
+            if !d.isFinite || d < 0 || d.rounded(.down) > Double(block.bounds.maxCount) {
+                problems.append(Problem(code: "countOutOfRange",
+                                        message: "With this answer, \"\(block.identifier)\" would have \(NumberText.format(d)) instances: the count must be a number from 0 to \(block.bounds.maxCount) (its maxCount).",
+                                        path: .root))
+            }
+        }
         for (stepIndex, blocks) in task.rules.repeats {
             for block in blocks {
                 guard block.count != nil, let step = task.step(at: stepIndex) else { continue }
@@ -189,6 +204,7 @@ extension Session {
     /// has, which one the participant is in, whether one may be added or removed, what its
     /// `count` says and each instance's title.
     func instancesJSON(step index: Int) -> JSON {
+        if let n = task.rules.blockOfStep[index] { return stepInstancesJSON(block: n) }
         guard let blocks = task.rules.repeats[index], let step = task.step(at: index) else { return .null }
         var out = JSONObject()
         let lookup = StoredAnswers(self)

@@ -19,6 +19,21 @@ extension Session {
         audit._checkInvariants()
         timing._checkInvariants()
         instancesCursor._checkInvariants(task: task)
+        stepInstances._checkInvariants(task: task)
+        // A repeating section's step keeps no answers set aside (its instances keep them), and
+        // every visit of one is in an instance the block has made.
+        for (step, _) in answers.later { precondition(task.rules.blockOfStep[step] == nil, "step \(step) of a repeating section sets answers aside") }
+        for visit in path {
+            if let n = task.rules.blockOfStep[visit.stepIndex] {
+                precondition(visit.instance >= 0 && visit.instance < max(stepInstances[block: n].made, 1) || visit.instance < stepInstanceCount(n),
+                             "a visit in instance \(visit.instance) of block \(n), which it has not made")
+            } else {
+                precondition(visit.instance == 0, "a visit outside repeating sections is in instance 0")
+            }
+        }
+        if let index = currentIndex, !isFinished, let n = task.rules.blockOfStep[index], let last = path.indices.last {
+            precondition(path[last].instance == stepInstances[block: n].current, "the current visit is in its block's current instance")
+        }
         precondition((timing.since == nil) == isFinished, "time counts exactly while the run is in progress")
         precondition(!path.isEmpty || isFinished, "only a run that has ended may have shown no step")
         var previous = clock.startDate

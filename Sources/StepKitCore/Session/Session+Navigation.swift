@@ -5,7 +5,8 @@ extension Session {
     /// Where going forward from the current step would lead now (nil: the task would end).
     func routeForward() -> Navigator.Route? {
         guard let index = currentIndex else { return nil }
-        return Navigator(task).route(leaving: index, in: self)
+        let route = Navigator(task).route(leaving: index, in: self)
+        return task.rules.stepBlocks.isEmpty ? route : instanceRoute(route, leaving: index)
     }
 
     /// Ends the run: every recorder stops, an active step's timer stops, the host hears why.
@@ -71,8 +72,14 @@ extension Session {
         // Leaving a later visit of a step that an earlier visit still holds on the path (a
         // loop): the earlier visit's own answer comes back, and the later one waits to prefill
         // the step when navigation reaches it again.
-        if let step = leaving, let earlier = path.latestPosition(of: step).flatMap({ path[ifPresent: $0] }) {
+        // A repeating section's step keeps its answer in its instance instead, and going back
+        // into another instance brings that instance's answers (`Session+StepBlocks`).
+        if let step = leaving, task.rules.blockOfStep[step] == nil,
+           let earlier = path.latestPosition(of: step).flatMap({ path[ifPresent: $0] }) {
             answers.setAside(step: step, restoring: earlier.skipped ? nil : earlier.answer)
+        }
+        if let index = currentIndex, let n = task.rules.blockOfStep[index], let instance = current?.instance {
+            switchInstance(n, to: instance)
         }
         updateCurrent { visit in
             visit.endDate = nil

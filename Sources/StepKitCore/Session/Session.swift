@@ -43,6 +43,8 @@ package struct Session: Sendable {
     var timing = TimeCount()
     /// Which instance of each repeating block the participant is in (`InstanceCursors`).
     var instancesCursor = InstanceCursors()
+    /// The instances of each repeating block of steps (`StepInstances`, `Session+StepBlocks`).
+    var stepInstances = StepInstances()
     /// An edit begun from a review step, while it goes on (`ReviewReturn`, `Session+Review.swift`).
     var reviewReturn: ReviewReturn?
 
@@ -190,11 +192,13 @@ package struct Session: Sendable {
     /// Shows step `index`: a new visit, with its prefill (ResearchKit asks its default result
     /// source when a step appears).
     mutating func arrive(at index: Int, time: Int64, route: Navigator.Route) {
+        // A step of a repeating section is shown in the instance navigation leads to.
+        if let n = task.rules.blockOfStep[index] { switchInstance(n, to: route.instance) }
         answers.bringBack(step: index)
         applyPrefill(step: index)
         let previous = events.isRecording ? currentStep?.identifier : nil
         let firstVisit = path.latestPosition(of: index) == nil
-        path.push(Visit(stepIndex: index, startDate: time, modified: route.modified, arrival: .notes(route.notes)))
+        path.push(Visit(stepIndex: index, startDate: time, modified: route.modified, arrival: .notes(route.notes), instance: route.instance))
         // After the visit is on the path: an initial reads the live answers, and a form item's
         // visibility decides whether it is enabled.
         if firstVisit, task.rules.initials[index] != nil { applyInitials(step: index) }
@@ -225,6 +229,20 @@ package struct Session: Sendable {
     mutating func pushVisit(_ visit: consuming Visit) { path.push(visit) }
 
     mutating func popVisit() { path.pop() }
+
+    /// The path with visits taken out of its middle (an instance of a repeating section removed,
+    /// `Session+StepBlocks`).
+    mutating func replacePath(_ visits: [Visit]) {
+        path = VisitPath()
+        for visit in visits { path.push(visit) }
+    }
+
+    /// Tells visit `i`'s arrival again as `route` does (`Session+StepBlocks`).
+    mutating func redateArrival(at i: Int, route: Navigator.Route) {
+        guard path.indices.contains(i) else { return }
+        path[i].arrival = .notes(route.notes)
+        path[i].modified = route.modified
+    }
 
     /// Gives a visit the dates it was saved with (a migrated run, `Restoration.migrate`).
     mutating func redateVisit(at i: Int, start: Int64, end: Int64?) {

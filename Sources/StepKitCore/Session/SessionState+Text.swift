@@ -95,7 +95,7 @@ extension Session {
             out.value(languageJSON)
         }
         // The current step's repeating blocks (`Session+Instances`), when it has any.
-        if let step, task.rules.repeats[index] != nil, !step.identifier.isEmpty {
+        if let step, task.rules.repeats[index] != nil || task.rules.blockOfStep[index] != nil, !step.identifier.isEmpty {
             out.raw(",\"instances\":")
             out.value(instancesJSON(step: index))
         }

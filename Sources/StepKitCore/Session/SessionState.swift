@@ -54,7 +54,7 @@ extension Session {
         ])
         if showsLanguage { state["language"] = languageJSON }
         // The current step's repeating blocks (`Session+Instances`), when it has any.
-        if let step, task.rules.repeats[index] != nil, !step.identifier.isEmpty { state["instances"] = instancesJSON(step: index) }
+        if let step, task.rules.repeats[index] != nil || task.rules.blockOfStep[index] != nil, !step.identifier.isEmpty { state["instances"] = instancesJSON(step: index) }
         // Only while they apply, so every other state reads as before (`Session+Review.swift`).
         if step?.isReview == true { state["review"] = reviewJSON() }
         if let plan = reviewReturn, step != nil { state["returnsToReview"] = .string(task.step(at: plan.review)?.identifier) }
@@ -112,19 +112,23 @@ extension Session {
     /// rules, the walk is exact for `projectionHorizon` steps and the rule graph's fewest covers
     /// the rest, so reading the state costs the same on a 100-step and a 100,000-step task.
     func projectedRemaining(from index: Int) -> Int {
-        if task.rules.isEmpty { return max(task.steps.count - 1 - index, 0) }
+        if task.rules.isEmpty && task.rules.stepBlocks.isEmpty { return max(task.steps.count - 1 - index, 0) }
         let navigator = Navigator(task, explains: false)
         var count = 0
         var step = index
+        // Steps of repeating sections count once per instance (`instanceStepsAhead`).
+        let blocks = !task.rules.stepBlocks.isEmpty
+        var walked: [Int] = []
         while let next = navigator.route(leaving: step, in: self).step {
             count += 1
             step = next
+            if blocks { walked.append(next) }
             if count >= Session.projectionHorizon {
                 let rest = task.graph.fewestAfter[ifPresent: step] ?? nil
-                return count + (rest ?? 0)
+                return count + (rest ?? 0) + (blocks ? instanceStepsAhead(from: index, walked: walked) : 0)
             }
         }
-        return count
+        return count + (blocks ? instanceStepsAhead(from: index, walked: walked) : 0)
     }
 
     static let projectionHorizon = 16

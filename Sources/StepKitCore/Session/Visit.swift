@@ -42,12 +42,16 @@ struct Visit: Sendable, Equatable {
     /// The time counted on this visit (milliseconds; while it is the current one, up to
     /// `TimeCount.since`): the result's `timeSpent` and the step's time limit.
     var spent: Int64 = 0
+    /// For a step of a repeating section: the instance it is shown in, from 0
+    /// (`Session+StepBlocks.swift`); 0 for every other step.
+    var instance: Int = 0
 
-    init(stepIndex: Int, startDate: Int64, modified: Bool = false, arrival: Arrival = .saved(.null)) {
+    init(stepIndex: Int, startDate: Int64, modified: Bool = false, arrival: Arrival = .saved(.null), instance: Int = 0) {
         self.stepIndex = stepIndex
         self.startDate = startDate
         self.modified = modified
         self.arrival = arrival
+        self.instance = instance
     }
 }
 
