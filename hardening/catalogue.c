@@ -534,6 +534,35 @@ static int run_catalogue(void) {
         stepkit_session_free(rs);
         stepkit_task_free(rt);
     }
+    /* Repeating sections (issue 31, a block of steps): adding past maxCount, removing below the
+     * count or out of range, entering an instance not reached, a count past maxCount, and
+     * definitions a section may not have; each refused with its code, the session unchanged. */
+    {
+        stepkit_task *st = compile(
+            "{\"identifier\": \"s\", \"steps\": ["
+            "{\"type\": \"question\", \"identifier\": \"n\", \"answerFormat\": {\"type\": \"numeric\", \"style\": \"integer\", \"minimum\": 0, \"maximum\": 9}},"
+            "{\"type\": \"section\", \"identifier\": \"c\", \"repeat\": {\"maxCount\": 2, \"count\": {\"answer\": \"n\"}},"
+            " \"steps\": [{\"type\": \"question\", \"identifier\": \"x\", \"answerFormat\": {\"type\": \"text\"}}]},"
+            "{\"type\": \"completion\", \"identifier\": \"d\"}]}");
+        stepkit_session *ss = open_session(st);
+        EXPECT_FAIL(ss, STEPKIT_EANSWER, "countOutOfRange", stepkit_session_set_answer(ss, "3", fresh_out())); OUT_IS_NULL();
+        EXPECT_OK(stepkit_session_set_answer(ss, "1", NULL));
+        EXPECT_OK(stepkit_session_go_forward(ss, NULL));
+        EXPECT_FAIL(ss, STEPKIT_ESTATE, "tooFewInstances", stepkit_session_remove_instance(ss, NULL, 0, fresh_out())); OUT_IS_NULL();
+        EXPECT_FAIL(ss, STEPKIT_EINVAL, "instanceOutOfRange", stepkit_session_remove_instance(ss, "c", INT64_MIN, fresh_out())); OUT_IS_NULL();
+        EXPECT_FAIL(ss, STEPKIT_EINVAL, "instanceOutOfRange", stepkit_session_enter_instance(ss, "c", 7, fresh_out())); OUT_IS_NULL();
+        EXPECT_FAIL(ss, STEPKIT_EINVAL, "unknownBlock", stepkit_session_add_instance(ss, "x", fresh_out())); OUT_IS_NULL();
+        EXPECT_OK(stepkit_session_add_instance(ss, NULL, NULL));
+        EXPECT_FAIL(ss, STEPKIT_ESTATE, "tooManyInstances", stepkit_session_add_instance(ss, "c", fresh_out())); OUT_IS_NULL();
+        EXPECT_FAIL(ss, STEPKIT_ESTATE, "instanceNotReached", stepkit_session_enter_instance(ss, NULL, 1, fresh_out())); OUT_IS_NULL();
+        stepkit_task *bt = NULL;
+        EXPECT_FAIL(NULL, STEPKIT_EDEFINITION, "boundsNeverMet", stepkit_task_compile(
+            "{\"identifier\": \"b\", \"steps\": [{\"type\": \"section\", \"identifier\": \"c\", \"repeat\": {}, \"steps\": [{\"type\": \"instruction\", \"identifier\": \"i\"}]}]}", &bt));
+        EXPECT_FAIL(NULL, STEPKIT_EDEFINITION, "sectionInRepeatingSection", stepkit_task_compile(
+            "{\"identifier\": \"b\", \"steps\": [{\"type\": \"section\", \"identifier\": \"c\", \"repeat\": {\"minCount\": 1}, \"steps\": [{\"type\": \"section\", \"identifier\": \"d\", \"steps\": [{\"type\": \"instruction\", \"identifier\": \"i\"}]}]}]}", &bt));
+        stepkit_session_free(ss);
+        stepkit_task_free(st);
+    }
     /* Languages (issue 32): a tag that is not BCP-47, a text object without the default
      * language or in an undeclared one, a message catalogue lacking a key or an argument, or
      * with one it does not have; each refused with its code, the session unchanged. */

@@ -465,7 +465,10 @@ public:
      * block of the current step ("" is its only block), `index` counts from 0; each returns the
      * new state, whose "instances" says how many each block has and which one is current.
      * Throws Error (STEPKIT_ESTATE "tooManyInstances", "tooFewInstances", "belowCount",
-     * "noRepeatingBlock"; STEPKIT_EINVAL "instanceOutOfRange", "unknownBlock"), changing nothing. */
+     * "noRepeatingBlock"; STEPKIT_EINVAL "instanceOutOfRange", "unknownBlock"), changing nothing.
+     * In a repeating section (a block of steps, named by the section) adding does not move,
+     * removing the current instance goes back to the visit before it, and entering goes back to
+     * an instance's first step (STEPKIT_ESTATE "instanceNotReached" for a later one). */
     std::string add_instance(const std::string &block = std::string()) {
         const char *name = block.empty() ? nullptr : detail::c_text(block, false, "The block");
         char *out = nullptr;

@@ -169,6 +169,15 @@ private func answer(_ s: inout Session, _ text: String) throws {
         try s.goForward()
         try s.goForward()
         #expect(int(child(s), "current") == 1 && state(s)["answer"] == .string("Cy"))
+        // Both writers agree (the trees are the oracle): the state inside the block, the result.
+        var state = JSONOutput()
+        s.writeState(events: [], to: &state)
+        var tree = try #require(s.stateJSON().objectValue)
+        tree["events"] = .array([])
+        #expect(state.finishString() == JSONWriter.string(.object(tree)))
+        var result = JSONOutput()
+        s.writeResult(to: &result)
+        #expect(result.finishString() == JSONWriter.string(s.resultJSON()))
         // Saved and restored after all this: the same run, which the replay accepts.
         let saved = try Restoration.saveText(s)
         let restored = try restoreText(saved, s.task)

@@ -671,9 +671,46 @@ static void test_instances() {
     CHECK(has(result, "\"index\":2,\"results\":[{\"identifier\":\"name\",\"type\":\"text\",\"answer\":\"C\""));
 }
 
+// Issue 31 from C++: a repeating section (a block of steps) walked once per instance, back into
+// the first with its answer kept, adding past maxCount and entering an instance not reached
+// refused, changing nothing; the result nests one object per instance.
+static void test_step_instances() {
+    stepkit::Task task = stepkit::Task::compile(R"({"identifier": "h", "steps": [
+        {"type": "question", "identifier": "n", "answerFormat": {"type": "numeric", "style": "integer", "minimum": 0, "maximum": 9}},
+        {"type": "section", "identifier": "child", "repeat": {"maxCount": 3, "count": {"answer": "n"}, "title": "Child {{index}}: {{name}}"},
+         "steps": [{"type": "question", "identifier": "name", "answerFormat": {"type": "text"}}]},
+        {"type": "completion", "identifier": "done"}]})");
+    stepkit::Session session = task.open(RUN);
+    session.set_answer("2");
+    std::string state = session.go_forward();
+    CHECK(has(state, "\"child\":{\"count\":2,\"current\":0"));
+    session.set_answer("\"Ann\"");
+    state = session.go_forward();
+    CHECK(has(state, "\"current\":1") && has(state, "\"answer\":null"));
+    session.set_answer("\"Ben\"");
+    state = session.go_backward();
+    CHECK(has(state, "\"answer\":\"Ann\"") && has(state, "\"current\":0"));
+    session.add_instance("child");
+    const std::string before = session.state();
+    stepkit::Error e = EXPECT_ERROR(STEPKIT_ESTATE, session.add_instance());
+    CHECK(has(e.json(), "tooManyInstances"));
+    e = EXPECT_ERROR(STEPKIT_ESTATE, session.enter_instance("child", 2));
+    CHECK(has(e.json(), "instanceNotReached"));
+    CHECK(session.state() == before);
+    session.go_forward();
+    session.go_forward();
+    session.set_answer("\"Cy\"");
+    session.go_forward();
+    session.go_forward();
+    const std::string result = session.result();
+    CHECK(has(result, "\"identifier\":\"child\",\"index\":2"));
+    CHECK(has(result, "\"answer\":\"Cy\""));
+}
+
 int main() {
     test_games();
     test_instances();
+    test_step_instances();
     test_order_and_time_limits();
     test_languages();
     test_fhir();

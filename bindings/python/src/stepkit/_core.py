@@ -1363,6 +1363,9 @@ class Session(_Handle):
         (``None``: its only block) and moves into it; returns the new state, whose
         ``"instances"`` says how many each block has and which one is current.
 
+        In a repeating section (a block of steps, named by the section's identifier) the
+        instance is added without moving: going forward from the last instance reaches it.
+
         StateError at the block's maxCount ("tooManyInstances") or on a step without one
         ("noRepeatingBlock"); InvalidArgumentError for a block the step does not have
         ("unknownBlock"). Nothing changes when it is refused."""
@@ -1372,11 +1375,15 @@ class Session(_Handle):
         """Removes instance ``index`` (from 0) of the block, with its answers; the instances
         after it move up. StateError below minCount ("tooFewInstances") or below what the
         block's count says ("belowCount"); InvalidArgumentError for an index it does not have
-        ("instanceOutOfRange"). Nothing changes when it is refused."""
+        ("instanceOutOfRange"). In a repeating section the instance's visits go too, and
+        removing the one the participant is in goes back to the visit before it. Nothing
+        changes when it is refused."""
         return self._call("stepkit_session_remove_instance", _block_name(block), _instance_index(index))
 
     def enter_instance(self, index: int, block: Optional[str] = None) -> Dict[str, Any]:
-        """Moves into instance ``index`` (from 0) of the block (the state's ``"current"``).
+        """Moves into instance ``index`` (from 0) of the block (the state's ``"current"``); in
+        a repeating section, back to that instance's first step (StateError
+        "instanceNotReached" for an instance after the current one).
         InvalidArgumentError for an index it does not have ("instanceOutOfRange")."""
         return self._call("stepkit_session_enter_instance", _block_name(block), _instance_index(index))
 
