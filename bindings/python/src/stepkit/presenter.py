@@ -26,6 +26,16 @@ __all__ = ["Presenter"]
 State = Dict[str, Any]
 
 
+
+def section_block(state: State) -> Optional[Tuple[str, Dict[str, Any]]]:
+    """The repeating section the current step is in (its name and the state's entry), or None:
+    a section's entry in ``instances`` lists its ``steps``."""
+    for name, info in (state.get("instances") or {}).items():
+        if isinstance(info, dict) and isinstance(info.get("steps"), list):
+            return name, info
+    return None
+
+
 class _Command(Exception):
     """A navigation command typed instead of an answer (:back, :skip, :quit)."""
 
@@ -135,12 +145,51 @@ class Presenter:
     # -- calls --------------------------------------------------------------------------------------
 
     def _forward(self) -> Optional[State]:
-        """Goes forward: the new state, or None after showing why the step cannot be left."""
+        """Goes forward: the new state, or None after showing why the step cannot be left. On
+        the last step of a repeating section's last instance, first "add another / remove /
+        done" (the engine says what may be done: ``canAdd``, ``canRemove``)."""
         try:
+            block = section_block(self.session.state)
+            if block is not None:
+                moved = self._section_menu(*block)
+                if moved is not None:
+                    return moved
             return self.session.go_forward()
         except StateError as exc:
             self.error(problems_text(exc))
             return None
+
+    def _section_menu(self, name: str, info: Dict[str, Any]) -> Optional[State]:
+        """Add another instance of the repeating section ``name`` (then forward into it), remove
+        one, or done (None: go forward as usual). Only on its last step in its last instance."""
+        state = self.session.state
+        step = (state.get("step") or {}).get("identifier")
+        steps = info.get("steps") or []
+        count = int(info.get("count") or 0)
+        if not steps or step != steps[-1] or int(info.get("current") or 0) != count - 1:
+            return None
+        if not (info.get("canAdd") or info.get("canRemove")):
+            return None
+        if info.get("overCount"):
+            self.say(f"  You said you have {info.get('expectedCount')}: remove {info['overCount']} of these.")
+        while True:
+            choices = (["a: add another"] if info.get("canAdd") else []) \
+                + ([f"r N: remove number N (1-{count})"] if info.get("canRemove") else []) + ["Enter: done"]
+            _, stripped = self._line(f"  [{', '.join(choices)}] > ")
+            try:
+                if stripped == "":
+                    return None
+                if stripped.lower() == "a" and info.get("canAdd"):
+                    self.session.add_instance(name)
+                    return self.session.go_forward()
+                if re.fullmatch(r"[rR]\s*\d+", stripped) and info.get("canRemove"):
+                    number = int(stripped[1:].strip())
+                    moved = self.session.remove_instance(number - 1, name)
+                    self.say(f"  Removed number {number}; {moved['instances'][name]['count']} left.")
+                    return moved
+                self.error("Type a, r N or press Enter.")
+            except StepKitError as exc:
+                self.error(exc.message)
 
     def _set(self, kind_value: Tuple[str, Any], wrap: Optional[str] = None) -> Optional[State]:
         """Sets an answer (a form item's with ``wrap``): the new state, or None after showing
@@ -165,6 +214,17 @@ class Presenter:
 
     # -- steps ----------------------------------------------------------------------------------
 
+    def _section_heading(self, state: State) -> None:
+        """A repeating section's step: which instance it is asked for (its title, or "N of M")."""
+        block = section_block(state)
+        if block is None:
+            return
+        name, info = block
+        k = int(info.get("current") or 0)
+        titles = info.get("titles") or []
+        title = titles[k] if k < len(titles) and titles[k] else f"{name} {k + 1}"
+        self.say(f"  [{title} — {k + 1} of {info.get('count')}]")
+
     def _header(self, state: State) -> None:
         step = state.get("step") or {}
         progress = state.get("progress") or {}
@@ -174,6 +234,7 @@ class Presenter:
         optional = " (optional)" if step.get("optional") else ""
         self.say()
         self.say(f"── Step{position}{optional} " + "─" * 40)
+        self._section_heading(state)
         title = step.get("title")
         if title:
             self.say(str(title))
