@@ -78,6 +78,32 @@ def link_cookie(token: str) -> str:
 router = APIRouter(include_in_schema=False)
 
 
+
+def section_blocks(state: Dict[str, Any], step: Dict[str, Any], blocks: List[Any]) -> List[Any]:
+    """A repeating section's step (its entry in the state's ``instances`` lists its ``steps``):
+    a heading naming the instance, then the step's fields; on its last step in the last
+    instance, "Add another" (which goes on into it) and a Remove button per instance, as the
+    engine allows (``canAdd``, ``canRemove``). Buttons, so they work without JavaScript."""
+    for name, info in (state.get("instances") or {}).items():
+        if not isinstance(info, dict) or not isinstance(info.get("steps"), list):
+            continue
+        k = int(info.get("current") or 0)
+        count = int(info.get("count") or 0)
+        titles = info.get("titles") or []
+        title = titles[k] if k < len(titles) and titles[k] else f"{name} {k + 1}"
+        out: List[Any] = [{"section": f"{title} ({k + 1} of {count})"}] + blocks
+        steps = info["steps"]
+        if steps and step.get("identifier") == steps[-1] and k == count - 1:
+            if info.get("canAdd"):
+                out.append({"add": {"value": f"add:{name}", "label": "Add another"}})
+            if info.get("canRemove"):
+                for j in range(count):
+                    label = titles[j] if j < len(titles) and titles[j] else f"{name} {j + 1}"
+                    out.append({"add": {"value": f"remove:{name}:{j}", "label": f"Remove {label}"}})
+        return out
+    return blocks
+
+
 def group_blocks(item: Dict[str, Any], ident: str, wid: str, given: Any, state: Dict[str, Any],
                  errors: List[Dict[str, Any]], submitted: Optional[Fields]) -> List[Dict[str, Any]]:
     """A repeating group: one fieldset per instance, labelled with the instance's title, its
@@ -191,6 +217,7 @@ def render_step(request: Request, token: str, row: Any, state: Dict[str, Any],
                                  optional=bool(item.get("optional")),
                                  placeholder=item.get("placeholder"),
                                  error=by_item.get(str(ident)), submitted=submitted))
+    blocks = section_blocks(state, step, blocks)
     if notice is None and not errors and not nav.get("hasNextStep", True):
         # The page that would finish: what is still missing (a task that checks required
         # answers at completion lets earlier pages be left without them), before Done.

@@ -716,7 +716,13 @@ class Service:
         parts = action.split(":")
         try:
             if parts[0] == "add" and len(parts) == 2:
-                return session.add_instance(parts[1])
+                state = session.add_instance(parts[1])
+                # A repeating section's instance is reached going forward (its "Add another"
+                # is on the last instance's last step): the page goes on into it.
+                block = (state.get("instances") or {}).get(parts[1]) or {}
+                if isinstance(block.get("steps"), list):
+                    return session.go_forward()
+                return state
             if parts[0] == "remove" and len(parts) == 3 and parts[2].isdigit() and len(parts[2]) < 10:
                 return session.remove_instance(int(parts[2]), parts[1])
         except stepkit.InvalidArgumentError as error:
