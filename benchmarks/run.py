@@ -287,6 +287,12 @@ def generate_tasks():
             continue
         log(f"generating {name}")
         subprocess.run([sys.executable, gen, "--seed", "1", "--out", prefix] + extra, check=True)
+    # issue 31: a walk with 100 instances of a repeating section, and the same steps without
+    gen_instances = os.path.join(BENCH, "gen_instances.py")
+    walk = os.path.join(OUT, "instances.walk")
+    if not os.path.exists(walk) or os.path.getmtime(walk) < os.path.getmtime(gen_instances):
+        log("generating instances, flat")
+        subprocess.run([sys.executable, gen_instances, "--out", OUT], check=True)
 
 
 def run_json(cmd, env=None):
@@ -438,6 +444,11 @@ def main():
                     "survey": list(survey_instr), "entries": entries, "sharedWrites": shared,
                     "run": run_instr})
     results.append({"figure": "instr-input", "counts": {str(n): callgrind_input(bench, n) for n in INPUT_COUNTS}})
+    # issue 31: no-output steps inside 100 instances of a repeating section, and the same steps
+    # outside one (benchmarks/gen_instances.py)
+    results.append({"figure": "instr-instances",
+                    "counts": {name: list(callgrind_instr(bench, P(name + ".json"), P(name + ".walk"), 0, events=False))
+                               for name in ("instances", "flat")}})
     load1 = os.getloadavg()
 
     # ---------------------------------------------------------------------------------------
@@ -502,6 +513,15 @@ def main():
         t.add(f"instructions per input event, a Stroop game's key press (stepkit_session_input, out NULL; "
               f"callgrind, {n} inputs)", [inputs[str(n)] / n], fmt=lambda x: f"{x:,.0f} Ir",
               target="report; flat in the inputs taken (issue 35)")
+    inst = by[("instr-instances", None)]["counts"]
+    (steps, inside, _), (flat_steps, outside, _) = inst["instances"], inst["flat"]
+    t.add(f"instructions per no-output step, a walk with 100 instances of a 3-step repeating section "
+          f"(set_answer + go_forward, out NULL; callgrind, {steps} steps)", [inside / steps],
+          fmt=lambda x: f"{x:,.0f} Ir", target="report (issue 31)")
+    ratio = (inside / steps) / (outside / flat_steps)
+    t.add(f"instructions: a step inside an instance vs a step outside one (the same 300 steps written "
+          f"out; callgrind, {inside / steps:,.0f} / {outside / flat_steps:,.0f} Ir)", [ratio], ratio=ratio,
+          fmt=lambda x: f"{x:.2f}×", target="≤ 1.5× (issue 31)", ok=lambda x: x is not None and x <= 1.5)
     steps, total, events = ins["survey"]
     t.add(f"instructions per no-output walk entry, survey ({steps} entries after the first; events "
           f"{events / steps:,.0f} Ir of them)", [total / steps], fmt=lambda x: f"{x:,.0f} Ir")
