@@ -60,6 +60,8 @@ class Presenter:
         runner: Optional[ActiveRunner] = None,
         clock: Optional[ManualClock] = None,
     ) -> None:
+        # The repeating section of the step being presented (`_present`), or None.
+        self._section: Optional[Tuple[str, Dict[str, Any]]] = None
         self.session = session
         self.out = out
         self.read = read or self._read_stdin
@@ -149,7 +151,7 @@ class Presenter:
         the last step of a repeating section's last instance, first "add another / remove /
         done" (the engine says what may be done: ``canAdd``, ``canRemove``)."""
         try:
-            block = section_block(self.session.state)
+            block = self._section
             if block is not None:
                 moved = self._section_menu(*block)
                 if moved is not None:
@@ -161,9 +163,9 @@ class Presenter:
 
     def _section_menu(self, name: str, info: Dict[str, Any]) -> Optional[State]:
         """Add another instance of the repeating section ``name`` (then forward into it), remove
-        one, or done (None: go forward as usual). Only on its last step in its last instance."""
-        state = self.session.state
-        step = (state.get("step") or {}).get("identifier")
+        one, or done (None: go forward as usual). Only on its last step in its last instance
+        (``info``: the section's entry in the state the step was presented with)."""
+        step = info.get("step")
         steps = info.get("steps") or []
         count = int(info.get("count") or 0)
         if not steps or step != steps[-1] or int(info.get("current") or 0) != count - 1:
@@ -288,6 +290,9 @@ class Presenter:
         state then."""
         step = state.get("step") or {}
         kind = step.get("type")
+        # The repeating section this step is in, as this state says (its menu in `_forward`).
+        block = section_block(state)
+        self._section = None if block is None else (block[0], dict(block[1], step=step.get("identifier")))
         self._header(state)
         if step.get("reportedByHost") is True:
             return self._reported(state)
