@@ -262,6 +262,26 @@ private func answer(_ s: inout Session, _ text: String) throws {
         #expect(try Restoration.saveText(restored) == saved)
     }
 
+    @Test func aResultWithInstancesIsVerified() throws {
+        var s = try open()
+        try answer(&s, "1")
+        try answer(&s, #""Ann""#)
+        try s.addInstance(nil)   // one more than the count: the participant added it
+        try answer(&s, "7")
+        try answer(&s, #""Ben""#)
+        try s.skip()
+        try s.goForward()
+        let result = s.resultJSON()
+        let report = try #require(try Verification.verify(result, task: s.task, options: VerifyOptions()).objectValue)
+        #expect(report["verified"] == .bool(true), "\(JSONWriter.string(report["divergences"] ?? .null))")
+        // The engine's own result is the submitted one.
+        #expect(report["result"] == result)
+        // A submission whose second child answers differently from what its result says is caught.
+        let forged = JSONWriter.string(result).replacing(#""answer":"Ben""#, with: #""answer":7"#)
+        let refused = try #require(try Verification.verify(try json(forged), task: s.task, options: VerifyOptions()).objectValue)
+        #expect(refused["verified"] == .bool(false))
+    }
+
     @Test func migrationCarriesEveryInstanceOver() throws {
         var s = try open()
         try answer(&s, "2")

@@ -61,6 +61,13 @@ struct Replay {
         while !session.isFinished, let current = session.currentIndex, moves < bound {
             moves += 1
             if steps.indices.contains(next), steps[next].step == current {
+                // A repeating section's instance the submission walks past what the section
+                // has: added as the participant added it (`Session+StepBlocks`).
+                if let n = task.rules.blockOfStep[current], let after = steps[ifPresent: next + 1]?.instance,
+                   let block = task.rules.stepBlocks[ifPresent: n], steps[next + 1].step == block.first,
+                   after == session.currentInstance(n) + 1, after >= session.stepInstanceCount(n), after < block.bounds.maxCount {
+                    try? session.addInstance(block.identifier)
+                }
                 apply(steps[next], report: &report)
                 next += 1
                 visited.insert(current)

@@ -15,6 +15,8 @@ struct SubmittedStep: Sendable {
     /// Where each repeating block's instances are (`SubmittedBlock`), by the block's name (its
     /// form item's identifier, a question step's own); their answers are in `answer`.
     var blocks: [String: SubmittedBlock] = [:]
+    /// In a repeating section's result: the instance the step result is under (its `index`).
+    var instance: Int?
     /// Every answer is null: the step was skipped or left unanswered.
     var isEmpty: Bool { answer == nil }
 }
@@ -94,6 +96,24 @@ struct SubmittedResult {
             }
             if let index = task.stepIndex[identifier], let step = task.step(at: index) {
                 readStep(o, step: step, index: index, at: here, options: options, into: &report)
+            } else if let s = task.sectionIndex[identifier], task.rules.blockOfSection[s] != nil, case .array(let instances)? = o["instances"] {
+                // A repeating section's result: its instances' step results, in order, each
+                // step read with its instance (the replay adds the instances the path walks).
+                guard depth < SubmittedResult.maxNesting else {
+                    report.add(.wrongType, "Section results nest deeper than \(SubmittedResult.maxNesting).", at: here)
+                    continue
+                }
+                for (k, entry) in instances.enumerated() {
+                    let at = here.key("instances").index(k)
+                    guard case .object(let io) = entry, case .array(let inner)? = io["results"], case .int(let number)? = io["index"],
+                          number >= 0, number < 1000 else {
+                        report.add(.wrongType, "An instance of a repeating section's result is {\"identifier\", \"index\", \"results\"}.", at: at)
+                        continue
+                    }
+                    let first = steps.count
+                    readList(inner, at: at.key("results"), depth: depth + 1, task: task, options: options, into: &report)
+                    for i in first..<steps.count { steps[i].instance = Int(number) }
+                }
             } else if task.sectionIndex[identifier] != nil, case .array(let inner)? = o["results"] {
                 guard depth < SubmittedResult.maxNesting else {
                     report.add(.wrongType, "Section results nest deeper than \(SubmittedResult.maxNesting).", at: here)
