@@ -14,7 +14,7 @@ extension Session: AnswerLookup {
         guard let position = path.latestPosition(of: index), let visit = path[ifPresent: position] else { return nil }
         if visit.skipped { return nil }
         // A repeating section's step reads as answered only in the instance the block is in.
-        if let n = task.rules.blockOfStep[index], visit.instance != stepInstances[block: n].current { return nil }
+        if let n = task.rules.blockOfStep[index], visit.instance != stepInstances.current(n) { return nil }
         return position == path.count - 1 && !isFinished ? answers[index] : visit.answer
     }
 

@@ -27,7 +27,7 @@ extension Session {
     func stepInstanceCount(_ n: Int) -> Int {
         guard let block = stepBlock(n) else { return 0 }
         let expected = expectedCount(block: n, on: self).map { Session.clampedCount($0, block.bounds) } ?? 0
-        return max(stepInstances[block: n].made, block.bounds.minCount, expected)
+        return max(stepInstances.made(n), block.bounds.minCount, expected)
     }
 
     /// A count within a block's bounds (`clampedCount` of a repeating group's).
@@ -37,37 +37,42 @@ extension Session {
     }
 
     /// The instance of block `n` the participant is in (or was in last).
-    func currentInstance(_ n: Int) -> Int { stepInstances[block: n].current }
+    func currentInstance(_ n: Int) -> Int { stepInstances.current(n) }
 
     /// Moves block `n` into instance `k`: the current instance's answers are parked, `k`'s become
     /// the block's steps' answers. Instance `k` counts as made.
     mutating func switchInstance(_ n: Int, to k: Int) {
-        guard let block = stepBlock(n) else { return }
-        var entry = stepInstances[block: n]
-        entry.made = max(entry.made, k + 1)
-        guard entry.current != k else {
-            stepInstances[block: n] = entry
-            return
-        }
+        // Most arrivals stay in the instance: nothing to write.
+        if stepInstances.current(n) == k && stepInstances.made(n) > k { return }
+        guard task.rules.stepBlocks.indices.contains(n) else { return }
+        let first = task.rules.stepBlocks[n].first, last = task.rules.stepBlocks[n].last
         var live: [Int: JSON] = [:]
-        for step in block.first...block.last {
+        var parked: [Int: JSON]?
+        stepInstances.modify(n) { entry in
+            entry.made = max(entry.made, k + 1)
+            guard entry.current != k else { return }
+            parked = entry.parked.removeValue(forKey: k) ?? [:]
+        }
+        guard let parked else { return }
+        for step in first...last {
             if let answer = answers[step] { live[step] = answer }
             answers[step] = nil
         }
-        if !live.isEmpty { entry.parked[entry.current] = live }
-        for (step, answer) in entry.parked.removeValue(forKey: k) ?? [:] { answers[step] = answer }
-        entry.current = k
-        stepInstances[block: n] = entry
+        for (step, answer) in parked { answers[step] = answer }
+        stepInstances.modify(n) { entry in
+            if !live.isEmpty { entry.parked[entry.current] = live }
+            entry.current = k
+        }
     }
 
     /// Follows a visit of a block's step without moving answers (the replay of a restore sets
     /// each visit's answer itself): the block is in the visit's instance.
     mutating func followInstance(of visit: Visit) {
         guard let n = task.rules.blockOfStep[visit.stepIndex] else { return }
-        var entry = stepInstances[block: n]
-        entry.current = visit.instance
-        entry.made = max(entry.made, visit.instance + 1)
-        stepInstances[block: n] = entry
+        stepInstances.modify(n) { entry in
+            entry.current = visit.instance
+            entry.made = max(entry.made, visit.instance + 1)
+        }
     }
 
     /// The answers of instance `k` of block `n`, by step index: the live ones for the current
@@ -87,11 +92,13 @@ extension Session {
     func instanceRoute(_ route: Navigator.Route, leaving index: Int) -> Navigator.Route {
         var route = route
         let from = task.rules.blockOfStep[index]
+        // Within an instance (most moves): the block's range read in place, no copy of it.
+        if let n = from, let s = route.step, task.rules.stepBlocks.indices.contains(n),
+           s >= task.rules.stepBlocks[n].first && s <= task.rules.stepBlocks[n].last {
+            route.instance = currentInstance(n)
+            return route
+        }
         if let n = from, let block = stepBlock(n) {
-            if let s = route.step, block.contains(s) {
-                route.instance = currentInstance(n)
-                return route
-            }
             let count = stepInstanceCount(n)
             var k = currentInstance(n) + 1
             while k < count {
@@ -100,7 +107,7 @@ extension Session {
                 var next: Navigator.Route
                 if block.arrivalReadsAnswers {
                     var trial = self
-                    trial.stepInstances[block: n].current = k
+                    trial.stepInstances.modify(n) { $0.current = k }
                     next = Navigator(task).arrive(at: block.first, from: index, notes: [], in: trial)
                 } else {
                     next = Navigator(task).arrive(at: block.first, from: index, notes: [], in: self)
@@ -116,7 +123,7 @@ extension Session {
             route.instance = 0
             if currentInstance(m) != 0, stepBlock(m)?.arrivalReadsAnswers == true {
                 var trial = self
-                trial.stepInstances[block: m].current = 0
+                trial.stepInstances.modify(m) { $0.current = 0 }
                 route = Navigator(task).route(leaving: index, in: trial)
                 route.instance = 0
             }
@@ -155,7 +162,7 @@ extension Session {
         guard count < block.bounds.maxCount else {
             throw stateError("tooManyInstances", "\"\(block.identifier)\" has \(count) instances, its maxCount: no more may be added.")
         }
-        stepInstances[block: n].made = count + 1
+        stepInstances.modify(n) { $0.made = count + 1 }
         let stepName = currentStep?.identifier
         emit("instanceAdded", ["step": .string(stepName), "block": .string(block.identifier), "index": .int(Int64(count))])
         clock.touched = true
@@ -238,7 +245,8 @@ extension Session {
         // another step: its arrival is told again as navigation tells it from there.
         if let p = firstAfter, p > 0, p < path.count, block.contains(path[p].stepIndex), !block.contains(path[p - 1].stepIndex) {
             var trial = self
-            trial.stepInstances[block: n].current = path[p].instance
+            let instance = path[p].instance
+            trial.stepInstances.modify(n) { $0.current = instance }
             let route = Navigator(task).route(leaving: path[p - 1].stepIndex, in: trial)
             if route.step == path[p].stepIndex { redateArrival(at: p, route: route) }
         }
