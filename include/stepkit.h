@@ -782,9 +782,11 @@ int stepkit_session_set_event_callback(stepkit_session *session, stepkit_event_f
  * empty. Each divergence has a code (otherTask, otherVersion, unexpectedStep, missingStep,
  * repeatedStep, reorderedStep, answerRefused, wrongType, requiredAnswerMissing, disabledItem,
  * duplicateItem, calculationMismatch, datesOutOfOrder, invalidDate, unknownIdentifier,
- * unknownField, orderMismatch; docs/verify.md says what each means), a sentence, and its place in the
- * submission ("results[2].results[0].answer"); "reason" is the engine's own code for a refused
- * answer ("outOfRange", "validationFailed"). At most 1000 are listed ("truncated" then). "result"
+ * unknownField, orderMismatch, gameMismatch; docs/verify.md says what each means), a sentence, and
+ * its place in the submission ("results[2].results[0].answer"); "reason" is the engine's own code
+ * for a refused answer ("outOfRange", "validationFailed"). A game's result is recomputed from the
+ * inputs it records ("recorded") and the submitted seed, and each field that differs is a
+ * gameMismatch naming the field (docs/active-tasks.md). At most 1000 are listed ("truncated" then). "result"
  * is the engine's own task result of the replay (the task's answers as it accepts them, its
  * calculations, the submission's dates where they are in order; replayed with the submitted
  * randomization seed, so in the order the participant saw), null for a submission of

@@ -29,7 +29,7 @@ static int64_t manual_clock(void *user_data) { (void)user_data; return now_ms; }
 static const char *const codes[] = {"otherTask", "otherVersion", "unexpectedStep", "missingStep", "repeatedStep",
                                     "reorderedStep", "answerRefused", "wrongType", "requiredAnswerMissing",
                                     "disabledItem", "duplicateItem", "calculationMismatch", "datesOutOfOrder",
-                                    "invalidDate", "unknownIdentifier", "unknownField"};
+                                    "invalidDate", "unknownIdentifier", "unknownField", "orderMismatch", "gameMismatch"};
 
 /* Walks task i with its answers file (as make_seeds.py does) and keeps the completed result. */
 static void walk_clean(int i) {

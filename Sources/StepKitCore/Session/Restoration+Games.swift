@@ -44,19 +44,16 @@ extension Restoration {
                   case .int(let time)? = o["time"], time >= 0, let result = o["result"] else {
                 throw refuse("damaged", "A saved game is {\"type\", \"inputs\", \"time\", \"result\", \"rules\"} for its step's game.", path)
             }
-            var decoded: [GameInput] = []
-            for (j, input) in inputs.enumerated() {
-                do {
-                    decoded.append(try GameInput.parse(input, at: nil, saved: true))
-                } catch {
-                    throw refuse("damaged", "A saved game input is not valid.", path.key("inputs").index(j))
-                }
-            }
             let game: GameRun
-            do {
-                game = try GameRun.replay(settings, seed: seed ?? 0, step: step.identifier, inputs: decoded, time: time)
+            do throws(GameRun.ReplayProblem) {
+                game = try GameRun.replay(settings, seed: seed ?? 0, step: step.identifier, recorded: inputs, time: time)
             } catch {
-                throw refuse("gameMismatch", "The saved game of \"\(step.identifier)\" does not replay: \(error.problems.first?.message ?? "")", path)
+                switch error {
+                case .invalidInput(let j):
+                    throw refuse("damaged", "A saved game input is not valid.", path.key("inputs").index(j))
+                case .notTaken(let problem):
+                    throw refuse("gameMismatch", "The saved game of \"\(step.identifier)\" does not replay: \(problem.problems.first?.message ?? "")", path)
+                }
             }
             let rescored = o["rules"] == nil && ["spatialSpanMemory", "psat"].contains(game.board.name)
             if let rules = o["rules"], rules != .int(gameRules) {

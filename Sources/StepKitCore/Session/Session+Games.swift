@@ -94,10 +94,12 @@ extension Session {
     }
 
     /// The game's result in its step's results: `{identifier, type, startDate, endDate, …}`
-    /// with the game's fields.
+    /// with the game's fields, and what they are recomputed from (`recorded`: the inputs as
+    /// recorded and the step time the game reached; `GameRecording.swift`, verify).
     static func gameResult(_ game: GameRun, step: Step, start: JSON, end: JSON) -> JSON {
         var o = JSONObject(["identifier": .string(step.identifier), "type": .string(game.board.name), "startDate": start, "endDate": end])
         game.board.resultJSON.forEachEntry { key, value in o[key] = value }
+        o["recorded"] = game.recordingJSON
         return .object(o)
     }
 }

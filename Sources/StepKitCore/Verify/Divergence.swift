@@ -10,6 +10,7 @@ struct Divergence: Sendable {
         case answerRefused, wrongType, requiredAnswerMissing, disabledItem, duplicateItem
         case calculationMismatch, datesOutOfOrder, invalidDate
         case orderMismatch
+        case gameMismatch
         case unknownIdentifier, unknownField
     }
 

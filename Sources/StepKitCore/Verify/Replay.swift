@@ -8,6 +8,8 @@ struct Replay {
     private let time: UnsafeMutablePointer<Int64>
     let task: Task
     let options: VerifyOptions
+    /// The submitted run's seed: its games are replayed from it (`SubmittedGame`).
+    let seed: UInt64?
     /// A missing required answer is no divergence: the run is not claimed complete (a
     /// response "in-progress", or `allowIncomplete`).
     var excuseMissingAnswers = false
@@ -20,6 +22,7 @@ struct Replay {
     init(task: Task, options verify: VerifyOptions, start: Int64?, taskRunUUID: String?, seed: UInt64? = nil) {
         self.task = task
         self.options = verify
+        self.seed = seed
         time = UnsafeMutablePointer<Int64>.allocate(capacity: 1)
         time.initialize(to: start ?? 0)
         var options = SessionOptions()
@@ -171,6 +174,10 @@ struct Replay {
             for problem in problems {
                 note(problem, s, step: step, refused: refused, inInstances: inInstances, report: &report)
             }
+        }
+        if let submitted = s.game, let settings = step.active?.game,
+           let game = recomputeGame(submitted, settings: settings, step: step, report: &report) {
+            session.replaceCurrentGame(game)
         }
         let skipped = s.answer == nil && step.takesAnswers && step.optional
         session.leaveCurrent(skipped: skipped, hidden: hidden)

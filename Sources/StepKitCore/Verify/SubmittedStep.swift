@@ -17,6 +17,8 @@ struct SubmittedStep: Sendable {
     var blocks: [String: SubmittedBlock] = [:]
     /// In a repeating section's result: the instance the step result is under (its `index`).
     var instance: Int?
+    /// A game step's game result, recomputed from its recorded inputs (`SubmittedGame`).
+    var game: SubmittedGame?
     /// Every answer is null: the step was skipped or left unanswered.
     var isEmpty: Bool { answer == nil }
 }
@@ -140,8 +142,18 @@ struct SubmittedResult {
         var form = JSONObject()
         for (j, q) in questions.enumerated() {
             let here = path.key("results").index(j)
-            // An active step's results are its recorders' files, which nothing can replay.
-            if case .message = step.content { continue }
+            // An active step's results are its recorders' files, which nothing can replay; a
+            // game's result is recomputed from its recorded inputs (`SubmittedGame`).
+            if case .message = step.content {
+                if step.active?.game != nil, case .object(let qo) = q, qo["identifier"] == .string(step.identifier), qo["type"] != .string("file") {
+                    if submitted.game != nil {
+                        report.add(.duplicateItem, "The step \"\(step.identifier)\" lists its game's result twice.", at: here, step: step.identifier)
+                    } else {
+                        submitted.game = SubmittedGame(object: qo, path: here)
+                    }
+                }
+                continue
+            }
             guard case .object(let qo) = q, var name = qo["identifier"]?.stringValue else {
                 report.add(.wrongType, "A question result is an object with an \"identifier\".", at: here, step: step.identifier)
                 continue

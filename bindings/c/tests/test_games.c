@@ -376,6 +376,82 @@ static void test_reaction_time(void)
     stepkit_task_free(task);
 }
 
+/* The verify report for `result` (a JSON tree, borrowed) against `task`. */
+static json_t *verify_report(stepkit_task *task, json_t *result)
+{
+    char *text = json_dumps(result, JSON_COMPACT), *out = NULL;
+    json_error_t error;
+    json_t *report;
+    CHECK_RC(stepkit_task_verify_result(task, text, NULL, &out), STEPKIT_OK);
+    report = out ? json_loads(out, 0, &error) : NULL;
+    CHECK(report != NULL);
+    stepkit_string_free(out);
+    free(text);
+    return report;
+}
+
+/* The report has exactly one divergence, `code` at `path`. */
+static void check_one_divergence(json_t *report, const char *code, const char *path)
+{
+    json_t *list = json_object_get(report, "divergences");
+    CHECK(json_is_false(json_object_get(report, "verified")));
+    CHECK(json_array_size(list) == 1);
+    CHECK_STR(json_str(json_array_get(list, 0), "code"), code);
+    CHECK_STR(json_str(json_array_get(list, 0), "path"), path);
+}
+
+/* Verify recomputes a game from the inputs its result records (issue 35): the genuine result
+ * verifies, its recorded inputs are the ones sent (at their step times), and a forged field,
+ * a forged recorded input or a result without its recording is refused, naming the field. */
+static void test_verify_recomputes_the_game(void)
+{
+    struct manual_clock clock = {T0};
+    stepkit_task *task = compile_ok(GAME_TASK("{\"type\": \"stroop\", \"identifier\": \"stroop\", \"numberOfAttempts\": 3}"));
+    stepkit_session *session = open_game(task, &clock);
+    json_t *result, *game, *report, *inputs;
+    send_ok(session, &clock, 1000, "{\"type\": \"key\", \"key\": \"blue\"}"); /* print blue: right */
+    send_ok(session, &clock, 2500, "{\"type\": \"tap\", \"target\": 0}");     /* red for blue: wrong */
+    send_ok(session, &clock, 4000, "{\"type\": \"key\", \"key\": \"Y\"}");    /* yellow: right */
+    result = result_of(session);
+    game = json_array_get(json_object_get(json_array_get(json_object_get(result, "results"), 0), "results"), 0);
+    CHECK(int_of(game, "totalCorrect") == 2);
+    inputs = json_object_get(json_object_get(game, "recorded"), "inputs");
+    CHECK(json_array_size(inputs) == 3);
+    CHECK(int_of(json_array_get(inputs, 0), "at") == 1000 && strcmp(json_str(json_array_get(inputs, 0), "key"), "blue") == 0);
+    CHECK(int_of(json_array_get(inputs, 1), "at") == 2500 && int_of(json_array_get(inputs, 1), "target") == 0);
+    CHECK(int_of(json_object_get(game, "recorded"), "time") == 4000);
+
+    report = verify_report(task, result);
+    CHECK(json_is_true(json_object_get(report, "verified")));
+    json_decref(report);
+
+    /* a forged score */
+    json_object_set_new(game, "totalCorrect", json_integer(3));
+    report = verify_report(task, result);
+    check_one_divergence(report, "gameMismatch", "results[0].results[0].totalCorrect");
+    json_decref(report);
+    json_object_set_new(game, "totalCorrect", json_integer(2));
+
+    /* a recorded input changed (the wrong tap made right, red -> blue): the fields no longer follow */
+    json_object_set_new(json_array_get(inputs, 1), "target", json_integer(2));
+    report = verify_report(task, result);
+    CHECK(json_is_false(json_object_get(report, "verified")));
+    CHECK(json_array_size(json_object_get(report, "divergences")) == 2); /* totalCorrect and attempts */
+    CHECK_STR(json_str(json_array_get(json_object_get(report, "divergences"), 0), "path"), "results[0].results[0].totalCorrect");
+    CHECK_STR(json_str(json_array_get(json_object_get(report, "divergences"), 1), "path"), "results[0].results[0].attempts");
+    json_decref(report);
+
+    /* no recording: the fields cannot be recomputed */
+    json_object_del(game, "recorded");
+    report = verify_report(task, result);
+    check_one_divergence(report, "gameMismatch", "results[0].results[0].recorded");
+    json_decref(report);
+
+    json_decref(result);
+    stepkit_session_free(session);
+    stepkit_task_free(task);
+}
+
 int main(void)
 {
     RUN(test_spatial_span_from_recorded_taps);
@@ -385,5 +461,6 @@ int main(void)
     RUN(test_stroop_and_hanoi);
     RUN(test_trailmaking_layout_errors_and_restore);
     RUN(test_reaction_time);
+    RUN(test_verify_recomputes_the_game);
     return check_report();
 }

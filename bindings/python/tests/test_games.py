@@ -7,6 +7,7 @@ docs/active-tasks.md (each game's stream and draws) alone: it does not call the 
 result field is compared with values worked out by hand from the documented rules.
 """
 
+import copy
 import json
 import math
 from typing import Any, Dict, List, Optional, Tuple
@@ -226,3 +227,75 @@ def test_stroop_and_hanoi() -> None:
     assert r is not None and r["puzzleWasSolved"] is True
     assert [(m["donorTowerIndex"], m["recipientTowerIndex"]) for m in r["moves"]] == moves
     assert h.state["step"]["identifier"] == "done"
+
+
+def test_verify_recomputes_a_game_from_its_recorded_inputs() -> None:
+    """Issue 35: a game's result is recomputed from the inputs it records; the genuine result
+    verifies, a forged score is refused naming the field (docs/active-tasks.md, docs/verify.md)."""
+    t, s, clock = open_game({"type": "stroop", "identifier": "stroop", "numberOfAttempts": 3})
+    words = stroop_words(7, "stroop", 3)
+    send(s, clock, 1000, {"type": "key", "key": words[0][1]})                  # right
+    wrong = next(c for c in COLORS if c != words[1][1])
+    send(s, clock, 2000, {"type": "tap", "target": COLORS.index(wrong)})       # wrong
+    send(s, clock, 3500, {"type": "key", "key": words[2][1]})                  # right
+    result = s.result
+    game = result["results"][0]["results"][0]
+    assert game["totalCorrect"] == 2
+    assert game["recorded"] == {"inputs": [{"type": "key", "at": 1000, "key": words[0][1]},
+                                           {"type": "tap", "at": 2000, "target": COLORS.index(wrong)},
+                                           {"type": "key", "at": 3500, "key": words[2][1]}],
+                                "time": 3500}
+    report = t.verify(result)
+    assert report["verified"] is True, report["divergences"]
+    assert report["result"]["results"][0]["results"][0] == game
+
+    forged = copy.deepcopy(result)
+    forged["results"][0]["results"][0]["totalCorrect"] = 3
+    report = t.verify(forged)
+    assert report["verified"] is False
+    assert [(d["code"], d["path"]) for d in report["divergences"]] == [
+        ("gameMismatch", "results[0].results[0].totalCorrect")]
+    assert "totalCorrect" in report["divergences"][0]["message"]
+    # the report's result is the engine's game, not the forged one
+    assert report["result"]["results"][0]["results"][0]["totalCorrect"] == 2
+
+    forged = copy.deepcopy(result)
+    forged["results"][0]["results"][0]["attempts"][1]["correct"] = True
+    report = t.verify(forged)
+    assert [(d["code"], d["path"]) for d in report["divergences"]] == [
+        ("gameMismatch", "results[0].results[0].attempts")]
+
+    # another seed draws other words: the recorded keys no longer give the submitted fields
+    forged = copy.deepcopy(result)
+    other = next(seed for seed in range(1, 100) if stroop_words(seed, "stroop", 3) != words)
+    forged["randomization"]["seed"] = other
+    report = t.verify(forged)
+    assert report["verified"] is False
+    assert "gameMismatch" in {d["code"] for d in report["divergences"]}
+
+    forged = copy.deepcopy(result)
+    del forged["results"][0]["results"][0]["recorded"]
+    report = t.verify(forged)
+    assert [(d["code"], d["path"]) for d in report["divergences"]] == [
+        ("gameMismatch", "results[0].results[0].recorded")]
+
+    # a recorded input the game does not take
+    forged = copy.deepcopy(result)
+    forged["results"][0]["results"][0]["recorded"]["inputs"][1] = {"type": "drag", "at": 2000, "from": 0, "to": 1}
+    report = t.verify(forged)
+    codes = [(d["code"], d["path"]) for d in report["divergences"]]
+    assert codes == [("gameMismatch", "results[0].results[0].recorded.inputs")], codes
+
+
+def test_verify_recomputes_a_game_without_a_seed() -> None:
+    """The tower of Hanoi draws nothing: its moves alone give its result."""
+    t, h, clock = open_game({"type": "towerOfHanoi", "identifier": "hanoi", "numberOfDisks": 2})
+    for i, (a, b) in enumerate([(0, 1), (0, 2), (1, 2)]):
+        send(h, clock, 1000 * (i + 1), {"type": "drag", "from": a, "to": b})
+    result = h.result
+    assert t.verify(result)["verified"] is True
+    forged = copy.deepcopy(result)
+    forged["results"][0]["results"][0]["puzzleWasSolved"] = False
+    report = t.verify(forged)
+    assert [(d["code"], d["path"]) for d in report["divergences"]] == [
+        ("gameMismatch", "results[0].results[0].puzzleWasSolved")]
