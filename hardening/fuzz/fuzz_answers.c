@@ -2,7 +2,8 @@
  *
  * Input: byte 0 picks one of the example tasks (compiled once); byte 1 where the session starts:
  * 0 opened afresh, k > 0 restored from the k-th point of a walk through the task with its
- * answers file (made once, at start-up; the number wraps), so a short input reaches every step;
+ * answers file (made once, at start-up; the number wraps), so a short input reaches every step
+ * (each starting point is opened or restored once, and an input starts from a copy of it);
  * then a sequence of operations, each one byte (op = b & 0x0f; b & 0x80: pass out = NULL) with
  * its operands:
  *   0 set_answer  <len lo><len hi><len bytes of answer JSON>
@@ -18,8 +19,7 @@
  * whose status is the code, never EINTERNAL, and leaves the state exactly as it was; output is
  * JSON; the state a call returns (its events emptied) is the state read after it; fresh
  * restoration data restores to the same state. The event callback calls back into the session
- * during every call's delivery (a state read on the call's first event) and gets exactly the
- * events the call's output lists.
+ * (a state read on the input's first event) and gets exactly the events each call's output lists.
  * "A rejected call changes nothing" is checked with a shadow session: a second session of the
  * same task, on the same clock, that gets every call the first one accepted (with out = NULL,
  * without a callback) and none it refused. Every call accepted must be accepted by the shadow
@@ -77,10 +77,11 @@ static void clear_collected(void) {
     collected_count = 0;
 }
 
-/* The callback re-enters the session on the first event of every call's delivery (`reentered`
- * is cleared before each call): a re-entry that deadlocked or failed would do so there, and
- * reading the whole state again on every further event of the same delivery found nothing more
- * while it cost a third of the target's time. */
+/* The callback re-enters the session on the first event of an input's deliveries (`reentered`
+ * is cleared at the start of each input): a re-entry that deadlocked or failed would do so
+ * there, since every call delivers its events the same way (after the session's lock is let go,
+ * SessionHandle.deliver). Reading the whole state again on every further event found nothing
+ * more while it cost a third of the target's time; on the first event of every call, a twentieth. */
 static int event_depth, reentered;
 static void on_event(const char *event_json, void *user_data) {
     stepkit_session *s = user_data;
@@ -160,12 +161,12 @@ static void make_starts(int t) {
     json_decref(answers);
 }
 
-/* The state of each starting point right after start_session, at its time (made at start-up). */
+/* The state of each starting point right after restore_start, at its time (made at start-up). */
 static char *start_states[FUZZ_TASK_COUNT][FUZZ_MAX_STARTS + 1];
 
 /* Opens (`start` 0) or restores (the start-th starting point) a session of task `t` on the
  * manual clock, at the time the starting point was saved: restore + set_clock is exact. */
-static stepkit_session *start_session(int t, int start) {
+static stepkit_session *restore_start(int t, int start) {
     stepkit_session *s = NULL;
     if (start == 0) {
         now_ms = FUZZ_START_MS;
@@ -180,19 +181,49 @@ static stepkit_session *start_session(int t, int start) {
     return s;
 }
 
+/* Each starting point opened or restored once, at start-up, and never changed: an input starts
+ * from a copy of one (stepkit_hardening_session_copy, a hardening-only function), on the same
+ * manual clock, at the starting point's time. Restoring the starting point for every input (and
+ * again for its shadow) was a fifth of the target's time; restore itself is checked by the save
+ * operation (10) and the `restore` target. Start-up checks that a copy's state is the state of
+ * the starting point restored afresh. */
+static stepkit_session *templates[FUZZ_TASK_COUNT][FUZZ_MAX_STARTS + 1];
+
+static int64_t start_time(int t, int start) { return start == 0 ? FUZZ_START_MS : start_ms[t][start - 1]; }
+
+static stepkit_session *start_session(int t, int start) {
+    now_ms = start_time(t, start);
+    stepkit_session *s = NULL;
+    int rc = stepkit_hardening_session_copy(templates[t][start], &s);
+    FUZZ_CHECK(rc == STEPKIT_OK && s != NULL, "copying starting point %d of task %d: rc %d", start, t, rc);
+    return s;
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc; (void)argv;
     for (int i = 0; i < FUZZ_TASK_COUNT; i++) tasks[i] = fuzz_compile_example(fuzz_task_names[i]);
     for (int i = 0; i < FUZZ_TASK_COUNT; i++) make_starts(i);
     for (int t = 0; t < FUZZ_TASK_COUNT; t++) {
         for (int k = 0; k <= start_count[t]; k++) {
-            stepkit_session *s = start_session(t, k);
+            templates[t][k] = restore_start(t, k);
             char *out = NULL;
-            FUZZ_CHECK(stepkit_session_state(s, &out) == STEPKIT_OK && out, "state of a starting point");
+            FUZZ_CHECK(stepkit_session_state(templates[t][k], &out) == STEPKIT_OK && out, "state of a starting point");
             start_states[t][k] = strdup(out);
             FUZZ_CHECK(start_states[t][k] != NULL, "out of memory");
             stepkit_string_free(out);
-            stepkit_session_free(s);
+            /* a copy is the starting point as restored afresh, and goes on on its own */
+            stepkit_session *c = start_session(t, k);
+            out = NULL;
+            FUZZ_CHECK(stepkit_session_state(c, &out) == STEPKIT_OK && out && strcmp(out, start_states[t][k]) == 0,
+                       "a copy of starting point %d of task %d differs from it\ncopy: %s\nrestored: %s", k, t, out, start_states[t][k]);
+            stepkit_string_free(out);
+            (void)stepkit_session_skip(c, NULL);
+            (void)stepkit_session_go_forward(c, NULL);
+            stepkit_session_free(c);
+            out = NULL;
+            FUZZ_CHECK(stepkit_session_state(templates[t][k], &out) == STEPKIT_OK && out && strcmp(out, start_states[t][k]) == 0,
+                       "moving a copy of starting point %d of task %d changed the starting point", k, t);
+            stepkit_string_free(out);
         }
     }
 #ifdef FUZZ_STATS
@@ -373,7 +404,6 @@ static void compare_shadow(stepkit_session *s, const char *a, const char *where)
         char *out = (char *)0x1;                                                                  \
         char **outp = null_out ? NULL : &out;                                                     \
         collecting = callback_set && !null_out;                                                   \
-        reentered = 0;                                                                            \
         STAT(st_calls); if (!null_out) STAT(st_outs);                                             \
         int rc = fn(s, __VA_ARGS__ outp);                                                         \
         collecting = 0;                                                                           \
@@ -408,6 +438,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     input_task = t;
     input_start = start;
     clock_moved = 0;
+    reentered = 0;
     FUZZ_CHECK(stepkit_session_set_event_callback(s, on_event, s, NULL) == STEPKIT_OK, "set_event_callback");
     callback_set = 1;
     int rc, ops = 0, saved_once = 0;

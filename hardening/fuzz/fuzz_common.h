@@ -16,6 +16,12 @@
 #define STEPKIT_EXAMPLES_DIR "examples/tasks"
 #endif
 
+/* Hardening-only functions of the library, compiled in with -DSTEPKIT_HARDENING (hardening/fuzz/run
+ * builds it so; Sources/StepKit/ABI/HardeningExports.swift), not part of include/stepkit.h. */
+/* A new, independent session handle holding a copy of `session` as it is (same run, clock and
+ * options; no event callback, no autosave). */
+int stepkit_hardening_session_copy(stepkit_session *session, stepkit_session **out_session);
+
 static const char *const fuzz_task_names[] = {"headache", "daily-checkin", "health-survey",
                                               "intake", "medications", "short-walk"};
 #define FUZZ_TASK_COUNT 6

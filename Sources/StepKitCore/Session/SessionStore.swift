@@ -127,7 +127,12 @@ package final class SessionStore: Sendable {
     package func transaction<R: Sendable>(_ body: (inout Session) throws(StepKitError) -> R) throws(StepKitError) -> R {
         try session.withLock { (stored: inout Session) throws(StepKitError) -> R in
             guard let autosave else {
-                do throws(StepKitError) { return try body(&stored) } catch { throw error.localized(stored.messageCatalogue) }
+                do throws(StepKitError) { return try body(&stored) } catch {
+                    #if STEPKIT_HARDENING
+                    PlantedBug.afterRefusal(&stored)
+                    #endif
+                    throw error.localized(stored.messageCatalogue)
+                }
             }
             var copy = stored
             let result: R
