@@ -19,7 +19,8 @@
  *   bench run       TASK.json TASK.walk BUDGET_S     (a whole run, a reused-task run, result JSON)
  *   bench instr     TASK.json TASK.walk ENTRIES      (callgrind: ENTRIES no-output steps)
  *   bench instr-entries TASK.json TASK.walk FROM TO  (callgrind: one dump per entry FROM..TO-1)
- *   bench instr-input N                               (callgrind: N game inputs, a Stroop key each)
+ *   bench instr-input N [stroop|hanoi] [AUTOSAVE]     (callgrind: N game inputs, a Stroop key or a
+ *                   Hanoi move each; AUTOSAVE: autosaved to that file)
  *   bench shared    TASK.json TASK.walk WALKS STATE   (DHAT: WALKS walks on one compiled task)
  *   bench verify    TASK.json TASK.walk BUDGET_S     (verify the finished run's result vs restore it)
  *   bench instr-run TASK.json TASK.walk N            (callgrind: one dump each for N compiles,
@@ -1015,39 +1016,64 @@ static int cmd_instr(int argc, char **argv) {
     return 0;
 }
 
-/* instr-input N: for callgrind --instr-atstart=no; N inputs (stepkit_session_input, a key each,
- * no output asked for, no event callback) to a Stroop game of N + 1 attempts, on a session opened
- * and given one input outside the instrumentation, its manual clock moved 500 ms before each.
- * benchmarks/run.py divides the instruction count by N (docs/active-tasks.md). */
+/* instr-input N [stroop|hanoi] [AUTOSAVE]: for callgrind --instr-atstart=no; N inputs
+ * (stepkit_session_input, no output asked for, no event callback) on a session opened and given
+ * one input outside the instrumentation, its manual clock moved 500 ms before each: a Stroop
+ * game of N + 2 attempts, a key each (N <= 190: a Stroop test has at most 200), or a tower of
+ * Hanoi of three disks, a disk dragged from tower 0 to 1 and back (never solved, so any N).
+ * AUTOSAVE: the session autosaves to that file (option "autosave"; removed first). benchmarks/run.py
+ * divides the instruction count by N (docs/active-tasks.md). */
 static int64_t input_clock_ms = 1767225600000LL;
 static int64_t input_clock(void *user_data) { (void)user_data; return input_clock_ms; }
 static int cmd_instr_input(int argc, char **argv) {
     if (argc < 3) return 1;
     long n = strtol(argv[2], NULL, 10);
-    if (n < 1 || n > 190) return 1;
-    char definition[256];
-    snprintf(definition, sizeof definition, "{\"identifier\":\"g\",\"steps\":[{\"type\":\"stroop\",\"identifier\":\"stroop\","
-             "\"numberOfAttempts\":%ld},{\"type\":\"completion\",\"identifier\":\"done\"}]}", n + 2);
+    int hanoi = argc > 3 && !strcmp(argv[3], "hanoi");
+    const char *autosave = argc > 4 ? argv[4] : NULL;
+    if (n < 1 || (!hanoi && n > 190) || n > 100000) return 1;
+    char definition[256], options[4096 + 64];
+    if (hanoi)
+        snprintf(definition, sizeof definition, "{\"identifier\":\"g\",\"steps\":[{\"type\":\"towerOfHanoi\",\"identifier\":\"hanoi\","
+                 "\"numberOfDisks\":3},{\"type\":\"completion\",\"identifier\":\"done\"}]}");
+    else
+        snprintf(definition, sizeof definition, "{\"identifier\":\"g\",\"steps\":[{\"type\":\"stroop\",\"identifier\":\"stroop\","
+                 "\"numberOfAttempts\":%ld},{\"type\":\"completion\",\"identifier\":\"done\"}]}", n + 2);
+    if (autosave) {
+        if (strlen(autosave) > 4096) return 1;
+        unlink(autosave);
+        snprintf(options, sizeof options, "{\"seed\":1,\"autosave\":\"%s\"}", autosave);
+    } else {
+        snprintf(options, sizeof options, "{\"seed\":1}");
+    }
     stepkit_task *task = NULL;
     stepkit_session *s = NULL;
-    if (stepkit_task_compile(definition, &task) != STEPKIT_OK || stepkit_session_open(task, "{\"seed\":1}", &s) != STEPKIT_OK) {
+    if (stepkit_task_compile(definition, &task) != STEPKIT_OK || stepkit_session_open(task, options, &s) != STEPKIT_OK) {
         fprintf(stderr, "instr-input: %s\n", stepkit_last_error());
         return 1;
     }
     stepkit_session_set_clock(s, input_clock, NULL);
-    const char *key = "{\"type\":\"key\",\"key\":\"red\"}";
+    const char *inputs[2] = {"{\"type\":\"key\",\"key\":\"red\"}", "{\"type\":\"key\",\"key\":\"red\"}"};
+    if (hanoi) {
+        inputs[0] = "{\"type\":\"drag\",\"from\":0,\"to\":1}";
+        inputs[1] = "{\"type\":\"drag\",\"from\":1,\"to\":0}";
+    }
     input_clock_ms += 500;
-    if (stepkit_session_input(s, key, NULL) != STEPKIT_OK) return 1; /* warm: first-call work stays out */
+    if (stepkit_session_input(s, inputs[0], NULL) != STEPKIT_OK) return 1; /* warm: first-call work stays out */
     CALLGRIND_ZERO_STATS;
     CALLGRIND_START_INSTRUMENTATION;
     for (long i = 0; i < n; i++) {
         input_clock_ms += 500;
-        if (stepkit_session_input(s, key, NULL) != STEPKIT_OK) return 1;
+        if (stepkit_session_input(s, inputs[(i + 1) & 1], NULL) != STEPKIT_OK) {
+            fprintf(stderr, "instr-input: input %ld: %s\n", i, stepkit_last_error());
+            return 1;
+        }
     }
     CALLGRIND_STOP_INSTRUMENTATION;
-    printf("{\"figure\":\"instr-input\",\"inputs\":%ld}\n", n);
+    printf("{\"figure\":\"instr-input\",\"inputs\":%ld,\"game\":\"%s\",\"autosave\":%s}\n", n, hanoi ? "hanoi" : "stroop",
+           autosave ? "true" : "false");
     stepkit_session_free(s);
     stepkit_task_free(task);
+    if (autosave) unlink(autosave);
     return 0;
 }
 

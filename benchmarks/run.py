@@ -130,16 +130,24 @@ INSTR_ENTRIES = {"t10": 0, "t1000": 201, "t100000": 201}
 EVENT_FUNCTIONS = ("7SessionV4emit", "10EventQueueV6append")
 
 
-# Input events (issue 35, docs/active-tasks.md): a Stroop game's key presses, counted at two
-# lengths of game so that a cost growing with the inputs already taken shows.
+# Input events (issue 35, docs/active-tasks.md): a Stroop game's key presses, and a tower of
+# Hanoi's moves (a game that takes any number of inputs), counted at several lengths of game so
+# that a cost growing with the inputs already taken shows; the Hanoi moves with autosave too.
 INPUT_COUNTS = (20, 160)
+HANOI_COUNTS = (20, 160, 1000)
+# With autosave an input costs more the more inputs the game has taken (the saved game is its
+# inputs, written again for each: benchmarks/README.md), so 1,000 would take minutes under callgrind.
+AUTOSAVE_COUNTS = (20, 160)
 
 
-def callgrind_input(bench, n):
-    """Instructions of `bench instr-input n`: n stepkit_session_input calls, no output asked for."""
-    out = os.path.join(OUT, f"callgrind.input.{n}.out")
+def callgrind_input(bench, n, game="stroop", autosave=False):
+    """Instructions of `bench instr-input n game`: n stepkit_session_input calls, no output asked
+    for (autosaved to a file in .build-bench when `autosave`)."""
+    tag = f"{game}.{n}" + (".autosave" if autosave else "")
+    out = os.path.join(OUT, f"callgrind.input.{tag}.out")
+    extra = [os.path.join(OUT, "input-autosave.json")] if autosave else []
     run_valgrind(["valgrind", "--tool=callgrind", "--instr-atstart=no", "--callgrind-out-file=" + out,
-                  bench, "instr-input", str(n)])
+                  bench, "instr-input", str(n), game, *extra])
     with open(out, encoding="utf-8", errors="replace") as f:
         for line in f:
             if line.startswith("totals:"):
@@ -443,7 +451,9 @@ def main():
     results.append({"figure": "instr", "counts": {k: list(v) for k, v in instr.items()},
                     "survey": list(survey_instr), "entries": entries, "sharedWrites": shared,
                     "run": run_instr})
-    results.append({"figure": "instr-input", "counts": {str(n): callgrind_input(bench, n) for n in INPUT_COUNTS}})
+    results.append({"figure": "instr-input", "counts": {str(n): callgrind_input(bench, n) for n in INPUT_COUNTS},
+                    "hanoi": {str(n): callgrind_input(bench, n, "hanoi") for n in HANOI_COUNTS},
+                    "hanoiAutosave": {str(n): callgrind_input(bench, n, "hanoi", True) for n in AUTOSAVE_COUNTS}})
     # issue 31: no-output steps inside 100 instances of a repeating section, and the same steps
     # outside one (benchmarks/gen_instances.py)
     results.append({"figure": "instr-instances",
@@ -513,6 +523,11 @@ def main():
         t.add(f"instructions per input event, a Stroop game's key press (stepkit_session_input, out NULL; "
               f"callgrind, {n} inputs)", [inputs[str(n)] / n], fmt=lambda x: f"{x:,.0f} Ir",
               target="report; flat in the inputs taken (issue 35)")
+    for key, label, counts in (("hanoi", "", HANOI_COUNTS), ("hanoiAutosave", ", autosaved", AUTOSAVE_COUNTS)):
+        for n in counts:
+            t.add(f"instructions per input event, a tower of Hanoi move (stepkit_session_input, out NULL{label}; "
+                  f"callgrind, {n} inputs)", [by[("instr-input", None)][key][str(n)] / n], fmt=lambda x: f"{x:,.0f} Ir",
+                  target="report; flat in the inputs taken (issue 35)")
     inst = by[("instr-instances", None)]["counts"]
     (steps, inside, _), (flat_steps, outside, _) = inst["instances"], inst["flat"]
     t.add(f"instructions per no-output step, a walk with 100 instances of a 3-step repeating section "
