@@ -61,10 +61,11 @@ extension GameTests {
         let genuine = try verify(result, s)
         #expect(genuine.verified, "\(genuine.divergences)")
 
-        // At 5 s only digit 1's window (2–4 s) has closed: one sample, not four.
+        // At 5 s only digit 1's window (2–4 s) has closed: one sample, not four, and the total
+        // time adds the samples' times (a missed window's whole length).
         let cut = try verify(try forged(result) { g in g["recorded"] = .object(["inputs": .array([]), "time": .int(5000)]) }, s)
-        #expect(cut.divergences.map(\.code) == ["gameMismatch"])
-        #expect(cut.divergences.map(\.path) == ["results[1].results[0].samples"])
+        #expect(cut.divergences.map(\.code) == ["gameMismatch", "gameMismatch"])
+        #expect(cut.divergences.map(\.path) == ["results[1].results[0].totalTime", "results[1].results[0].samples"])
 
         let dyads = try verify(try forged(result) { $0["totalDyad"] = .int(1) }, s)
         #expect(dyads.divergences.map(\.path) == ["results[1].results[0].totalDyad"])
