@@ -21,21 +21,21 @@ struct Visit: Sendable, Equatable {
     /// of the rest of a visit, and every visit of the path paid for it (the path's array copies
     /// whole visits as it grows), though nearly every step is not active.
     var active: ActiveRun? {
-        get { activeBox?.run }
+        get { activeRun.box?.run }
         _modify {
-            if activeBox == nil {
-                var run: ActiveRun?
-                defer { if run != nil { activeBox = ActiveRunBox(run) } }
-                yield &run
-            } else {
-                // Copy on write: a visit copied (a session kept for autosave, a trial) shares it.
-                if !isKnownUniquelyReferenced(&activeBox!) { activeBox = ActiveRunBox(activeBox!.run) }
-                defer { if activeBox!.run == nil { activeBox = nil } }
-                yield &activeBox!.run
+            // Changed in place, in the box (copied first when another visit shares it: a session
+            // kept for autosave, a trial). A run set to nil leaves an empty box, which reads and
+            // compares as no run. No local copy of the run is yielded: moved in and out, it cost
+            // a copy of the whole run, or a heap frame for the accessor, on every change.
+            if activeRun.box == nil {
+                activeRun.box = ActiveRunBox(nil)
+            } else if !isKnownUniquelyReferenced(&activeRun.box!) {
+                activeRun.box = ActiveRunBox(activeRun.box!.run)
             }
+            yield &activeRun.box!.run
         }
     }
-    private var activeBox: ActiveRunBox?
+    private var activeRun = ActiveRunSlot()
     /// How navigation got here: the rule, branch and skip rules involved (for authors debugging
     /// a task).
     var arrival: Arrival = .saved(.null)
@@ -70,12 +70,17 @@ package enum HostFinishReason: String, Sendable, CaseIterable {
     package var reason: FinishReason { FinishReason(rawValue: rawValue) ?? .failed }
 }
 
-/// A visit's active run behind a reference, changed only while the visit holds the only one
-/// (`Visit.active` copies it first otherwise), so visits stay values.
-private final class ActiveRunBox: @unchecked Sendable, Equatable {
+/// A visit's active run behind a reference (none until the run is first set), changed only
+/// while the visit holds the only one (`Visit.active`), so visits stay values.
+private struct ActiveRunSlot: Sendable, Equatable {
+    var box: ActiveRunBox?
+
+    /// Equal when they hold equal runs; no box and an empty one alike hold none.
+    static func == (a: ActiveRunSlot, b: ActiveRunSlot) -> Bool { a.box === b.box || a.box?.run == b.box?.run }
+}
+
+private final class ActiveRunBox: @unchecked Sendable {
     var run: ActiveRun?
 
     init(_ run: ActiveRun?) { self.run = run }
-
-    static func == (a: ActiveRunBox, b: ActiveRunBox) -> Bool { a === b || a.run == b.run }
 }
