@@ -531,6 +531,20 @@ static int run_catalogue(void) {
             "{\"identifier\": \"b\", \"steps\": [{\"type\": \"question\", \"identifier\": \"q\", \"repeat\": {\"minCount\": 3, \"maxCount\": 2}, \"answerFormat\": {\"type\": \"text\"}}]}", &bt));
         EXPECT_FAIL(NULL, STEPKIT_EDEFINITION, "wrongType", stepkit_task_compile(
             "{\"identifier\": \"b\", \"steps\": [{\"type\": \"question\", \"identifier\": \"q\", \"repeat\": {\"count\": null}, \"answerFormat\": {\"type\": \"text\"}}]}", &bt));
+        /* Expressions over instances: a read with no instance in scope, an aggregate over an
+         * answer that does not repeat, nested aggregates past the cost bound, a count reading
+         * its own instances (docs/expressions.md, "Repeating blocks: scope"). */
+        EXPECT_FAIL(NULL, STEPKIT_EDEFINITION, "outsideInstance", stepkit_task_compile(
+            "{\"identifier\": \"b\", \"steps\": [{\"type\": \"question\", \"identifier\": \"q\", \"repeat\": {}, \"answerFormat\": {\"type\": \"text\"}}],"
+            " \"calculations\": {\"c\": {\"answer\": {\"step\": \"q\", \"block\": \"q\"}}}}", &bt));
+        EXPECT_FAIL(NULL, STEPKIT_EDEFINITION, "notABlock", stepkit_task_compile(
+            "{\"identifier\": \"b\", \"steps\": [{\"type\": \"question\", \"identifier\": \"q\", \"answerFormat\": {\"type\": \"text\"}}],"
+            " \"calculations\": {\"c\": {\"count\": {\"over\": {\"step\": \"q\", \"block\": \"q\"}}}}}", &bt));
+        EXPECT_FAIL(NULL, STEPKIT_EDEFINITION, "expressionTooCostly", stepkit_task_compile(
+            "{\"identifier\": \"b\", \"steps\": [{\"type\": \"question\", \"identifier\": \"q\", \"repeat\": {}, \"answerFormat\": {\"type\": \"numeric\", \"style\": \"decimal\"}}],"
+            " \"calculations\": {\"c\": {\"sum\": {\"over\": {\"step\": \"q\", \"block\": \"q\"}, \"of\": {\"count\": {\"over\": {\"step\": \"q\", \"block\": \"q\"}, \"where\": {\">\": [{\"answer\": {\"step\": \"q\", \"block\": \"q\"}}, 1]}}}}}}}", &bt));
+        EXPECT_FAIL(NULL, STEPKIT_EDEFINITION, "countReadsInstances", stepkit_task_compile(
+            "{\"identifier\": \"b\", \"steps\": [{\"type\": \"question\", \"identifier\": \"q\", \"repeat\": {\"count\": {\"count\": {\"over\": {\"step\": \"q\", \"block\": \"q\"}}}}, \"answerFormat\": {\"type\": \"text\"}}]}", &bt));
         stepkit_session_free(rs);
         stepkit_task_free(rt);
     }
