@@ -105,4 +105,34 @@ import Testing
         let hidden = s.stateJSON().objectValue?["instances"]?.objectValue?["person"]?.objectValue?["hidden"]
         #expect(hidden == (try json(#"[[], ["pension"], ["pension"]]"#)))
     }
+
+    /// A group inside a repeating group (not repeating itself) is part of each repetition: its
+    /// enableWhen, read in the same repetition, disables it and its items there, and the
+    /// response nests it inside that repetition (R4: a disabled group and its descendants have
+    /// no answers).
+    @Test func aGroupInsideARepetitionIsPartOfIt() throws {
+        let q = try json(#"""
+        {"resourceType": "Questionnaire", "status": "active", "item": [
+          {"linkId": "med", "type": "group", "text": "Medication", "repeats": true, "item": [
+            {"linkId": "drug", "type": "string", "text": "Drug"},
+            {"linkId": "taking", "type": "boolean", "text": "Still taking it?"},
+            {"linkId": "stop", "type": "group", "text": "Stopped", "enableWhen": [{"question": "taking", "operator": "=", "answerBoolean": false}], "item": [
+              {"linkId": "stopDate", "type": "date", "text": "When did you stop?"},
+              {"linkId": "why", "type": "string", "text": "Why?"}]}]}]}
+        """#)
+        let (task, report, _) = try FHIRImporter.compile(q, options: FHIRImportOptions())
+        #expect(!report.entries.map(\.code).contains("repeatingGroup"), "\(report.entries.map(\.code))")
+        var s = Session(task: task, options: SessionOptions(), clock: ManualClock(1_000).clock)
+        try s.addInstance("med")
+        try s.addInstance("med")
+        try s.setAnswer(try json(#"{"med": [{"drug": "A", "taking": true, "stopDate": "2025-01-01"}, {"drug": "B", "taking": false, "stopDate": "2025-02-03"}]}"#))
+        let hidden = s.stateJSON().objectValue?["instances"]?.objectValue?["med"]?.objectValue?["hidden"]
+        #expect(hidden == (try json(#"[["stopDate", "why"], []]"#)))
+        let layout = try #require(task.fhir)
+        let reps = try #require(s.fhirResponse(layout).objectValue?["item"]?.arrayValue)
+        let linkIds = { (k: Int) in reps[k].objectValue?["item"]?.arrayValue?.compactMap { $0.objectValue?["linkId"]?.stringValue } ?? [] }
+        #expect(reps.count == 2 && linkIds(0) == ["drug", "taking"] && linkIds(1) == ["drug", "taking", "stop"])
+        let stop = reps[1].objectValue?["item"]?.arrayValue?.last?.objectValue?["item"]?.arrayValue
+        #expect(stop == (try json(#"[{"linkId": "stopDate", "text": "When did you stop?", "answer": [{"valueDate": "2025-02-03"}]}]"#)).arrayValue)
+    }
 }

@@ -126,19 +126,28 @@ struct FHIRAnswerFormat {
             || FHIRExtension.find(FHIRCalculations.enableWhenURL, in: item.extensions) != nil
         if item.type == "group" {
             guard !conditioned, !item.children.isEmpty else { return false }
-            return item.children.allSatisfy { child in
-                !["group", "display", "attachment", "reference", "question"].contains(child.type)
-                    && child.children.allSatisfy { $0.type == "display" && $0.children.isEmpty }  // help texts
-                    && !child.readOnly
-                    && !FHIRExtension.isHidden(child.extensions)
-                    && !child.extensions.contains { e in
-                        let url = e.objectValue?["url"]?.stringValue ?? ""
-                        return [FHIRCalculations.initialURL, FHIRCalculations.url].contains(url)
-                    }
-            }
+            return item.children.allSatisfy { repeatsWith($0, depth: 1) }
         }
         return !["choice", "open-choice", "display"].contains(item.type) && item.object["answerOption"] == nil
             && item.object["answerValueSet"] == nil
+    }
+
+    /// Whether `child` can be part of each repetition of a repeating group: a question (with help
+    /// texts under it at most, no calculated or initial expression, not read-only or hidden), or
+    /// a group of such that does not repeat (its items become the repetition's, its condition
+    /// theirs, and the response nests them under it in each repetition).
+    private static func repeatsWith(_ child: FHIRItem, depth: Int) -> Bool {
+        guard !child.readOnly, !FHIRExtension.isHidden(child.extensions),
+              !child.extensions.contains(where: { e in
+                  let url = e.objectValue?["url"]?.stringValue ?? ""
+                  return [FHIRCalculations.initialURL, FHIRCalculations.url].contains(url)
+              }) else { return false }
+        if child.type == "group" {
+            return !child.repeats && depth < FHIRItem.maxDepth && !child.children.isEmpty
+                && child.children.allSatisfy { repeatsWith($0, depth: depth + 1) }
+        }
+        return !["display", "attachment", "reference", "question"].contains(child.type)
+            && child.children.allSatisfy { $0.type == "display" && $0.children.isEmpty }  // help texts
     }
 
     /// A repeating item's `repeat`: questionnaire-minOccurs (at least 1 when it is required)
