@@ -905,7 +905,9 @@ int stepkit_message_catalogue(const char *language, char **out);
  * "canRemove", "titles"}: how many instances it has, the one the participant is in (from 0),
  * the bounds, what its "count" expression says (null: none), how many instances are past it
  * (ask the participant which to remove: lowering the count never removes one), whether one may
- * be added or removed now, and each instance's title (null when the block has none).
+ * be added or removed now, and each instance's title (null when the block has none); a group
+ * whose items have visibleWhen also has "hidden": per instance, the items hidden there
+ * (docs/expressions.md, "Per-instance visibility").
  *
  * `block` (NUL-terminated, read up to 256 bytes) names a block of the current step; NULL is
  * the step's only block. `index` counts from 0. On success each stores the new state (as
