@@ -1,13 +1,15 @@
 import StepKitBase
 
 /// One input event a host hands a game (`stepkit_session_input`): a tap on a target, a key, a
-/// drag from one place to another, or a motion sample, at a moment of the step's own time.
+/// drag from one place to another, a motion sample, or a touch at a place in the game's view (with
+/// how long it lasted and how far the finger turned what it held), at a moment of the step's own
+/// time.
 ///
 /// The host gives the moment on the session's clock (`time`, milliseconds since the epoch, the
 /// clock's time when left out); the game reads it as the step's own running time (`at`), which
 /// is what a saved game keeps, so a game restored on another clock replays the same.
 struct GameInput: Sendable, Equatable {
-    enum Kind: String, Sendable, CaseIterable { case tap, key, drag, sample }
+    enum Kind: String, Sendable, CaseIterable { case tap, key, drag, sample, touch }
 
     let kind: Kind
     /// Milliseconds of the step's own running time.
@@ -22,6 +24,9 @@ struct GameInput: Sendable, Equatable {
     /// A sample's fourth component: with it, the sample is an attitude quaternion (x, y, z, w);
     /// without it (nil), three values such as an acceleration or angles.
     var w: Double? = nil
+    /// A touch's: milliseconds the finger stayed, and the turn (degrees) of what it held.
+    var duration: Int64 = 0
+    var rotation: Double = 0
 
     /// The largest target, tower or tile number an input may name.
     static let maximumIndex = 1_000_000
@@ -52,6 +57,11 @@ struct GameInput: Sendable, Equatable {
             input.y = r.number("y", required: true) ?? 0
             input.z = r.number("z", required: true) ?? 0
             input.w = r.number("w")
+        case .touch?:
+            input.x = r.number("x", required: true) ?? 0
+            input.y = r.number("y", required: true) ?? 0
+            input.duration = Int64(r.integer("duration", in: 0...86_400_000) ?? 0)
+            input.rotation = r.number("rotation") ?? 0
         case nil:
             break
         }
@@ -74,6 +84,11 @@ struct GameInput: Sendable, Equatable {
             o["y"] = .number(y)
             o["z"] = .number(z)
             if let w { o["w"] = .number(w) }
+        case .touch:
+            o["x"] = .number(x)
+            o["y"] = .number(y)
+            o["duration"] = .int(duration)
+            o["rotation"] = .number(rotation)
         }
         return .object(o)
     }

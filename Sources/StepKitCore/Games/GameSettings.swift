@@ -1,9 +1,9 @@
 import StepKitBase
 
 /// A predefined active task's parameters, as its step declares them (ResearchKit's
-/// `ORKSpatialSpanMemoryStep`, `ORKPSATStep`, `ORKStroopStep`, `ORKTowerOfHanoiStep`), with
-/// ResearchKit's defaults (docs/active-tasks.md). A step of one of these types is an active step
-/// whose game the host plays through `stepkit_session_input`.
+/// `ORKSpatialSpanMemoryStep`, `ORKPSATStep`, `ORKStroopStep`, `ORKTowerOfHanoiStep` and the
+/// other steps of docs/active-tasks.md), with ResearchKit's defaults where it has them. A step of
+/// one of these types is an active step whose game the host plays through `stepkit_session_input`.
 enum GameSettings: Sendable, Equatable {
     case spatialSpanMemory(SpatialSpanSettings)
     case psat(PSATSettings)
@@ -14,11 +14,14 @@ enum GameSettings: Sendable, Equatable {
     case rangeOfMotion(RangeOfMotionSettings)
     case amslerGrid(AmslerGridSettings)
     case toneAudiometry(ToneAudiometrySettings)
+    case tappingInterval(TappingIntervalSettings)
+    case holePeg(HolePegSettings)
 
     /// The step types that are games.
     static let stepTypes = ["spatialSpanMemory", "psat", "stroop", "towerOfHanoi",
                              "trailmaking", "reactionTime"]
         + ["rangeOfMotion", "amslerGrid", "toneAudiometry"]
+        + ["tappingInterval", "holePegTestPlace", "holePegTestRemove"]
 
     /// Reads the game's parameters from its step (the caller finishes `r`).
     static func parse(type: String, _ r: FieldReader, at path: JSONPath) -> GameSettings? {
@@ -35,6 +38,9 @@ enum GameSettings: Sendable, Equatable {
         case "rangeOfMotion": settings = RangeOfMotionSettings.parse(r).map { .rangeOfMotion($0) }
         case "amslerGrid": settings = AmslerGridSettings.parse(r).map { .amslerGrid($0) }
         case "toneAudiometry": settings = ToneAudiometrySettings.parse(r, at: path).map { .toneAudiometry($0) }
+        case "tappingInterval": settings = TappingIntervalSettings.parse(r, at: path).map { .tappingInterval($0) }
+        case "holePegTestPlace", "holePegTestRemove":
+            settings = HolePegSettings.parse(r, at: path, remove: type == "holePegTestRemove").map { .holePeg($0) }
         default: settings = nil
         }
         return d.problems.count == before ? settings : nil
@@ -52,13 +58,15 @@ enum GameSettings: Sendable, Equatable {
         case .rangeOfMotion(let s): return .rangeOfMotion(RangeOfMotionGame(settings: s))
         case .amslerGrid(let s): return .amslerGrid(AmslerGridGame(settings: s))
         case .toneAudiometry(let s): return .toneAudiometry(ToneAudiometryGame(settings: s, seed: seed, step: step))
+        case .tappingInterval(let s): return .tappingInterval(TappingIntervalGame(settings: s))
+        case .holePeg(let s): return .holePeg(HolePegGame(settings: s))
         }
     }
 
     /// Whether the game draws from the run's seed (a task with one draws a seed when it opens).
     var usesSeed: Bool {
         switch self {
-        case .towerOfHanoi, .rangeOfMotion, .amslerGrid: return false
+        case .towerOfHanoi, .rangeOfMotion, .amslerGrid, .tappingInterval, .holePeg: return false
         default: return true
         }
     }
@@ -93,6 +101,8 @@ enum GameBoard: Sendable, Equatable {
     case rangeOfMotion(RangeOfMotionGame)
     case amslerGrid(AmslerGridGame)
     case toneAudiometry(ToneAudiometryGame)
+    case tappingInterval(TappingIntervalGame)
+    case holePeg(HolePegGame)
 
     var name: String {
         switch self {
@@ -105,6 +115,8 @@ enum GameBoard: Sendable, Equatable {
         case .rangeOfMotion: return "rangeOfMotion"
         case .amslerGrid: return "amslerGrid"
         case .toneAudiometry: return "toneAudiometry"
+        case .tappingInterval: return "tappingInterval"
+        case .holePeg(let g): return g.settings.remove ? "holePegTestRemove" : "holePegTestPlace"
         }
     }
 
@@ -119,6 +131,8 @@ enum GameBoard: Sendable, Equatable {
         case .rangeOfMotion(let g): return g
         case .amslerGrid(let g): return g
         case .toneAudiometry(let g): return g
+        case .tappingInterval(let g): return g
+        case .holePeg(let g): return g
         }
     }
 
@@ -143,6 +157,8 @@ enum GameBoard: Sendable, Equatable {
         case let g as RangeOfMotionGame: return .rangeOfMotion(g)
         case let g as AmslerGridGame: return .amslerGrid(g)
         case let g as ToneAudiometryGame: return .toneAudiometry(g)
+        case let g as TappingIntervalGame: return .tappingInterval(g)
+        case let g as HolePegGame: return .holePeg(g)
         default: return nil
         }
     }

@@ -90,7 +90,7 @@ struct PSATGame: GameRules {
                 throw GameInput.refused("wrongInput", "A PSAT answer is a number: a key such as \"12\", or a tap on the number.")
             }
             answer = n
-        case .drag, .sample:
+        case .drag, .sample, .touch:
             throw GameInput.refused("wrongInput", "A PSAT answer is a number: a key such as \"12\", or a tap on the number.")
         }
         guard input.at >= presented(current) else {

@@ -56,7 +56,7 @@ struct StroopGame: GameRules {
         case .key:
             let key = input.key.lowercased()
             return colors.firstIndex { $0 == key || String($0.prefix(1)) == key }
-        case .drag, .sample: return nil
+        case .drag, .sample, .touch: return nil
         }
     }
 

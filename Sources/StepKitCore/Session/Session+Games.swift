@@ -108,6 +108,6 @@ extension GameInput {
     /// `input` at the step time `at`.
     init(copying input: GameInput, at: Int64) {
         self = GameInput(kind: input.kind, at: at, target: input.target, key: input.key, from: input.from, to: input.to,
-                         x: input.x, y: input.y, z: input.z, w: input.w)
+                         x: input.x, y: input.y, z: input.z, w: input.w, duration: input.duration, rotation: input.rotation)
     }
 }

@@ -452,6 +452,94 @@ static void test_verify_recomputes_the_game(void)
     stepkit_task_free(task);
 }
 
+/* Two-finger tapping: the engine's buttons are x 50-150 and 225-325, y 517-617 (left and top
+ * edges in); the test runs 2 s from the first touch on a button (1 s), so a touch at 3 s is
+ * refused; saved after the third touch, restored, finished by a tick at the end. */
+static void test_tapping_interval(void)
+{
+    struct manual_clock clock = {T0};
+    stepkit_task *task = compile_ok(GAME_TASK("{\"type\": \"tappingInterval\", \"identifier\": \"tap\", \"duration\": 2}"));
+    stepkit_session *session = open_game(task, &clock), *restored = NULL;
+    char *saved = NULL, *out = NULL;
+    json_t *r, *samples;
+    static const char *const buttons[] = {"left", "right", "none", "left", "right"};
+    size_t i;
+    send_ok(session, &clock, 500, "{\"type\": \"touch\", \"x\": 10, \"y\": 10}");              /* before the start, on neither */
+    send_ok(session, &clock, 1000, "{\"type\": \"touch\", \"x\": 60, \"y\": 520}");            /* left: starts */
+    send_ok(session, &clock, 1200, "{\"type\": \"touch\", \"x\": 300, \"y\": 600, \"duration\": 80}"); /* right */
+    CHECK_RC(stepkit_session_save(session, &saved), STEPKIT_OK);
+    CHECK_RC(stepkit_session_restore(task, saved, NULL, &restored), STEPKIT_OK);
+    CHECK_RC(stepkit_session_set_clock(restored, manual_now, &clock), STEPKIT_OK);
+    drain_events(restored);
+    CHECK_SAME_STATE(restored, session);
+    send_ok(restored, &clock, 1400, "{\"type\": \"touch\", \"x\": 150, \"y\": 560}");          /* the right edge: none */
+    send_ok(restored, &clock, 1600, "{\"type\": \"touch\", \"x\": 50, \"y\": 517}");           /* the corner: left */
+    send_ok(restored, &clock, 2999, "{\"type\": \"touch\", \"x\": 324.5, \"y\": 616.5}");      /* right */
+    clock.now = T0 + 3000;
+    CHECK_FAILS(out, stepkit_session_input(restored, "{\"type\": \"touch\", \"x\": 60, \"y\": 520}", &out), STEPKIT_EANSWER);
+    check_refusal(STEPKIT_EANSWER, "gameOver");
+    CHECK_OK_OUT(stepkit_session_tick(restored, &out));
+    CHECK_STEP(restored, "done");
+    r = game_result(restored, "tap");
+    CHECK(r != NULL);
+    if (r) {
+        CHECK(int_of(r, "totalTaps") == 4 && int_of(r, "leftTaps") == 2 && int_of(r, "rightTaps") == 2);
+        CHECK(json_number_value(json_object_get(json_object_get(r, "stepViewSize"), "width")) == 375);
+        CHECK(json_number_value(json_object_get(json_object_get(r, "buttonRect2"), "x")) == 225);
+        samples = json_object_get(r, "samples");
+        CHECK(json_array_size(samples) == 5);
+        for (i = 0; i < 5 && i < json_array_size(samples); i++)
+            CHECK_STR(json_str(json_array_get(samples, i), "buttonIdentifier"), buttons[i]);
+        CHECK(json_number_value(json_object_get(json_array_get(samples, 1), "duration")) == 0.08);
+        CHECK(json_number_value(json_object_get(json_array_get(samples, 4), "timestamp")) == 2.999);
+        CHECK(json_number_value(json_object_get(json_object_get(json_array_get(samples, 4), "location"), "x")) == 324.5);
+    }
+    json_decref(r);
+    stepkit_string_free(saved);
+    stepkit_session_free(restored);
+    stepkit_session_free(session);
+    stepkit_task_free(task);
+}
+
+/* Hole peg, placing 3 pegs leftwards into a hole turned 90 degrees (threshold 0.2: 0.2 board
+ * units, 18 degrees): from (0.75, 0.5) to the hole at (0.25, 0.5). */
+static void test_hole_peg(void)
+{
+    struct manual_clock clock = {T0};
+    stepkit_task *task = compile_ok(GAME_TASK("{\"type\": \"holePegTestPlace\", \"identifier\": \"peg\", \"numberOfPegs\": 3, \"rotated\": true}"));
+    stepkit_session *session = open_game(task, &clock), *restored = NULL;
+    char *saved = NULL;
+    json_t *r, *samples;
+    send_ok(session, &clock, 1000, "{\"type\": \"touch\", \"x\": 0.25, \"y\": 0.5, \"rotation\": 90}");   /* success: 1 s, 0.5 */
+    send_ok(session, &clock, 2500, "{\"type\": \"touch\", \"x\": 0.25, \"y\": 0.75, \"rotation\": 90}");  /* 0.25 away: failure */
+    CHECK_RC(stepkit_session_save(session, &saved), STEPKIT_OK);
+    CHECK_RC(stepkit_session_restore(task, saved, NULL, &restored), STEPKIT_OK);
+    CHECK_RC(stepkit_session_set_clock(restored, manual_now, &clock), STEPKIT_OK);
+    drain_events(restored);
+    CHECK_SAME_STATE(restored, session);
+    send_ok(restored, &clock, 3000, "{\"type\": \"touch\", \"x\": 0.375, \"y\": 0.5, \"rotation\": 30}");  /* 60 degrees off: failure */
+    send_ok(restored, &clock, 4000, "{\"type\": \"touch\", \"x\": 0.375, \"y\": 0.5, \"rotation\": 460}"); /* success: 3 s, 0.375 */
+    send_ok(restored, &clock, 4500, "{\"type\": \"touch\", \"x\": 0.25, \"y\": 0.5, \"rotation\": -270}"); /* success: 0.5 s, 0.5 */
+    CHECK_STEP(restored, "done");
+    r = game_result(restored, "peg");
+    CHECK(r != NULL);
+    if (r) {
+        CHECK_STR(json_str(r, "type"), "holePegTestPlace");
+        CHECK(int_of(r, "totalSuccesses") == 3 && int_of(r, "totalFailures") == 2);
+        CHECK(json_number_value(json_object_get(r, "totalTime")) == 4.5);
+        CHECK(json_number_value(json_object_get(r, "totalDistance")) == 1.375);
+        samples = json_object_get(r, "samples");
+        CHECK(json_array_size(samples) == 3);
+        CHECK(json_number_value(json_object_get(json_array_get(samples, 1), "time")) == 3);
+        CHECK(json_number_value(json_object_get(json_array_get(samples, 1), "distance")) == 0.375);
+    }
+    json_decref(r);
+    stepkit_string_free(saved);
+    stepkit_session_free(restored);
+    stepkit_session_free(session);
+    stepkit_task_free(task);
+}
+
 int main(void)
 {
     RUN(test_spatial_span_from_recorded_taps);
@@ -462,5 +550,7 @@ int main(void)
     RUN(test_trailmaking_layout_errors_and_restore);
     RUN(test_reaction_time);
     RUN(test_verify_recomputes_the_game);
+    RUN(test_tapping_interval);
+    RUN(test_hole_peg);
     return check_report();
 }

@@ -7,6 +7,8 @@ compared with values worked out by hand from the documented rules. The task, the
 restoration data of each game validate against schema/.
 """
 
+import json
+import math
 from typing import Any, Dict, List, Tuple
 
 import jsonschema
@@ -25,7 +27,7 @@ def validator(name: str) -> Any:
 def check_schemas(step: Dict[str, Any], s: stepkit.Session) -> None:
     validator("task.schema.json").validate(task(step))
     validator("result.schema.json").validate(s.result)
-    validator("restoration.schema.json").validate(__import__("json").loads(s.save()))
+    validator("restoration.schema.json").validate(json.loads(s.save()))
 
 
 def trail_layout(seed: int, step: str) -> List[Tuple[float, float]]:
@@ -126,3 +128,70 @@ def test_reaction_time_attempts_timeouts_early_movement_and_restore(seed: int) -
         {"timestamp": stimulus3 / 1000, "stimulusDelay": d[3] / 1000, "responseTime": 1.499, "timedOut": False, "earlyResponses": 0},
     ]
     check_schemas(REACTION, back)
+
+
+TAPPING = {"type": "tappingInterval", "identifier": "tap", "duration": 2.5, "hand": "left"}
+LEFT, RIGHT = (50, 517, 100, 100), (225, 517, 100, 100)
+
+
+def button_of(x: float, y: float) -> str:
+    for name, (bx, by, w, h) in (("left", LEFT), ("right", RIGHT)):
+        if bx <= x < bx + w and by <= y < by + h:
+            return name
+    return "none"
+
+
+def test_two_finger_tapping_counts_and_restore() -> None:
+    t, s, clock = open_game(TAPPING)
+    game = s.state["active"]["game"]
+    assert (game["buttonRect1"], game["buttonRect2"]) == (
+        dict(zip(("x", "y", "width", "height"), LEFT)), dict(zip(("x", "y", "width", "height"), RIGHT)))
+    touches = [(200, 0.0, 0.0, 0), (700, 100.0, 560.0, 40), (900, 275.0, 560.0, 0), (1100, 149.9, 616.9, 0),
+               (1300, 225.0, 617.0, 0), (2000, 240.0, 530.0, 120), (3199, 70.0, 600.0, 0)]
+    for at, x, y, held in touches[:3]:
+        send(s, clock, at, {"type": "touch", "x": x, "y": y, "duration": held})
+    back = t.restore(s.save())
+    back.set_clock(clock)
+    assert back.state["active"] == s.state["active"]
+    for at, x, y, held in touches[3:]:
+        send(back, clock, at, {"type": "touch", "x": x, "y": y, "duration": held})
+    with pytest.raises(stepkit.AnswerError) as refused:
+        send(back, clock, 3200, {"type": "touch", "x": 70, "y": 600})
+    assert refused.value.errors[0]["code"] == "gameOver"
+    check_schemas(TAPPING, back)
+    back.tick()
+    assert back.state["step"]["identifier"] == "done"
+    r = game_result(back, "tap")
+    assert r is not None
+    # The first touch (on neither button, before the start) is no sample; the test runs 0.7-3.2 s.
+    taken = touches[1:]
+    names = [button_of(x, y) for _, x, y, _ in taken]
+    assert names == ["left", "right", "left", "none", "right", "left"]
+    assert r["samples"] == [{"timestamp": at / 1000, "duration": held / 1000, "buttonIdentifier": name,
+                             "location": {"x": x, "y": y}} for (at, x, y, held), name in zip(taken, names)]
+    assert (r["totalTaps"], r["leftTaps"], r["rightTaps"]) == (5, 3, 2)
+    assert r["stepViewSize"] == {"width": 375, "height": 667}
+
+
+def test_hole_peg_remove_and_place() -> None:
+    step = {"type": "holePegTestRemove", "identifier": "peg", "numberOfPegs": 2, "movingDirection": "left",
+            "threshold": 0.1, "dominantHand": True}
+    t, s, clock = open_game(step)
+    game = s.state["active"]["game"]
+    # Removing leftwards: the peg starts in the hole at (0.75, 0.5) and goes to the spot (0.25, 0.5).
+    assert game["hole"] == {"x": 0.75, "y": 0.5} and game["to"] == {"x": 0.25, "y": 0.5}
+    send(s, clock, 900, {"type": "touch", "x": 0.375, "y": 0.5})        # 0.125 > 0.1 away: failure
+    send(s, clock, 1600, {"type": "touch", "x": 0.25, "y": 0.5625})     # 0.0625 away: success, 1.6 s
+    back = t.restore(s.save())
+    back.set_clock(clock)
+    assert back.state["active"] == s.state["active"]
+    send(back, clock, 2100, {"type": "touch", "x": 0.1875, "y": 0.5, "rotation": 33})  # success, 0.5 s
+    assert back.state["step"]["identifier"] == "done"
+    r = game_result(back, "peg")
+    assert r is not None
+    d1 = math.sqrt((0.75 - 0.25) ** 2 + (0.5 - 0.5625) ** 2)
+    assert r["samples"] == [{"time": 1.6, "distance": d1}, {"time": 0.5, "distance": 0.5625}]
+    assert (r["totalSuccesses"], r["totalFailures"]) == (2, 1)
+    assert r["totalTime"] == 2.1 and r["totalDistance"] == pytest.approx(d1 + 0.5625)
+    assert (r["movingDirection"], r["dominantHand"], r["numberOfPegs"], r["threshold"], r["rotated"]) == ("left", True, 2, 0.1, False)
+    check_schemas(step, back)

@@ -1573,8 +1573,8 @@ class Session(_Handle):
     def input(self, event: Mapping[str, Any]) -> Dict[str, Any]:
         """Hands the running game of the current step one input (``stepkit_session_input``,
         docs/active-tasks.md): ``{"type": "tap", "target": 3}``, ``{"type": "key", "key":
-        "red"}``, ``{"type": "drag", "from": 0, "to": 2}`` or ``{"type": "sample", "x", "y",
-        "z"}``, with an optional ``"time"`` (milliseconds since the epoch on the session's
+        "red"}``, ``{"type": "drag", "from": 0, "to": 2}``, ``{"type": "sample", "x", "y",
+        "z"}`` or ``{"type": "touch", "x", "y"}`` (optional ``"duration"``, ``"rotation"``), with an optional ``"time"`` (milliseconds since the epoch on the session's
         clock; its time when left out). Returns the new state; ``state["active"]["game"]`` is
         what to draw or play next. AnswerError when the game does not take the input now (its
         ``code`` says why: ``sequencePlaying``, ``illegalMove`` ...), StateError when the
