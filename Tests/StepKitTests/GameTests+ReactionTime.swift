@@ -90,12 +90,7 @@ extension GameTests {
     @Test func reactionTimeRestoresMidGameAndFinishesTheSame() throws {
         var (s, clock) = try open(GameTests.reaction)
         try playReaction(&s, clock, upTo: 2)
-        let text = JSONWriter.string(Restoration.save(s))
-        var back = try text.withCString { p in
-            try Result { () throws(StepKitError) -> Session in try Restoration.restore(p, task: s.task, options: s.options, clock: clock.clock) }.get()
-        }
-        #expect(back.current?.active?.game == s.current?.active?.game)
-        #expect(back.stateJSON() == s.stateJSON())
+        var back = try savedAndRestored(s, clock)
         try sample(&back, clock, at: 11696, 0.6, 0, 0)
         try checkReactionResult(result(back, step: "rt"))
     }

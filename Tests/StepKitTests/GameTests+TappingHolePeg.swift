@@ -65,12 +65,7 @@ extension GameTests {
     @Test func tappingRestoresMidGameAndFinishesTheSame() throws {
         var (s, clock) = try open(GameTests.tapping)
         for (at, x, y, d) in GameTests.tappingTouches.prefix(3) { try touch(&s, clock, at: at, x, y, duration: d) }
-        let text = JSONWriter.string(Restoration.save(s))
-        var back = try text.withCString { p in
-            try Result { () throws(StepKitError) -> Session in try Restoration.restore(p, task: s.task, options: s.options, clock: clock.clock) }.get()
-        }
-        #expect(back.current?.active?.game == s.current?.active?.game)
-        #expect(back.stateJSON() == s.stateJSON())
+        var back = try savedAndRestored(s, clock)
         for (at, x, y, d) in GameTests.tappingTouches.dropFirst(3) { try touch(&back, clock, at: at, x, y, duration: d) }
         tickAt(&back, clock, 3000)
         try checkTappingResult(result(back, step: "tap"))
@@ -135,12 +130,7 @@ extension GameTests {
     @Test func holePegRestoresMidGameAndFinishesTheSame() throws {
         var (s, clock) = try open(GameTests.holePeg)
         for d in GameTests.pegDrops.prefix(2) { try drop(&s, clock, d) }
-        let text = JSONWriter.string(Restoration.save(s))
-        var back = try text.withCString { p in
-            try Result { () throws(StepKitError) -> Session in try Restoration.restore(p, task: s.task, options: s.options, clock: clock.clock) }.get()
-        }
-        #expect(back.current?.active?.game == s.current?.active?.game)
-        #expect(back.stateJSON() == s.stateJSON())
+        var back = try savedAndRestored(s, clock)
         for d in GameTests.pegDrops.dropFirst(2) { try drop(&back, clock, d) }
         try checkPegResult(result(back, step: "peg"))
     }

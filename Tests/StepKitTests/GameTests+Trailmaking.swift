@@ -8,6 +8,17 @@ import Testing
 /// grid's cells in the order 4 18 5 7 16 12 6 13 19 17 2 21 9 …); every result field is worked
 /// out by hand from the rule "the next target connects, any other is an error".
 extension GameTests {
+    /// `s` saved and restored on the same clock: the same game and state as the saved session.
+    func savedAndRestored(_ s: Session, _ clock: ManualClock) throws -> Session {
+        let text = JSONWriter.string(Restoration.save(s))
+        let back = try text.withCString { p in
+            try Result { () throws(StepKitError) -> Session in try Restoration.restore(p, task: s.task, options: s.options, clock: clock.clock) }.get()
+        }
+        #expect(back.current?.active?.game == s.current?.active?.game)
+        #expect(back.stateJSON() == s.stateJSON())
+        return back
+    }
+
     static let trailB = #"{"type": "trailmaking", "identifier": "trail", "trailType": "B"}"#
 
     /// Trail B with two errors: target 2 tapped when 1 ("A") was next, and target 6 when 5 was.
@@ -62,12 +73,7 @@ extension GameTests {
     @Test func trailmakingRestoresMidGameAndFinishesTheSame() throws {
         var (s, clock) = try open(GameTests.trailB)
         for (at, target) in GameTests.trailTaps.prefix(7) { try tap(&s, clock, at: at, target) }
-        let text = JSONWriter.string(Restoration.save(s))
-        var back = try text.withCString { p in
-            try Result { () throws(StepKitError) -> Session in try Restoration.restore(p, task: s.task, options: s.options, clock: clock.clock) }.get()
-        }
-        #expect(back.current?.active?.game == s.current?.active?.game)
-        #expect(back.stateJSON() == s.stateJSON())
+        var back = try savedAndRestored(s, clock)
         for (at, target) in GameTests.trailTaps.dropFirst(7) {
             try tap(&back, clock, at: at, target)
             try tap(&s, clock, at: at, target)

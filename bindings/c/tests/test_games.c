@@ -249,6 +249,20 @@ static void test_stroop_and_hanoi(void)
     stepkit_task_free(task);
 }
 
+/* The session saved and restored onto the same clock, its state checked to be the saved one. */
+static stepkit_session *save_and_restore(stepkit_task *task, stepkit_session *session, struct manual_clock *clock)
+{
+    stepkit_session *restored = NULL;
+    char *saved = NULL;
+    CHECK_RC(stepkit_session_save(session, &saved), STEPKIT_OK);
+    CHECK_RC(stepkit_session_restore(task, saved, NULL, &restored), STEPKIT_OK);
+    stepkit_string_free(saved);
+    CHECK_RC(stepkit_session_set_clock(restored, manual_now, clock), STEPKIT_OK);
+    drain_events(restored);
+    CHECK_SAME_STATE(restored, session);
+    return restored;
+}
+
 /* Trail making, trail B, seed 7: the layout is the one test_games.py draws ("trail#trailmaking":
  * cells 4 18 5 7 16 12 6 13 19 17 2 21 9 of the 4 × 6 grid); two errors (target 2 when 1 was
  * next, 6 when 5 was), saved after the seventh tap, restored, finished. */
@@ -275,7 +289,7 @@ static void test_trailmaking_layout_errors_and_restore(void)
     stepkit_task *task = compile_ok(TRAIL);
     stepkit_session *session = open_game(task, &clock), *restored = NULL;
     json_t *state = state_of(session), *targets, *r, *taps;
-    char *saved = NULL, *out = NULL;
+    char *out = NULL;
     size_t i;
     targets = json_object_get(json_object_get(json_object_get(state, "active"), "game"), "targets");
     CHECK(json_array_size(targets) == 13);
@@ -291,11 +305,7 @@ static void test_trailmaking_layout_errors_and_restore(void)
     CHECK_FAILS(out, stepkit_session_input(session, "{\"type\": \"tap\", \"target\": 13}", &out), STEPKIT_EANSWER);
     check_refusal(STEPKIT_EANSWER, "noSuchTarget");
     tap_trail(session, &clock, 0, 7);
-    CHECK_RC(stepkit_session_save(session, &saved), STEPKIT_OK);
-    CHECK_RC(stepkit_session_restore(task, saved, NULL, &restored), STEPKIT_OK);
-    CHECK_RC(stepkit_session_set_clock(restored, manual_now, &clock), STEPKIT_OK);
-    drain_events(restored);
-    CHECK_SAME_STATE(restored, session);
+    restored = save_and_restore(task, session, &clock);
     tap_trail(restored, &clock, 7, sizeof TRAIL_TAPS / sizeof TRAIL_TAPS[0]);
     CHECK_STEP(restored, "done");
     r = game_result(restored, "trail");
@@ -314,7 +324,6 @@ static void test_trailmaking_layout_errors_and_restore(void)
         }
     }
     json_decref(r);
-    stepkit_string_free(saved);
     stepkit_session_free(restored);
     stepkit_session_free(session);
     stepkit_task_free(task);
@@ -332,7 +341,6 @@ static void test_reaction_time(void)
                                               " \"maximumStimulusInterval\": 4, \"timeout\": 1.5, \"numberOfAttempts\": 3,"
                                               " \"thresholdAcceleration\": 0.5, \"successSound\": 1013}"));
     stepkit_session *session = open_game(task, &clock), *restored = NULL;
-    char *saved = NULL;
     json_t *r, *attempts, *state;
     static const double stimulus[] = {4.142, 6.85, 11.496}, delay[] = {2.142, 2.358, 3.146}, response[] = {0.35, -1, 0.2};
     size_t i;
@@ -346,11 +354,7 @@ static void test_reaction_time(void)
     json_decref(state);
     clock.now = T0 + 8350;
     CHECK_OK_OUT(stepkit_session_tick(session, &out));
-    CHECK_RC(stepkit_session_save(session, &saved), STEPKIT_OK);
-    CHECK_RC(stepkit_session_restore(task, saved, NULL, &restored), STEPKIT_OK);
-    CHECK_RC(stepkit_session_set_clock(restored, manual_now, &clock), STEPKIT_OK);
-    drain_events(restored);
-    CHECK_SAME_STATE(restored, session);
+    restored = save_and_restore(task, session, &clock);
     send_ok(restored, &clock, 11696, "{\"type\": \"sample\", \"x\": 0.6, \"y\": 0, \"z\": 0}");
     CHECK_STEP(restored, "done");
     r = game_result(restored, "rt");
@@ -370,7 +374,6 @@ static void test_reaction_time(void)
         }
     }
     json_decref(r);
-    stepkit_string_free(saved);
     stepkit_session_free(restored);
     stepkit_session_free(session);
     stepkit_task_free(task);
@@ -460,18 +463,14 @@ static void test_tapping_interval(void)
     struct manual_clock clock = {T0};
     stepkit_task *task = compile_ok(GAME_TASK("{\"type\": \"tappingInterval\", \"identifier\": \"tap\", \"duration\": 2}"));
     stepkit_session *session = open_game(task, &clock), *restored = NULL;
-    char *saved = NULL, *out = NULL;
+    char *out = NULL;
     json_t *r, *samples;
     static const char *const buttons[] = {"left", "right", "none", "left", "right"};
     size_t i;
     send_ok(session, &clock, 500, "{\"type\": \"touch\", \"x\": 10, \"y\": 10}");              /* before the start, on neither */
     send_ok(session, &clock, 1000, "{\"type\": \"touch\", \"x\": 60, \"y\": 520}");            /* left: starts */
     send_ok(session, &clock, 1200, "{\"type\": \"touch\", \"x\": 300, \"y\": 600, \"duration\": 80}"); /* right */
-    CHECK_RC(stepkit_session_save(session, &saved), STEPKIT_OK);
-    CHECK_RC(stepkit_session_restore(task, saved, NULL, &restored), STEPKIT_OK);
-    CHECK_RC(stepkit_session_set_clock(restored, manual_now, &clock), STEPKIT_OK);
-    drain_events(restored);
-    CHECK_SAME_STATE(restored, session);
+    restored = save_and_restore(task, session, &clock);
     send_ok(restored, &clock, 1400, "{\"type\": \"touch\", \"x\": 150, \"y\": 560}");          /* the right edge: none */
     send_ok(restored, &clock, 1600, "{\"type\": \"touch\", \"x\": 50, \"y\": 517}");           /* the corner: left */
     send_ok(restored, &clock, 2999, "{\"type\": \"touch\", \"x\": 324.5, \"y\": 616.5}");      /* right */
@@ -495,7 +494,6 @@ static void test_tapping_interval(void)
         CHECK(json_number_value(json_object_get(json_object_get(json_array_get(samples, 4), "location"), "x")) == 324.5);
     }
     json_decref(r);
-    stepkit_string_free(saved);
     stepkit_session_free(restored);
     stepkit_session_free(session);
     stepkit_task_free(task);
@@ -508,15 +506,10 @@ static void test_hole_peg(void)
     struct manual_clock clock = {T0};
     stepkit_task *task = compile_ok(GAME_TASK("{\"type\": \"holePegTestPlace\", \"identifier\": \"peg\", \"numberOfPegs\": 3, \"rotated\": true}"));
     stepkit_session *session = open_game(task, &clock), *restored = NULL;
-    char *saved = NULL;
     json_t *r, *samples;
     send_ok(session, &clock, 1000, "{\"type\": \"touch\", \"x\": 0.25, \"y\": 0.5, \"rotation\": 90}");   /* success: 1 s, 0.5 */
     send_ok(session, &clock, 2500, "{\"type\": \"touch\", \"x\": 0.25, \"y\": 0.75, \"rotation\": 90}");  /* 0.25 away: failure */
-    CHECK_RC(stepkit_session_save(session, &saved), STEPKIT_OK);
-    CHECK_RC(stepkit_session_restore(task, saved, NULL, &restored), STEPKIT_OK);
-    CHECK_RC(stepkit_session_set_clock(restored, manual_now, &clock), STEPKIT_OK);
-    drain_events(restored);
-    CHECK_SAME_STATE(restored, session);
+    restored = save_and_restore(task, session, &clock);
     send_ok(restored, &clock, 3000, "{\"type\": \"touch\", \"x\": 0.375, \"y\": 0.5, \"rotation\": 30}");  /* 60 degrees off: failure */
     send_ok(restored, &clock, 4000, "{\"type\": \"touch\", \"x\": 0.375, \"y\": 0.5, \"rotation\": 460}"); /* success: 3 s, 0.375 */
     send_ok(restored, &clock, 4500, "{\"type\": \"touch\", \"x\": 0.25, \"y\": 0.5, \"rotation\": -270}"); /* success: 0.5 s, 0.5 */
@@ -534,7 +527,6 @@ static void test_hole_peg(void)
         CHECK(json_number_value(json_object_get(json_array_get(samples, 1), "distance")) == 0.375);
     }
     json_decref(r);
-    stepkit_string_free(saved);
     stepkit_session_free(restored);
     stepkit_session_free(session);
     stepkit_task_free(task);
