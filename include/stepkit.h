@@ -1055,8 +1055,8 @@ int stepkit_session_consent_document(stepkit_session *session, char **out);
  * Games: the predefined active tasks (docs/active-tasks.md)
  *
  * A step of type "spatialSpanMemory", "psat", "stroop", "towerOfHanoi", "trailmaking",
- * "reactionTime", "tappingInterval", "holePegTestPlace" or "holePegTestRemove" is an active step
- * whose game the engine runs: it starts with the step (by default), the state's "active"."game"
+ * "reactionTime", "tappingInterval", "holePegTestPlace", "holePegTestRemove", "rangeOfMotion",
+ * "amslerGrid" or "toneAudiometry" is an active step whose game the engine runs: it starts with the step (by default), the state's "active"."game"
  * says what the host draws or plays now, the host hands each input back with
  * stepkit_session_input(), timed windows close through stepkit_session_tick() (the state's
  * nextDeadline includes them), and when the game is over the step finishes (event "gameOver",
@@ -1072,7 +1072,8 @@ int stepkit_session_consent_document(stepkit_session *session, char **out);
  *   {"type": "tap", "target": n}           a tile, button or number (n from 0)
  *   {"type": "key", "key": "red"}          a key or a typed answer ("12"), at most 64 bytes
  *   {"type": "drag", "from": a, "to": b}    a move from one place to another (a tower's disk)
- *   {"type": "sample", "x": , "y": , "z": } a motion sample (acceleration in g)
+ *   {"type": "sample", "x": , "y": , "z": } a motion sample (acceleration in g; with "w", an
+ *                                           attitude quaternion)
  *   {"type": "touch", "x": , "y": }         a touch at a place in the game's view, with an optional
  *                                           "duration" (ms held) and "rotation" (degrees turned)
  * each with an optional "time": milliseconds since the epoch on the session's clock (the moment

@@ -79,7 +79,7 @@ struct AmslerGridGame: GameRules {
         case .key where input.key == "done", .tap:
             if drawing { close() }
             finishedAt = input.at
-        case .key, .drag:
+        case .key, .drag, .touch:
             throw GameInput.refused("wrongInput", "The Amsler grid takes the drawing's points (samples), and the keys \"lift\", \"clear\" and \"done\" (or a tap to finish).")
         }
     }

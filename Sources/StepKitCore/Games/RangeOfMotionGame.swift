@@ -82,7 +82,7 @@ struct RangeOfMotionGame: GameRules {
             }
             finished = true
             finishedAt = input.at
-        case .key, .drag:
+        case .key, .drag, .touch:
             throw GameInput.refused("wrongInput", "The range of motion test takes the device's attitude as samples, and a tap to finish.")
         }
     }
