@@ -266,6 +266,76 @@ static inline char *current_step(stepkit_session *session)
         free(check_step_);                                                                     \
     } while (0)
 
+/* 2026-01-01T00:00:00.000Z: the time a fixed clock (check_fixed_now) gives, so results' dates
+ * stay put from run to run. */
+#define CHECK_T0 1767225600000LL
+
+/* A stepkit_now_fn that always answers CHECK_T0. */
+static inline int64_t check_fixed_now(void *user_data)
+{
+    (void)user_data;
+    return CHECK_T0;
+}
+
+/* The state's "instances" entry for the repeating block `block` (a new reference the caller
+ * decrefs), or NULL. */
+static inline json_t *instances_of(stepkit_session *session, const char *block)
+{
+    json_t *state = state_of(session);
+    json_t *entry = json_object_get(json_object_get(state, "instances"), block);
+    json_incref(entry);
+    json_decref(state);
+    return entry;
+}
+
+/* An integer member ("count", "current", ...) of the state's "instances" entry for `block`. */
+static inline json_int_t instances_int(stepkit_session *session, const char *block, const char *key)
+{
+    json_t *entry = instances_of(session, block);
+    json_int_t n = json_integer_value(json_object_get(entry, key));
+    json_decref(entry);
+    return n;
+}
+
+/* What a refused call must leave as it was: the session's state and its restoration data, as
+ * text (snapshot_of takes them, snapshot_free frees them). */
+typedef struct {
+    char *state;
+    char *saved;
+} check_snapshot;
+
+static inline check_snapshot snapshot_of(stepkit_session *session)
+{
+    check_snapshot taken = {NULL, NULL};
+    CHECK_RC(stepkit_session_state(session, &taken.state), STEPKIT_OK);
+    CHECK_RC(stepkit_session_save(session, &taken.saved), STEPKIT_OK);
+    return taken;
+}
+
+static inline void snapshot_free(check_snapshot *taken)
+{
+    stepkit_string_free(taken->state);
+    stepkit_string_free(taken->saved);
+    taken->state = taken->saved = NULL;
+}
+
+/* CHECKs that a call was refused: its status `rc` is `status`, the error JSON is well formed
+ * with `code` as its first problem's code, and the state and the restoration data are still
+ * those of `before`, byte for byte. */
+static inline void check_refused(stepkit_session *session, int rc, int status, const char *code, check_snapshot before)
+{
+    check_snapshot now;
+    json_t *error;
+    CHECK(rc == status);
+    error = check_last_error(status, stepkit_status_name(status), NULL);
+    CHECK_STR(json_str(json_array_get(json_object_get(error, "errors"), 0), "code"), code);
+    json_decref(error);
+    now = snapshot_of(session);
+    CHECK_STR(now.state, before.state);
+    CHECK_STR(now.saved, before.saved);
+    snapshot_free(&now);
+}
+
 /* A call returning output JSON that must succeed; the output is discarded. */
 #define CHECK_OK_OUT(call_with_out)                                                            \
     do {                                                                                       \

@@ -9,12 +9,6 @@
 
 #include "check.h"
 
-static int64_t fixed_now(void *user_data)
-{
-    (void)user_data;
-    return 1767225600000LL; /* 2026-01-01T00:00:00Z */
-}
-
 /* The screener's definition, built with jansson (the caller decrefs). */
 static json_t *screener(void)
 {
@@ -71,7 +65,7 @@ static stepkit_session *walk(stepkit_task *task, const int scores[9])
     stepkit_session *session = NULL;
     int n;
     CHECK_RC(stepkit_session_open(task, "{\"taskRunUUID\": \"9f1c7a52-3b8e-4d2a-a1f0-6c2d4e8b9a10\"}", &session), STEPKIT_OK);
-    CHECK_RC(stepkit_session_set_clock(session, fixed_now, NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_set_clock(session, check_fixed_now, NULL), STEPKIT_OK);
     for (n = 0; n < 9 && session; n++) {
         char answer[16];
         char *out = NULL;
@@ -146,7 +140,7 @@ static void test_restore_gives_back_the_calculations(void)
     json_t *result;
     CHECK_RC(stepkit_session_save(session, &saved), STEPKIT_OK);
     CHECK_RC(stepkit_session_restore(task, saved, NULL, &back), STEPKIT_OK);
-    CHECK_RC(stepkit_session_set_clock(back, fixed_now, NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_set_clock(back, check_fixed_now, NULL), STEPKIT_OK);
     before = result_text(session);
     after = result_text(back);
     CHECK_STR(after, before);

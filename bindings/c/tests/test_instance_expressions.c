@@ -30,12 +30,6 @@ static const char *TASK =
     "   \"allDaily\": {\"all\": {\"over\": " BLOCK ", \"of\": {\"answer\": " ITEM("daily") "}}},"
     "   \"second\": {\"answer\": {\"step\": \"list\", \"block\": \"medication\", \"item\": \"name\", \"index\": 1}}}}";
 
-static int64_t fixed_now(void *user_data)
-{
-    (void)user_data;
-    return 1767225600000LL;
-}
-
 static double calc_number(stepkit_session *session, const char *name)
 {
     json_t *result = result_of(session);
@@ -50,7 +44,7 @@ static void test_aggregates_follow_the_instances(void)
     stepkit_session *session = open_ok(task, NULL);
     char *out = NULL;
     json_t *result, *calcs, *state, *hidden;
-    CHECK_RC(stepkit_session_set_clock(session, fixed_now, NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_set_clock(session, check_fixed_now, NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_set_answer(session, "{\"medication\": [{\"name\": \"Metformin\", \"dose\": 500, \"daily\": true, \"times\": 2}]}", NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_add_instance(session, "medication", NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_set_answer(session, "{\"medication\": [{}, {\"name\": \"Ibuprofen\", \"dose\": 200, \"daily\": false, \"times\": 3}]}", NULL), STEPKIT_OK);

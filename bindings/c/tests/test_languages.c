@@ -22,12 +22,6 @@ static const char *TASK =
     "  {\"type\": \"question\", \"identifier\": \"age\", \"title\": {\"en\": \"Age\", \"de\": \"Alter\", \"es\": \"Edad\"},"
     "   \"answerFormat\": {\"type\": \"numeric\", \"style\": \"integer\", \"minimum\": 18, \"maximum\": 90}}]}";
 
-static int64_t fixed_now(void *user_data)
-{
-    (void)user_data;
-    return 1767225600000LL; /* 2026-01-01T00:00:00Z: the results' dates stay put */
-}
-
 static stepkit_task *compile_task(void)
 {
     stepkit_task *task = NULL;
@@ -76,7 +70,7 @@ static void test_switching_keeps_every_answer(void)
     char *state = NULL, *result_before = NULL, *result_after = NULL;
     json_t *before, *after, *s;
     CHECK_RC(stepkit_session_open(task, "{\"language\": \"de\"}", &session), STEPKIT_OK);
-    CHECK_RC(stepkit_session_set_clock(session, fixed_now, NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_set_clock(session, check_fixed_now, NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_set_answer(session, "[\"pear\"]", NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_go_forward(session, NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_set_answer(session, "40", NULL), STEPKIT_OK);
@@ -256,7 +250,7 @@ static char *walk_example(const char *language, const char *switch_to, json_t **
     snprintf(options, sizeof options, "{\"language\": \"%s\", \"taskRunUUID\": \"9f1c7a52-3b8e-4d2a-a1f0-6c2d4e8b9a10\"%s}",
              language, strstr(definition, "\"shuffle\"") ? ", \"seed\": 20261127" : "");
     CHECK_RC(stepkit_session_open(task, options, &session), STEPKIT_OK);
-    CHECK_RC(stepkit_session_set_clock(session, fixed_now, NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_set_clock(session, check_fixed_now, NULL), STEPKIT_OK);
     *orders = json_array();
     CHECK_RC(stepkit_session_state(session, &state_text), STEPKIT_OK);
     state = parse_json(state_text);
