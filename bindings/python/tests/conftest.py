@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import pytest
 
@@ -154,6 +154,17 @@ def walk_to(session: "stepkit.Session", identifier: str) -> Dict[str, Any]:
             session.set_answer(answers[step["identifier"]])
         state = session.forward()
     raise AssertionError(f"never reached {identifier}")
+
+
+def unchanged(session: "stepkit.Session", error: type, code: str, call: Callable[[], Any]) -> None:
+    """`call` raises `error` whose first problem has `code`; the state and the saved data are
+    what they were before it."""
+    state, saved = session.state, session.save()
+    with pytest.raises(error) as refused:
+        call()
+    assert refused.value.errors[0]["code"] == code
+    assert session.state == state
+    assert session.save() == saved
 
 
 # ------------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 import stepkit
+from conftest import unchanged
 
 TASK = {
     "identifier": "meds",
@@ -28,16 +29,6 @@ TASK = {
 
 def block(state, name="medication"):
     return state["instances"][name]
-
-
-def unchanged(session: stepkit.Session, error: type, code: str, call) -> None:
-    """`call` raises `error` with `code`; the state and the saved data are what they were."""
-    state, saved = session.state, session.save()
-    with pytest.raises(error) as refused:
-        call()
-    assert refused.value.errors[0]["code"] == code
-    assert session.state == state
-    assert session.save() == saved
 
 
 def test_a_walk_with_several_instances():

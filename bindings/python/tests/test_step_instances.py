@@ -12,35 +12,15 @@ import json
 import pytest
 
 import stepkit
+from conftest import REPO, unchanged
 
-TASK = {
-    "identifier": "household",
-    "steps": [
-        {"type": "question", "identifier": "howMany",
-         "answerFormat": {"type": "numeric", "style": "integer", "minimum": 0, "maximum": 20}},
-        {"type": "section", "identifier": "child",
-         "repeat": {"maxCount": 3, "count": {"answer": "howMany"}, "title": "Child {{index}}: {{name}}"},
-         "steps": [
-             {"type": "question", "identifier": "name", "answerFormat": {"type": "text"}},
-             {"type": "question", "identifier": "age", "optional": True,
-              "answerFormat": {"type": "numeric", "style": "integer", "minimum": 0}}]},
-        {"type": "completion", "identifier": "done"},
-    ],
-}
+# How many children (a question), a repeating section of two steps asked once per child, a
+# completion step: shared with the web service's tests.
+TASK = json.loads((REPO / "Tests" / "fixtures" / "household.json").read_text(encoding="utf-8"))
 
 
 def child(state):
     return state["instances"]["child"]
-
-
-def unchanged(session: stepkit.Session, error: type, code: str, call) -> None:
-    """`call` raises `error` with `code`; the state and the saved data are what they were."""
-    state, saved = session.state, session.save()
-    with pytest.raises(error) as refused:
-        call()
-    assert refused.value.errors[0]["code"] == code
-    assert session.state == state
-    assert session.save() == saved
 
 
 def step(session, answer=None):
