@@ -24,6 +24,7 @@ import stepkit  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 
 from stepkit_web.app import create_app  # noqa: E402
+from stepkit_web.walk import post_form  # noqa: E402
 
 KEY = "test-integrity-key"
 API_KEY = "test-api-key"
@@ -95,10 +96,43 @@ def register(client, name: str) -> dict:
 
 
 def new_session(client, name: str) -> tuple:
+    """A session of the example task `name`: (its id, the path of its participant page)."""
     register(client, name)
-    identifier = json.loads(example(name))["identifier"]
+    return _opened(client, json.loads(example(name))["identifier"])
+
+
+def session_of(client, definition: dict) -> tuple:
+    """Registers the task `definition` and opens a session of it: (its id, the path of its
+    participant page)."""
+    r = client.post("/api/tasks", content=json.dumps(definition), headers={"content-type": "application/json"})
+    assert r.status_code == 201, r.text
+    return _opened(client, definition["identifier"])
+
+
+def _opened(client, identifier: str) -> tuple:
     r = client.post(f"/api/tasks/{identifier}/sessions")
     assert r.status_code == 201, r.text
     body = r.json()
     path = body["resumeUrl"].replace("http://testserver", "")
     return body["session"], path
+
+
+def page_of(client, path: str) -> str:
+    """The participant page at `path`, which must answer 200."""
+    page = client.get(path)
+    assert page.status_code == 200
+    return page.text
+
+
+def version_of(client, session_id: str) -> str:
+    """The session's version, as a page's hidden "_version" field carries it."""
+    return str(client.get(f"/api/sessions/{session_id}").json()["version"])
+
+
+def post_step(client, session_id: str, path: str, step: str, pairs: list, action: str):
+    """Posts the page of `step` as a browser without JavaScript does: the version, the step, the
+    fields `pairs` and the button `action`; the page must be taken (303) or sent back (422)."""
+    r = post_form(client, path, [("_version", version_of(client, session_id)), ("_step", step)]
+                  + pairs + [("action", action)])
+    assert r.status_code in (303, 422), r.text[:500]
+    return r

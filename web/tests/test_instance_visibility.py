@@ -2,8 +2,7 @@
 item is shown in the instances where its condition holds, in no other, and a post leaves what a
 hidden item holds as it is (the page has no field for it)."""
 
-import json
-
+from conftest import session_of, version_of
 from stepkit_web.walk import post_form
 
 BLOCK = {"step": "list", "block": "medication"}
@@ -26,18 +25,12 @@ TASK = {
 
 
 def test_an_item_hidden_in_one_instance_only(client):
-    r = client.post("/api/tasks", content=json.dumps(TASK), headers={"content-type": "application/json"})
-    assert r.status_code == 201, r.text
-    r = client.post("/api/tasks/dailymeds/sessions").json()
-    session_id, path = r["session"], r["resumeUrl"].replace("http://testserver", "")
-
-    def version():
-        return str(client.get(f"/api/sessions/{session_id}").json()["version"])
+    session_id, path = session_of(client, TASK)
 
     # One instance (minCount): "times a day" is hidden while "every day?" is unanswered.
     page = client.get(path).text
     assert 'name="item:medication:0:name"' in page and 'name="item:medication:0:times"' not in page
-    r = post_form(client, path, [("_version", version()), ("_step", "list"),
+    r = post_form(client, path, [("_version", version_of(client, session_id)), ("_step", "list"),
                                  ("item:medication:0:name", "A"), ("item:medication:0:daily", "true"),
                                  ("action", "add:medication")])
     assert r.status_code == 303, r.text[:500]
@@ -47,7 +40,7 @@ def test_an_item_hidden_in_one_instance_only(client):
     assert 'name="item:medication:0:times"' in page and 'name="item:medication:1:times"' not in page
     # The second is not daily; its name is missing: the page comes back with the problem, and
     # still shows "times a day" in the first instance only.
-    r = post_form(client, path, [("_version", version()), ("_step", "list"),
+    r = post_form(client, path, [("_version", version_of(client, session_id)), ("_step", "list"),
                                  ("item:medication:0:name", "A"), ("item:medication:0:daily", "true"),
                                  ("item:medication:0:times", "3"), ("item:medication:1:daily", "false"),
                                  ("action", "next")])
@@ -55,7 +48,7 @@ def test_an_item_hidden_in_one_instance_only(client):
     page = r.text if r.status_code == 422 else client.get(path).text
     assert client.get(f"/api/sessions/{session_id}").json()["state"]["step"]["identifier"] == "list"
     assert 'name="item:medication:0:times"' in page and 'name="item:medication:1:times"' not in page
-    r = post_form(client, path, [("_version", version()), ("_step", "list"),
+    r = post_form(client, path, [("_version", version_of(client, session_id)), ("_step", "list"),
                                  ("item:medication:0:name", "A"), ("item:medication:0:daily", "true"),
                                  ("item:medication:0:times", "3"), ("item:medication:1:name", "B"),
                                  ("item:medication:1:daily", "false"), ("action", "next")])

@@ -4,48 +4,31 @@ keep what the page holds, and the result one object per instance."""
 
 import re
 
-from conftest import new_session
+from conftest import new_session, page_of, post_step, version_of
 from stepkit_web.walk import post_form
-
-
-def page_of(client, path):
-    page = client.get(path)
-    assert page.status_code == 200
-    return page.text
-
-
-def version_of(client, session_id):
-    return str(client.get(f"/api/sessions/{session_id}").json()["version"])
-
-
-def post(client, session_id, path, step, pairs, action):
-    r = post_form(client, path, [("_version", version_of(client, session_id)), ("_step", step)]
-                  + pairs + [("action", action)])
-    assert r.status_code in (303, 422), r.text[:500]
-    return r
 
 
 def test_add_and_remove_instances_without_javascript(client):
     session_id, path = new_session(client, "medications")
-    post(client, session_id, path, "intro", [], "next")
-    post(client, session_id, path, "takesMedication", [("answer", "true")], "next")
-    post(client, session_id, path, "howMany", [("answer", "1")], "next")
+    post_step(client, session_id, path, "intro", [], "next")
+    post_step(client, session_id, path, "takesMedication", [("answer", "true")], "next")
+    post_step(client, session_id, path, "howMany", [("answer", "1")], "next")
     text = page_of(client, path)
     # One instance (the count), labelled, with no Remove (the count says 1) and an Add button.
     assert text.count('<fieldset class="instance">') == 1
     assert "<legend>Medication 1: </legend>" in text or "<legend>Medication 1</legend>" in text
     assert 'value="add:medications"' in text and 'value="remove:medications:0"' not in text
-    post(client, session_id, path, "medication", [("item:medications:0:name", "Aspirin")], "add:medications")
+    post_step(client, session_id, path, "medication", [("item:medications:0:name", "Aspirin")], "add:medications")
     text = page_of(client, path)
     assert text.count('<fieldset class="instance">') == 2
     assert "<legend>Medication 1: Aspirin</legend>" in text  # the typed name was kept
     assert 'value="remove:medications:1"' in text
-    post(client, session_id, path, "medication", [("item:medications:0:name", "Aspirin"),
+    post_step(client, session_id, path, "medication", [("item:medications:0:name", "Aspirin"),
                                                   ("item:medications:1:name", "Zinc")], "add:medications")
     state = client.get(f"/api/sessions/{session_id}").json()["state"]
     assert state["instances"]["medications"]["count"] == 3
     # A browser posts every field of the page with the button.
-    post(client, session_id, path, "medication", [("item:medications:0:name", "Aspirin"),
+    post_step(client, session_id, path, "medication", [("item:medications:0:name", "Aspirin"),
                                                   ("item:medications:1:name", "Zinc"),
                                                   ("item:medications:2:name", "")], "remove:medications:1")
     state = client.get(f"/api/sessions/{session_id}").json()["state"]
@@ -65,7 +48,7 @@ def test_add_and_remove_instances_without_javascript(client):
     for k, (name, dose, often) in enumerate([("Aspirin", "100", "0"), ("Zinc", "5", "2")]):
         fields += [(f"item:medications:{k}:name", name), (f"item:medications:{k}:dose", dose),
                    (f"item:medications:{k}:frequency", often)]
-    post(client, session_id, path, "medication", fields + [("item:sideEffects", "false")], "next")
+    post_step(client, session_id, path, "medication", fields + [("item:sideEffects", "false")], "next")
     state = client.get(f"/api/sessions/{session_id}").json()["state"]
     assert state["step"]["identifier"] == "missedDoses", state["problems"]
     assert re.search(r"missedDoses", state["step"]["identifier"])

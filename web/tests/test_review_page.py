@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import ROOT
+from conftest import ROOT, session_of
 from stepkit_web.walk import post_form
 
 # By the task's rule a non-smoker skips "cigarettes"; "club" shows when the sport is weekly (the
@@ -16,13 +16,10 @@ HABITS = json.loads((ROOT / "Tests" / "fixtures" / "habits.json").read_text(enco
 
 
 def test_page_review_and_a_change_that_switches_the_branch(client):
-    r = client.post("/api/tasks", content=json.dumps(HABITS), headers={"content-type": "application/json"})
-    assert r.status_code == 201, r.text
-    made = client.post("/api/tasks/habits/sessions").json()
-    path = made["resumeUrl"].replace("http://testserver", "")
+    session_id, path = session_of(client, HABITS)
 
     def info():
-        return client.get(f"/api/sessions/{made['session']}").json()
+        return client.get(f"/api/sessions/{session_id}").json()
 
     def post(fields, action="next"):
         now = info()
@@ -58,6 +55,6 @@ def test_page_review_and_a_change_that_switches_the_branch(client):
     review = client.get(path).text
     assert "A day" not in review and "12 per day" not in review and "No" in review
     assert post([]).status_code == 303  # the review: Next
-    result = client.get(f"/api/sessions/{made['session']}/result").json()
+    result = client.get(f"/api/sessions/{session_id}/result").json()
     assert [s["identifier"] for s in result["results"]] == ["smoker", "about", "review", "done"]
     assert [q["identifier"] for q in result["results"][1]["results"]] == ["about.age", "about.sport", "about.club"]
