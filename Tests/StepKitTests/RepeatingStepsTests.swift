@@ -24,22 +24,6 @@ private func stepID(_ s: Session) -> String? { state(s)["step"]?.objectValue?["i
 private func child(_ s: Session) -> JSONObject { state(s)["instances"]?.objectValue?["child"]?.objectValue ?? JSONObject() }
 private func int(_ o: JSONObject, _ key: String) -> Int64? { if case .int(let i)? = o[key] { return i }; return nil }
 
-/// `document` (without its integrity member) signed as restoration data is.
-private func resigned(_ document: JSONObject) throws -> String {
-    let text = JSONWriter.string(.object(document))
-    let (algorithm, digest) = try Restoration.sign(text, key: nil)
-    return String(text.dropLast()) + Restoration.integrityHead(algorithm) + digest + Restoration.integrityEnd
-}
-
-private func restoreText(_ text: String, _ task: Task, migrate: Bool = false) throws(StepKitError) -> Session {
-    var options = SessionOptions()
-    options.migrate = migrate
-    let result = text.withCString { pointer in
-        Result { () throws(StepKitError) -> Session in try Restoration.restore(pointer, task: task, options: options, clock: .system) }
-    }
-    return try result.get()
-}
-
 /// Expects `call` to throw with `code`, and the session's saved data and state not to change.
 private func refuses(_ s: inout Session, _ code: String, _ call: (inout Session) throws(StepKitError) -> Void) throws {
     let saved = try Restoration.saveText(s)
@@ -55,6 +39,28 @@ private func refuses(_ s: inout Session, _ code: String, _ call: (inout Session)
 private func answer(_ s: inout Session, _ text: String) throws {
     try s.setAnswer(try json(text))
     try s.goForward()
+}
+
+/// Two children: the first answered (Ann, 7), the participant on the second one's name with
+/// "Ben" typed and not yet gone on.
+private func benTypedForTheSecondChild() throws -> Session {
+    var s = try open()
+    try answer(&s, "2")
+    try answer(&s, #""Ann""#)
+    try answer(&s, "7")
+    try s.setAnswer(try json(#""Ben""#))
+    return s
+}
+
+/// Saves `s`, restores what it saved and expects the same run: the same restoration data and
+/// the same state. Returns the saved text.
+@discardableResult
+private func expectRestoresExactly(_ s: Session) throws -> String {
+    let saved = try Restoration.saveText(s)
+    let restored = try Restoration.restore(text: saved, task: s.task)
+    #expect(try Restoration.saveText(restored) == saved)
+    #expect(restored.stateJSON() == s.stateJSON())
+    return saved
 }
 
 @Suite struct RepeatingStepsTests {
@@ -119,11 +125,7 @@ private func answer(_ s: inout Session, _ text: String) throws {
     }
 
     @Test func backGoesThroughTheInstancesAndKeepsEachOnesAnswers() throws {
-        var s = try open()
-        try answer(&s, "2")
-        try answer(&s, #""Ann""#)
-        try answer(&s, "7")
-        try s.setAnswer(try json(#""Ben""#))
+        var s = try benTypedForTheSecondChild()
         try s.goBackward()
         #expect(stepID(s) == "age" && int(child(s), "current") == 0)
         #expect(state(s)["answer"] == .int(7))
@@ -179,10 +181,7 @@ private func answer(_ s: inout Session, _ text: String) throws {
         s.writeResult(to: &result)
         #expect(result.finishString() == JSONWriter.string(s.resultJSON()))
         // Saved and restored after all this: the same run, which the replay accepts.
-        let saved = try Restoration.saveText(s)
-        let restored = try restoreText(saved, s.task)
-        #expect(try Restoration.saveText(restored) == saved)
-        #expect(restored.stateJSON() == s.stateJSON())
+        try expectRestoresExactly(s)
     }
 
     @Test func removingTheInstanceTheParticipantIsInGoesBack() throws {
@@ -199,13 +198,12 @@ private func answer(_ s: inout Session, _ text: String) throws {
         #expect(state(s)["answer"] == .int(7))
         try s.goForward()
         #expect(stepID(s) == "done")
-        let saved = try Restoration.saveText(s)
+        let saved = try expectRestoresExactly(s)
         // Ben is gone from the answers and the path (the audit trail keeps the clearing).
         let document = try json(saved).objectValue ?? JSONObject()
         #expect(!JSONWriter.string(document["answers"] ?? .null).contains("Ben"))
         #expect(!JSONWriter.string(document["path"] ?? .null).contains("Ben"))
         #expect(!JSONWriter.string(document["stepInstances"] ?? .null).contains("Ben"))
-        #expect(try Restoration.saveText(try restoreText(saved, s.task)) == saved)
     }
 
     @Test func aCountOfZeroPassesOverTheBlockAndOneOutOfBoundsIsRefused() throws {
@@ -231,11 +229,7 @@ private func answer(_ s: inout Session, _ text: String) throws {
     }
 
     @Test func restorationRefusesInstancesPastTheBounds() throws {
-        var s = try open()
-        try answer(&s, "2")
-        try answer(&s, #""Ann""#)
-        try answer(&s, "7")
-        try s.setAnswer(try json(#""Ben""#))
+        let s = try benTypedForTheSecondChild()
         let saved = try Restoration.saveText(s)
         let task = s.task
         var document = try #require(try json(saved).objectValue)
@@ -244,7 +238,7 @@ private func answer(_ s: inout Session, _ text: String) throws {
         // Instances past maxCount (3).
         var past = document
         past["stepInstances"] = try json(#"{"child": {"made": 7, "current": 1, "parked": []}}"#)
-        #expect(throws: StepKitError.self) { try restoreText(try resigned(past), task) }
+        #expect(throws: StepKitError.self) { try Restoration.restore(text: try Restoration.resignedText(past), task: task) }
         // A visit in instance 5 of a block of at most 3.
         var visit = document
         var path = try #require(visit["path"]?.arrayValue)
@@ -252,13 +246,13 @@ private func answer(_ s: inout Session, _ text: String) throws {
         last["instance"] = .int(5)
         path[path.count - 1] = .object(last)
         visit["path"] = .array(path)
-        #expect(throws: StepKitError.self) { try restoreText(try resigned(visit), task) }
+        #expect(throws: StepKitError.self) { try Restoration.restore(text: try Restoration.resignedText(visit), task: task) }
         // Parked answers of a step outside the block.
         var outside = document
         outside["stepInstances"] = try json(#"{"child": {"made": 2, "current": 1, "parked": [{"index": 0, "answers": {"howMany": 2}}]}}"#)
-        #expect(throws: StepKitError.self) { try restoreText(try resigned(outside), task) }
+        #expect(throws: StepKitError.self) { try Restoration.restore(text: try Restoration.resignedText(outside), task: task) }
         // The data as saved restores exactly.
-        let restored = try restoreText(try resigned(document), task)
+        let restored = try Restoration.restore(text: try Restoration.resignedText(document), task: task)
         #expect(try Restoration.saveText(restored) == saved)
     }
 
@@ -283,16 +277,12 @@ private func answer(_ s: inout Session, _ text: String) throws {
     }
 
     @Test func migrationCarriesEveryInstanceOver() throws {
-        var s = try open()
-        try answer(&s, "2")
-        try answer(&s, #""Ann""#)
-        try answer(&s, "7")
-        try s.setAnswer(try json(#""Ben""#))
+        let s = try benTypedForTheSecondChild()
         let saved = try Restoration.saveText(s)
         // The new version adds a step to the block.
         let next = household.replacing(#"{"type": "question", "identifier": "age""#,
                                        with: #"{"type": "question", "identifier": "school", "optional": true, "answerFormat": {"type": "text"}}, {"type": "question", "identifier": "age""#)
-        let migrated = try restoreText(saved, try compile(next), migrate: true)
+        let migrated = try Restoration.restore(text: saved, task: try compile(next), options: .migrating)
         // The walk stops at the first step needing the participant: the first child's new step.
         #expect(stepID(migrated) == "school" && int(child(migrated), "current") == 0)
         #expect(migrated.instanceAnswers(block: 0, instance: 1)[migrated.task.stepIndex["name"] ?? -1] == .string("Ben"))

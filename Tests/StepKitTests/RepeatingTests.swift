@@ -26,32 +26,9 @@ private func block(_ s: Session, _ name: String) -> JSONObject {
     s.stateJSON().objectValue?["instances"]?.objectValue?[name]?.objectValue ?? JSONObject()
 }
 
-/// `document` (without its integrity member) signed as restoration data is.
-private func resigned(_ document: JSONObject) throws -> String {
-    let text = JSONWriter.string(.object(document))
-    let (algorithm, digest) = try Restoration.sign(text, key: nil)
-    return String(text.dropLast()) + Restoration.integrityHead(algorithm) + digest + Restoration.integrityEnd
-}
-
-private func restoreText(_ text: String, _ task: Task, clock: Clock = .system) throws(StepKitError) -> Session {
-    let result = text.withCString { pointer in
-        Result { () throws(StepKitError) -> Session in try Restoration.restore(pointer, task: task, options: SessionOptions(), clock: clock) }
-    }
-    return try result.get()
-}
-
-private func restoreMigrating(_ text: String, _ task: Task) throws(StepKitError) -> Session {
-    var options = SessionOptions()
-    options.migrate = true
-    let result = text.withCString { pointer in
-        Result { () throws(StepKitError) -> Session in try Restoration.restore(pointer, task: task, options: options, clock: .system) }
-    }
-    return try result.get()
-}
-
 private func refusalCode(_ text: String, _ task: Task) -> String? {
     do throws(StepKitError) {
-        _ = try restoreText(text, task)
+        _ = try Restoration.restore(text: text, task: task)
         return nil
     } catch { return error.problems.first?.code }
 }
@@ -213,7 +190,7 @@ private func refuses(_ s: inout Session, _ code: String, _ call: (inout Session)
         try s.enterInstance("medication", at: 1)
         let text = try Restoration.saveText(s)
         let task = s.task
-        let back = try restoreText(text, task, clock: ManualClock(1_000).clock)
+        let back = try Restoration.restore(text: text, task: task, clock: ManualClock(1_000).clock)
         #expect(try Restoration.saveText(back) == text)
         #expect(back.stateJSON().objectValue?["instances"] == s.stateJSON().objectValue?["instances"])
         // Five instances where maxCount is 4: refused; and a cursor past the instances.
@@ -222,15 +199,15 @@ private func refuses(_ s: inout Session, _ code: String, _ call: (inout Session)
         var answers = try #require(doc["answers"]?.objectValue)
         answers["list"] = try json(#"{"medication": [{"name": "A"}, {}, {}, {}, {}]}"#)
         doc["answers"] = .object(answers)
-        #expect(refusalCode(try resigned(doc), task) == "damaged")
+        #expect(refusalCode(try Restoration.resignedText(doc), task) == "damaged")
         var cursor = try #require(try json(text).objectValue)
         cursor["integrity"] = nil
         cursor["instances"] = try json(#"{"list": {"medication": 3}}"#)
-        #expect(refusalCode(try resigned(cursor), task) == "damaged")
+        #expect(refusalCode(try Restoration.resignedText(cursor), task) == "damaged")
         // The same documents unchanged restore: the refusals are for the instances alone.
         var same = try #require(try json(text).objectValue)
         same["integrity"] = nil
-        #expect(refusalCode(try resigned(same), task) == nil)
+        #expect(refusalCode(try Restoration.resignedText(same), task) == nil)
     }
 
     @Test func migrationCarriesInstancesOverItemByItem() throws {
@@ -244,7 +221,7 @@ private func refuses(_ s: inout Session, _ code: String, _ call: (inout Session)
             .replacing(#"{"identifier": "dose", "text": "Dose", "optional": true, "answerFormat": {"type": "numeric", "style": "decimal", "minimum": 0}}"#,
                        with: #"{"identifier": "form", "optional": true, "answerFormat": {"type": "text"}}"#)
             .replacing(#""maximum": 50"#, with: #""maximum": 2"#)
-        let migrated = try restoreMigrating(text, try compile(v2))
+        let migrated = try Restoration.restore(text: text, task: try compile(v2), options: .migrating)
         let dropped = migrated.restoreReport.objectValue?["dropped"]?.arrayValue?.compactMap { $0.objectValue?["item"]?.stringValue } ?? []
         #expect(dropped == ["medication[0].dose", "medication[2]"])
         #expect(migrated.answers[1] == (try json(#"{"medication": [{"name": "A"}, {"name": "B"}]}"#)))
