@@ -32,6 +32,18 @@ import Testing
         return (path, calculations)
     }
 
+    /// The item scores with the totals and bands worked out by hand for `instrument`, shared with
+    /// the Python tests (Tests/fixtures/instrument-scores.json).
+    func cases(_ instrument: String) throws -> [(scores: [Int], total: Int, entry: JSONObject)] {
+        let text = try #require(readFile(repositoryRoot + "Tests/fixtures/instrument-scores.json"))
+        let all = try #require(try json(text).objectValue?[instrument]?.arrayValue)
+        return try all.map { entry in
+            let c = try #require(entry.objectValue)
+            let scores = try #require(c["scores"]?.arrayValue).map { Int($0.numericValue ?? -1) }
+            return (scores, Int(try #require(c["total"]?.numericValue)), c)
+        }
+    }
+
     func moodAnswers(_ scores: [Int]) -> String {
         let values = ["never", "fewDays", "mostDays", "everyDay"]
         return "{" + scores.enumerated().map { "\"mood\($0.offset + 1)\": [\"\(values[$0.element])\"]" }.joined(separator: ", ") + "}"
@@ -39,22 +51,13 @@ import Testing
 
     @Test func moodScreener() throws {
         let t = try task("mood-screener")
-        // (item scores, total, band, safety step shown)
-        let cases: [([Int], Int, String, Bool)] = [
-            ([1, 2, 3, 2, 0, 1, 2, 0, 0], 11, "moderate", false),   // the answers file
-            ([0, 0, 0, 0, 0, 0, 0, 0, 0], 0, "minimal", false),
-            ([1, 1, 1, 1, 0, 0, 0, 0, 0], 4, "minimal", false),
-            ([1, 1, 1, 1, 1, 0, 0, 0, 0], 5, "mild", false),
-            ([2, 2, 2, 2, 1, 0, 0, 0, 1], 10, "moderate", true),
-            ([3, 3, 3, 2, 2, 2, 2, 2, 0], 19, "moderatelySevere", false),
-            ([3, 3, 3, 3, 3, 3, 2, 0, 0], 20, "severe", false),
-            ([3, 3, 3, 3, 3, 3, 3, 3, 3], 27, "severe", true),
-        ]
-        for (scores, total, band, safety) in cases {
+        let mood = try cases("mood-screener")
+        #expect(mood.count == 10)
+        for (scores, total, c) in mood {
             let (path, calculations) = try walk(t, moodAnswers(scores))
             #expect(calculations["moodTotal"]?.numericValue == Double(total), "\(scores)")
-            #expect(calculations["moodBand"] == .string(band), "\(scores)")
-            #expect(path.contains("safety") == safety, "\(scores)")
+            #expect(calculations["moodBand"] == c["band"], "\(scores)")
+            #expect(path.contains("safety") == (c["safety"] == .bool(true)), "\(scores)")
             #expect(path.last == "done")
         }
         let file = try #require(readFile(InstrumentTests.examples + "mood-screener.answers.json"))
@@ -64,21 +67,13 @@ import Testing
     @Test func worryScreener() throws {
         let t = try task("worry-screener")
         let values = ["never", "fewDays", "mostDays", "everyDay"]
-        let cases: [([Int], Int, String)] = [
-            ([2, 1, 2, 3, 0, 1, 1], 10, "moderate"),   // the answers file
-            ([0, 0, 0, 0, 0, 0, 0], 0, "minimal"),
-            ([1, 1, 1, 1, 0, 0, 0], 4, "minimal"),
-            ([1, 1, 1, 1, 1, 0, 0], 5, "mild"),
-            ([2, 2, 2, 2, 1, 0, 0], 9, "mild"),
-            ([2, 2, 2, 2, 2, 2, 2], 14, "moderate"),
-            ([3, 3, 3, 2, 2, 1, 1], 15, "severe"),
-            ([3, 3, 3, 3, 3, 3, 3], 21, "severe"),
-        ]
-        for (scores, total, band) in cases {
+        let worry = try cases("worry-screener")
+        #expect(worry.count == 11)
+        for (scores, total, c) in worry {
             let items = scores.enumerated().map { "\"worry\($0.offset + 1)\": [\"\(values[$0.element])\"]" }.joined(separator: ", ")
             let (_, calculations) = try walk(t, "{\"worry\": {\(items)}}")
             #expect(calculations["worryTotal"]?.numericValue == Double(total), "\(scores)")
-            #expect(calculations["worryBand"] == .string(band), "\(scores)")
+            #expect(calculations["worryBand"] == c["band"], "\(scores)")
         }
         let file = try #require(readFile(InstrumentTests.examples + "worry-screener.answers.json"))
         #expect(try walk(t, file).calculations["worryBand"] == .string("moderate"))
@@ -100,24 +95,14 @@ import Testing
             parts.append("\"drink10\": [\"\(harm[s[s.count - 1]] ?? "")\"]")
             return "{" + parts.joined(separator: ", ") + "}"
         }
-        // (item scores: all ten, or item 1 = never then items 9 and 10), total, zone
-        let cases: [([Int], Int, String)] = [
-            ([3, 1, 2, 1, 0, 0, 1, 0, 0, 2], 10, "zone2"),   // the answers file
-            ([1, 0, 1, 0, 0, 0, 0, 0, 0, 0], 2, "zone1"),
-            ([2, 1, 1, 1, 0, 0, 1, 0, 0, 2], 8, "zone2"),
-            ([1, 1, 1, 1, 1, 1, 0, 0, 0, 0], 6, "zone1"),
-            ([1, 1, 1, 1, 0, 0, 1, 0, 0, 2], 7, "zone1"),
-            ([3, 2, 2, 2, 2, 1, 1, 1, 2, 2], 18, "zone3"),
-            ([4, 2, 3, 2, 2, 1, 2, 1, 0, 4], 21, "zone4"),
-            ([4, 4, 4, 4, 4, 4, 4, 4, 4, 4], 40, "zone4"),
-            // Never drinks: items 2 to 8 are skipped (AUDIT-C style) and count nothing.
-            ([0, 0, 0], 0, "zone1"),
-            ([0, 4, 4], 8, "zone2"),
-        ]
-        for (scores, total, zone) in cases {
+        // Item scores: all ten, or item 1 = never (items 2 to 8 skipped, AUDIT-C style, counting
+        // nothing) then items 9 and 10.
+        let drinking = try cases("drinking-screener")
+        #expect(drinking.count == 14)
+        for (scores, total, c) in drinking {
             let (path, calculations) = try walk(t, answers(scores))
             #expect(calculations["drinkTotal"]?.numericValue == Double(total), "\(scores)")
-            #expect(calculations["drinkZone"] == .string(zone), "\(scores)")
+            #expect(calculations["drinkZone"] == c["zone"], "\(scores)")
             #expect(path.contains("drink2") == (scores.count == 10), "\(scores)")
         }
     }

@@ -8,9 +8,12 @@ import json
 import pytest
 
 import stepkit
-from conftest import EXAMPLES, run_cli
+from conftest import EXAMPLES, REPO, run_cli
 
 OFTEN = ["never", "fewDays", "mostDays", "everyDay"]
+
+# The item scores and the totals and bands worked out by hand, shared with the Swift tests.
+CASES = json.loads((REPO / "Tests" / "fixtures" / "instrument-scores.json").read_text(encoding="utf-8"))
 
 
 def walk(name, answers):
@@ -30,14 +33,8 @@ def walk(name, answers):
         return path, s.result["calculations"], shown
 
 
-@pytest.mark.parametrize("scores,total,band,safety", [
-    ([1, 2, 3, 2, 0, 1, 2, 0, 0], 11, "moderate", False),
-    ([0, 0, 0, 0, 0, 0, 0, 0, 0], 0, "minimal", False),
-    ([1, 1, 1, 1, 1, 0, 0, 0, 0], 5, "mild", False),
-    ([2, 2, 2, 2, 2, 2, 2, 0, 0], 14, "moderate", False),
-    ([3, 3, 3, 2, 2, 2, 2, 1, 1], 19, "moderatelySevere", True),
-    ([3, 3, 3, 3, 3, 3, 3, 3, 3], 27, "severe", True),
-])
+@pytest.mark.parametrize("scores,total,band,safety",
+                         [(c["scores"], c["total"], c["band"], c["safety"]) for c in CASES["mood-screener"]])
 def test_mood_screener(scores, total, band, safety):
     answers = {f"mood{i + 1}": [OFTEN[v]] for i, v in enumerate(scores)}
     path, calculations, shown = walk("mood-screener", answers)
@@ -47,12 +44,7 @@ def test_mood_screener(scores, total, band, safety):
     assert ("safety" in path) == safety
 
 
-@pytest.mark.parametrize("scores,total,band", [
-    ([2, 1, 2, 3, 0, 1, 1], 10, "moderate"),
-    ([0, 0, 0, 1, 1, 1, 1], 4, "minimal"),
-    ([2, 2, 2, 1, 1, 1, 0], 9, "mild"),
-    ([3, 3, 3, 3, 1, 1, 1], 15, "severe"),
-])
+@pytest.mark.parametrize("scores,total,band", [(c["scores"], c["total"], c["band"]) for c in CASES["worry-screener"]])
 def test_worry_screener(scores, total, band):
     answers = {"worry": {f"worry{i + 1}": [OFTEN[v]] for i, v in enumerate(scores)}}
     _, calculations, _ = walk("worry-screener", answers)
@@ -65,14 +57,7 @@ PAST_YEAR = ["never", "lessThanMonthly", "monthly", "weekly", "daily"]
 HARM = {0: "no", 2: "notPastYear", 4: "pastYear"}
 
 
-@pytest.mark.parametrize("scores,total,zone", [
-    ([3, 1, 2, 1, 0, 0, 1, 0, 0, 2], 10, "zone2"),
-    ([1, 1, 1, 1, 1, 1, 1, 0, 0, 0], 7, "zone1"),
-    ([2, 2, 2, 2, 2, 2, 2, 2, 0, 0], 16, "zone3"),
-    ([4, 3, 3, 2, 2, 2, 2, 2, 2, 2], 24, "zone4"),
-    ([0, 0, 0], 0, "zone1"),
-    ([0, 2, 4], 6, "zone1"),
-])
+@pytest.mark.parametrize("scores,total,zone", [(c["scores"], c["total"], c["zone"]) for c in CASES["drinking-screener"]])
 def test_drinking_screener(scores, total, zone):
     answers = {"drink1": [FIRST[scores[0]]], "drink9": [HARM[scores[-2]]], "drink10": [HARM[scores[-1]]]}
     if len(scores) == 10:
