@@ -7,8 +7,9 @@
 # and libpcre2-8 copied into the wheel, a manylinux platform tag), then the wheel installed into a
 # new virtual environment and used there with a clean environment: no STEPKIT_LIBRARY, no
 # PYTHONPATH, no LD_LIBRARY_PATH, no Swift toolchain on PATH, from outside the repository.
-# A task runs end to end through the API and the command line (the demo task), and the
-# package, the library and the wheel agree with VERSION.
+# A task runs end to end through the API (with the wheel's C extension, stepkit._speedups, in
+# use: a cp39-abi3 wheel) and the command line (the demo task), and the package, the library
+# and the wheel agree with VERSION.
 set -euo pipefail
 python=$1
 build=$(cd "$2" && pwd)
@@ -35,13 +36,14 @@ echo "--- auditwheel repair $(basename "$wheel")"
 repaired=$(ls "$work"/repaired/*.whl)
 name=$(basename "$repaired")
 echo "$name"
+# cp39-abi3: the C extension (stepkit/_speedups.abi3.so) uses CPython's limited API of 3.9.
 case "$name" in
-    "stepkit-$version-py3-none-manylinux_"*"_x86_64.whl"|"stepkit-$version-py3-none-manylinux_"*"_aarch64.whl") ;;
-    *) echo "unexpected wheel name $name (version $version, a manylinux tag)" >&2; exit 1 ;;
+    "stepkit-$version-cp39-abi3-manylinux_"*"_x86_64.whl"|"stepkit-$version-cp39-abi3-manylinux_"*"_aarch64.whl") ;;
+    *) echo "unexpected wheel name $name (version $version, cp39-abi3, a manylinux tag)" >&2; exit 1 ;;
 esac
 "$python" -m auditwheel show "$repaired"
 contents=$("$python" -m zipfile -l "$repaired")
-for lib in stepkit/libstepkit.so stepkit/libcrypto.so stepkit.libs/libjansson stepkit.libs/libpcre2-8; do
+for lib in stepkit/libstepkit.so stepkit/_speedups.abi3.so stepkit/libcrypto.so stepkit.libs/libjansson stepkit.libs/libpcre2-8; do
     grep -qF "$lib" <<<"$contents" || { echo "the wheel lacks $lib" >&2; echo "$contents" >&2; exit 1; }
 done
 
@@ -137,6 +139,7 @@ path = stepkit.library_path()
 assert path.startswith(os.path.dirname(stepkit.__file__)), path
 assert stepkit.__version__ == version, (stepkit.__version__, version)
 assert stepkit.version() == version, (stepkit.version(), version)
+assert stepkit.SPEEDUPS, "the wheel's C extension (stepkit._speedups) is not in use"
 task = stepkit.Task.from_json({"identifier": "wheel", "steps": [
     {"type": "question", "identifier": "mood", "answerFormat": {"type": "scale", "minimum": 1, "maximum": 5}},
     {"type": "question", "identifier": "ok", "answerFormat": {"type": "boolean"}}]})
@@ -147,7 +150,7 @@ with task.open() as session:
     except stepkit.AnswerError as error:
         print("refused:", error.message)
     session.set_answer(4)
-    session.forward()
+    session.go_forward(state=False)  # through the C extension
     here = os.path.realpath(os.path.dirname(path))
     def wheel_libcrypto():
         """The libcrypto files mapped into this process from the package's own directory."""

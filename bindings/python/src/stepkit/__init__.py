@@ -24,6 +24,7 @@ first use, and :class:`LibraryNotFoundError` (an OSError) says where it looked i
 """
 
 from ._core import ACTIVE_OPS, FINISH_REASONS, JSON_PARSER, Session, Task, message_catalogue, version, version_number
+from ._core import SPEEDUPS
 from ._ffi import ENV_VAR as LIBRARY_ENV_VAR
 from ._ffi import library_path, load_library
 from .clock import ManualClock, iso8601_ms, parse_iso8601_ms
@@ -68,6 +69,7 @@ __all__ = [
     "FINISH_REASONS",
     "ACTIVE_OPS",
     "JSON_PARSER",
+    "SPEEDUPS",
     "version",
     "version_number",
     "message_catalogue",

@@ -29,7 +29,8 @@ from .errors import (
     error_from_json,
 )
 
-__all__ = ["Task", "Session", "FINISH_REASONS", "ACTIVE_OPS", "JSON_PARSER", "version", "version_number"]
+__all__ = ["Task", "Session", "FINISH_REASONS", "ACTIVE_OPS", "JSON_PARSER", "SPEEDUPS", "version",
+           "version_number"]
 
 try:  # the optional faster parser (the "fast" extra: pip install "stepkit[fast]")
     import orjson as _orjson
@@ -373,7 +374,11 @@ class _Handle:
     def _create(cls, cdll: Any, function: str, *args: Any) -> Any:
         """Calls ``function(*args, &out)`` and returns a new object owning the handle it made."""
         free = getattr(cdll, cls._FREE)
-        handle = _call_out_pointer(cdll, function, free, cls._NOUN, *args)
+        return cls._own(cdll, _call_out_pointer(cdll, function, free, cls._NOUN, *args), free)
+
+    @classmethod
+    def _own(cls, cdll: Any, handle: int, free: Callable[[int], Any]) -> Any:
+        """A new object owning ``handle``, which ``free(handle)`` releases."""
         self = object.__new__(cls)
         self._lib = cdll
         self._free = free
@@ -707,7 +712,12 @@ class Task(_Handle):
         file raises StepKitIOError."""
         data = _options_bytes(options, "session options")
         with self._lock:
-            return Session._open(self, "stepkit_session_open", self._live_handle(), data)
+            if _fast_open is not None:  # the extension: the same call without ctypes
+                handle = _fast_open(self._live_handle(), data)
+                if handle is None:
+                    raise InternalError("stepkit_session_open reported success but returned no session.")
+                return Session._adopt(self, handle, data)
+            return Session._open(self, data, "stepkit_session_open", self._live_handle(), data)
 
     def restore(
         self,
@@ -751,7 +761,7 @@ class Task(_Handle):
         saved_data = _restoration_bytes(saved)
         data = _options_bytes(options, "restore options")
         with self._lock:
-            return Session._open(self, "stepkit_session_restore", self._live_handle(), saved_data, data)
+            return Session._open(self, data, "stepkit_session_restore", self._live_handle(), saved_data, data)
 
     def __repr__(self) -> str:
         if self._handle is None:
@@ -873,6 +883,35 @@ def _samples_bytes(samples: Any) -> bytes:
 _get_ident = threading.get_ident
 
 
+def _raise_status(status: int) -> NoReturn:
+    """Raises the exception of a call the extension made (right after it, on its thread)."""
+    _raise_last_error(_ffi.lib(), status)
+
+
+# The optional extension (stepkit._speedups, _ffi.speedups()): the state=False calls of a
+# session with neither a Python clock nor an event callback, made in C. Each answers False when
+# the session needs the Python path (Session._quiet), which then makes the call.
+_SPEEDUPS = _ffi.speedups()
+#: True when the optional C extension ``stepkit._speedups`` makes the session's ``state=False``
+#: calls (``set_answer``, ``go_forward``, ``go_backward``, ``skip``); False when ctypes makes
+#: every call (no extension in the package, or ``STEPKIT_SPEEDUPS=off``). Both behave alike.
+SPEEDUPS = _SPEEDUPS is not None
+_fast_answer: Optional[Callable[[Any, JSON], bool]] = None
+_fast_forward: Optional[Callable[[Any], bool]] = None
+_fast_backward: Optional[Callable[[Any], bool]] = None
+_fast_skip: Optional[Callable[[Any], bool]] = None
+_fast_open: Optional[Callable[[int, Optional[bytes]], Optional[int]]] = None
+_fast_free: Optional[Callable[[int], None]] = None
+if _SPEEDUPS is not None:
+    _SPEEDUPS.setup(_raise_status, _answer_bytes)
+    _fast_answer = _SPEEDUPS.answer
+    _fast_forward = _SPEEDUPS.go_forward
+    _fast_backward = _SPEEDUPS.go_backward
+    _fast_skip = _SPEEDUPS.skip
+    _fast_open = _SPEEDUPS.open
+    _fast_free = _SPEEDUPS.free
+
+
 def _object(data: bytes, name: str) -> Dict[str, Any]:
     """The JSON object a call wrote (InternalError if it is not one)."""
     result = _decode_output(data, name)
@@ -893,7 +932,7 @@ class Session(_Handle):
     one call at a time (calls are serialized).
     """
 
-    __slots__ = ("_task", "_owner", "_clock", "_events", "_undelivered", "_delivering")
+    __slots__ = ("_task", "_owner", "_clock", "_events", "_undelivered", "_delivering", "_gil_calls")
 
     _NOUN = "session"
     _FREE = "stepkit_session_free"
@@ -904,15 +943,30 @@ class Session(_Handle):
     _events: Optional["_Events"]
     _undelivered: Deque[Optional[bytes]]  # events the library handed over, not yet given to the callback
     _delivering: Set[int]  # the threads running a delivery (a call from the callback adds none)
+    _gil_calls: bool  # the extension may make the state=False calls (Session._init)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("use stepkit.Task.open() to open a session")
 
     @classmethod
-    def _open(cls, task: Task, function: str, *args: Any) -> "Session":
-        """Opens or restores a session of ``task`` with ``function(*args, &out)``."""
-        self: Session = cls._create(task._lib, function, *args)
+    def _open(cls, task: Task, options: Optional[bytes], function: str, *args: Any) -> "Session":
+        """Opens or restores a session of ``task`` with ``function(*args, &out)``; ``options``
+        are the session's options as given to the library."""
+        return cls._init(cls._create(task._lib, function, *args), task, options)
+
+    @classmethod
+    def _adopt(cls, task: Task, handle: int, options: Optional[bytes]) -> "Session":
+        """A session owning ``handle``, opened by the extension (freed by it too)."""
+        assert _fast_free is not None
+        return cls._init(cls._own(task._lib, handle, _fast_free), task, options)
+
+    @staticmethod
+    def _init(self: "Session", task: Task, options: Optional[bytes]) -> "Session":
         self._task = task  # keeps the Task object (and its module state) alive
+        # The extension makes this session's calls holding the GIL (and no lock: see
+        # ext/_speedups.c) unless a call may wait on the disk: with autosave, each call fsyncs
+        # its journal record, so those go through ctypes, which lets other threads run.
+        self._gil_calls = _SPEEDUPS is not None and (options is None or b"autosave" not in options)
         self._owner = None
         self._clock = None
         self._events = None
@@ -1233,7 +1287,8 @@ class Session(_Handle):
         form item), StateError (the step takes no answer, or the task finished),
         InvalidArgumentError (NaN/infinity/circular value) or TypeError (not JSON-able)."""
         if not state:
-            self._quiet("stepkit_session_set_answer", _answer_bytes(value))
+            if _fast_answer is None or not _fast_answer(self, value):
+                self._quiet("stepkit_session_set_answer", _answer_bytes(value))
             return None
         data = self._invoke("stepkit_session_set_answer", (_answer_bytes(value),), True)
         return None if data is None else _object(data, "stepkit_session_set_answer")
@@ -1289,7 +1344,8 @@ class Session(_Handle):
 
         StateError, with the reasons, while a required answer is missing."""
         if not state:
-            self._quiet("stepkit_session_go_forward")
+            if _fast_forward is None or not _fast_forward(self):
+                self._quiet("stepkit_session_go_forward")
             return None
         data = self._invoke("stepkit_session_go_forward", (), True)
         return None if data is None else _object(data, "stepkit_session_go_forward")
@@ -1305,7 +1361,8 @@ class Session(_Handle):
         """Returns to the previous step; returns the new state (None with ``state=False``).
         StateError on the first step or once finished."""
         if not state:
-            self._quiet("stepkit_session_go_backward")
+            if _fast_backward is None or not _fast_backward(self):
+                self._quiet("stepkit_session_go_backward")
             return None
         data = self._invoke("stepkit_session_go_backward", (), True)
         return None if data is None else _object(data, "stepkit_session_go_backward")
@@ -1335,7 +1392,8 @@ class Session(_Handle):
 
         StateError if the step is not optional or takes no answer."""
         if not state:
-            self._quiet("stepkit_session_skip")
+            if _fast_skip is None or not _fast_skip(self):
+                self._quiet("stepkit_session_skip")
             return None
         data = self._invoke("stepkit_session_skip", (), True)
         return None if data is None else _object(data, "stepkit_session_skip")

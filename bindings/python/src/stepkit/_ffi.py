@@ -8,6 +8,13 @@ Discovery order (the first that exists and loads wins):
 3. the system: ``ctypes.util.find_library("stepkit")``, then ``libstepkit.so.0``, then
    ``libstepkit.so`` through the dynamic loader's search path (``LD_LIBRARY_PATH``, ldconfig).
 
+The optional extension ``stepkit._speedups`` (bindings/python/ext/_speedups.c, in the wheel
+when it was built with Python's headers) makes the session's ``state=False`` calls without
+ctypes, through the addresses of this same library's functions (:func:`speedups`). The
+environment variable ``STEPKIT_SPEEDUPS`` chooses: unset, the package's own extension when it
+has one; ``off``, never (ctypes only); a path, that file (a build tree's; a wrong path is an
+error).
+
 Every function's ``argtypes`` and ``restype`` are declared. Functions that return a string the
 caller owns do so through a ``char **out`` argument declared as ``POINTER(c_void_p)``, so ctypes
 never converts (and loses) an owned pointer; :func:`take_string` copies and frees it.
@@ -17,9 +24,12 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import importlib
+import importlib.util
 import os
 import threading
 from ctypes import POINTER, c_char_p, c_int, c_int64, c_void_p
+from types import ModuleType
 from typing import Any, List, Optional
 
 from .errors import LibraryNotFoundError
@@ -34,9 +44,13 @@ __all__ = [
     "take_string",
     "status_name",
     "ENV_VAR",
+    "SPEEDUPS_ENV_VAR",
+    "speedups",
 ]
 
 ENV_VAR = "STEPKIT_LIBRARY"
+SPEEDUPS_ENV_VAR = "STEPKIT_SPEEDUPS"
+SPEEDUPS_API = 1  # the extension's API constant this binding calls it with
 SUPPORTED_ABI = 0  # STEPKIT_ABI_VERSION: the library's major version must match
 
 #: typedef int64_t (*stepkit_clock_fn)(void *user_data);
@@ -103,6 +117,38 @@ _lib: Optional[ctypes.CDLL] = None
 _path: Optional[str] = None
 
 
+def _load_speedups() -> Optional[ModuleType]:
+    """The extension module as ``STEPKIT_SPEEDUPS`` chooses (see the module's docstring)."""
+    choice = os.environ.get(SPEEDUPS_ENV_VAR, "")
+    if choice.lower() in ("off", "0", "no", "false"):
+        return None
+    if not choice:
+        try:
+            module = importlib.import_module("._speedups", __package__)
+        except ImportError:
+            return None  # a package without the extension: ctypes does every call
+        return module if getattr(module, "API", None) == SPEEDUPS_API else None
+    spec = importlib.util.spec_from_file_location(f"{__package__}._speedups", choice)
+    if spec is None or spec.loader is None or not os.path.isfile(choice):
+        raise ImportError(f"{SPEEDUPS_ENV_VAR}={choice}: no such extension module file")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if getattr(module, "API", None) != SPEEDUPS_API:
+        raise ImportError(
+            f"{SPEEDUPS_ENV_VAR}={choice}: the extension's API is {getattr(module, 'API', None)}, "
+            f"this binding's {SPEEDUPS_API} (rebuild it)"
+        )
+    return module
+
+
+_speedups = _load_speedups()
+
+
+def speedups() -> Optional[ModuleType]:
+    """The extension module in use (``stepkit._speedups``), or None: ctypes makes every call."""
+    return _speedups
+
+
 def _candidates() -> List[str]:
     env = os.environ.get(ENV_VAR)
     if env:
@@ -160,6 +206,11 @@ def load_library(path: Optional[str] = None) -> ctypes.CDLL:
                 failures.append(f"  {candidate}: {exc}")
                 continue
             _declare(cdll, candidate)
+            if _speedups is not None:  # the extension calls this library's functions
+                _speedups.bind(*(_address(getattr(cdll, name)) for name in (
+                    "stepkit_session_set_answer", "stepkit_session_go_forward",
+                    "stepkit_session_go_backward", "stepkit_session_skip", "stepkit_session_open",
+                    "stepkit_session_free")))
             _lib, _path = cdll, _resolved_path(cdll, candidate)
             return cdll
         where = "\n".join(failures)
@@ -171,10 +222,15 @@ def load_library(path: Optional[str] = None) -> ctypes.CDLL:
         )
 
 
+def _address(fn: Any) -> int:
+    """The address of a function of the loaded library."""
+    return ctypes.cast(fn, c_void_p).value or 0
+
+
 def _resolved_path(cdll: ctypes.CDLL, candidate: str) -> str:
     """The file actually loaded, when /proc/self/maps tells (else the name used)."""
     try:
-        addr = ctypes.cast(cdll.stepkit_version, c_void_p).value or 0
+        addr = _address(cdll.stepkit_version)
         with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
             for line in maps:
                 parts = line.split()
