@@ -3,7 +3,8 @@
 # stepkit_section TITLE          prints a section header (on stderr)
 # stepkit_install_deps [pytest]  installs what the build needs and is missing: jansson's, PCRE2's and
 #                                libcrypto's headers, cmake, ninja,
-#                                pkg-config, a C and a C++ compiler, binutils, python3 (and,
+#                                pkg-config, a C and a C++ compiler, binutils, python3 and its
+#                                headers (python3-dev: the binding's C extension) (and,
 #                                with the argument "pytest", what the tests need: pytest,
 #                                hypothesis, jsonschema, fhir.resources and fhirpathpy (the FHIR
 #                                tests), mypy (the type check), Graphviz, and for the packaging
@@ -98,6 +99,11 @@ stepkit_install_deps() {
     stepkit_have ninja || missing+=(ninja-build)
     stepkit_have pkg-config || missing+=(pkg-config)
     stepkit_have python3 || missing+=(python3)
+    # Python's headers: the binding's optional C extension (bindings/python/ext) is built with them.
+    if stepkit_have python3 && ! python3 -c 'import os, sys, sysconfig
+sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null; then
+        missing+=(python3-dev)
+    fi
     { stepkit_have readelf && stepkit_have nm; } || missing+=(binutils)
     # The Swift toolchain brings clang, which CMake accepts as the C compiler.
     stepkit_have cc || stepkit_have gcc || stepkit_have clang || missing+=(gcc)
