@@ -11,9 +11,9 @@
  *
  * Every call answers True when it made the call, False when the Python path must make it
  * instead: a session with autosave, a Python clock, an event callback or undelivered events, a
- * closed session, a session whose lock another call holds (another thread, or its own clock
- * calling back into it), or a module not yet bound. The Python path then decides, as it does without
- * this module: it waits for the lock, raises StateError, delivers the events. A refused call
+ * closed session, a session another thread is setting a clock or callback on (or whose clock
+ * is calling back into it), or a module not yet bound. The Python path then decides, as it does without
+ * this module: it takes the session's lock, raises StateError, delivers the events. A refused call
  * raises the binding's exception for it (`setup()`'s `raise_status(status)`), right after the
  * call on the same thread, where stepkit_last_error() still describes it.
  *
@@ -48,7 +48,7 @@ static free_fn session_free_fn;
 static PyObject *raise_status; /* raise_status(status): raises the call's exception */
 static PyObject *encode;       /* encode(value) -> bytes: the binding's answer encoder */
 
-static PyObject *s_gil_calls, *s_handle, *s_lock, *s_clock, *s_events, *s_undelivered, *s_locked;
+static PyObject *s_gil_calls, *s_handle, *s_owner, *s_clock, *s_events, *s_undelivered;
 
 /* ---- the answer as JSON text --------------------------------------------------------------- */
 
@@ -167,19 +167,26 @@ static int put_answer(buffer *b, PyObject *value) {
 /* 1: the call can be made here, holding the GIL (the session's handle in *handle); 0: the
  * Python path must make it; -1: an error is set.
  *
- * The GIL is the call's lock: the session's threading.Lock is free (no call on another thread
- * is inside the library, none of the session's own Python code is running: its clock or
- * callback), and while this thread holds the GIL no thread can take it, nor close the session
- * (close() swaps the handle out under the GIL). Taking and releasing that lock from C costs
- * more than the rest of the call (benchmarks/README.md), so it is only checked. The GIL is
- * held for the whole call: the session's `_gil_calls` is false when a call may wait on the
- * disk (autosave fsyncs every change), and those calls go through ctypes, which releases it. */
+ * What the session's threading.Lock gives the Python path, the GIL gives this one: the handle
+ * is read and used without letting another thread run, so close() (which swaps the handle out,
+ * then frees it) cannot free it in between, nor a new session take its address. The lock is
+ * neither taken nor read (that cost more than the rest of the call: benchmarks/README.md).
+ * A call another thread is making meanwhile through ctypes (the GIL released) is serialized
+ * by the library's own session lock (stepkit.h, "Threads"), and finishes without Python code:
+ * on a session with no Python clock and no event callback, nothing calls back into Python.
+ * The calls that do run Python code inside the library, which would then wait for the GIL
+ * this thread holds while it waits for the library's lock, are all made with `_owner` set
+ * (Session._owning: on a session with a clock or a callback, and set_clock/on_event, which
+ * install them): then the Python path takes the call, as it does for a re-entrant call from
+ * the clock. The GIL is held for the whole call: the session's `_gil_calls` is false when a
+ * call may wait on the disk (autosave fsyncs every change), and those calls go through
+ * ctypes, which releases it. */
 static int enter(PyObject *session, void **handle) {
     PyObject *allowed = PyObject_GetAttr(session, s_gil_calls);
     if (allowed == NULL) return -1;
     Py_DECREF(allowed);
     if (allowed != Py_True) return 0;
-    static PyObject *const *hooks[] = {&s_clock, &s_events, &s_undelivered};
+    static PyObject *const *hooks[] = {&s_owner, &s_clock, &s_events, &s_undelivered};
     for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; i++) {
         PyObject *hook = PyObject_GetAttr(session, *hooks[i]);
         if (hook == NULL) return -1;
@@ -187,13 +194,6 @@ static int enter(PyObject *session, void **handle) {
         Py_DECREF(hook);
         if (set != 0) return set < 0 ? -1 : 0;
     }
-    PyObject *lock = PyObject_GetAttr(session, s_lock);
-    if (lock == NULL) return -1;
-    PyObject *locked = PyObject_CallMethodObjArgs(lock, s_locked, NULL);
-    Py_DECREF(lock);
-    if (locked == NULL) return -1;
-    Py_DECREF(locked);
-    if (locked != Py_False) return 0; /* a call holds it: the Python path waits (or refuses) */
     PyObject *number = PyObject_GetAttr(session, s_handle);
     if (number == NULL) return -1;
     void *pointer = number == Py_None ? NULL : PyLong_AsVoidPtr(number);
@@ -431,9 +431,8 @@ PyMODINIT_FUNC PyInit__speedups(void) {
         PyObject **name;
         const char *text;
     } names[] = {
-        {&s_gil_calls, "_gil_calls"}, {&s_handle, "_handle"}, {&s_lock, "_lock"},
+        {&s_gil_calls, "_gil_calls"}, {&s_handle, "_handle"}, {&s_owner, "_owner"},
         {&s_clock, "_clock"}, {&s_events, "_events"}, {&s_undelivered, "_undelivered"},
-        {&s_locked, "locked"},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         if (*names[i].name == NULL && (*names[i].name = PyUnicode_InternFromString(names[i].text)) == NULL)

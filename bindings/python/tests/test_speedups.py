@@ -4,8 +4,8 @@ ctest runs the whole Python suite twice: ``python`` with the extension this buil
 (``STEPKIT_SPEEDUPS`` names it) and ``python.ctypes`` without it (``STEPKIT_SPEEDUPS=off``), so
 every test of the binding covers both paths. The tests here pin what is particular to the
 extension: it is the one chosen, it sends the same answers as the binding's encoder, a session
-it must not call (autosave, a Python clock, an event callback, a closed session, a lock another
-call holds) goes the Python way, and a refused call raises the same error and changes nothing.
+it must not call (autosave, a Python clock, an event callback, a closed session, a clock calling
+back into its session) goes the Python way, and a refused call raises the same error and changes nothing.
 Those that need the extension say so and skip where it is absent (``python.ctypes``).
 """
 
@@ -261,23 +261,61 @@ def test_a_closed_session_raises_state_error(task: stepkit.Task) -> None:
 
 
 @needs_extension
-def test_a_session_whose_lock_is_held_waits_for_it(task: stepkit.Task) -> None:
-    """A call on another thread holds the session's lock: the extension leaves the call to the
-    Python path, which waits for the lock and then makes it."""
+def test_a_clock_calling_back_into_its_session_is_refused_not_deadlocked(task: stepkit.Task) -> None:
+    """The clock runs inside a library call on its session (Session._owning marks it): the
+    extension must not make a call then (the library holds the session's lock), so the Python
+    path refuses it as re-entrant."""
     module = _ffi.speedups()
     assert module is not None
-    with task.open() as session:
-        session._lock.acquire()
+    seen: List[Any] = []
+
+    def clock() -> int:
+        seen.append(module.go_forward(session))
         try:
-            assert module.go_forward(session) is False
-            assert module.answer(session, True) is False
-            done = threading.Event()
-            worker = threading.Thread(target=lambda: (session.go_forward(state=False), done.set()))
-            worker.start()  # its call waits for the lock (whenever it gets there)
-        finally:
-            session._lock.release()
-        worker.join()
-        assert done.is_set()
+            session.go_forward(state=False)
+        except stepkit.StateError as error:
+            seen.append(str(error))
+        return START_MS
+
+    with task.open() as session:
+        session.set_clock(clock)
+        session.go_forward(state=False)  # reads the clock (set_clock may have too)
+        assert seen and seen[0] is False
+        assert all(x is False or "re-entrant" in x for x in seen), seen
+        assert session.state["step"]["identifier"] == "likes"  # one move, the clock's refused
+
+
+@needs_extension
+def test_calls_from_several_threads_are_serialized(task: stepkit.Task) -> None:
+    """One thread walks forward and back through the extension while others read the state
+    through ctypes (the session's lock): every call completes, and the walk ends where its
+    moves lead, whatever the interleaving."""
+    with task.open() as session:
+        session.go_forward(state=False)
+        session.set_answer(True, state=False)
+        errors: List[BaseException] = []
+
+        def walker() -> None:
+            try:
+                for _ in range(300):
+                    session.go_forward(state=False)  # "age"
+                    session.go_backward(state=False)  # "likes"
+            except BaseException as error:  # noqa: B902 - reported below
+                errors.append(error)
+
+        def reader() -> None:
+            try:
+                for _ in range(100):
+                    assert session.state["step"]["identifier"] in ("likes", "age")
+            except BaseException as error:  # noqa: B902 - reported below
+                errors.append(error)
+
+        threads = [threading.Thread(target=walker)] + [threading.Thread(target=reader) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == []
         assert session.state["step"]["identifier"] == "likes"
 
 

@@ -374,11 +374,7 @@ class _Handle:
     def _create(cls, cdll: Any, function: str, *args: Any) -> Any:
         """Calls ``function(*args, &out)`` and returns a new object owning the handle it made."""
         free = getattr(cdll, cls._FREE)
-        return cls._own(cdll, _call_out_pointer(cdll, function, free, cls._NOUN, *args), free)
-
-    @classmethod
-    def _own(cls, cdll: Any, handle: int, free: Callable[[int], Any]) -> Any:
-        """A new object owning ``handle``, which ``free(handle)`` releases."""
+        handle = _call_out_pointer(cdll, function, free, cls._NOUN, *args)
         self = object.__new__(cls)
         self._lib = cdll
         self._free = free
@@ -716,7 +712,7 @@ class Task(_Handle):
                 handle = _fast_open(self._live_handle(), data)
                 if handle is None:
                     raise InternalError("stepkit_session_open reported success but returned no session.")
-                return Session._adopt(self, handle, data)
+                return Session._new(self, handle, _fast_free, data)
             return Session._open(self, data, "stepkit_session_open", self._live_handle(), data)
 
     def restore(
@@ -952,16 +948,20 @@ class Session(_Handle):
     def _open(cls, task: Task, options: Optional[bytes], function: str, *args: Any) -> "Session":
         """Opens or restores a session of ``task`` with ``function(*args, &out)``; ``options``
         are the session's options as given to the library."""
-        return cls._init(cls._create(task._lib, function, *args), task, options)
+        cdll = task._lib
+        free = getattr(cdll, cls._FREE)
+        return cls._new(task, _call_out_pointer(cdll, function, free, cls._NOUN, *args), free, options)
 
     @classmethod
-    def _adopt(cls, task: Task, handle: int, options: Optional[bytes]) -> "Session":
-        """A session owning ``handle``, opened by the extension (freed by it too)."""
-        assert _fast_free is not None
-        return cls._init(cls._own(task._lib, handle, _fast_free), task, options)
-
-    @staticmethod
-    def _init(self: "Session", task: Task, options: Optional[bytes]) -> "Session":
+    def _new(cls, task: Task, handle: int, free: Callable[[int], Any], options: Optional[bytes]) -> "Session":
+        """A session of ``task`` owning ``handle``, released by ``free(handle)`` (ctypes', or the
+        extension's when the extension opened it); ``options`` as given to the library. One
+        function, not _Handle._create's: a walk opens a session every time."""
+        self: Session = object.__new__(cls)
+        self._lib = task._lib
+        self._free = free
+        self._handle = handle
+        self._lock = threading.Lock()
         self._task = task  # keeps the Task object (and its module state) alive
         # The extension makes this session's calls holding the GIL (and no lock: see
         # ext/_speedups.c) unless a call may wait on the disk: with autosave, each call fsyncs
@@ -983,9 +983,14 @@ class Session(_Handle):
 
     def close(self) -> None:
         """Releases the session. Idempotent. Does not finish the task."""
-        if self._owner == threading.get_ident():
+        owner = self._owner
+        if owner is not None and owner == _get_ident():
             raise StateError("A session's clock must not close its own session.")
-        super().close()
+        with self._lock:  # _Handle.close, without its frame: a walk closes a session every time
+            handle, self._handle = self._handle, None
+            if handle:
+                self._free(handle)
+            self._released()
 
     def _released(self) -> None:
         self._clock = None  # only after the library stopped using it
