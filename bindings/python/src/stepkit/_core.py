@@ -708,7 +708,7 @@ class Task(_Handle):
         file raises StepKitIOError."""
         data = _options_bytes(options, "session options")
         with self._lock:
-            if _fast_open is not None:  # the extension: the same call without ctypes
+            if _fast_open is not None and _fast_free is not None:  # the extension: no ctypes
                 handle = _fast_open(self._live_handle(), data)
                 if handle is None:
                     raise InternalError("stepkit_session_open reported success but returned no session.")
