@@ -16,7 +16,8 @@ close on a task compiled once:
 - ``pyStates``: Python reading every call's state (``state["step"]``).
 
 ``--no-orjson`` hides orjson before the binding is imported, so the states are parsed with the
-standard library's json. Prints one JSON line {"figure": "pywalk", ...} with seconds per walk.
+standard library's json. ``STEPKIT_SPEEDUPS`` chooses the binding's C extension as the package
+does (benchmarks/run passes the one it builds, then ``off``: ctypes only). Prints one JSON line {"figure": "pywalk", ...} with seconds per walk.
 """
 
 import ctypes
@@ -137,7 +138,8 @@ def main():
         samples["pyStates"].append(py_states(1))
     task.close()
     print(json.dumps({"figure": "pywalk", "task": task_path.rsplit("/", 1)[-1], "entries": n,
-                      "parser": parser, "stateKeyword": has_state_keyword, **samples}),
+                      "parser": parser, "stateKeyword": has_state_keyword,
+                      "speedups": getattr(stepkit, "SPEEDUPS", False), **samples}),
           flush=True)
 
 
