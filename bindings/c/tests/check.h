@@ -322,7 +322,7 @@ static inline void snapshot_free(check_snapshot *taken)
 /* CHECKs that a call was refused: its status `rc` is `status`, the error JSON is well formed
  * with `code` as its first problem's code, and the state and the restoration data are still
  * those of `before`, byte for byte. */
-static inline void check_refused(stepkit_session *session, int rc, int status, const char *code, check_snapshot before)
+static inline void check_call_refused(stepkit_session *session, int rc, int status, const char *code, check_snapshot before)
 {
     check_snapshot now;
     json_t *error;

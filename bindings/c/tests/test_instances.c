@@ -71,20 +71,20 @@ static void test_bad_input_changes_nothing(void)
     CHECK_RC(stepkit_session_set_clock(session, check_fixed_now, NULL), STEPKIT_OK);
     /* Outside a block. */
     before = snapshot_of(session);
-    check_refused(session, stepkit_session_add_instance(session, NULL, NULL), STEPKIT_ESTATE, "noRepeatingBlock", before);
+    check_call_refused(session, stepkit_session_add_instance(session, NULL, NULL), STEPKIT_ESTATE, "noRepeatingBlock", before);
     /* A count past maxCount, and a negative one. */
-    check_refused(session, stepkit_session_set_answer(session, "4", NULL), STEPKIT_EANSWER, "countOutOfRange", before);
+    check_call_refused(session, stepkit_session_set_answer(session, "4", NULL), STEPKIT_EANSWER, "countOutOfRange", before);
     snapshot_free(&before);
     CHECK_RC(stepkit_session_set_answer(session, "0", NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_go_forward(session, NULL), STEPKIT_OK);
     before = snapshot_of(session);
-    check_refused(session, stepkit_session_remove_instance(session, NULL, 0, NULL), STEPKIT_ESTATE, "tooFewInstances", before);
-    check_refused(session, stepkit_session_enter_instance(session, NULL, 1, NULL), STEPKIT_EINVAL, "instanceOutOfRange", before);
-    check_refused(session, stepkit_session_enter_instance(session, NULL, -1, NULL), STEPKIT_EINVAL, "instanceOutOfRange", before);
-    check_refused(session, stepkit_session_remove_instance(session, "medication", 7, NULL), STEPKIT_EINVAL, "instanceOutOfRange", before);
-    check_refused(session, stepkit_session_add_instance(session, "nope", NULL), STEPKIT_EINVAL, "unknownBlock", before);
+    check_call_refused(session, stepkit_session_remove_instance(session, NULL, 0, NULL), STEPKIT_ESTATE, "tooFewInstances", before);
+    check_call_refused(session, stepkit_session_enter_instance(session, NULL, 1, NULL), STEPKIT_EINVAL, "instanceOutOfRange", before);
+    check_call_refused(session, stepkit_session_enter_instance(session, NULL, -1, NULL), STEPKIT_EINVAL, "instanceOutOfRange", before);
+    check_call_refused(session, stepkit_session_remove_instance(session, "medication", 7, NULL), STEPKIT_EINVAL, "instanceOutOfRange", before);
+    check_call_refused(session, stepkit_session_add_instance(session, "nope", NULL), STEPKIT_EINVAL, "unknownBlock", before);
     /* An answer for instance 3 when there is 1. */
-    check_refused(session, stepkit_session_set_answer(session, "{\"medication\": [{}, {}, {\"name\": \"X\"}]}", NULL),
+    check_call_refused(session, stepkit_session_set_answer(session, "{\"medication\": [{}, {}, {\"name\": \"X\"}]}", NULL),
                   STEPKIT_EANSWER, "instanceOutOfRange", before);
     CHECK_FAILS(out, stepkit_session_add_instance(NULL, NULL, &out), STEPKIT_EINVAL);
     snapshot_free(&before);
@@ -92,7 +92,7 @@ static void test_bad_input_changes_nothing(void)
     CHECK_RC(stepkit_session_add_instance(session, NULL, NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_add_instance(session, "medication", NULL), STEPKIT_OK);
     before = snapshot_of(session);
-    check_refused(session, stepkit_session_add_instance(session, NULL, NULL), STEPKIT_ESTATE, "tooManyInstances", before);
+    check_call_refused(session, stepkit_session_add_instance(session, NULL, NULL), STEPKIT_ESTATE, "tooManyInstances", before);
     snapshot_free(&before);
     stepkit_session_free(session);
     stepkit_task_free(task);
