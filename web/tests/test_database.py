@@ -90,22 +90,29 @@ def test_every_sqlite_connection_is_wal_and_synchronous_full(tmp_path):
 
 
 def test_the_apps_writes_run_with_synchronous_full(app, client):
-    """The connection that writes a participant's answer, as the app uses it."""
+    """The connections a participant's page is read and written on, as the app uses them
+    (the page's two statements run on the pool's DBAPI connections: Store._driver)."""
     from conftest import new_session
 
     seen = []
     engine = app.state.service.store.engine
 
-    @sa.event.listens_for(engine, "commit")
-    def _spy(conn):
-        seen.append(conn.exec_driver_sql("PRAGMA synchronous").scalar())
+    @sa.event.listens_for(engine.pool, "checkin")
+    def _spy(dbapi_conn, _record):
+        if dbapi_conn is not None:
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA synchronous")
+            seen.append(cur.fetchone()[0])
+            cur.close()
 
     session_id, path = new_session(client, "daily-checkin")
+    seen.clear()
     r = client.post(path, content=b"_version=1&_step=mood&answer=4&action=next",
                     headers={"content-type": "application/x-www-form-urlencoded"},
                     follow_redirects=False)
-    assert r.status_code == 303
-    assert seen and set(seen) == {2}
+    assert r.status_code == 303 and r.headers["location"] == path
+    assert client.get(f"/api/sessions/{session_id}").json()["version"] == 2
+    assert len(seen) >= 2 and set(seen) == {2}
 
 
 def test_a_locked_sqlite_is_a_503_after_the_busy_timeout(tmp_path, clock):

@@ -43,7 +43,7 @@ def create_app(db_url: str, integrity_key: str, *, api_key: Optional[str] = None
                open_api: bool = False, base_url: str = DEFAULT_BASE_URL,
                clock: Optional[Callable[[], int]] = None, time_source: Optional[str] = None,
                migrate: bool = True, timeouts: Timeouts = Timeouts(), pool_size: int = 10,
-               max_overflow: int = 5, task_cache_size: int = 32,
+               max_overflow: int = 5, task_cache_size: int = 32, live_sessions: int = 256,
                invite_rate: Rate = INVITE_RATE, client_rate: Rate = CLIENT_RATE,
                rate_clock: Optional[Callable[[], int]] = None,
                body_timeout: float = 30.0, smtp: Optional[SmtpSettings] = None,
@@ -56,14 +56,15 @@ def create_app(db_url: str, integrity_key: str, *, api_key: Optional[str] = None
     see :class:`stepkit_web.service.Service`. ``rate_clock``: the token buckets' clock (ms).
     ``smtp``: the host's SMTP server, to e-mail a participant their resume address (off when
     None). ``messages``: the host's message catalogues by language tag, ``files_dir``: where
-    the files participants give (a signature) are written (see
-    :class:`stepkit_web.service.Service`)."""
+    the files participants give (a signature) are written, ``live_sessions`` how many open
+    sessions a worker keeps between page POSTs (see :class:`stepkit_web.service.Service`)."""
     engine = make_engine(db_url, pool_size=pool_size, timeouts=timeouts,
                          max_overflow=max_overflow)
     if migrate:
         upgrade(engine)
     service = Service(Store(engine), integrity_key, clock, time_source=time_source,
-                      task_cache_size=task_cache_size, messages=messages, files_directory=files_dir)
+                      task_cache_size=task_cache_size, messages=messages, files_directory=files_dir,
+                      live_sessions=live_sessions)
     app = FastAPI(title="StepKit web", version="0.1.0", docs_url=None, redoc_url=None,
                   description="Register StepKit tasks, create sessions and invite links, read "
                               "states and results. Participant pages are under /r/ and /i/. "

@@ -146,6 +146,7 @@ def app_from_env():  # the factory uvicorn's workers import
                       base_url=os.environ.get(ENV_BASE_URL) or "http://127.0.0.1:8000",
                       timeouts=Timeouts(**settings.get("timeouts", {})),
                       task_cache_size=settings.get("task_cache_size", 32),
+                      live_sessions=settings.get("live_sessions", 256),
                       body_timeout=settings.get("body_timeout", 30.0), migrate=False,
                       smtp=SmtpSettings.from_env(os.environ),
                       messages=settings.get("messages"), files_dir=settings.get("files_dir"))
@@ -176,6 +177,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                        help="SQLite: seconds to wait for another writer")
     serve.add_argument("--task-cache", type=int, default=32,
                        help="compiled task versions kept in memory per worker")
+    serve.add_argument("--live-sessions", type=int, default=256,
+                       help="open sessions kept per worker between page POSTs (0: none; "
+                            "each POST then restores its session from the database)")
     serve.add_argument("--header-timeout", type=float, default=DEFAULTS["header_timeout"],
                        help="seconds a client has to send a request's head")
     serve.add_argument("--body-timeout", type=float, default=DEFAULTS["body_timeout"],
@@ -219,6 +223,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.command == "staff":
         return staff_add(engine, args.username, args.password_stdin)
 
+    if args.live_sessions < 0:
+        raise SystemExit("stepkit_web: --live-sessions cannot be negative")
     if args.open_api and args.host not in LOOPBACK:
         raise SystemExit("stepkit_web: --open-api serves the host API to anyone: it is only "
                          f"allowed on loopback ({', '.join(LOOPBACK)}), not on {args.host}")
@@ -250,7 +256,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     os.environ[ENV_SETTINGS] = json.dumps({
         "timeouts": {"connect": args.db_connect_timeout, "statement": args.db_statement_timeout,
                      "pool": args.db_pool_timeout, "busy": args.db_busy_timeout},
-        "task_cache_size": args.task_cache, "body_timeout": args.body_timeout,
+        "task_cache_size": args.task_cache, "live_sessions": args.live_sessions,
+        "body_timeout": args.body_timeout,
         "messages": messages, "files_dir": args.files_dir})
     if args.task:
         from .db import Store

@@ -15,6 +15,7 @@ import secrets
 import socket
 import threading
 import time
+import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Dict, Iterator, List, Optional
@@ -273,6 +274,11 @@ def _cut(dbapi_conn: Any) -> None:
         sock.close()
 
 
+# Each PostgreSQL engine's watchdog, for the statements run on the DBAPI connection directly
+# (Store.page_row, Store.update_session), which SQLAlchemy's events do not see.
+_WATCHDOGS: "weakref.WeakKeyDictionary[Engine, Watchdog]" = weakref.WeakKeyDictionary()
+
+
 def make_engine(url: str, pool_size: int = 10, timeouts: Timeouts = Timeouts(),
                 max_overflow: int = 5) -> Engine:
     """An engine for ``url``: SQLite (WAL, synchronous=FULL, a busy timeout) or PostgreSQL
@@ -302,9 +308,8 @@ def make_engine(url: str, pool_size: int = 10, timeouts: Timeouts = Timeouts(),
             options = conn.get_execution_options()
             if options.get("stepkit_write"):
                 conn.exec_driver_sql("BEGIN IMMEDIATE")
-            elif not options.get("stepkit_one_read"):
+            else:
                 conn.exec_driver_sql("BEGIN")
-            # else one SELECT, which SQLite runs as its own transaction (Store._one_read).
 
         return engine
     # No pre-ping (a round trip per checkout): a connection the server dropped fails its
@@ -314,7 +319,7 @@ def make_engine(url: str, pool_size: int = 10, timeouts: Timeouts = Timeouts(),
         url, pool_size=pool_size, max_overflow=max_overflow, pool_timeout=timeouts.pool,
         connect_args={"connect_timeout": max(1, int(round(timeouts.connect))),
                       "options": f"-c statement_timeout={statement_ms}"})
-    watchdog = Watchdog(timeouts.statement + 1.0)
+    watchdog = _WATCHDOGS[engine] = Watchdog(timeouts.statement + 1.0)
 
     def dbapi_of(conn: Any) -> Any:
         # An invalidated connection (cut, or the server gone) has nothing left to watch, and
@@ -377,6 +382,11 @@ class SessionRow:
     db_now: Optional[int] = None
 
 
+# What a SessionRow holds of a session's row, in its order.
+_ROW_COLUMNS = ("id", "task_identifier", "task_version", "saved", "saved_at", "version", "status",
+                "finish_reason", "result", "participant", "step", "response", "closing")
+
+
 @dataclass
 class TaskRow:
     identifier: str
@@ -395,15 +405,83 @@ class Store:
         self.engine = engine
         self._by_resume_token: Any = None  # session_by_resume_token's statement, once built
         self._updates: Dict[bool, Any] = {}  # update_session's statements (with finished_at or not)
+        self._raw_sql: Dict[Any, Any] = {}  # the same statements as the driver's SQL text
+        self._watchdog = _WATCHDOGS.get(engine)
+        self._postgres = engine.dialect.name == "postgresql"
 
-    def _one_read(self) -> Any:
-        """A connection for ONE read statement, run without BEGIN and ROLLBACK around it (a
-        single statement sees one snapshot on its own: SQLite's implicit transaction,
-        PostgreSQL's autocommit). Saves two round trips on every page."""
-        conn = self.engine.connect()
-        if self.engine.dialect.name == "postgresql":
-            return conn.execution_options(isolation_level="AUTOCOMMIT")
-        return conn.execution_options(stepkit_one_read=True)
+    # -- the page's two statements on the driver's connection ----------------------------------
+    #
+    # A page POST runs two statements: the session lookup and the conditional UPDATE. Through
+    # SQLAlchemy's Connection each cost more CPU than the statement itself (the connection and
+    # transaction objects, the events, the compiled-cache lookup, the result object), so they
+    # run as the very SQL SQLAlchemy compiles for the dialect (compiled once, below) on the
+    # pool's DBAPI connection, each in autocommit: one statement is one transaction (SQLite
+    # takes the write lock when the UPDATE starts, waiting up to its busy timeout, and fsyncs
+    # the WAL at its commit; PostgreSQL commits it with the WAL flushed). What SQLAlchemy's
+    # Connection did around them is done here: the watchdog (PostgreSQL), a driver error
+    # raised as SQLAlchemy's DBAPIError (so the 503 handler answers), a dropped connection
+    # invalidated.
+
+    def _compiled(self, key: Any, statement: Any) -> Any:
+        """``statement`` as the driver's SQL and a function of its parameters to the driver's
+        (positional or named, as the driver takes them)."""
+        found = self._raw_sql.get(key)
+        if found is None:
+            compiled = statement.compile(dialect=self.engine.dialect)
+            constants = compiled.construct_params(
+                {name: None for name, bind in compiled.binds.items() if bind.required})
+            order = compiled.positiontup
+            if order is not None:  # qmark (sqlite3)
+                def params(given: Dict[str, Any]) -> Any:
+                    return tuple(given[n] if n in given else constants[n] for n in order)
+            else:  # named (psycopg's %(name)s)
+                def params(given: Dict[str, Any]) -> Any:
+                    return {**constants, **given}
+            found = self._raw_sql[key] = (compiled.string, params)
+        return found
+
+    def _driver(self, sql: str, params: Any, fetch: bool) -> Any:
+        """Runs one statement in autocommit on a pooled connection: the first row (``fetch``)
+        or the row count."""
+        dialect = self.engine.dialect
+        try:
+            fairy = self.engine.raw_connection()
+        except dialect.loaded_dbapi.Error as error:  # could not connect
+            raise sa.exc.DBAPIError.instance(None, None, error, dialect.loaded_dbapi.Error,
+                                             dialect=dialect) from error
+        dbapi_conn = fairy.dbapi_connection
+        cursor = None
+        try:
+            if self._postgres:
+                dbapi_conn.autocommit = True
+            cursor = fairy.cursor()
+            if self._watchdog is not None:
+                self._watchdog.arm(dbapi_conn)
+            try:
+                cursor.execute(sql, params)
+                return cursor.fetchone() if fetch else cursor.rowcount
+            finally:
+                if self._watchdog is not None:
+                    self._watchdog.disarm(dbapi_conn)
+        except dialect.loaded_dbapi.Error as error:
+            gone = dialect.is_disconnect(error, dbapi_conn, cursor)
+            if gone:
+                fairy.invalidate(error)
+            raise sa.exc.DBAPIError.instance(sql, params, error, dialect.loaded_dbapi.Error,
+                                             connection_invalidated=gone,
+                                             dialect=dialect) from error
+        finally:
+            if cursor is not None:
+                try:
+                    cursor.close()
+                except dialect.loaded_dbapi.Error:
+                    pass
+            if self._postgres and fairy.is_valid:
+                try:
+                    dbapi_conn.autocommit = False  # as the pool hands it out
+                except dialect.loaded_dbapi.Error:
+                    fairy.invalidate()
+            fairy.close()
 
     @contextmanager
     def _write(self) -> Iterator[Any]:
@@ -581,19 +659,21 @@ class Store:
                              tasks.c.status == "published")
                       .scalar_subquery().label("latest_version"))
             query = self._by_resume_token = (
-                sa.select(sessions, tokens.c.expires_at.label("token_expires_at"), latest,
+                sa.select(*(sessions.c[f] for f in _ROW_COLUMNS),
+                          tokens.c.expires_at.label("token_expires_at"), latest,
                           self._now_column().label("db_now"))
                 .join(tokens, tokens.c.session_id == sessions.c.id)
                 .where(tokens.c.hash == sa.bindparam("token_hash"),
-                       tokens.c.kind.in_(("resume", "personal")),
+                       sa.or_(tokens.c.kind == "resume", tokens.c.kind == "personal"),
                        tokens.c.revoked == sa.false()))
-        with self._one_read() as conn:
-            row = conn.execute(query, {"token_hash": hash_}).first()
+        sql, params = self._compiled("by_resume_token", query)
+        row = self._driver(sql, params({"token_hash": hash_}), fetch=True)
         if row is None:
             return None
-        found = _session_row(row, row.token_expires_at)
-        found.latest_version = row.latest_version
-        found.db_now = int(row.db_now)
+        # The columns in SessionRow's order (_ROW_COLUMNS, then the three labelled ones).
+        found = SessionRow(*row[:13], token_expires_at=row[13])
+        found.latest_version = row[14]
+        found.db_now = int(row[15])
         return found
 
     def _now_column(self) -> Any:
@@ -653,6 +733,9 @@ class Store:
                 .values(**{name: sa.bindparam("v_" + name) for name in values}))
         params = {"v_" + name: value for name, value in values.items()}
         params["row_id"], params["row_version"] = row.id, row.version
+        if task_version == row.task_version:  # one statement: a transaction of its own
+            sql, driver_params = self._compiled(("update", bool(finished_at)), statement)
+            return self._driver(sql, driver_params(params), fetch=False) == 1
         with self._write() as conn:
             res = conn.execute(statement, params)
             if res.rowcount != 1:

@@ -8,6 +8,7 @@ import hashlib
 import json
 import logging
 import smtplib
+from urllib.parse import parse_qsl
 from typing import Any, Dict, List, Optional, Tuple
 
 import stepkit
@@ -340,12 +341,40 @@ def page_limiter(request: Request) -> CapacityLimiter:
     return limiter
 
 
-@router.post("/r/{token}", dependencies=[Depends(form_post)])
-async def submit_page(request: Request, token: str) -> Response:
-    form = await request.form()
-    fields = Fields(list(form.multi_items()))
+async def page_fields_of(request: Request) -> Fields:
+    """A page POST's fields, after :func:`form_post`'s checks. The page's own form is
+    urlencoded: parsed here as Starlette's form parser would (names and values read as
+    Latin-1, then percent-decoded as UTF-8; blank values kept; at most 1,000 fields), without
+    its parser's per-byte callbacks; a multipart body goes through Starlette."""
+    await form_post(request)
+    if media_type(request) == "application/x-www-form-urlencoded":
+        body = await request.body()
+        try:
+            pairs = parse_qsl(body.decode("latin-1"), keep_blank_values=True,
+                              max_num_fields=MAX_FIELDS)
+        except ValueError:
+            raise Refused(400, {"code": "EINVAL", "message": "The form has too many fields: "
+                                "nothing was saved."})
+        return Fields(pairs)
+    form = await request.form(max_fields=MAX_FIELDS)
+    return Fields(list(form.multi_items()))
+
+
+MAX_FIELDS = 1000  # Starlette's default for a form
+
+
+async def submit_page(request: Request) -> Response:
+    """A participant's page (``POST /r/{token}``): a plain Starlette route, the page's hot
+    path: no FastAPI dependency or parameter solving (its check, :func:`form_post`, is
+    called first thing), the fields parsed by :func:`page_fields_of`, the work in a page
+    thread."""
+    token = request.path_params["token"]
+    fields = await page_fields_of(request)
     return await to_thread.run_sync(_submit, request, token, fields,
                                     limiter=page_limiter(request))
+
+
+router.add_route("/r/{token}", submit_page, methods=["POST"], include_in_schema=False)
 
 
 def _submit(request: Request, token: str, fields: Fields) -> Response:

@@ -25,6 +25,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 import stepkit
 from stepkit.clock import system_time_ms
 
+from .livesessions import LiveEntry, LiveSessions, time_free
 from .timing import TimedSession, timed
 from . import fhir
 from .db import SessionRow, Store, TaskRow, new_token, token_hash
@@ -80,6 +81,17 @@ class ResumeClock:
     def __call__(self) -> int:
         return max(self.base(), self.saved_at) if self.live else self.saved_at
 
+    def freeze(self, at: int) -> None:
+        """Reads ``at`` from now on (the save's time): a session kept live between requests
+        (livesessions.py) then last read its clock where a restore of its row would start."""
+        self.saved_at = at
+        self.live = False
+
+    def resume(self, base: Callable[[], int]) -> None:
+        """The next request's clock: as a restore of the row would read it."""
+        self.base = base
+        self.live = True
+
 
 class RequestClock:
     """The database's clock, read once when a request starts and carried on by this machine's
@@ -127,13 +139,14 @@ class Service:
                  clock: Optional[Callable[[], int]] = None, *,
                  time_source: Optional[str] = None, task_cache_size: int = 32,
                  messages: Optional[Mapping[str, Any]] = None,
-                 files_directory: Optional[str] = None) -> None:
+                 files_directory: Optional[str] = None, live_sessions: int = 256) -> None:
         """``files_directory``: where the files participants give (a signature) are written,
         the sessions' ``outputDirectory`` (by default a ``stepkit-web-files`` directory under
         the system's temporary directory: set it to keep them). ``clock``: this instance's clock (ms; the system clock by default). ``time_source``:
         "database" (the default without an injected clock: sessions are dated on the
         database server's clock) or "instance" (on ``clock``; the default when one is
-        injected, as the tests do). ``task_cache_size``: compiled task versions kept (LRU).
+        injected, as the tests do). ``task_cache_size``: compiled task versions kept (LRU). ``live_sessions``: open
+        sessions kept between page POSTs (livesessions.py; 0: every POST restores).
         ``messages``: the host's message catalogues by language tag (the session option
         "messages": the engine's messages to participants in languages it does not ship),
         checked here, so a catalogue missing a message or an argument stops the service at
@@ -165,6 +178,7 @@ class Service:
         self.task_cache_size = task_cache_size
         self._studies: Dict[str, Tuple[float, Dict[str, Optional[str]]]] = {}
         self._rows: Dict[Tuple[str, int], TaskRow] = {}
+        self.live = LiveSessions(live_sessions)
 
     def request_clock(self) -> Callable[[], int]:
         """The clock for one request's work on a session (see ``time_source``)."""
@@ -447,18 +461,50 @@ class Service:
         except stepkit.RestorationError as error:
             log.error("restoration data of session %s failed its check: %s", row.id, error.error)
             raise Damaged(row.id, error)
-        if row.db_now is not None and self.time_source == "database":
-            db_now = row.db_now  # the database's clock, read with the row
-            base: Callable[[], int] = RequestClock(lambda: db_now)
-        else:
-            base = self.request_clock()
-        clock = ResumeClock(base, row.saved_at)
+        clock = ResumeClock(self._row_clock(row), row.saved_at)
         session.set_clock(clock)
         clock.live = True
         session.clock = clock
         # What the migration kept and dropped, read now: the next action clears it.
         session.migration_report = session.restore_report if migrate else None
         return session, latest
+
+    def _row_clock(self, row: SessionRow) -> Callable[[], int]:
+        """The clock of a request on ``row``: the database's, read with the row, when sessions
+        run on it."""
+        if row.db_now is not None and self.time_source == "database":
+            db_now = row.db_now
+            return RequestClock(lambda: db_now)
+        return self.request_clock()
+
+    def _page_session(self, row: SessionRow) -> Tuple[Any, TaskRow, Optional[Dict[str, Any]]]:
+        """The live session for a page POST on ``row``: the one this worker kept after writing
+        exactly this row (livesessions.py), else restored from it; with the state it kept,
+        when that state does not change with the time (else None: ask the engine)."""
+        if row.latest_version is not None and row.latest_version == row.task_version:
+            entry = self.live.take(row.id, row.version, row.saved, row.task_version)
+            if entry is not None:
+                entry.clock.resume(self._row_clock(row))
+                return entry.session, self._version_row(row.task_identifier,
+                                                        row.task_version), entry.state
+        session, task_row = self.restore(row)
+        return session, task_row, None
+
+    def _keep(self, row: SessionRow, session: Any, task_row: TaskRow,
+              state: Dict[str, Any]) -> bool:
+        """Keeps a session this worker just wrote over ``row`` for its next POST (not a
+        finished one). Returns whether it was kept (else the caller closes it)."""
+        if not self.live.capacity or state.get("status") == "finished" \
+                or not isinstance(getattr(session, "clock", None), ResumeClock):
+            return False
+        kept_state = None
+        if time_free(state):
+            # Read again, the state lists no events: the move's were delivered with it.
+            kept_state = dict(state, events=[]) if state.get("events") else state
+        self.live.put(row.id, LiveEntry(session, session.clock, row.version + 1,
+                                        session.saved_text, session.saved_at, task_row.version,
+                                        kept_state))
+        return True
 
     def audit_trail(self, row: SessionRow) -> Dict[str, Any]:
         """The session's audit trail as its restoration data holds it (``Session.audit``), read
@@ -484,11 +530,15 @@ class Service:
         if finished and task_row.source == "fhir":
             response = json.dumps(session.result_as("fhir"))
         saved_at = session.clock()
+        if isinstance(session.clock, ResumeClock):
+            session.clock.freeze(saved_at)  # the save reads the time it is dated
         report = session.migration_report if task_row.version != row.task_version else None
         step = None if finished else (state.get("step") or {}).get("identifier")
         closing = getattr(session, "closing", None)
+        saved = session.saved_text = session.save()
+        session.saved_at = saved_at
         return self.store.update_session(
-            row, saved=session.save(), saved_at=saved_at, task_version=task_row.version,
+            row, saved=saved, saved_at=saved_at, task_version=task_row.version,
             status="finished" if finished else "open",
             finish_reason=state.get("finishReason"), result=result,
             report=json.dumps(report) if report else None, step=step, response=response,
@@ -595,9 +645,11 @@ class Service:
         session first; returns an Outcome whose ``refused`` says nothing was stored."""
         if row.status != "open" or page_version != str(row.version):
             raise Stale()
-        session, task_row = self.restore(row)
-        with session:
-            state = session.state
+        session, task_row, state = self._page_session(row)
+        kept = False
+        try:
+            if state is None:
+                state = session.state
             step = state.get("step") or {}
             if page_step != str(step.get("identifier")):
                 raise Stale()
@@ -667,8 +719,12 @@ class Service:
             if not errors:
                 state = self._finish_on_completion(session, state)
             if not self.write(row, session, task_row, state):
-                raise Stale()
+                raise Stale()  # another request wrote it first: this session is dropped
+            kept = self._keep(row, session, task_row, state)
             return Outcome(state, errors)
+        finally:
+            if not kept:
+                session.close()
 
     def input_token(self, row: SessionRow) -> str:
         """The token a game page's inputs carry (HMAC-SHA256 of the session's id with the
