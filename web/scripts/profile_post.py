@@ -63,6 +63,8 @@ def main() -> int:
     p.add_argument("--posts-per-session", type=int, default=50)
     p.add_argument("--profile", action="store_true")
     p.add_argument("--top", type=int, default=45)
+    p.add_argument("--bare", action="store_true",
+                   help="post to ratio.py's bare endpoint instead (same database, in process)")
     a = p.parse_args()
 
     from stepkit_web.app import create_app
@@ -94,6 +96,12 @@ def main() -> int:
         made = [service.create_session("daily-checkin") for _ in range(n_sessions)]
         paths = [m["resumePath"] for m in made]
         first = service.session_row(made[0]["session"])
+        if a.bare:
+            sys.path.insert(0, str(WEB / "scripts"))
+            from ratio import bare_app
+
+            app = bare_app(url)
+            paths = [f"/bare/{m['session']}" for m in made]
 
         async def run(count: int, offset: int) -> None:
             version, step, k, posts = first.version, "mood", offset, 0
@@ -105,6 +113,8 @@ def main() -> int:
                 fields = ([("_version", str(version)), ("_step", "mood"), ("answer", "4"),
                            ("action", "next")] if step == "mood" else
                           [("_version", str(version)), ("_step", "sleep"), ("action", "back")])
+                if a.bare:
+                    fields = [("_version", str(version))]
                 status, headers = await post(app, path, urlencode(fields).encode())
                 location = headers.get(b"location", b"").decode()
                 if status != 303 or "?" in location:
@@ -123,7 +133,7 @@ def main() -> int:
             if profiler:
                 profiler.disable()
             cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
-            print(f"{a.db}: {a.posts} page POSTs, CPU {cpu / a.posts * 1000:.3f} ms/POST, "
+            print(f"{a.db}{' bare' if a.bare else ''}: {a.posts} page POSTs, CPU {cpu / a.posts * 1000:.3f} ms/POST, "
                   f"wall {wall / a.posts * 1000:.3f} ms/POST"
                   + (" (under cProfile)" if profiler else ""))
             if profiler:
