@@ -8,11 +8,7 @@ import StepKitCore
 @c @implementation
 public func stepkit_session_report(_ session: OpaquePointer?, _ report_json: UnsafePointer<CChar>?,
                                    _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    Boundary.change(out) { (wantsState: Bool) throws(StepKitError) in
-        let handle = try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session")
-        let report = try Boundary.json(report_json, argument: "report_json", limits: handle.limits.answer)
-        return try handle.call(wantsState: wantsState) { (s: inout Session) throws(StepKitError) in try s.report(report) }
-    }
+    SessionCall.take(session, report_json, argument: "report_json", out) { (s: inout Session, report) throws(StepKitError) in try s.report(report) }
 }
 
 @c @implementation

@@ -51,11 +51,7 @@ public func stepkit_session_state(_ session: OpaquePointer?, _ out: UnsafeMutabl
 @c @implementation
 public func stepkit_session_set_answer(_ session: OpaquePointer?, _ answer_json: UnsafePointer<CChar>?,
                                        _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    Boundary.change(out) { (wantsState: Bool) throws(StepKitError) in
-        let handle = try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session")
-        let answer = try Boundary.json(answer_json, argument: "answer_json", limits: handle.limits.answer)
-        return try handle.call(wantsState: wantsState) { (s: inout Session) throws(StepKitError) in try s.setAnswer(answer) }
-    }
+    SessionCall.take(session, answer_json, argument: "answer_json", out) { (s: inout Session, answer) throws(StepKitError) in try s.setAnswer(answer) }
 }
 
 @c @implementation
@@ -105,6 +101,18 @@ enum SessionCall {
                      _ body: (inout Session) throws(StepKitError) -> Void) -> Int32 {
         Boundary.change(out) { (wantsState: Bool) throws(StepKitError) in
             try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session").call(wantsState: wantsState, body)
+        }
+    }
+
+    /// A call that takes one JSON document from the host, read under the session's answer limits
+    /// (an answer, a report, a game's input; `argument` names it in errors), and answers with the
+    /// new state.
+    static func take(_ session: OpaquePointer?, _ document: UnsafePointer<CChar>?, argument: String, _ out: Boundary.OutString?,
+                     _ body: (inout Session, JSON) throws(StepKitError) -> Void) -> Int32 {
+        Boundary.change(out) { (wantsState: Bool) throws(StepKitError) in
+            let handle = try HandleRegistry.resolve(session, as: SessionHandle.self, argument: "session")
+            let value = try Boundary.json(document, argument: argument, limits: handle.limits.answer)
+            return try handle.call(wantsState: wantsState) { (s: inout Session) throws(StepKitError) in try body(&s, value) }
         }
     }
 }
