@@ -186,11 +186,12 @@ static int enter(PyObject *session, void **handle) {
     if (allowed == NULL) return -1;
     Py_DECREF(allowed);
     if (allowed != Py_True) return 0;
+    /* Set when not None (the owning thread, the clock, the callback); the queue when not empty. */
     static PyObject *const *hooks[] = {&s_owner, &s_clock, &s_events, &s_undelivered};
     for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; i++) {
         PyObject *hook = PyObject_GetAttr(session, *hooks[i]);
         if (hook == NULL) return -1;
-        int set = hook == Py_None ? 0 : PyObject_IsTrue(hook);
+        int set = hook == Py_None ? 0 : hooks[i] != &s_undelivered ? 1 : PyObject_IsTrue(hook);
         Py_DECREF(hook);
         if (set != 0) return set < 0 ? -1 : 0;
     }
