@@ -54,6 +54,16 @@ def test_a_wrong_path_is_an_error_not_a_fallback(tmp_path: Any) -> None:
     assert f"STEPKIT_SPEEDUPS={missing}: no such extension module file" in run.stderr
 
 
+def test_an_extension_of_another_api_is_refused(tmp_path: Any) -> None:
+    """A stale build (its API constant not this binding's) given by path is an error."""
+    stale = tmp_path / "stale_speedups.py"
+    stale.write_text("API = 0\n", encoding="utf-8")
+    env = dict(os.environ, STEPKIT_SPEEDUPS=str(stale), PYTHONPATH=str(SRC))
+    run = subprocess.run([sys.executable, "-c", "import stepkit"], env=env, capture_output=True, text=True)
+    assert run.returncode != 0
+    assert f"the extension's API is 0, this binding's {_ffi.SPEEDUPS_API} (rebuild it)" in run.stderr
+
+
 def test_off_means_ctypes_even_where_the_extension_is() -> None:
     env = dict(os.environ, STEPKIT_SPEEDUPS="off", PYTHONPATH=str(SRC))
     run = subprocess.run([sys.executable, "-c", "import stepkit; print(stepkit.SPEEDUPS)"],
