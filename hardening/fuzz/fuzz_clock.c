@@ -21,9 +21,9 @@
  * result the task's start <= every step's start <= its end <= the task's end; an active step's
  * elapsed and remaining time are >= 0. */
 #define _DEFAULT_SOURCE
+#include "fuzz_common.h" /* first: it defines _GNU_SOURCE */
 #include <dirent.h>
 #include <unistd.h>
-#include "fuzz_common.h"
 
 #define MAX_TASKS 32
 #define T0 1767225600000LL /* 2026-01-01T00:00:00.000Z */
