@@ -146,6 +146,38 @@ def test_a_locked_sqlite_is_a_503_after_the_busy_timeout(tmp_path, clock):
         assert r.status_code == 303  # nothing was half-written: version 1 still current
 
 
+def test_a_page_write_waiting_for_this_workers_writer_is_a_503_after_the_busy_timeout(tmp_path,
+                                                                                     clock):
+    """A worker's page UPDATEs on SQLite queue on one lock (Store._driver): one that waits past
+    the busy timeout (another page's write hanging) gets the 503 page and writes nothing."""
+    from fastapi.testclient import TestClient
+
+    from stepkit_web.db import _SQLITE_WRITERS
+
+    app = create_app(f"sqlite:///{tmp_path / 'runs.db'}", KEY, api_key=API_KEY, clock=clock,
+                     base_url=BASE, timeouts=Timeouts(busy=0.2))
+    lock, busy = _SQLITE_WRITERS[app.state.service.store.engine]
+    assert busy == 0.2
+    with TestClient(app, headers=AUTH) as c:
+        assert c.post("/api/tasks", content=example("daily-checkin"),
+                      headers={"content-type": "application/json"}).status_code == 201
+        created = c.post("/api/tasks/daily-checkin/sessions").json()
+        path = created["resumeUrl"].replace(BASE, "")
+        page = b"_version=1&_step=mood&answer=4&action=next"
+        form = {"content-type": "application/x-www-form-urlencoded"}
+        assert lock.acquire()  # another page's write of this worker, hanging
+        try:
+            start = time.monotonic()
+            r = c.post(path, content=page, headers=form, follow_redirects=False)
+            assert r.status_code == 503 and SAVED_PAGE in r.text
+            assert 0.2 <= time.monotonic() - start < 10
+        finally:
+            lock.release()
+        assert c.get(f"/api/sessions/{created['session']}").json()["version"] == 1
+        r = c.post(path, content=page, headers=form, follow_redirects=False)
+        assert r.status_code == 303 and r.headers["location"] == path
+
+
 # -- PostgreSQL ---------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")

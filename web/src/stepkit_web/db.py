@@ -277,6 +277,12 @@ def _cut(dbapi_conn: Any) -> None:
 # Each PostgreSQL engine's watchdog, for the statements run on the DBAPI connection directly
 # (Store.page_row, Store.update_session), which SQLAlchemy's events do not see.
 _WATCHDOGS: "weakref.WeakKeyDictionary[Engine, Watchdog]" = weakref.WeakKeyDictionary()
+# Each SQLite engine's page writer lock and busy timeout (Store._driver): SQLite has one writer
+# at a time, and a writer that finds the database locked sleeps in its busy handler (1, 2, 5,
+# 10... ms) whether or not the lock is free again meanwhile; a worker's page UPDATEs queue on
+# this lock instead and each starts the moment the previous one committed. Other processes
+# are still waited for by the busy handler.
+_SQLITE_WRITERS: "weakref.WeakKeyDictionary[Engine, Any]" = weakref.WeakKeyDictionary()
 
 
 def make_engine(url: str, pool_size: int = 10, timeouts: Timeouts = Timeouts(),
@@ -287,6 +293,7 @@ def make_engine(url: str, pool_size: int = 10, timeouts: Timeouts = Timeouts(),
         engine = sa.create_engine(url, connect_args={"timeout": timeouts.busy,
                                                      "check_same_thread": False})
         busy_ms = int(timeouts.busy * 1000)
+        _SQLITE_WRITERS[engine] = (threading.Lock(), timeouts.busy)
 
         @sa.event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
@@ -407,6 +414,7 @@ class Store:
         self._updates: Dict[bool, Any] = {}  # update_session's statements (with finished_at or not)
         self._raw_sql: Dict[Any, Any] = {}  # the same statements as the driver's SQL text
         self._watchdog = _WATCHDOGS.get(engine)
+        self._writer = _SQLITE_WRITERS.get(engine)  # (lock, busy timeout) on SQLite
         self._postgres = engine.dialect.name == "postgresql"
 
     # -- the page's two statements on the driver's connection ----------------------------------
@@ -442,7 +450,21 @@ class Store:
 
     def _driver(self, sql: str, params: Any, fetch: bool) -> Any:
         """Runs one statement in autocommit on a pooled connection: the first row (``fetch``)
-        or the row count."""
+        or the row count (a write: on SQLite, one at a time per worker)."""
+        if fetch or self._writer is None:
+            return self._run(sql, params, fetch)
+        lock, busy = self._writer
+        if not lock.acquire(timeout=busy):  # as long as SQLite's busy timeout: then a 503
+            import sqlite3
+
+            raise sa.exc.OperationalError(sql, params, sqlite3.OperationalError(
+                "database is locked (another page's write in this worker)"))
+        try:
+            return self._run(sql, params, fetch)
+        finally:
+            lock.release()
+
+    def _run(self, sql: str, params: Any, fetch: bool) -> Any:
         dialect = self.engine.dialect
         try:
             fairy = self.engine.raw_connection()
