@@ -57,9 +57,17 @@ private func refuses(_ s: inout Session, _ code: String, _ call: (inout Session)
         #expect(!problems(textCount).isEmpty)
         let huge = medications.replacing(#""maxCount": 4"#, with: #""maxCount": 1000000"#)
         #expect(problems(huge).map(\.code) == ["outOfRange"])
+        // A group inside a group does not nest; a repeating question inside one does (several
+        // answers in each instance), without a count of its own.
         let nested = medications.replacing(#"{"identifier": "name", "text": "Name", "answerFormat": {"type": "text"}}"#,
-                                                      with: #"{"identifier": "name", "repeat": {}, "answerFormat": {"type": "text"}}"#)
+                                                      with: #"{"identifier": "name", "repeat": {}, "items": [{"identifier": "n", "answerFormat": {"type": "text"}}]}"#)
         #expect(problems(nested).map(\.code) == ["unsupportedInGroup"])
+        let repeatingQuestion = medications.replacing(#"{"identifier": "name", "text": "Name", "answerFormat": {"type": "text"}}"#,
+                                                      with: #"{"identifier": "name", "repeat": {"maxCount": 3}, "answerFormat": {"type": "text"}}"#)
+        #expect(problems(repeatingQuestion).isEmpty)
+        let counted = medications.replacing(#"{"identifier": "name", "text": "Name", "answerFormat": {"type": "text"}}"#,
+                                            with: #"{"identifier": "name", "repeat": {"count": 2}, "answerFormat": {"type": "text"}}"#)
+        #expect(problems(counted).map(\.code) == ["unsupportedInGroup"])
     }
 
     @Test func countAddsInstancesAndNeverRemovesAnswers() throws {

@@ -64,9 +64,12 @@ struct FHIRAnswerFormat {
             var group = FHIRPrepared(disposition: .group)
             if repeating {
                 group.extra["repeat"] = repeatBounds(item)
+            } else if item.repeats && inRepeatingGroup {
+                report.add(item.linkId, item.path.key("repeats"), "nestedRepeatingGroup",
+                           "A repeating group inside a repeating group is asked once in each repetition of the group around it: repetitions do not nest.")
             } else if item.repeats {
                 report.add(item.linkId, item.path.key("repeats"), "repeatingGroup",
-                           "A repeating group is asked once: only a group of questions without calculated or initial expressions, items of their own or repeating questions, and without a condition of its own, repeats.")
+                           "A repeating group is asked once: only a group of questions (calculated ones included) without initial expressions, read-only or hidden items, or items of their own, and without a condition of its own, repeats.")
             }
             return group
         case "display":
@@ -103,12 +106,8 @@ struct FHIRAnswerFormat {
             let maximum = ext(item, occurs + "maxOccurs")?.value.value.numericValue.map { Int(max(0, min($0, 1_000_000))) }
             if minimum != nil || maximum != nil { prepared.selections = (minimum, maximum) }
         }
-        if item.repeats && prepared.choices == nil {
-            if repeating {
-                prepared.extra["repeat"] = repeatBounds(item)
-            } else {
-                report.add(item.linkId, item.path.key("repeats"), "repeatingAnswer", "A repeating \(item.type) item inside a repeating group takes one answer.")
-            }
+        if item.repeats && prepared.choices == nil && repeating {
+            prepared.extra["repeat"] = repeatBounds(item)
         }
         prepared.format = format(item, &prepared)
         return prepared
@@ -116,16 +115,17 @@ struct FHIRAnswerFormat {
 
     /// Whether the item is imported as a repeating block (its `repeats`, minOccurs and
     /// maxOccurs translated): a repeating question (not a choice, whose repeats is a multiple
-    /// choice) outside a repeating group, or a repeating group of questions (none with a
-    /// calculated or initial expression, items of its own but help texts, or a read-only or
-    /// hidden answer; their conditions, `enableWhen` and `enableWhenExpression`, hold per
-    /// repetition), itself without a condition.
+    /// choice), inside a repeating group too (several answers in each repetition), or a
+    /// repeating group of questions (calculated ones included: computed per repetition; none
+    /// with an initial expression, items of its own but help texts, or a read-only or hidden
+    /// answer; their conditions, `enableWhen` and `enableWhenExpression`, hold per repetition),
+    /// itself without a condition and not inside another (repetitions do not nest).
     static func repeatTranslated(_ item: FHIRItem, inRepeatingGroup: Bool) -> Bool {
-        guard item.repeats, !inRepeatingGroup else { return false }
+        guard item.repeats else { return false }
         let conditioned = item.object["enableWhen"] != nil
             || FHIRExtension.find(FHIRCalculations.enableWhenURL, in: item.extensions) != nil
         if item.type == "group" {
-            guard !conditioned, !item.children.isEmpty else { return false }
+            guard !inRepeatingGroup, !conditioned, !item.children.isEmpty else { return false }
             return item.children.allSatisfy { repeatsWith($0, depth: 1) }
         }
         return !["choice", "open-choice", "display"].contains(item.type) && item.object["answerOption"] == nil
@@ -133,17 +133,18 @@ struct FHIRAnswerFormat {
     }
 
     /// Whether `child` can be part of each repetition of a repeating group: a question (with help
-    /// texts under it at most, no calculated or initial expression, not read-only or hidden), or
-    /// a group of such that does not repeat (its items become the repetition's, its condition
-    /// theirs, and the response nests them under it in each repetition).
+    /// texts under it at most, no initial expression, not read-only or hidden; repeating or
+    /// not), a calculated item (its calculation computed per repetition), or a group of such (its
+    /// items become the repetition's, its condition theirs, and the response nests them under it
+    /// in each repetition; one that repeats itself is asked once per repetition, reported).
     private static func repeatsWith(_ child: FHIRItem, depth: Int) -> Bool {
+        if child.type != "group", FHIRCalculations.expression(of: child) != nil {
+            return child.children.allSatisfy { $0.type == "display" && $0.children.isEmpty }
+        }
         guard !child.readOnly, !FHIRExtension.isHidden(child.extensions),
-              !child.extensions.contains(where: { e in
-                  let url = e.objectValue?["url"]?.stringValue ?? ""
-                  return [FHIRCalculations.initialURL, FHIRCalculations.url].contains(url)
-              }) else { return false }
+              FHIRExtension.find(FHIRCalculations.initialURL, in: child.extensions) == nil else { return false }
         if child.type == "group" {
-            return !child.repeats && depth < FHIRItem.maxDepth && !child.children.isEmpty
+            return depth < FHIRItem.maxDepth && !child.children.isEmpty
                 && child.children.allSatisfy { repeatsWith($0, depth: depth + 1) }
         }
         return !["display", "attachment", "reference", "question"].contains(child.type)

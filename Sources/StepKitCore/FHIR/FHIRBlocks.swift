@@ -54,6 +54,19 @@ struct FHIRBlocks {
 }
 
 extension FHIRBlocks {
+    /// The repeating group `group` as a block of its form step (`{"step", "block"}`), the step
+    /// its asked items are on; nil when none of them is asked.
+    func reference(_ group: String, locations: [String: (step: String, item: String?)]) -> JSON? {
+        var step: String?
+        for (linkId, g) in groupOf where g == group {
+            if let loc = locations[linkId] { step = loc.step; break }
+        }
+        return step.map { .object(["step": .string($0), "block": .string(group)]) }
+    }
+
+    /// Whether `group` is a repeating group.
+    func isRepeatingGroup(_ group: String) -> Bool { groupOf.values.contains(group) }
+
     /// `{key: sel}` for an item outside repeating groups; for one inside, the sum over every
     /// repetition (`%resource.answers()` reads them all): `{"sum": {"over": ..., "of": {key: read}}}`.
     func everyRepetition(_ linkId: String, _ selector: JSON, of key: String) -> JSON {

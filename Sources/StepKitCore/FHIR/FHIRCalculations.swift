@@ -177,8 +177,19 @@ struct FHIRCalculations {
         case (let base?, let arguments?) where FHIRCalculations.functions[name] != nil:
             return function(name, base, arguments, variables, context, depth: depth)
         default:
-            return path(node, context) ?? score(node, variables, context, depth: depth)
+            return pathOrScore(node, variables, context, depth: depth)
         }
+    }
+
+    /// A path into the response or the Questionnaire (an answer, a score, an aggregate over
+    /// repetitions). Out of line, so that `invocationNode`'s frame stays as small as it was.
+    @inline(never)
+    private func pathOrScore(_ node: FHIRPathNode, _ variables: [String: Value], _ context: String?, depth: Int) -> Value? {
+        if case .invocation(let base?, let name, let arguments?) = node, arguments.isEmpty, name == "count" || name == "sum",
+           let aggregate = overRepetitions(name, base) {
+            return aggregate
+        }
+        return path(node, context) ?? score(node, variables, context, depth: depth)
     }
 
     @inline(never)
@@ -387,11 +398,23 @@ struct FHIRCalculations {
     /// `item.where(linkId='X')` (X top-level), `item.item.where(linkId='X')` (X one level down,
     /// ...) or `repeat(item).where(linkId='X')` at the front of `steps`: X and the steps after
     /// it. X may be a linkId no item has (FHIRPath's empty).
+    @inline(never)
     private func item(_ steps: Steps) -> (linkId: String, rest: Steps)? {
         if let first = steps.first, first.name == "repeat", first.arguments == [.invocation(base: nil, name: "item", arguments: nil)],
            steps.dropFirst().first?.name == "where", let linkId = FHIRCalculations.linkIdFilter(steps.dropFirst().first?.arguments) {
             return (linkId, steps.dropFirst(2))
         }
+        // `item.where(linkId='G').item.where(linkId='X')`: each filter names the item one level
+        // below the one before (the first a top-level item).
+        var rest = steps
+        var parent: String?
+        var chained = 0
+        while rest.count >= 2, let first = rest.first, first.name == "item", first.arguments == nil,
+              rest.dropFirst().first?.name == "where", let x = FHIRCalculations.linkIdFilter(rest.dropFirst().first?.arguments),
+              index.items[x] != nil, index.parents[x] == parent {
+            (parent, rest, chained) = (x, rest.dropFirst(2), chained + 1)
+        }
+        if chained >= 2, let parent { return (parent, rest) }
         let levels = steps.prefix { $0.name == "item" && $0.arguments == nil }.count
         let after = steps.dropFirst(levels)
         guard levels >= 1, after.first?.name == "where", let linkId = FHIRCalculations.linkIdFilter(after.first?.arguments),
@@ -444,6 +467,37 @@ struct FHIRCalculations {
         default:
             return nil
         }
+    }
+
+    /// `count()` and `sum()` over the repetitions of a repeating group G, read from
+    /// `%resource` (which holds every repetition, wherever the expression is):
+    /// - `%resource.item.where(linkId='G').count()`: how many repetitions the response has, the
+    ///   instances where one of G's questions is answered (a repetition with no answer is not in
+    ///   the response) → `{"count": {"over": G, "where": {"any": [answered...]}}}`;
+    /// - `...where(linkId='X').answer.value.sum()` / `.count()`, X a number question of G that
+    ///   does not repeat: every repetition's answer added, or counted
+    ///   → `{"sum": {"over": G, "of": {"answer": X}}}` (nulls left out, 0 over none, as
+    ///   FHIRPath's `sum()` of an empty collection).
+    /// Anything else is not translated.
+    @inline(never)
+    private func overRepetitions(_ name: String, _ base: FHIRPathNode) -> Value? {
+        let (start, steps) = base.chain
+        guard start == .variable("resource"), let (linkId, rest) = item(steps[...]) else { return nil }
+        let names = FHIRCalculations.names(rest)
+        if names.isEmpty, name == "count", blocks.isRepeatingGroup(linkId), let over = blocks.reference(linkId, locations: locations) {
+            let asked = order.filter { blocks.scope(of: $0) == linkId }
+            let answered = asked.compactMap { id in selector(id, linkId).map { JSON.object(["answered": $0]) } }
+            guard !answered.isEmpty else { return nil }
+            let which = answered.count == 1 ? answered[0] : .object(["any": .array(answered)])
+            return Value(json: .object(["count": .object(["over": over, "where": which])]), kind: .number)
+        }
+        guard names == ["answer", "value"], let group = blocks.scope(of: linkId), group != linkId, index.items[linkId]?.repeats != true,
+              let over = blocks.reference(group, locations: locations), let sel = selector(linkId, group) else { return nil }
+        if name == "count" {
+            return Value(json: .object(["count": .object(["over": over, "where": .object(["answered": sel])])]), kind: .number)
+        }
+        guard kind(of: linkId) == .number else { return nil }
+        return Value(json: .object(["sum": .object(["over": over, "of": .object(["answer": sel])])]), kind: .number)
     }
 
     /// The score of the option chosen for an item, read from `%questionnaire` (see above).

@@ -154,6 +154,7 @@ package enum FHIRImporter {
         let conditions = FHIRConditions(index: index, prepared: prepared, locations: builder.locations, diagnostics: d,
                                         report: report, calculations: calcs, scopes: scopes)
         conditions.blocks = calcs.blocks
+        builder.blocks = calcs.blocks
         func translateConditions(_ items: [FHIRItem]) {
             for item in items {
                 if let entry = declined[item.linkId] {
@@ -253,7 +254,7 @@ package enum FHIRImporter {
                 if prepared[item.linkId]?.disposition == .calculated, let (text, path) = FHIRCalculations.expression(of: item) {
                     if let expression = calcs.translate(text, variables: scopes[item.linkId] ?? [:], context: item.linkId) {
                         let name = "fhir_" + String(calculations.count + 1)
-                        calculations[name] = expression
+                        calculations[name] = perRepetition(expression, item, calcs, builder: builder)
                         builder.calculationNames[item.linkId] = name
                     } else {
                         report.add(item.linkId, path, "unsupportedExpression",
@@ -265,6 +266,23 @@ package enum FHIRImporter {
         }
         walk(top)
         return calculations
+    }
+
+    /// A calculation on an item inside a repeating group is computed in each repetition (SDC:
+    /// the expression's context is the item in that repetition), a per-instance calculation:
+    /// `{"forEach": BLOCK, "value": ...}`. Where its conditions (its own and its groups', read in
+    /// that repetition) do not hold, the item is disabled there and has no value (null).
+    private static func perRepetition(_ expression: JSON, _ item: FHIRItem, _ calcs: FHIRCalculations, builder: FHIRTaskBuilder) -> JSON {
+        guard let group = calcs.blocks.scope(of: item.linkId), let block = calcs.blocks.reference(group, locations: builder.locations) else {
+            return expression
+        }
+        let chain = (calcs.index.ancestors(of: item.linkId).reversed() + [item.linkId]).compactMap { builder.conditions[$0] }
+        var value = expression
+        if !chain.isEmpty {
+            let condition = chain.count == 1 ? chain[0] : .object(["all": .array(chain)])
+            value = .object(["if": .array([condition, expression, .null])])
+        }
+        return .object(["forEach": block, "value": value])
     }
 
     /// SDC's `initialExpression` on an asked item: the item's `initial` expression (evaluated

@@ -29,8 +29,26 @@ struct FHIRNode: Sendable {
     var enabled: Predicate?
     /// For a calculated item: the task calculation giving its answer.
     var calculation: String?
+    /// A calculated item inside a repeating group: its calculation is per instance (an array,
+    /// one value per repetition; null where the item is disabled).
+    var perRepetition = false
     /// A repeating group: its instances are the answer of its own form item (`step`,
     /// `linkId`), one response item per instance, its children's answers read from each.
     var repeating = false
     var children: [FHIRNode] = []
+}
+
+extension FHIRNode {
+    /// The per-repetition calculations of the items under this node (a repeating group's).
+    var perRepetitionCalculations: [String] {
+        var names: [String] = []
+        var stack = children
+        while let node = stack.popLast() {
+            if node.perRepetition, let name = node.calculation { names.append(name) }
+            stack += node.children
+        }
+        return names
+    }
+
+    var hasPerRepetitionCalculation: Bool { !perRepetitionCalculations.isEmpty }
 }

@@ -27,16 +27,16 @@ extension Session {
     /// The response items of `nodes` (recursion bounded by the layout's depth, itself bounded
     /// by `FHIRItem.maxDepth`).
     /// `instance`: inside a repeating group's instance, the instance's answers, which its
-    /// items' answers are read from.
-    private func fhirItems(_ nodes: [FHIRNode], instance: JSONObject? = nil) -> [JSON] {
+    /// items' answers are read from, and its position (a per-repetition calculation's value).
+    private func fhirItems(_ nodes: [FHIRNode], instance: (answers: JSONObject, index: Int)? = nil) -> [JSON] {
         var result: [JSON] = []
         for node in nodes {
             var o = JSONObject(["linkId": .string(node.linkId)])
             if let text = node.text { o["text"] = .string(text) }
             if node.repeating {
                 // One item per repetition, in order, each with its instance's answers.
-                for instance in repeatingInstances(node) {
-                    let children = fhirItems(node.children, instance: instance.objectValue ?? JSONObject())
+                for (k, instance) in repeatingInstances(node).enumerated() {
+                    let children = fhirItems(node.children, instance: (instance.objectValue ?? JSONObject(), k))
                     guard !children.isEmpty else { continue }
                     var one = o
                     one["item"] = .array(children)
@@ -71,15 +71,24 @@ extension Session {
     }
 
     /// A repeating group's instances (its form item's answer), each without the items its
-    /// conditions disable in that repetition.
+    /// conditions disable in that repetition; an instance nobody answered is there when a
+    /// per-repetition calculation has a value in it.
     private func repeatingInstances(_ node: FHIRNode) -> [JSON] {
-        guard let step = node.step, let index = task.stepIndex[step], let item = node.formItem,
-              let (value, _) = answer(.item(step: index, item: item)), let list = value.arrayValue else { return [] }
+        guard let step = node.step, let index = task.stepIndex[step], let item = node.formItem else { return [] }
+        let list = answer(.item(step: index, item: item))?.value.arrayValue ?? []
+        var count = list.count
+        if node.hasPerRepetitionCalculation {
+            let values = calculationValues()
+            for name in node.perRepetitionCalculations {
+                guard let i = task.calculations.index(of: name), case .array(let each)? = values[ifPresent: i]?.json else { continue }
+                if let last = each.lastIndex(where: { !$0.isNull }) { count = max(count, last + 1) }
+            }
+        }
         let block = BlockReference.answer(step: index, item: item)
-        return list.indices.map { instanceEntry(block, $0) ?? .null }
+        return (0..<count).map { instanceEntry(block, $0) ?? .null }
     }
 
-    private func fhirAnswers(_ node: FHIRNode, instance: JSONObject? = nil) -> [JSON] {
+    private func fhirAnswers(_ node: FHIRNode, instance: (answers: JSONObject, index: Int)? = nil) -> [JSON] {
         if !node.fixedAnswers.isEmpty {
             if let enabled = node.enabled, !enabled.evaluate(self) { return [] }
             return node.fixedAnswers
@@ -89,10 +98,10 @@ extension Session {
             if let enabled = node.enabled, !enabled.evaluate(self) { return [] }
             let values = calculationValues()
             guard let i = task.calculations.index(of: name), values.indices.contains(i) else { return [] }
-            value = values[i].json
+            value = node.perRepetition ? (instance.flatMap { values[i].json.arrayValue?[ifPresent: $0.index] } ?? .null) : values[i].json
             if value.isNull { return [] }
         } else if let instance {
-            guard let found = instance[node.linkId], !found.isNull, !AnswerFormat.isDontKnow(found) else { return [] }
+            guard let found = instance.answers[node.linkId], !found.isNull, !AnswerFormat.isDontKnow(found) else { return [] }
             value = found
         } else {
             guard let step = node.step, let index = task.stepIndex[step] else { return [] }

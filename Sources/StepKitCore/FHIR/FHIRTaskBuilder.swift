@@ -21,6 +21,8 @@ final class FHIRTaskBuilder {
     var calculationNames: [String: String] = [:]
     /// Asked items' translated `initialExpression`s, by linkId: their `initial`.
     var initialExpressions: [String: JSON] = [:]
+    /// The repeating groups: a calculated item inside one is computed per repetition.
+    var blocks = FHIRBlocks()
 
     private(set) var steps: [JSON] = []
     private(set) var skipRules = JSONObject()
@@ -167,7 +169,10 @@ final class FHIRTaskBuilder {
         }
         if p?.disposition == .calculated, let name = calculationNames[item.linkId] {
             node.calculation = name
-            node.condition = FHIRTaskBuilder.combine(chain)
+            // Inside a repeating group the calculation holds the conditions, per repetition
+            // (`FHIRImporter.perRepetition`): null where the item is disabled.
+            node.perRepetition = blocks.scope(of: item.linkId) != nil
+            if !node.perRepetition { node.condition = FHIRTaskBuilder.combine(chain) }
         }
         return node
     }
@@ -228,7 +233,9 @@ final class FHIRTaskBuilder {
         node.formItem = item.linkId
         var group = JSONObject(["identifier": .string(item.linkId)])
         if let label = item.labelText { group["text"] = label }
-        group["optional"] = .bool(!item.required)
+        // Its instances' required items are checked when the group is required or one of its
+        // items is (R4: a required item must be answered in each repetition there is).
+        group["optional"] = .bool(!item.required && !askedDescendants(item).contains { $0.required })
         group["repeat"] = repeatValue
         group["items"] = .array(inner)
         return group
@@ -291,6 +298,12 @@ final class FHIRTaskBuilder {
     /// be a line of the text, which has no conditions: reported, still exported where enabled.
     private func noteShown(_ item: FHIRItem, _ node: FHIRNode, conditioned: Bool) {
         guard let line = shownLine(item, node) else { return }
+        if node.perRepetition {
+            // One value per repetition: the step's text has one line for the whole group.
+            report.add(item.linkId, item.path, "valueNotShown",
+                       "A calculated item inside a repeating group is computed and exported in each repetition (the state's calculations list its values), but its value is not shown.")
+            return
+        }
         if conditioned {
             report.add(item.linkId, item.path.key("enableWhen"), "valueNotShown",
                        "A calculated or read-only item with conditions of its own inside a form is exported where enabled, but its value is not shown.")

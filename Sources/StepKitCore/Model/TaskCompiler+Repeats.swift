@@ -15,8 +15,10 @@ struct RepeatingBlock: Sendable {
 
 extension TaskCompiler {
     /// The items a repeating group of a form may not have yet: they would need an instance to
-    /// be evaluated in, which only expressions over instances give (docs/task-format.md).
-    private static let groupItemUnsupported = ["initial", "repeat", "items"]
+    /// be evaluated in, which only expressions over instances give (docs/task-format.md). A
+    /// `repeat` without `items` (a repeating question: several answers in each instance) is
+    /// allowed, without a `count` of its own.
+    private static let groupItemUnsupported = ["initial", "items"]
 
     /// A form item or question's `answerFormat` made repeating by `repeat` (`RepeatingFormat`):
     /// `groupItems` for a group of form items, else `single`, the question's own format.
@@ -31,6 +33,10 @@ extension TaskCompiler {
                 for key in groupItemUnsupported where entry.objectValue?[key] != nil {
                     d.error("unsupportedInGroup", "An item of a repeating group cannot have \"\(key)\" (a group does not nest, and its items' conditions are written on the block).",
                             at: path.key("items").index(i).key(key))
+                }
+                if let inner = entry.objectValue?["repeat"]?.objectValue, inner["count"] != nil {
+                    d.error("unsupportedInGroup", "A repeating question inside a repeating group cannot have a \"count\": its answers are given in each instance.",
+                            at: path.key("items").index(i).key("repeat").key("count"))
                 }
             }
             guard d.problems.count == before else { return nil }

@@ -290,10 +290,20 @@ extension Session {
             var problems: [Problem] = []
             for k in 0..<max(list.count, repeating.bounds.minCount) {
                 let given = list[ifPresent: k]?.objectValue ?? JSONObject()
-                for inner in form.items where !inner.optional && given[inner.identifier] == nil {
+                for inner in form.items where !inner.optional {
                     // An item its instance's `visibleWhen` hides is not required there.
                     if let item, !hidden.isEmpty, hidden.contains(Session.instanceKey(item, k, inner.identifier)) { continue }
                     let text = piped(inner.label) + " (\(k + 1))"
+                    // A repeating question in the instance: at least its minCount answers (one).
+                    if let nested = inner.format.repeating, case .question = nested.content {
+                        let needed = max(nested.bounds.minCount, 1)
+                        guard (given[inner.identifier]?.arrayValue ?? []).filter({ !$0.isNull }).count < needed else { continue }
+                        let key = completing ? "repeat.tooFewToFinish" : "repeat.tooFewToContinue"
+                        problems.append(Problem(code: "answerRequired", text: Message(key, ["count": .count(needed), "label": .text(text)]),
+                                                path: blockPath.index(k).key(inner.identifier), item: item, step: completing ? step : nil))
+                        continue
+                    }
+                    guard given[inner.identifier] == nil else { continue }
                     let key = completing ? "answer.requiredToFinish" : "answer.requiredToContinue"
                     problems.append(Problem(code: "answerRequired", text: Message(key, ["label": .text(text)]),
                                             path: blockPath.index(k).key(inner.identifier), item: item, step: completing ? step : nil))
