@@ -78,6 +78,18 @@ import Testing
         let summary = try #require(Self.items(response, "summary").first)
         #expect(Self.answers(summary, "total") == (try json(#"[{"valueInteger": 3}]"#)))
         #expect(Self.answers(summary, "totalDose") == (try json(#"[{"valueDecimal": 300}]"#)))
+
+        // Verify replays both the response and the result through the task: nothing diverges,
+        // and a forged per-repetition value is found.
+        func divergences(_ submission: JSON) throws -> [String] {
+            let report = try Verification.verify(submission, task: task, options: VerifyOptions())
+            return report.objectValue?["divergences"]?.arrayValue?.compactMap { $0.objectValue?["code"]?.stringValue } ?? []
+        }
+        #expect(try divergences(response) == [])
+        #expect(try divergences(s.resultJSON()) == [])
+        let forged = try json(JSONWriter.string(response).replacing(#""mg a day","answer":[{"valueDecimal":200}]"#, with: #""mg a day","answer":[{"valueDecimal":201}]"#))
+        #expect(forged != response)
+        #expect(try divergences(forged) == ["calculationMismatch"])
     }
 
     @Test func aMissingRequiredAnswerInOneRepetitionHoldsCompletion() throws {

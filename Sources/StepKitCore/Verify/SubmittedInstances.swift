@@ -82,7 +82,12 @@ extension SubmittedResult {
                         continue
                     }
                     places[inner] = qp.key("answer")
-                    if let answer = readQuestion(qo, name: inner, format: item.format, step: step, at: qp, options: options, into: &report) {
+                    if let nested = item.format.repeating {
+                        // A repeating question in the instance: its own instances, its answers.
+                        if let answer = readBlock(qo, name: inner, nested, step: step, at: qp, options: options, into: &report).answer {
+                            instance[inner] = answer
+                        }
+                    } else if let answer = readQuestion(qo, name: inner, format: item.format, step: step, at: qp, options: options, into: &report) {
                         instance[inner] = answer
                     }
                 }

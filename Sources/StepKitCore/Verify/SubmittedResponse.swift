@@ -165,6 +165,14 @@ struct SubmittedResponse {
                         report.add(.wrongType, "A response item is an object with a \"linkId\".", at: cp)
                         continue
                     }
+                    if let inner = node.children.first(where: { $0.linkId == linkId }), inner.calculation != nil {
+                        // A calculated item, computed per repetition: compared with the engine's
+                        // response by linkId, as an answer is (the first repetition's stands).
+                        if case .array(let given)? = co["answer"], !given.isEmpty, answeredIds.insert(linkId).inserted {
+                            answered.append((linkId, cp.key("answer"), given))
+                        }
+                        continue
+                    }
                     guard let inner = node.children.first(where: { $0.linkId == linkId }), let format = form.item(linkId)?.format else {
                         report.add(.unknownIdentifier, "The repeating group \"\(node.linkId)\" has no item \"\(linkId)\".", at: cp.key("linkId"), item: linkId)
                         continue
@@ -295,7 +303,9 @@ struct SubmittedResponse {
         guard depth <= FHIRItem.maxDepth + 1 else { return }
         for item in items {
             guard let o = item.objectValue, let linkId = o["linkId"]?.stringValue else { continue }
-            if let answers = o["answer"]?.arrayValue {
+            // A linkId in several repetitions: the first repetition's answers stand for it, as
+            // the submitted response's do (`readInstance`).
+            if let answers = o["answer"]?.arrayValue, map[linkId] == nil {
                 map[linkId] = answers.map { a in
                     guard case .object(var ao) = a else { return a }
                     if let nested = ao["item"]?.arrayValue { collect(nested, depth: depth + 1, into: &map) }
