@@ -484,7 +484,10 @@ class Presenter:
                 # An item its visibleWhen hides in this instance (with the answers so far) is not asked.
                 hidden = ((state.get("instances") or {}).get(name) or {}).get("hidden") or []
                 if isinstance(inner, dict) and inner.get("identifier") not in (hidden[k] if k < len(hidden) else []):
-                    state = self._instance_item(state, name, wrap, k, inner)
+                    if isinstance(inner.get("repeat"), dict):
+                        state = self._instance_answers(state, name, wrap, k, inner)
+                    else:
+                        state = self._instance_item(state, name, wrap, k, inner)
             return state
         return self._instance_item(state, name, wrap, k, None, block.get("answerFormat") or {})
 
@@ -522,6 +525,33 @@ class Presenter:
                 whole = list(instances) + [None] * max(0, k + 1 - len(instances))
                 whole[k] = answer
             answered = self._set(("value", whole if wrap is None else whole), wrap=wrap)
+            if answered is not None:
+                return answered
+
+    def _instance_answers(self, state: State, name: str, wrap: Optional[str], k: int, inner: Dict[str, Any]) -> State:
+        """A repeating question inside instance ``k`` of a group: its answers one per line, an
+        empty line ending them (none typed keeps what it had)."""
+        fmt = inner.get("answerFormat") or {}
+        identifier = inner.get("identifier")
+        self.say(f"    {inner.get('text') or identifier} (several answers: one a line, an empty line ends)")
+        while True:
+            given_any, answers = False, []
+            while True:
+                given, value = self._ask(fmt, None, True, "    + ", False)
+                if not given:
+                    break
+                given_any = True
+                kind, answer = value
+                if kind == "json":
+                    try:
+                        answer = json.loads(answer)
+                    except ValueError as exc:
+                        self.error(f"That is not valid JSON: {exc}")
+                        continue
+                answers.append(answer)
+            if not given_any:
+                return state
+            answered = self._set(("value", [{} for _ in range(k)] + [{identifier: answers}]), wrap=wrap)
             if answered is not None:
                 return answered
 
