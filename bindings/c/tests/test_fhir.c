@@ -521,6 +521,80 @@ static void test_required_at_completion(void)
     CHECK_FAILS(task, stepkit_task_compile_fhir(q, "{\"requiredAnswersChecked\": \"later\"}", &task), STEPKIT_EINVAL);
 }
 
+/* The items of `parent` (a response or a group) whose linkId is `link`, in order: a repeating
+ * group's repetitions. Fills `found` (up to `max`); returns how many there are. */
+static size_t items_named(const json_t *parent, const char *link, const json_t **found, size_t max)
+{
+    size_t i, n = 0;
+    json_t *item;
+    json_array_foreach(json_object_get(parent, "item"), i, item) {
+        if (strcmp(json_str(item, "linkId") ? json_str(item, "linkId") : "", link) == 0) {
+            if (n < max)
+                found[n] = item;
+            n++;
+        }
+    }
+    return n;
+}
+
+/* The loop scenario (Tests/fixtures/fhir-loop.json, written from R4 and SDC), walked with three
+ * repetitions: one response item per repetition (R4: a repeating group is several items with its
+ * linkId), "times" and "perDay" disabled where "daily" is false in that repetition (enableWhen
+ * read in the same repetition), perDay = dose x times computed per repetition (SDC: the item is
+ * the expression's context), the repeating question's answers repeated in its item, and the
+ * count and sum over every repetition through %resource. */
+static void test_loop_scenario(void)
+{
+    char path[4096];
+    char *q;
+    stepkit_task *task = NULL;
+    stepkit_session *s = NULL;
+    json_t *state, *response;
+    const json_t *reps[4] = {NULL};
+    const json_t *summary[1] = {NULL};
+    const json_t *found[1] = {NULL};
+    snprintf(path, sizeof path, "%s/../../Tests/fixtures/fhir-loop.json", examples_dir);
+    q = read_file(path, NULL);
+    CHECK(q != NULL);
+    if (!q)
+        return;
+    CHECK_RC(stepkit_task_compile_fhir(q, NULL, &task), STEPKIT_OK);
+    CHECK_RC(stepkit_session_open(task, NULL, &s), STEPKIT_OK);
+    CHECK_RC(stepkit_session_add_instance(s, "meds", NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_add_instance(s, "meds", NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_set_answer(s,
+        "{\"meds\": [{\"name\": \"Aspirin\", \"dose\": 100, \"daily\": true, \"times\": 2, \"notes\": [\"with food\", \"mornings\"]},"
+        " {\"name\": \"Ibuprofen\", \"dose\": 200, \"daily\": false, \"times\": 3},"
+        " {\"name\": \"Vitamin D\", \"daily\": true, \"times\": 1, \"notes\": [\"winter\"]}]}", NULL), STEPKIT_OK);
+    /* maxOccurs 3 on the repeating question: a fourth answer is refused, nothing changes. */
+    CHECK_RC(stepkit_session_set_answer(s, "{\"meds\": [{\"notes\": [\"a\", \"b\", \"c\", \"d\"]}]}", NULL), STEPKIT_EANSWER);
+    CHECK_RC(stepkit_session_go_forward(s, NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_set_answer(s, "{\"complete\": true}", NULL), STEPKIT_OK);
+    CHECK_RC(stepkit_session_go_forward(s, NULL), STEPKIT_OK);
+    state = state_of(s);
+    CHECK_STR(json_str(state, "status"), "finished");
+    json_decref(state);
+    response = fhir_response(s);
+    CHECK_STR(json_str(response, "status"), "completed");
+    CHECK(items_named(response, "meds", reps, 4) == 3);
+    if (reps[2]) {
+        CHECK(items_named(reps[0], "perDay", found, 1) == 1 && json_number_value(json_object_get(first_answer(found[0]), "valueDecimal")) == 200.0);
+        CHECK(items_named(reps[0], "notes", found, 1) == 1 && json_array_size(json_object_get(found[0], "answer")) == 2);
+        CHECK(json_array_size(json_object_get(reps[1], "item")) == 3);  /* name, dose, daily */
+        CHECK(items_named(reps[1], "times", found, 1) == 0 && items_named(reps[1], "perDay", found, 1) == 0);
+        CHECK(items_named(reps[2], "perDay", found, 1) == 0);  /* no dose: FHIRPath's empty */
+    }
+    CHECK(items_named(response, "summary", summary, 1) == 1);
+    if (summary[0]) {
+        CHECK(items_named(summary[0], "total", found, 1) == 1 && json_integer_value(json_object_get(first_answer(found[0]), "valueInteger")) == 3);
+        CHECK(items_named(summary[0], "totalDose", found, 1) == 1 && json_number_value(json_object_get(first_answer(found[0]), "valueDecimal")) == 300.0);
+    }
+    json_decref(response);
+    stepkit_session_free(s);
+    stepkit_task_free(task);
+    free(q);
+}
+
 int main(int argc, char **argv)
 {
     struct stat st;
@@ -534,6 +608,7 @@ int main(int argc, char **argv)
     RUN(test_initial_expression);
     RUN(test_conditions_evaluated_or_declined);
     RUN(test_r4_datatypes);
+    RUN(test_loop_scenario);
     if (stat(forms_dir, &st) == 0 && S_ISDIR(st.st_mode)) {
         RUN(test_published_forms_import);
         RUN(test_walk_phr);
