@@ -158,6 +158,45 @@ import Testing
         #expect(doses.map { $0.flatMap { Self.answers($0, "amount") } } == [try json(#"[{"valueDecimal": 1.5}]"#), try json(#"[{"valueDecimal": 2}]"#)])
     }
 
+    @Test func anInitialExpressionStartsEachRepetitionWhenItIsCreated() throws {
+        // SDC: initialExpression gives an item's starting answer when the item is created, so in
+        // each repetition as it is made (the two of minOccurs, then each one added), evaluated
+        // then and not again; the participant's change stays.
+        let q = try json(#"""
+        {"resourceType": "Questionnaire", "status": "active", "item": [
+          {"linkId": "unit", "type": "string"},
+          {"linkId": "row", "type": "group", "repeats": true,
+           "extension": [{"url": "http://hl7.org/fhir/StructureDefinition/questionnaire-minOccurs", "valueInteger": 2}],
+           "item": [
+            {"linkId": "n", "type": "integer"},
+            {"linkId": "u", "type": "string", "extension": [{"url": "http://hl7.org/fhir/uv/sdc/StructureDefinition/sdc-questionnaire-initialExpression",
+              "valueExpression": {"language": "text/fhirpath", "expression": "%resource.item.where(linkId='unit').answer.value"}}]}]}]}
+        """#)
+        let (task, report, _) = try FHIRImporter.compile(q, options: FHIRImportOptions())
+        #expect(report.entries.isEmpty, "\(report.entries.map(\.code))")
+        var s = Session(task: task, options: SessionOptions(), clock: ManualClock(1_000).clock)
+        try s.setAnswer(try json(#""mg""#))
+        try s.goForward()
+        #expect(s.answers[1] == (try json(#"{"row": [{"u": "mg"}, {"u": "mg"}]}"#)))
+        try s.setAnswer(try json(#"{"row": [{"u": "g"}]}"#))
+        // The unit changes: the repetitions made keep theirs; the one added next starts with it.
+        try s.goBackward()
+        try s.setAnswer(try json(#""kg""#))
+        try s.goForward()
+        try s.addInstance("row")
+        #expect(s.answers[1] == (try json(#"{"row": [{"u": "g"}, {"u": "mg"}, {"u": "kg"}]}"#)))
+        let reps = Self.items(s.fhirResponse(try #require(task.fhir)), "row")
+        #expect(reps.map { Self.answers($0, "u") } == [try json(#"[{"valueString": "g"}]"#), try json(#"[{"valueString": "mg"}]"#),
+                                                       try json(#"[{"valueString": "kg"}]"#)])
+        // Saved and restored: the same answers, nothing evaluated again.
+        let saved = try Restoration.saveText(s)
+        let restored = try saved.withCString { pointer in
+            try Result { () throws(StepKitError) -> Session in try Restoration.restore(pointer, task: task, options: SessionOptions(), clock: .system) }.get()
+        }
+        #expect(restored.answers[1] == s.answers[1])
+        #expect(restored.stateJSON() == s.stateJSON())
+    }
+
     @Test func aCalculationReadingTheSameRepetitionAndOneOutsideIt() throws {
         // SDC: the group's variable reads its own repetition; `%resource.item.where(...)` of a
         // top-level item reads the one answer there is.

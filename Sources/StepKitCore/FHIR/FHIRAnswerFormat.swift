@@ -116,9 +116,9 @@ struct FHIRAnswerFormat {
     /// Whether the item is imported as a repeating block (its `repeats`, minOccurs and
     /// maxOccurs translated): a repeating question (not a choice, whose repeats is a multiple
     /// choice), inside a repeating group too (several answers in each repetition), or a
-    /// repeating group of questions (calculated ones included: computed per repetition; none
-    /// with an initial expression, items of its own but help texts, or a read-only or hidden
-    /// answer; their conditions, `enableWhen` and `enableWhenExpression`, hold per repetition),
+    /// repeating group of questions (calculated ones included: computed per repetition; initial
+    /// expressions evaluated per repetition; none with items of its own but help texts, or a
+    /// read-only or hidden answer; their conditions, `enableWhen` and `enableWhenExpression`, hold per repetition),
     /// itself without a condition and not inside another (repetitions do not nest).
     static func repeatTranslated(_ item: FHIRItem, inRepeatingGroup: Bool) -> Bool {
         guard item.repeats else { return false }
@@ -133,16 +133,15 @@ struct FHIRAnswerFormat {
     }
 
     /// Whether `child` can be part of each repetition of a repeating group: a question (with help
-    /// texts under it at most, no initial expression, not read-only or hidden; repeating or
-    /// not), a calculated item (its calculation computed per repetition), or a group of such (its
+    /// texts under it at most, not read-only or hidden; repeating or not; an initial expression
+    /// evaluated in each repetition), a calculated item (its calculation computed per repetition), or a group of such (its
     /// items become the repetition's, its condition theirs, and the response nests them under it
     /// in each repetition; one that repeats itself is asked once per repetition, reported).
     private static func repeatsWith(_ child: FHIRItem, depth: Int) -> Bool {
         if child.type != "group", FHIRCalculations.expression(of: child) != nil {
             return child.children.allSatisfy { $0.type == "display" && $0.children.isEmpty }
         }
-        guard !child.readOnly, !FHIRExtension.isHidden(child.extensions),
-              FHIRExtension.find(FHIRCalculations.initialURL, in: child.extensions) == nil else { return false }
+        guard !child.readOnly, !FHIRExtension.isHidden(child.extensions) else { return false }
         if child.type == "group" {
             return depth < FHIRItem.maxDepth && !child.children.isEmpty
                 && child.children.allSatisfy { repeatsWith($0, depth: depth + 1) }

@@ -14,11 +14,10 @@ struct RepeatingBlock: Sendable {
 }
 
 extension TaskCompiler {
-    /// The items a repeating group of a form may not have yet: they would need an instance to
-    /// be evaluated in, which only expressions over instances give (docs/task-format.md). A
-    /// `repeat` without `items` (a repeating question: several answers in each instance) is
-    /// allowed, without a `count` of its own.
-    private static let groupItemUnsupported = ["initial", "items"]
+    /// What an item of a repeating group may not have: `items` (groups do not nest). A `repeat`
+    /// without `items` (a repeating question: several answers in each instance) is allowed,
+    /// without a `count` of its own, and so is `initial` (evaluated in each instance).
+    private static let groupItemUnsupported = ["items"]
 
     /// A form item or question's `answerFormat` made repeating by `repeat` (`RepeatingFormat`):
     /// `groupItems` for a group of form items, else `single`, the question's own format.
@@ -44,9 +43,12 @@ extension TaskCompiler {
             // rules away from the step's.
             let scratch = Builder(d)
             if let form = compileForm(groupItems, at: path.key("items"), stepIndex: stepIndex, scratch) { content = .group(form) }
-            // Its items' `visibleWhen` hold per instance: compiled with the block in scope.
+            // Its items' `visibleWhen` and `initial` hold per instance: compiled with the block in scope.
             if let item {
                 for v in scratch.pendingVisibility { b.pendingInstanceVisibility.append((stepIndex, item, v.item, v.value, v.path)) }
+                for v in scratch.pendingInitials {
+                    if let inner = v.item { b.pendingInstanceInitials.append((stepIndex, item, inner, v.value, v.path)) }
+                }
             }
         } else if let single {
             if single.rules is ConfirmTextFormat || single.rules is RepeatingFormat {

@@ -28,6 +28,8 @@ package enum TaskCompiler {
         var pendingInitials: [(step: Int, item: String?, value: JSON, path: JSONPath)] = []
         /// Repeating blocks' `count` expressions, compiled once every step is known.
         var pendingCounts: [(step: Int, item: String?, value: JSON, path: JSONPath)] = []
+        /// Repeating groups' items' `initial`, compiled in their block's instance scope.
+        var pendingInstanceInitials: [(step: Int, block: String, item: String, value: JSON, path: JSONPath)] = []
         /// Repeating groups' items' `visibleWhen`, compiled in their block's instance scope.
         var pendingInstanceVisibility: [(step: Int, block: String, item: String, value: JSON, path: JSONPath)] = []
         /// Repeating sections (`TaskCompiler+StepBlocks`): the section, its bounds, its path.

@@ -4,6 +4,9 @@ import StepKitBase
 struct InitialAnswer: Sendable {
     /// The form item it starts, or nil for a question step's answer.
     let item: String?
+    /// For an item of a repeating group: the group (its form item), whose instances it starts
+    /// one by one, each evaluated in that instance.
+    var block: String? = nil
     let expression: Expression
     /// Where it is in the definition, for the checker.
     var path: JSONPath = .root
@@ -28,7 +31,8 @@ extension Session {
             if let value = initialValue(initial.expression, format) { answers[index] = value }
         case .form(let form):
             let hidden = hiddenItems(step: index)
-            for initial in initials {
+            if only == nil { applyInstanceInitials(step: index) }
+            for initial in initials where initial.block == nil {
                 guard let id = initial.item, only?.contains(id) ?? true, !hidden.contains(id),
                       answers[index]?.objectValue?[id] == nil, let item = form.item(id),
                       let value = initialValue(initial.expression, item.format) else { continue }
@@ -40,10 +44,40 @@ extension Session {
         }
     }
 
+    /// Starts the items with an `initial` in the instances of step `index`'s repeating groups
+    /// (`instance`: that one only, just added), each evaluated in its instance: an item hidden
+    /// there, or answered, is left as it is.
+    mutating func applyInstanceInitials(step index: Int, block name: String? = nil, instance: Int? = nil) {
+        guard let initials = task.rules.initials[index], let step = task.step(at: index) else { return }
+        for block in task.rules.repeats[index] ?? [] {
+            guard let item = block.item, name == nil || name == item, let group = step.format(item: item)?.repeating?.form,
+                  initials.contains(where: { $0.block == item }) else { continue }
+            let reference = BlockReference.answer(step: index, item: item)
+            let range = instance.map { $0..<($0 + 1) } ?? 0..<instanceCount(step: index, block: block)
+            for k in range {
+                let hidden = hiddenInInstance(step: index, block: item, k)
+                for initial in initials where initial.block == item {
+                    guard let id = initial.item, !hidden.contains(id), let format = group.item(id)?.format else { continue }
+                    var object = answers[index]?.objectValue ?? JSONObject()
+                    var list = object[item]?.arrayValue ?? []
+                    guard list[ifPresent: k]?.objectValue?[id] == nil,
+                          let value = initialValue(initial.expression, format, scope: InstanceScope(reference, k)) else { continue }
+                    // One item at a time, the instances before it kept (empty ones as {}).
+                    while list.count <= k { list.append(.object(JSONObject())) }
+                    var entry = list[k].objectValue ?? JSONObject()
+                    entry[id] = value
+                    list[k] = .object(entry)
+                    object[item] = .array(list)
+                    answers[index] = .object(object)
+                }
+            }
+        }
+    }
+
     /// `expression`'s value now as an answer `format` accepts (a choice's value as a one-value
     /// choice answer), or nil.
-    private func initialValue(_ expression: Expression, _ format: AnswerFormat) -> JSON? {
-        var evaluator = ExpressionEvaluator(self)
+    private func initialValue(_ expression: Expression, _ format: AnswerFormat, scope: InstanceScope = .none) -> JSON? {
+        var evaluator = ExpressionEvaluator(self, scope: scope)
         let value = evaluator.value(expression)
         guard !value.isNull else { return nil }
         var json = value.json

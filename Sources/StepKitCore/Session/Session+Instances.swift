@@ -81,6 +81,8 @@ extension Session {
         while instances.count < count + 1 { instances.append(empty) }
         setInstances(instances, step: index, block: block, stepIdentifier: step.identifier)
         instancesCursor.move(step: index, block: block.item ?? "", to: count)
+        // Its items' `initial`s, evaluated in it.
+        if task.rules.initials[index] != nil { applyInstanceInitials(step: index, block: block.item, instance: count) }
         emit("instanceAdded", ["step": .string(step.identifier), "block": .string(Session.blockName(block, step: step)), "index": .int(Int64(count))])
         clock.touched = true
         _checkInvariants()
