@@ -197,6 +197,38 @@ import Testing
         #expect(restored.stateJSON() == s.stateJSON())
     }
 
+    @Test func aRepeatingGroupWithItsOwnConditionRepeatsWhereEnabled() throws {
+        // R4: a disabled group has no items in the response, every repetition of it; enabled,
+        // it repeats as any other. At the top level and inside a group.
+        for nested in [false, true] {
+            let group = #"{"linkId": "med", "type": "group", "repeats": true, "enableWhen": [{"question": "takes", "operator": "=", "answerBoolean": true}], "item": [{"linkId": "name", "type": "string"}]}"#
+            let items = nested ? #"[{"linkId": "outer", "type": "group", "item": [{"linkId": "takes", "type": "boolean"}, \#(group)]}]"#
+                               : #"[{"linkId": "takes", "type": "boolean"}, \#(group)]"#
+            let (task, report, _) = try FHIRImporter.compile(try json(#"{"resourceType": "Questionnaire", "status": "active", "item": \#(items)}"#),
+                                                             options: FHIRImportOptions())
+            #expect(report.entries.isEmpty, "\(report.entries.map(\.code))")
+            for takes in [true, false] {
+                var s = Session(task: task, options: SessionOptions(), clock: ManualClock(1_000).clock)
+                if nested {
+                    try s.addInstance("med")
+                    try s.addInstance("med")
+                    try s.setAnswer(try json(#"{"takes": \#(takes), "med": [{"name": "a"}, {"name": "b"}]}"#))
+                } else {
+                    try s.setAnswer(.bool(takes))
+                    try s.goForward()
+                    if takes {
+                        try s.addInstance("med")
+                        try s.addInstance("med")
+                        try s.setAnswer(try json(#"{"med": [{"name": "a"}, {"name": "b"}]}"#))
+                    }
+                }
+                let response = s.fhirResponse(try #require(task.fhir))
+                let top = nested ? (Self.items(response, "outer").first.map { JSON.object($0) } ?? .null) : response
+                #expect(Self.items(top, "med").count == (takes ? 2 : 0), "nested \(nested), takes \(takes)")
+            }
+        }
+    }
+
     @Test func aCalculationReadingTheSameRepetitionAndOneOutsideIt() throws {
         // SDC: the group's variable reads its own repetition; `%resource.item.where(...)` of a
         // top-level item reads the one answer there is.

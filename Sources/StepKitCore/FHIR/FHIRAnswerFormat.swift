@@ -69,7 +69,7 @@ struct FHIRAnswerFormat {
                            "A repeating group inside a repeating group is asked once in each repetition of the group around it: repetitions do not nest.")
             } else if item.repeats {
                 report.add(item.linkId, item.path.key("repeats"), "repeatingGroup",
-                           "A repeating group is asked once: only a group of questions (calculated ones included) without initial expressions, read-only or hidden items, or items of their own, and without a condition of its own, repeats.")
+                           "A repeating group is asked once: only a group of questions (calculated ones included) without read-only or hidden items or items of their own repeats.")
             }
             return group
         case "display":
@@ -118,14 +118,14 @@ struct FHIRAnswerFormat {
     /// choice), inside a repeating group too (several answers in each repetition), or a
     /// repeating group of questions (calculated ones included: computed per repetition; initial
     /// expressions evaluated per repetition; none with items of its own but help texts, or a
-    /// read-only or hidden answer; their conditions, `enableWhen` and `enableWhenExpression`, hold per repetition),
-    /// itself without a condition and not inside another (repetitions do not nest).
+    /// read-only or hidden answer; their conditions, `enableWhen` and `enableWhenExpression`,
+    /// hold per repetition; its own holds for them all), not inside another (repetitions do not
+    /// nest).
     static func repeatTranslated(_ item: FHIRItem, inRepeatingGroup: Bool) -> Bool {
         guard item.repeats else { return false }
-        let conditioned = item.object["enableWhen"] != nil
-            || FHIRExtension.find(FHIRCalculations.enableWhenURL, in: item.extensions) != nil
         if item.type == "group" {
-            guard !inRepeatingGroup, !conditioned, !item.children.isEmpty else { return false }
+            // Its own enableWhen: its step's skip rule, or its form item's visibleWhen.
+            guard !inRepeatingGroup, !item.children.isEmpty else { return false }
             return item.children.allSatisfy { repeatsWith($0, depth: 1) }
         }
         return !["choice", "open-choice", "display"].contains(item.type) && item.object["answerOption"] == nil

@@ -74,7 +74,9 @@ extension Session {
     /// conditions disable in that repetition; an instance nobody answered is there when a
     /// per-repetition calculation has a value in it.
     private func repeatingInstances(_ node: FHIRNode) -> [JSON] {
-        guard let step = node.step, let index = task.stepIndex[step], let item = node.formItem else { return [] }
+        guard let step = node.step, let index = task.stepIndex[step], let item = node.formItem,
+              // A group its own enableWhen disables (its visibleWhen) has no repetition.
+              !hasVisibilityRules(step: index) || isVisible(item, step: index) else { return [] }
         let list = answer(.item(step: index, item: item))?.value.arrayValue ?? []
         var count = list.count
         if node.hasPerRepetitionCalculation {

@@ -253,8 +253,11 @@ final class FHIRTaskBuilder {
                                             chain: chain + own, into: &entries)
             case .group:
                 if let repeatValue = prepared[item.linkId]?.extra["repeat"], visible.isEmpty, !askedDescendants(item).isEmpty {
-                    // A repeating group inside a group: a repeating group item of the form.
-                    entries.append(.object(repeatingGroup(item, repeat: repeatValue, chain: chain, node: &node)))
+                    // A repeating group inside a group: a repeating group item of the form, its
+                    // own condition the item's visibleWhen.
+                    var group = repeatingGroup(item, repeat: repeatValue, chain: chain + own, node: &node)
+                    if let when = FHIRTaskBuilder.combine(own) { group["visibleWhen"] = when }
+                    entries.append(.object(group))
                     break
                 }
                 if !askedDescendants(item).isEmpty, let label = item.label, !label.isEmpty, let text = item.labelText {
