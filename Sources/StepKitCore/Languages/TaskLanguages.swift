@@ -101,26 +101,46 @@ package struct TaskLanguages: Sendable {
 
     /// Whether any text member of `value` is an object.
     /// Every task is scanned once, most with nothing to find: the members are read in place
-    /// (`entries` copied each object out) and only an object member's key is hashed (a
-    /// 20,000-choice task spent 26 M of its compile's 202 M instructions here, by callgrind).
+    /// (`entries` copied each object out, and reading a member by position copied it), and an
+    /// object member's key is compared with the text keys of its length only (hashing every
+    /// such key into `textKeys` was most of the scan: `benchmarks/README.md`, issue 36).
     private static func containsTextObject(_ value: JSON) -> Bool {
         switch value {
         case .object(let object):
-            for i in 0..<object.count {
-                guard let member = object.value(at: i) else { continue }
+            var found = false
+            object.forEachEntry { key, member in
+                guard !found else { return }
                 switch member {
-                case .object:
-                    if textKeys.contains(object.keys[i]) || containsTextObject(member) { return true }
-                case .array:
-                    if containsTextObject(member) { return true }
-                default:
-                    continue
+                case .object: found = isTextKey(key) || containsTextObject(member)
+                case .array: found = containsTextObject(member)
+                default: return
+                }
+            }
+            return found
+        case .array(let items):
+            for item in items {
+                switch item {
+                case .object, .array: if containsTextObject(item) { return true }
+                default: continue
                 }
             }
             return false
-        case .array(let items): return items.contains(where: containsTextObject)
         default: return false
         }
+    }
+
+    /// The text keys by their length in UTF-8 bytes (every one has fewer than 64).
+    private static let textKeysByLength: [[String]] = {
+        var buckets = Array(repeating: [String](), count: 64)
+        for key in textKeys { buckets[key.utf8.count].append(key) }
+        return buckets
+    }()
+
+    /// `textKeys.contains(key)`, comparing `key` with the text keys of its length only.
+    private static func isTextKey(_ key: String) -> Bool {
+        let length = key.utf8.count
+        guard length < 64 else { return false }
+        return textKeysByLength[length].contains(key)
     }
 
     /// One language's pass over the definition.
