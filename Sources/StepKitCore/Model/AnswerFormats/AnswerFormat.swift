@@ -96,12 +96,17 @@ protocol AnswerFormatRules: Sendable {
     /// The unit written next to numeric results ("years", "cm"), if any.
     var unit: String? { get }
     /// Every setting this format applies when the definition leaves it out (a bound, a unit, a
-    /// step, a style), under the definition's own keys. The state's answer format carries them
-    /// (`AnswerFormat.presentation`), so no host repeats an engine default.
-    var defaults: JSONObject { get }
+    /// step, a style), under the definition's own keys, each handed to `add` in order. The
+    /// state's answer format carries them (`AnswerFormat.presentation`), so no host repeats an
+    /// engine default. Handed over rather than returned as an object: an object made for each
+    /// format compiled, then merged, cost more than the rest of the merge.
+    func defaults(_ add: (_ key: String, _ value: JSON) -> Void)
     /// Bounds the definition gives as expressions, under their keys (`AnswerBounds` compiles
     /// them once every step is known); the format itself leaves them out of its own checks.
     var boundExpressions: JSONObject { get }
+    /// The rules themselves when they are a repeating block's (nil for every other format):
+    /// asked once per format compiled, where `as? RepeatingFormat` was a runtime cast.
+    var repeatingRules: RepeatingFormat? { get }
     func validate(_ answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON?
     /// Why `answer` (as kept, not "don't know") is outside the bounds once those written as
     /// expressions are evaluated: `minimum`/`maximum` nil where the bound is the definition's
@@ -120,8 +125,9 @@ extension AnswerFormatRules {
     var choiceSource: ChoiceSource? { nil }
     func boundRejection(_ answer: JSON, minimum: ExpressionValue?, maximum: ExpressionValue?) -> AnswerRejection? { nil }
     var unit: String? { nil }
-    var defaults: JSONObject { JSONObject() }
+    func defaults(_ add: (_ key: String, _ value: JSON) -> Void) {}
     var boundExpressions: JSONObject { JSONObject() }
+    var repeatingRules: RepeatingFormat? { nil }
 
     /// The keys among `keys` whose value is an object: a bound written as an expression, marked
     /// as read.
@@ -180,7 +186,7 @@ final class AnswerFormat: Sendable {
         self.validateRules = { (answer: JSON, previous: JSON?) throws(AnswerRejection) -> JSON? in
             try rules.validate(answer, previous: previous)
         }
-        self.repeating = rules as? RepeatingFormat
+        self.repeating = rules.repeatingRules
         self.allowsDontKnow = allowsDontKnow
         self.personalData = personalData
         self.presentation = presentation
@@ -257,18 +263,25 @@ final class AnswerFormat: Sendable {
         reader.finish()
         guard let rules, diagnostics.problems.count == before else { return nil }
         var presentation = reader.object
-        var defaults = rules.defaults
-        defaults["showDontKnowButton"] = .bool(allowsDontKnow)
-        // The "don't know" answer's label, for the formats that offer it (ResearchKit's text).
-        if allowsDontKnow { defaults["customDontKnowButtonText"] = .string(AnswerFormat.dontKnowLabel) }
-        // Grown once, to its final size (the defaults the definition left out).
-        var missing = 0
-        defaults.forEachEntry { key, _ in if presentation[key] == nil { missing += 1 } }
+        // The format's defaults, then whether "don't know" is offered and, for the formats that
+        // offer it, its label (ResearchKit's text), each where the definition left it out: added
+        // straight to the presentation, grown once to its final size (a dictionary of defaults
+        // made first and merged was a fifth of compiling a format: `benchmarks/README.md`).
+        let addsShowButton = presentation["showDontKnowButton"] == nil
+        let addsLabel = allowsDontKnow && presentation["customDontKnowButtonText"] == nil
+        var missing = (addsShowButton ? 1 : 0) + (addsLabel ? 1 : 0)
+        rules.defaults { key, _ in if presentation[key] == nil { missing += 1 } }
         if missing > 0 {
             presentation.reserveCapacity(presentation.count + missing)
-            defaults.forEachEntry { key, value in if presentation[key] == nil { presentation.appendNew(key, value) } }
+            rules.defaults { key, value in if presentation[key] == nil { presentation.appendNew(key, value) } }
+            if addsShowButton { presentation.appendNew("showDontKnowButton", .bool(allowsDontKnow)) }
+            if addsLabel { presentation.appendNew("customDontKnowButtonText", .string(AnswerFormat.dontKnowLabel)) }
         }
         return AnswerFormat(type: type, rules: rules, allowsDontKnow: allowsDontKnow, personalData: personalData,
                             presentation: presentation)
     }
+}
+
+extension RepeatingFormat {
+    var repeatingRules: RepeatingFormat? { self }
 }

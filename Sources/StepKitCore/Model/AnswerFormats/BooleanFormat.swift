@@ -10,10 +10,16 @@ struct BooleanFormat: AnswerFormatRules {
     var scores: ScoreTable { ScoreTable(yes: yesScore, no: noScore) }
 
     /// The labels of the two answers, ResearchKit's, so no host keeps its own "Yes" and "No".
-    var defaults: JSONObject { JSONObject(["yesString": .string("Yes"), "noString": .string("No")]) }
+    func defaults(_ add: (_ key: String, _ value: JSON) -> Void) {
+        add("yesString", .string("Yes"))
+        add("noString", .string("No"))
+    }
+
+    /// Read once, not made per format read (an array literal is allocated on each call).
+    private static let labelKeys = ["yesString", "noString"]
 
     static func parse(_ r: FieldReader) -> (any AnswerFormatRules)? {
-        r.accept(strings: ["yesString", "noString"])
+        r.accept(strings: labelKeys)
         let yes = r.number("yesScore"), no = r.number("noScore")
         return BooleanFormat(yesScore: yes, noScore: no)
     }

@@ -23,7 +23,10 @@ struct ChoiceFormat: AnswerFormatRules {
     var allowsMultipleChoices: Bool { multiple }
     var scores: ScoreTable { ScoreTable(choices: options.compactMap { o in o.score.map { (o.value, $0) } }) }
     /// Text scales and value pickers take one choice; the style says so for every kind.
-    var defaults: JSONObject { JSONObject(["style": .string(multiple ? "multipleChoice" : "singleChoice")]) }
+    func defaults(_ add: (_ key: String, _ value: JSON) -> Void) { add("style", .string(multiple ? "multipleChoice" : "singleChoice")) }
+
+    /// Read once, not made per format read (an array literal is allocated on each call).
+    private static let styles = ["singleChoice", "multipleChoice"]
 
     static func parse(_ r: FieldReader, kind: Kind) -> (any AnswerFormatRules)? {
         let d = r.diagnostics
@@ -31,9 +34,9 @@ struct ChoiceFormat: AnswerFormatRules {
         var multiple = false
         switch kind {
         case .textChoice:
-            multiple = r.choice("style", of: ["singleChoice", "multipleChoice"], required: true) == "multipleChoice"
+            multiple = r.choice("style", of: ChoiceFormat.styles, required: true) == "multipleChoice"
         case .imageChoice:
-            multiple = r.choice("style", of: ["singleChoice", "multipleChoice"]) == "multipleChoice"
+            multiple = r.choice("style", of: ChoiceFormat.styles) == "multipleChoice"
         case .textScale, .valuePicker:
             break
         }

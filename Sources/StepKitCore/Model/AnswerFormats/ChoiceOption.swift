@@ -26,8 +26,13 @@ struct ChoiceOption: Sendable, Equatable {
                           images: Bool = false, scores: Bool = false) -> [ChoiceOption] {
         var options: [ChoiceOption] = []
         options.reserveCapacity(items.count)
-        // The values so far, to find a repeat in one probe rather than a pass over the list.
-        var seen = Set<ScalarKey>(minimumCapacity: items.count)
+        // The values so far, to find a repeat in one probe rather than a pass over the list; a
+        // short list (most are) compares with the values before instead, which costs less than
+        // making and filling the set (`benchmarks/README.md`, issue 36).
+        let hashed = items.count > shortList
+        var seen = Set<ScalarKey>(minimumCapacity: hashed ? items.count : 0)
+        var keys: [ScalarKey] = []
+        if !hashed { keys.reserveCapacity(items.count) }
         for (i, item) in items.enumerated() {
             let itemPath = path.index(i)
             guard let r = FieldReader(item, at: itemPath, diagnostics, what: "a choice") else { continue }
@@ -40,7 +45,7 @@ struct ChoiceOption: Sendable, Equatable {
             var exclusive = false, other = false, otherOptional = true
             let coding = images ? nil : r.value("coding").flatMap { parseCoding($0, at: itemPath.key("coding"), diagnostics) }
             if images {
-                r.accept(strings: ["normalImage", "selectedImage", "accessibilityText"])
+                r.accept(strings: imageKeys)
             } else {
                 exclusive = r.bool("exclusive") ?? false
                 other = r.bool("other") ?? false
@@ -48,7 +53,7 @@ struct ChoiceOption: Sendable, Equatable {
                 otherOptional = r.bool("textViewInputOptional") ?? true
                 _ = r.bool("textViewStartsHidden")
                 if !other {
-                    for key in ["textViewPlaceholderText", "textViewInputOptional", "textViewStartsHidden"] where r.has(key) {
+                    for key in otherKeys where r.has(key) {
                         diagnostics.error("invalidValue", "\"\(key)\" applies only to a choice with \"other\": true.", at: itemPath.key(key))
                     }
                 }
@@ -59,7 +64,9 @@ struct ChoiceOption: Sendable, Equatable {
                 diagnostics.error("wrongType", "A choice's \"value\" must be a string or a number, found \(value.typeName).", at: itemPath.key("value"))
                 continue
             }
-            if !seen.insert(key).inserted {
+            let repeated = hashed ? !seen.insert(key).inserted : keys.contains(key)
+            if !hashed && !repeated { keys.append(key) }
+            if repeated {
                 diagnostics.error("duplicateValue", "Another choice already has the value \(JSONWriter.string(value)).", at: itemPath.key("value"))
                 continue
             }
@@ -68,6 +75,12 @@ struct ChoiceOption: Sendable, Equatable {
         }
         return options
     }
+
+    /// Lists of at most this many choices are checked for repeated values without a set.
+    private static let shortList = 16
+    /// The settings of a choice with `"other": true`.
+    private static let otherKeys = ["textViewPlaceholderText", "textViewInputOptional", "textViewStartsHidden"]
+    private static let imageKeys = ["normalImage", "selectedImage", "accessibilityText"]
 }
 
 /// A choice's `coding`: an object of the strings `system`, `version`, `code`, `display`, with a

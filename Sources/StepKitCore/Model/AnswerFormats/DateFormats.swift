@@ -23,8 +23,9 @@ struct DateFormat: AnswerFormatRules {
     }
     var boundKeys: BoundKeys? { BoundKeys(minimum: DateFormat.minimumKey, maximum: DateFormat.maximumKey, type: withTime ? .dateTime : .date) }
     static let minimumKey = "minimumDate", maximumKey = "maximumDate"
-    var defaults: JSONObject {
-        JSONObject(["style": .string(withTime ? "dateTime" : "date"), "minuteInterval": .int(Int64(minuteInterval))])
+    func defaults(_ add: (_ key: String, _ value: JSON) -> Void) {
+        add("style", .string(withTime ? "dateTime" : "date"))
+        add("minuteInterval", .int(Int64(minuteInterval)))
     }
 
     /// The message key asking for this format's date shape.
@@ -139,7 +140,7 @@ struct TimeOfDayFormat: AnswerFormatRules {
     /// Seconds since midnight: the last time on the interval is 24:00 less one interval (and
     /// its 59th second, when seconds are written).
     var valueRange: ValueRange? { ValueRange(minimum: 0, maximum: Double((24 * 60 - minuteInterval) * 60 + (seconds ? 59 : 0))) }
-    var defaults: JSONObject { JSONObject(["minuteInterval": .int(Int64(minuteInterval))]) }
+    func defaults(_ add: (_ key: String, _ value: JSON) -> Void) { add("minuteInterval", .int(Int64(minuteInterval))) }
 
     static func parse(_ r: FieldReader) -> (any AnswerFormatRules)? {
         let minuteInterval = r.integer("minuteInterval", in: 1...30) ?? 1

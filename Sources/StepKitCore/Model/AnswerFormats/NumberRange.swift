@@ -36,12 +36,10 @@ struct NumberRange: Sendable {
     }
 
     /// The bounds and unit under a format's keys, for `AnswerFormatRules.defaults`.
-    func defaults(minimumKey: String, maximumKey: String) -> JSONObject {
-        var fields = JSONObject()
-        if let minimum { fields[minimumKey] = .number(minimum) }
-        if let maximum { fields[maximumKey] = .number(maximum) }
-        if let unit { fields["unit"] = .string(unit) }
-        return fields
+    func defaults(minimumKey: String, maximumKey: String, _ add: (_ key: String, _ value: JSON) -> Void) {
+        if let minimum { add(minimumKey, .number(minimum)) }
+        if let maximum { add(maximumKey, .number(maximum)) }
+        if let unit { add("unit", .string(unit)) }
     }
 
     func check(_ answer: JSON) throws(AnswerRejection) -> Double {

@@ -15,14 +15,18 @@ struct NumericFormat: AnswerFormatRules {
     var valueRange: ValueRange? { range.valueRange }
     var boundKeys: BoundKeys? { NumericFormat.boundKeys }
     static let boundKeys = BoundKeys(minimum: "minimum", maximum: "maximum", type: .number)
+    /// Read once, not made per format read (an array literal is allocated on each call).
+    private static let boundKeyList = [boundKeys.minimum, boundKeys.maximum]
+    private static let styles = ["integer", "decimal"]
+    private static let displayStrings = ["displayUnit", "placeholder"]
 
     static func parse(_ r: FieldReader) -> (any AnswerFormatRules)? {
-        let style = r.choice("style", of: ["integer", "decimal"], required: true)
+        let style = r.choice("style", of: styles, required: true)
         let whole = style == "integer"
-        let expressions = expressionBounds(r, [boundKeys.minimum, boundKeys.maximum])
+        let expressions = expressionBounds(r, boundKeyList)
         let (minimum, maximum) = readBounds(r, minimumKey: "minimum", maximumKey: "maximum", whole: false, skipping: expressions)
         let unit = r.string("unit")
-        r.accept(strings: ["displayUnit", "placeholder"])
+        r.accept(strings: displayStrings)
         _ = r.bool("hideUnitWhenAnswerIsEmpty")
         let digits = r.integer("maximumFractionDigits", in: 0...15)
         if whole, digits != nil {
@@ -65,7 +69,7 @@ struct MeasurementFormat: AnswerFormatRules {
     var resultType: ResultType { .numeric }
     var valueRange: ValueRange? { range.valueRange }
     var unit: String? { range.unit }
-    var defaults: JSONObject { range.defaults(minimumKey: "minimumValue", maximumKey: "maximumValue") }
+    func defaults(_ add: (_ key: String, _ value: JSON) -> Void) { range.defaults(minimumKey: "minimumValue", maximumKey: "maximumValue", add) }
 
     static func parse(_ r: FieldReader, kind: Kind) -> (any AnswerFormatRules)? {
         _ = r.choice("measurementSystem", of: ["local", "metric", "USC"])
@@ -91,7 +95,7 @@ struct AgeFormat: AnswerFormatRules {
     var resultType: ResultType { .numeric }
     var valueRange: ValueRange? { range.valueRange }
     var unit: String? { "years" }
-    var defaults: JSONObject { range.defaults(minimumKey: "minimumAge", maximumKey: "maximumAge") }
+    func defaults(_ add: (_ key: String, _ value: JSON) -> Void) { range.defaults(minimumKey: "minimumAge", maximumKey: "maximumAge", add) }
 
     static func parse(_ r: FieldReader) -> (any AnswerFormatRules)? {
         let (minimum, maximum) = readBounds(r, minimumKey: "minimumAge", maximumKey: "maximumAge", whole: true)
@@ -116,7 +120,7 @@ struct SESFormat: AnswerFormatRules {
     var resultType: ResultType { .ses }
     var valueRange: ValueRange? { SESFormat.range.valueRange }
     /// The ladder's rungs, which a definition cannot change.
-    var defaults: JSONObject { SESFormat.range.defaults(minimumKey: "minimum", maximumKey: "maximum") }
+    func defaults(_ add: (_ key: String, _ value: JSON) -> Void) { SESFormat.range.defaults(minimumKey: "minimum", maximumKey: "maximum", add) }
 
     static func parse(_ r: FieldReader) -> (any AnswerFormatRules)? {
         r.accept(strings: ["topRungText", "bottomRungText"])
@@ -138,8 +142,10 @@ struct TimeIntervalFormat: AnswerFormatRules {
     /// Seconds, from none to `maximumInterval`.
     var valueRange: ValueRange? { ValueRange(minimum: 0, maximum: maximum) }
     /// Answers are seconds: the unit is stated for the host, not written with the result.
-    var defaults: JSONObject {
-        JSONObject(["maximumInterval": .number(maximum), "step": .int(Int64(stepMinutes)), "unit": .string("s")])
+    func defaults(_ add: (_ key: String, _ value: JSON) -> Void) {
+        add("maximumInterval", .number(maximum))
+        add("step", .int(Int64(stepMinutes)))
+        add("unit", .string("s"))
     }
 
     static func parse(_ r: FieldReader) -> (any AnswerFormatRules)? {

@@ -12,15 +12,19 @@ struct ScaleFormat: AnswerFormatRules {
 
     var resultType: ResultType { .scale }
     var valueRange: ValueRange? { range.valueRange }
-    var defaults: JSONObject { JSONObject(["step": .int(Int64(step))]) }
+    func defaults(_ add: (_ key: String, _ value: JSON) -> Void) { add("step", .int(Int64(step))) }
+    /// Display settings, read once, not made per format read (an array literal is allocated
+    /// on each call).
+    static let displayBools = ["vertical", "hideSelectedValue", "hideRanges", "hideLabels"]
+    static let displayStrings = ["minimumValueDescription", "maximumValueDescription", "gradientColors"]
 
     static func parse(_ r: FieldReader) -> (any AnswerFormatRules)? {
         let d = r.diagnostics
         let minimum = r.integer("minimum", required: true, in: -10_000...10_000)
         let maximum = r.integer("maximum", required: true, in: -10_000...10_000)
         let step = r.integer("step", in: 1...20_000) ?? 1
-        r.accept(bools: ["vertical", "hideSelectedValue", "hideRanges", "hideLabels"])
-        r.accept(strings: ["minimumValueDescription", "maximumValueDescription", "gradientColors"])
+        r.accept(bools: ScaleFormat.displayBools)
+        r.accept(strings: ScaleFormat.displayStrings)
         guard let minimum, let maximum else { _ = r.value("defaultValue"); return nil }
         if minimum >= maximum {
             d.error("minimumAboveMaximum", "\"minimum\" (\(minimum)) must be below \"maximum\" (\(maximum)).", at: r.path.key("minimum"))
@@ -56,7 +60,7 @@ struct ContinuousScaleFormat: AnswerFormatRules {
 
     var resultType: ResultType { .scale }
     var valueRange: ValueRange? { range.valueRange }
-    var defaults: JSONObject { JSONObject(["maximumFractionDigits": .int(Int64(fractionDigits))]) }
+    func defaults(_ add: (_ key: String, _ value: JSON) -> Void) { add("maximumFractionDigits", .int(Int64(fractionDigits))) }
 
     static func parse(_ r: FieldReader) -> (any AnswerFormatRules)? {
         let d = r.diagnostics

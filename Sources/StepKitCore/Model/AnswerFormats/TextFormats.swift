@@ -10,9 +10,16 @@ struct TextFormat: AnswerFormatRules {
 
     var resultType: ResultType { .text }
     /// A `maximumLength` of 0 means no limit, as in ResearchKit.
-    var defaults: JSONObject {
-        JSONObject(["maximumLength": .int(Int64(maximumLength)), "multipleLines": .bool(multipleLines)])
+    func defaults(_ add: (_ key: String, _ value: JSON) -> Void) {
+        add("maximumLength", .int(Int64(maximumLength)))
+        add("multipleLines", .bool(multipleLines))
     }
+
+    /// Display settings, read once, not made per format read (an array literal is allocated
+    /// on each call).
+    static let displayStrings = ["placeholder", "autocapitalizationType", "autocorrectionType", "spellCheckingType",
+                                 "keyboardType", "textContentType", "passwordRules"]
+    static let displayBools = ["secureTextEntry", "hideCharacterCountLabel", "hideClearButton"]
 
     static func parse(_ r: FieldReader) -> (any AnswerFormatRules)? {
         let d = r.diagnostics
@@ -20,9 +27,8 @@ struct TextFormat: AnswerFormatRules {
         let multipleLines = r.bool("multipleLines") ?? true
         let source = r.string("validationRegularExpression")
         let invalidMessage = r.string("invalidMessage")
-        r.accept(strings: ["placeholder", "autocapitalizationType", "autocorrectionType", "spellCheckingType",
-                           "keyboardType", "textContentType", "passwordRules"])
-        r.accept(bools: ["secureTextEntry", "hideCharacterCountLabel", "hideClearButton"])
+        r.accept(strings: TextFormat.displayStrings)
+        r.accept(bools: TextFormat.displayBools)
         var pattern: Pattern?
         if let source {
             do throws(RegularExpression.CompileError) {
@@ -117,8 +123,9 @@ struct ConfirmTextFormat: AnswerFormatRules {
     let maximumLength: Int
 
     var resultType: ResultType { .text }
-    var defaults: JSONObject {
-        JSONObject(["maximumLength": .int(Int64(maximumLength)), "errorMessage": .string(errorMessage)])
+    func defaults(_ add: (_ key: String, _ value: JSON) -> Void) {
+        add("maximumLength", .int(Int64(maximumLength)))
+        add("errorMessage", .string(errorMessage))
     }
 
     static func parse(_ r: FieldReader) -> (any AnswerFormatRules)? {
