@@ -51,43 +51,57 @@ extension TaskCompiler {
     }
 
     /// Compiles every choice list's `visibleWhen` and `choicesFrom` once every step is known.
+    /// Most lists have neither: a list's path is made only for one that has something to
+    /// compile (making it for every list was most of this pass: `benchmarks/README.md`).
     static func compileChoiceFilters(_ b: Builder, _ predicates: PredicateCompiler, _ rules: inout TaskRules) {
         for (index, step) in b.steps.enumerated() {
-            var lists: [(item: String?, format: AnswerFormat, path: JSONPath)] = []
             switch step.content {
             case .message: break
-            case .question(let format): lists.append((nil, format, step.definitionPath.key("answerFormat")))
+            case .question(let format):
+                compileChoiceFilter(item: nil, format: format, index: index, b, predicates, &rules) {
+                    step.definitionPath.key("answerFormat")
+                }
             case .form(let form):
                 for (i, item) in form.items.enumerated() {
-                    lists.append((item.identifier, item.format, step.definitionPath.key("formItems").index(formEntry(of: item.identifier, in: step) ?? i).key("answerFormat")))
-                }
-            }
-            for list in lists {
-                guard let options = list.format.rules.choiceOptions else { continue }
-                var conditions: [Int: Predicate] = [:]
-                for (i, option) in options.enumerated() {
-                    guard let value = option.visibleWhen else { continue }
-                    if let predicate = predicates.compile(value, at: list.path.key("textChoices").index(i).key("visibleWhen")) {
-                        conditions[i] = predicate
+                    compileChoiceFilter(item: item.identifier, format: item.format, index: index, b, predicates, &rules) {
+                        step.definitionPath.key("formItems").index(formEntry(of: item.identifier, in: step) ?? i).key("answerFormat")
                     }
                 }
-                var source: (step: Int, item: String?, chosen: Bool)?
-                if let from = list.format.rules.choiceSource {
-                    let path = list.path.key("choicesFrom")
-                    if let at = b.stepIndex[from.step], at < index, let other = b.steps[ifPresent: at] {
-                        if other.format(item: from.item)?.rules.choiceOptions == nil {
-                            b.d.error("invalidReference", "\"choicesFrom\" names \"\(from.step)\"\(from.item.map { " item \"\($0)\"" } ?? ""), which is not a choice question.", at: path)
-                        } else {
-                            source = (at, from.item, from.chosen)
-                        }
-                    } else {
-                        b.d.error("invalidReference", "\"choicesFrom\" names \"\(from.step)\", which is not a step before this one.", at: path.key("step"))
-                    }
-                }
-                if !conditions.isEmpty || source != nil {
-                    rules.choiceFilters[index, default: []].append(ChoiceFilter(item: list.item, conditions: conditions, source: source))
-                }
             }
+        }
+    }
+
+    /// One choice list's filter (`item`'s, nil for a question step's), its path (the format's)
+    /// made only when the list has a condition or a source.
+    private static func compileChoiceFilter(item: String?, format: AnswerFormat, index: Int, _ b: Builder, _ predicates: PredicateCompiler,
+                                            _ rules: inout TaskRules, path listPath: () -> JSONPath) {
+        let rulesOfFormat = format.rules
+        guard let options = rulesOfFormat.choiceOptions else { return }
+        let from = rulesOfFormat.choiceSource
+        guard from != nil || options.contains(where: { $0.visibleWhen != nil }) else { return }
+        let formatPath = listPath()
+        var conditions: [Int: Predicate] = [:]
+        for (i, option) in options.enumerated() {
+            guard let value = option.visibleWhen else { continue }
+            if let predicate = predicates.compile(value, at: formatPath.key("textChoices").index(i).key("visibleWhen")) {
+                conditions[i] = predicate
+            }
+        }
+        var source: (step: Int, item: String?, chosen: Bool)?
+        if let from {
+            let path = formatPath.key("choicesFrom")
+            if let at = b.stepIndex[from.step], at < index, let other = b.steps[ifPresent: at] {
+                if other.format(item: from.item)?.rules.choiceOptions == nil {
+                    b.d.error("invalidReference", "\"choicesFrom\" names \"\(from.step)\"\(from.item.map { " item \"\($0)\"" } ?? ""), which is not a choice question.", at: path)
+                } else {
+                    source = (at, from.item, from.chosen)
+                }
+            } else {
+                b.d.error("invalidReference", "\"choicesFrom\" names \"\(from.step)\", which is not a step before this one.", at: path.key("step"))
+            }
+        }
+        if !conditions.isEmpty || source != nil {
+            rules.choiceFilters[index, default: []].append(ChoiceFilter(item: item, conditions: conditions, source: source))
         }
     }
 

@@ -3,11 +3,17 @@ import StepKitBase
 // Form steps: their items, section headers and confirmations.
 
 extension TaskCompiler {
+    /// A form item's display texts, read once, not made per item (an array literal is allocated
+    /// on each call).
+    private static let formItemTexts = ["detailText", "placeholder", "learnMoreText"]
+
     static func compileForm(_ entries: [JSON], at path: JSONPath, stepIndex: Int, _ b: Builder) -> Form? {
         let d = b.d
         let before = d.problems.count
         var items: [Form.Item] = []
         var index: [String: Int] = [:]
+        index.reserveCapacity(entries.count)
+        items.reserveCapacity(entries.count)
         // Section headers with a `visibleWhen`, each with the items up to the next header.
         var headers: [(entry: Int, title: String, items: [String], value: JSON, path: JSONPath)] = []
         var underHeader = false
@@ -26,7 +32,7 @@ extension TaskCompiler {
             let identifier = r.string("identifier", required: true, nonEmpty: true)
             let optional = r.bool("optional") ?? false
             let text = r.string("text")
-            r.accept(strings: ["detailText", "placeholder", "learnMoreText"])
+            r.accept(strings: formItemTexts)
             // Kept in place when the form's items are shuffled (`shuffleItems`); read from the
             // presentation by `Randomization`.
             _ = r.bool("pinned")

@@ -13,8 +13,10 @@ extension TaskCompiler {
             b.d.error("wrongType", "\"\(name)\" is an object: step identifier → \(shape).", at: path)
             return
         }
-        for (key, entry) in object.entries {
-            body(key, entry, path.key(key), owner(key, at: path.key(key), b, what: what))
+        // Read in place (`entries` copied every entry out), each entry's path made once.
+        object.forEachEntry { key, entry in
+            let entryPath = path.key(key)
+            body(key, entry, entryPath, owner(key, at: entryPath, b, what: what))
         }
     }
 
@@ -41,18 +43,22 @@ extension TaskCompiler {
         return nil
     }
 
+    /// Read once, not made per rule (an array literal is allocated on each call).
+    private static let navigationRuleTypes = ["predicate", "direct"]
+
     static func compileNavigationRules(_ value: JSON, _ b: Builder, _ predicates: PredicateCompiler, _ rules: inout TaskRules) {
         forEachEntry(of: value, "navigationRules", shape: "rule", what: "A navigation rule", b) { _, ruleValue, rulePath, target in
             guard let r = FieldReader(ruleValue, at: rulePath, b.d, what: "a navigation rule") else { return }
             var rule: NavigationRule?
-            switch r.choice("type", of: ["predicate", "direct"], required: true) {
+            switch r.choice("type", of: navigationRuleTypes, required: true) {
             case "direct":
                 rule = r.value("destination", required: true).flatMap { destination($0, at: rulePath.key("destination"), b) }.map { .direct($0) }
             case "predicate":
                 var branches: [NavigationRule.Branch] = []
                 var complete = true
+                let branchesPath = rulePath.key("branches")
                 for (i, item) in (r.array("branches", required: true) ?? []).enumerated() {
-                    let branchPath = rulePath.key("branches").index(i)
+                    let branchPath = branchesPath.index(i)
                     guard let br = FieldReader(item, at: branchPath, b.d, what: "a branch") else { complete = false; continue }
                     let condition = br.value("when", required: true)
                     let when = condition.flatMap { predicates.compile($0, at: branchPath.key("when")) }

@@ -20,16 +20,24 @@ extension TaskCompiler {
             switch step.content {
             case .message:
                 break
+            // A format's path is made only when it has bounds written as expressions (few do).
             case .question(let format):
+                guard hasBoundExpressions(format) else { break }
                 if let bound = AnswerBounds.compile(format, item: nil, at: step.definitionPath.key("answerFormat"), predicates) { bounds.append(bound) }
             case .form(let form):
-                for (i, item) in form.items.enumerated() {
+                for (i, item) in form.items.enumerated() where hasBoundExpressions(item.format) {
                     let path = formItemPath(step, item.identifier) ?? step.definitionPath.key("formItems").index(i)
                     if let bound = AnswerBounds.compile(item.format, item: item.identifier, at: path.key("answerFormat"), predicates) { bounds.append(bound) }
                 }
             }
             if !bounds.isEmpty { rules.answerBounds[index] = bounds }
         }
+    }
+
+    /// Whether `format` has a bound written as an expression (`AnswerBounds.compile` has nothing
+    /// to do otherwise).
+    private static func hasBoundExpressions(_ format: AnswerFormat) -> Bool {
+        format.rules.boundExpressions.count > 0
     }
 
     /// The path of a form item in the definition (section headers count among `formItems`).

@@ -108,12 +108,6 @@ extension TaskCompiler {
             let kind = ActiveStepSettings.Kind(rawValue: type ?? "") ?? .active
             active = ActiveStepSettings.parse(r, kind: kind, path: path, seenRecorders: &b.recorders)
             content = .message
-        case let game? where GameSettings.stepTypes.contains(game):
-            // A game is an active step that starts by itself and moves on when the game is over.
-            active = ActiveStepSettings.parse(r, kind: .active, path: path, seenRecorders: &b.recorders, game: true)
-            active?.game = GameSettings.parse(type: game, r, at: path)
-            if active?.game == nil { active = nil }
-            content = .message
         case "question":
             _ = r.string("placeholder")
             _ = r.string("question")
@@ -125,7 +119,9 @@ extension TaskCompiler {
                 if let repeatValue, case .question(let single)? = content {
                     content = repeatingFormat(repeatValue, groupItems: nil, single: single, at: path, stepIndex: b.steps.count, item: nil, b).map { .question($0) }
                 }
-                if case .question(let f)? = content, f.rules is ConfirmTextFormat {
+                // By its type and not a cast (a cast on every question step): a repeating
+                // question keeps its question's type, and its rules are the repeat's.
+                if case .question(let f)? = content, f.repeating == nil, f.type == "confirmText" {
                     d.error("confirmTextOutsideForm", "A \"confirmText\" answer confirms another item of the same form; use it in a form step.", at: path.key("answerFormat").key("type"))
                 }
             }
@@ -139,10 +135,6 @@ extension TaskCompiler {
             if let items = r.array("formItems", required: true) {
                 content = compileForm(items, at: path.key("formItems"), stepIndex: b.steps.count, b).map { .form($0) }
             }
-        case let other? where HostedStep.types.contains(other):
-            _ = r.string("image")
-            hosted = compileHosted(other, r, at: path, b)
-            content = hosted?.content
         case "review":
             // Lists the answers of the path before it (`Session+Review.swift`); it asks nothing.
             content = .message
@@ -153,6 +145,17 @@ extension TaskCompiler {
             if let subSteps = r.array("steps", required: true) {
                 content = compilePage(subSteps, at: path.key("steps"), stepIndex: b.steps.count, b).map { .form($0) }
             }
+        // After the literal types, which most steps have: each `where` searches a list of names.
+        case let game? where GameSettings.stepTypes.contains(game):
+            // A game is an active step that starts by itself and moves on when the game is over.
+            active = ActiveStepSettings.parse(r, kind: .active, path: path, seenRecorders: &b.recorders, game: true)
+            active?.game = GameSettings.parse(type: game, r, at: path)
+            if active?.game == nil { active = nil }
+            content = .message
+        case let other? where HostedStep.types.contains(other):
+            _ = r.string("image")
+            hosted = compileHosted(other, r, at: path, b)
+            content = hosted?.content
         case let other?:
             let later = laterStepTypes.contains(other) ? " (\"\(other)\" steps are not supported yet)" : ""
             d.error("unknownStepType", "Unknown step type \"\(other)\"\(later); expected one of: " + stepTypes.joined(separator: ", ") + ".", at: path.key("type"))

@@ -58,6 +58,18 @@ package enum TaskCompiler {
         return task.with(languages: languages, translations: translations)
     }
 
+    /// About how many steps and sections `items` holds, sections' steps included (a sensor task
+    /// template counts one): the room the builder reserves. Bounded by the definition's nesting.
+    private static func stepCount(_ items: [JSON]) -> Int {
+        var count = items.count
+        for item in items {
+            guard case .object(let object) = item, case .string("section")? = object["type"],
+                  case .array(let inner)? = object["steps"] else { continue }
+            count += stepCount(inner)
+        }
+        return count
+    }
+
     /// Compiles a definition whose texts are plain strings.
     private static func compile(_ definition: JSON, fingerprinted original: JSON, maxSteps: Int) throws(StepKitError) -> Task {
         let d = Diagnostics()
@@ -74,6 +86,12 @@ package enum TaskCompiler {
             if items.isEmpty {
                 d.error("emptySteps", "A task needs at least one step.", at: .root.key("steps"))
             }
+            // Room for every step up front: grown step by step, the identifier set and index
+            // were rehashed at every doubling (a twentieth of compiling the survey).
+            let count = stepCount(items)
+            b.seen.reserveCapacity(count)
+            b.stepIndex.reserveCapacity(count)
+            b.steps.reserveCapacity(count)
             compileSteps(items, at: .root.key("steps"), in: [], b)
         }
         if b.steps.count + b.sections.count > maxSteps {
