@@ -19,18 +19,22 @@ struct RuleGraph: Sendable {
         var successors: [[Int]] = []
         successors.reserveCapacity(n)
         for i in 0..<n {
-            // Sorted, then each target once (a step has a handful of edges: no set needed).
+            // Sorted, then each target once, in place (a step has a handful of edges: no set
+            // needed, and no second array).
             var targets: [Int] = []
             routing.forEachMove(leaving: i) { targets.append($0.target ?? n) }
             targets.sort()
-            var unique: [Int] = []
-            unique.reserveCapacity(targets.count)
-            for t in targets where unique.last != t { unique.append(t) }
-            successors.append(unique)
+            var kept = 0
+            for j in targets.indices where kept == 0 || targets[kept - 1] != targets[j] {
+                targets[kept] = targets[j]
+                kept += 1
+            }
+            targets.removeLast(targets.count - kept)
+            successors.append(targets)
         }
         self.successors = successors
         let skippable = (0..<n).map { routing.skippable($0) }
-        let fewest = RuleGraph.fewest(RuleGraph.predecessors(successors), skippable: skippable)
+        let fewest = RuleGraph.fewest(PredecessorTable(successors), skippable: skippable)
         let longest = RuleGraph.longest(successors)
         fewestAfter = successors.map { next in
             next.compactMap { fewest[ifPresent: $0] ?? nil }.min()
@@ -56,9 +60,46 @@ struct RuleGraph: Sendable {
         return predecessors
     }
 
+    /// `predecessors(_:)` in two flat arrays (node `s`'s predecessors are
+    /// `sources[start[s]..<start[s + 1]]`, in step order), for the compile: a list per node
+    /// grown edge by edge was most of working out the fewest steps (`benchmarks/README.md`,
+    /// issue 36).
+    struct PredecessorTable {
+        private(set) var start: [Int]
+        private(set) var sources: [Int]
+
+        init(_ successors: [[Int]]) {
+            let n = successors.count
+            // Nodes 0...n; start[s + 2] first counts the edges into s.
+            var start = Array(repeating: 0, count: n + 3)
+            var edges = 0
+            for next in successors {
+                for s in next where s >= 0 && s <= n {
+                    start[s + 2] += 1
+                    edges += 1
+                }
+            }
+            // Summed, start[s + 1] is where s's sources begin; filling moves it on to where they
+            // end, which is where s + 1's begin: after it, s's are start[s]..<start[s + 1].
+            for k in stride(from: 2, to: n + 3, by: 1) { start[k] += start[k - 1] }
+            var sources = Array(repeating: 0, count: edges)
+            for (v, next) in successors.enumerated() {
+                for s in next where s >= 0 && s <= n {
+                    sources[start[s + 1]] = v
+                    start[s + 1] += 1
+                }
+            }
+            self.start = start
+            self.sources = sources
+        }
+
+        /// Nodes, the end (`successors.count`) included.
+        var count: Int { start.count - 2 }
+    }
+
     /// Fewest steps shown from each node to the end, the node included: 0-1 breadth-first search
     /// from the end over reversed edges.
-    private static func fewest(_ predecessors: [[Int]], skippable: [Bool]) -> [Int?] {
+    private static func fewest(_ predecessors: PredecessorTable, skippable: [Bool]) -> [Int?] {
         let n = predecessors.count - 1
         guard n >= 0 else { return [] }
         var distance = Array(repeating: Int.max, count: n + 1)
@@ -74,7 +115,8 @@ struct RuleGraph: Sendable {
                 head += 1
             }
             let base = distance[node]
-            for v in predecessors[node] {
+            for e in predecessors.start[node]..<predecessors.start[node + 1] {
+                let v = predecessors.sources[e]
                 let w = skippable[v] ? 0 : 1
                 if base + w < distance[v] {
                     distance[v] = base + w
