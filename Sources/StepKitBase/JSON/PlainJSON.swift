@@ -135,7 +135,7 @@ package enum PlainJSON {
                 skipSpace()
                 guard peek == UInt8(ascii: "\""), let key = string() else { return nil }
                 if keyStack.count - keyBase < JSONObject.linearLimit {
-                    if keyStack.contains(key, from: keyBase) { return nil }
+                    if keyStack.containsKey(key, from: keyBase) { return nil }
                 } else {
                     if seen.isEmpty { keyStack.forEach(from: keyBase) { seen.insert($0) } }
                     guard seen.insert(key).inserted else { return nil }
@@ -364,6 +364,15 @@ package enum PlainJSON {
         func contains(_ element: Element, from start: Int) -> Bool where Element: Equatable {
             guard let storage else { return false }
             for i in start..<count where storage[i] == element { return true }
+            return false
+        }
+
+        /// `contains(_:from:)` for keys, comparing lengths first: an object's keys mostly
+        /// differ in length, and a length is read without comparing text (issue 36).
+        func containsKey(_ key: String, from start: Int) -> Bool where Element == String {
+            guard let storage else { return false }
+            let length = key.utf8.count
+            for i in start..<count where storage[i].utf8.count == length && storage[i] == key { return true }
             return false
         }
 
