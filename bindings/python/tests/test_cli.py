@@ -261,6 +261,7 @@ def test_interactive_choices_back_and_raw_json(small_task_file, tmp_path):
             ":back",  # back to colour, prefilled with Blue
             "",  # Enter keeps Blue
             '={"x": 1}',  # raw JSON for the name item: refused
+            "={oops",  # not JSON at all: said so, asked again
             "Bo",
             "bo@example.org",
             "",
@@ -268,6 +269,7 @@ def test_interactive_choices_back_and_raw_json(small_task_file, tmp_path):
     ) + "\n"
     proc = run_cli("run", str(small_task_file), "-i", "-o", str(output), input=typed)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "That is not valid JSON" in proc.stdout + proc.stderr
     result = answers_of(load_json(output))
     assert result["likes"] == {"likes": False}
     assert result["age"] == {"age": 30}

@@ -193,6 +193,18 @@ class Presenter:
             except StepKitError as exc:
                 self.error(exc.message)
 
+    def _typed(self, kind_value: Tuple[str, Any]) -> Tuple[bool, Any]:
+        """What ``_ask`` read as an answer: (True, the value), raw JSON (``=...``) decoded; or
+        (False, None) after showing why the JSON is not valid."""
+        kind, value = kind_value
+        if kind != "json":
+            return True, value
+        try:
+            return True, json.loads(value)
+        except ValueError as exc:
+            self.error(f"That is not valid JSON: {exc}")
+            return False, None
+
     def _set(self, kind_value: Tuple[str, Any], wrap: Optional[str] = None) -> Optional[State]:
         """Sets an answer (a form item's with ``wrap``): the new state, or None after showing
         why it was refused."""
@@ -201,10 +213,8 @@ class Presenter:
             if kind == "json":
                 if wrap is None:
                     return self.session.set_answer_json(value)
-                try:
-                    decoded = json.loads(value)
-                except ValueError as exc:
-                    self.error(f"That is not valid JSON: {exc}")
+                valid, decoded = self._typed(kind_value)
+                if not valid:
                     return None
                 return self.session.set_answer({wrap: decoded})
             return self.session.set_answer(value if wrap is None else {wrap: value})
@@ -510,13 +520,9 @@ class Presenter:
             given, value = self._ask(fmt or {}, current, optional, "    > ", False)
             if not given:
                 return state
-            kind, answer = value
-            if kind == "json":
-                try:
-                    answer = json.loads(answer)
-                except ValueError as exc:
-                    self.error(f"That is not valid JSON: {exc}")
-                    continue
+            valid, answer = self._typed(value)
+            if not valid:
+                continue
             if inner is not None:
                 # A group's instances before k are left as they are ({} changes nothing).
                 whole: Any = [{} for _ in range(k)] + [{inner.get("identifier"): answer}]
@@ -541,13 +547,9 @@ class Presenter:
                 if not given:
                     break
                 given_any = True
-                kind, answer = value
-                if kind == "json":
-                    try:
-                        answer = json.loads(answer)
-                    except ValueError as exc:
-                        self.error(f"That is not valid JSON: {exc}")
-                        continue
+                valid, answer = self._typed(value)
+                if not valid:
+                    continue
                 answers.append(answer)
             if not given_any:
                 return state
