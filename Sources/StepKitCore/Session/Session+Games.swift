@@ -21,13 +21,33 @@ extension Session {
     package mutating func input(_ value: JSON) throws(StepKitError) {
         try requireInProgress()
         let clockNow = now
-        // The run's figures without its game (`timing`), so the game below is held once.
-        guard let settings = currentStep?.active, current?.active?.game != nil, var timing = current?.active else {
+        // A visit's run holds a game only on a game step (`startGame`), so its step has settings.
+        guard path.currentHasGame else {
             throw stateError("notAGame", "The current step is not a game.")
         }
-        timing.game = nil
-        guard timing.status == .running, let since = timing.runningSince else {
-            throw stateError("activeState", "The game's step is \(timing.status.rawValue), not running.")
+        // The game takes the input where the visit keeps it, through one access to the visit's
+        // run: a refused input changes nothing (`GameRun.take`). Taken out and put back, the run
+        // was reached twice an input, and every read of it copied it whole.
+        guard let (input, time, over) = try changeCurrent({ (visit: inout Visit) throws(StepKitError) in
+            try Session.take(value, into: &visit.active, clockNow: clockNow)
+        }) else { return }
+        let step = currentStep?.identifier ?? ""
+        emit("gameInput", ["step": .string(step), "input": input.json], at: time)
+        // A `control` event keeps no value (`AuditTrail`), so the input's JSON is not built for it.
+        if audit.isOn { audit.record(.control, at: time, step: currentIndex, detail: "input") }
+        clock.touched = true
+        if over, let settings = currentStep?.active { finishGame(settings, at: time) }
+        _checkInvariants()
+    }
+
+    /// `value` taken by the game of `run` (the current visit's) at `time` on the session's clock
+    /// (the clock's time `clockNow` if the input names none): the input as taken, its time, and
+    /// whether the game is over. Throws, changing nothing, as `input` describes.
+    private static func take(_ value: JSON, into run: inout ActiveRun?, clockNow: Int64) throws(StepKitError)
+        -> (input: GameInput, time: Int64, over: Bool) {
+        guard case .some = run, case .some = run!.game else { throw Session.stateError("notAGame", "The current step is not a game.") }
+        guard run!.status == .running, let since = run!.runningSince else {
+            throw Session.stateError("activeState", "The game's step is \(run!.status.rawValue), not running.")
         }
         var time = clockNow
         if let given = value.objectValue?["time"] {
@@ -38,29 +58,14 @@ extension Session {
             }
             time = ms
         }
-        let at = timing.elapsed(at: time)
-        var input = try GameInput.parse(value, at: at, saved: false)
-        guard var game = current?.active?.game else { return }
-        guard at >= game.time else {
+        let at = run!.elapsed(at: time)
+        let parsed = try GameInput.parse(value, at: at, saved: false)
+        guard at >= run!.game!.time else {
             throw StepKitError(.invalidArgument, code: "inputTime", message: "The input is dated before the game's latest time.", path: .root.key("time"))
         }
-        input = GameInput(copying: input, at: at)
-        // The visit lets go of the game while it changes, so its arrays are not copied; a
-        // refused input leaves `game` as it was (`GameRun.take`), and it goes back unchanged.
-        updateCurrent { $0.active?.game = nil }
-        do {
-            try game.take(input)
-        } catch {
-            updateCurrent { $0.active?.game = game }
-            throw error
-        }
-        let step = currentStep?.identifier ?? ""
-        updateCurrent { $0.active?.game = game }
-        emit("gameInput", ["step": .string(step), "input": input.json], at: time)
-        if audit.isOn { audit.record(.control, at: time, step: currentIndex, new: input.json, detail: "input") }
-        clock.touched = true
-        if game.board.isOver { finishGame(settings, at: time) }
-        _checkInvariants()
+        let input = GameInput(copying: parsed, at: at)
+        try run!.game!.take(input)
+        return (input, time, run!.game!.board.isOver)
     }
 
     /// The running game advanced through what came due by the session's time, one moment at a

@@ -255,6 +255,12 @@ package struct Session: Sendable {
         path.updateLast(change)
     }
 
+    /// Changes the current visit in place with a change that may be refused, leaving the visit
+    /// as it was (nil when no step was ever shown).
+    mutating func changeCurrent<R>(_ change: (inout Visit) throws(StepKitError) -> R) throws(StepKitError) -> R? {
+        try path.changeLast(change)
+    }
+
     /// Records what a restore across task versions kept and dropped (`Restoration.migrate`).
     mutating func reportRestore(_ report: JSON) { restoreReport = report }
 
@@ -264,6 +270,11 @@ package struct Session: Sendable {
     }
 
     func stateError(_ code: String, _ message: String, problems: [Problem] = []) -> StepKitError {
+        Session.stateError(code, message, problems: problems)
+    }
+
+    /// The same, for code that changes a part of the session in place and so may not read it.
+    static func stateError(_ code: String, _ message: String, problems: [Problem] = []) -> StepKitError {
         StepKitError(.state, problems: problems.isEmpty ? [Problem(code: code, message: message, path: .root)] : problems)
     }
 

@@ -36,6 +36,10 @@ struct Visit: Sendable, Equatable {
         }
     }
     private var activeRun = ActiveRunSlot()
+
+    /// Whether the visit's active run holds a game, read where the box keeps it (`active`'s
+    /// getter copies the whole run, game included).
+    var hasGame: Bool { activeRun.box?.hasGame ?? false }
     /// How navigation got here: the rule, branch and skip rules involved (for authors debugging
     /// a task).
     var arrival: Arrival = .saved(.null)
@@ -80,7 +84,13 @@ private struct ActiveRunSlot: Sendable, Equatable {
 }
 
 private final class ActiveRunBox: @unchecked Sendable {
-    var run: ActiveRun?
+    /// Not checked for exclusive access at run time: the box is changed only through
+    /// `Visit.active`'s modify accessor, while the visit holds the only reference, and a visit
+    /// is changed only under its session's lock. Checked, each read and change of a game's run
+    /// called the runtime's access tracking (about 80 instructions, several times an input).
+    @exclusivity(unchecked) var run: ActiveRun?
+
+    var hasGame: Bool { run?.game != nil }
 
     init(_ run: ActiveRun?) { self.run = run }
 }

@@ -37,6 +37,9 @@ struct VisitPath: Sendable, RandomAccessCollection {
     /// retaining its answer, hidden items and arrival).
     var currentStep: Int? { visits.indices.last.map { visits[$0].stepIndex } }
 
+    /// Whether the current visit's active run holds a game, read in place.
+    var currentHasGame: Bool { visits.indices.last.map { visits[$0].hasGame } ?? false }
+
     mutating func push(_ visit: consuming Visit) {
         earlier.append(latest.updateValue(visits.count, forKey: visit.stepIndex) ?? -1)
         visits.append(visit)
@@ -53,6 +56,13 @@ struct VisitPath: Sendable, RandomAccessCollection {
     mutating func updateLast(_ change: (inout Visit) -> Void) {
         guard let last = visits.indices.last else { return }
         change(&visits[last])
+    }
+
+    /// Changes the current visit in place with a change that may be refused (nil when the path
+    /// is empty); a refused change must leave the visit as it was.
+    mutating func changeLast<R>(_ change: (inout Visit) throws(StepKitError) -> R) throws(StepKitError) -> R? {
+        guard let last = visits.indices.last else { return nil }
+        return try change(&visits[last])
     }
 
     /// Checks that the index agrees with the visits: every step's latest position holds a visit
