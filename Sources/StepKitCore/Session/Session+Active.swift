@@ -23,7 +23,9 @@ extension Session {
     /// A new active step is prepared; a zero-length one with nothing to record starts finished; one
     /// that starts automatically starts now (unless the task is suspended).
     mutating func prepareActiveStep(at time: Int64) {
-        guard let settings = activeSettings else { return }
+        // Asked of the step where the task keeps it first: most steps are not active, and
+        // `activeSettings` copies the settings out of the step on every arrival.
+        guard currentStep?.isActive == true, let settings = activeSettings else { return }
         var run = ActiveRun()
         if settings.kind == .active && settings.duration == 0 && settings.recorders.isEmpty && settings.game == nil {
             run.status = .finished

@@ -15,7 +15,9 @@ extension Session {
         }
         // The one decision (`Rules/Acceptance.swift`); the answers with the new value in place are
         // built only for a step with bounds written as expressions.
-        let accepted = task.accept(answer, to: step, at: index, previous: answers[index], parts: .setAnswer) { kept in
+        // Read once: the acceptance and the audit trail both compare with it.
+        let previous = answers[index]
+        let accepted = task.accept(answer, to: step, at: index, previous: previous, parts: .setAnswer) { kept in
             var trial = self
             trial.answers[index] = kept
             return trial
@@ -28,7 +30,6 @@ extension Session {
         }
         // A form item with an `initial` that this answer shows is enabled now: it starts.
         let hiddenBefore = task.rules.initials[index] != nil && hasVisibilityRules(step: index) ? hiddenItems(step: index) : []
-        let previous = audit.isOn ? answers[index] : nil
         answers[index] = accepted.value
         // The same value again changes nothing: no event.
         if audit.isOn && previous != accepted.value {
@@ -221,14 +222,18 @@ extension Session {
         switch step.content {
         case .message:
             return activeProblems()
-        case .question:
+        case .question(let format):
             guard missing else { return [] }
+            // An answered question lacks nothing (`missing` says so too, after working out which
+            // of its lists offer no choice); a repeating one is checked instance by instance.
+            if answer != nil && format.repeating == nil { return [] }
             return Session.missing(in: step, answer: answer, hidden: [], noChoices: listsWithoutChoices(step: index).contains(nil), completing: false) { piped($0) }
         case .form(let form):
             let hidden = known ?? hiddenItems(step: index)
             // An item whose filtered list offers no choice is not required, as a hidden one.
             let empty = missing ? listsWithoutChoices(step: index).compactMap { $0 } : []
-            var problems = missing ? Session.missing(in: step, answer: answer, hidden: hidden + empty, completing: false) { piped($0) } : []
+            // `hidden + empty` allocates even when `empty` has nothing to add (nearly always).
+            var problems = missing ? Session.missing(in: step, answer: answer, hidden: empty.isEmpty ? hidden : hidden + empty, completing: false) { piped($0) } : []
             guard !form.confirmations.isEmpty else { return problems }
             let given = answer.map { Session.visibleAnswer($0, hiding: hidden) }?.objectValue ?? JSONObject()
             if step.optional && given.count == 0 { return problems }

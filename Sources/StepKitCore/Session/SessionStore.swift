@@ -62,7 +62,8 @@ package final class SessionStore: Sendable {
                 s.events.isRecording = recordingEvents
                 defer { s.events.isRecording = true }
                 try body(&s)
-                return s.takeEvents()
+                // Nothing queued (with nobody listening, nearly always): nothing to take.
+                return s.events.pending.isEmpty ? [] : s.takeEvents()
             }
             return (nil, events)
         }
