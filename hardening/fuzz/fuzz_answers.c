@@ -201,9 +201,7 @@ static stepkit_session *start_session(int t, int start) {
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     /* the library's 1- and 2-byte comparisons feed only the value profile, unused here (fuzz_common.h) */
-    int skipped = fuzz_skip_byte_compare_hooks(*argc, *argv);
-    fprintf(stderr, "answers: the library's 1- and 2-byte comparison hooks %s\n",
-            skipped ? "point at a no-op (no value profile in this run)" : "are left as they are");
+    fuzz_skip_byte_compare_hooks_of("answers", *argc, *argv);
     for (int i = 0; i < FUZZ_TASK_COUNT; i++) tasks[i] = fuzz_compile_example(fuzz_task_names[i]);
     for (int i = 0; i < FUZZ_TASK_COUNT; i++) make_starts(i);
     for (int t = 0; t < FUZZ_TASK_COUNT; t++) {

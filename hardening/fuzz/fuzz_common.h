@@ -77,10 +77,10 @@ static int fuzz_known_status(int rc) { return rc <= 0 && rc >= STEPKIT_EINTERNAL
  * 8-byte operands only), and that map is read only with -use_value_profile=1, which
  * hardening/fuzz/run does not pass; so the calls change nothing the fuzzer does. They are most of
  * the engine's comparison call sites (Swift compares enum tags and bytes: about 103,000 of
- * 128,000), and in the answers target the hook itself was a tenth of the run (most of it the JSON
+ * 128,000), and in the answers target the 1-byte hook itself was a tenth of the run (most of it the JSON
  * writer's byte tests). The 4- and 8-byte hooks, switches and indirect calls are left as they are.
  * The library calls the hooks through its PLT, resolved to the harness's (libFuzzer's) own
- * definitions; the harness rewrites those slots of libstepkit.so only. Returns how many slots it
+ * definitions; every target's harness rewrites those slots of libstepkit.so only, at start-up. Returns how many slots it
  * rewrote (0 with -use_value_profile=1, or when the library has no such slots: a plain build). */
 #include <sys/mman.h>
 #include <unistd.h>
@@ -127,6 +127,13 @@ static int fuzz_skip_byte_compare_hooks(int argc, char **argv) {
     int rewritten = 0;
     dl_iterate_phdr(fuzz_patch_library_slots, &rewritten);
     return rewritten;
+}
+
+/* Every target calls this from LLVMFuzzerInitialize, and says what it did. */
+static void fuzz_skip_byte_compare_hooks_of(const char *target, int argc, char **argv) {
+    int skipped = fuzz_skip_byte_compare_hooks(argc, argv);
+    fprintf(stderr, "%s: the library's 1- and 2-byte comparison hooks %s\n", target,
+            skipped ? "point at a no-op (no value profile in this run)" : "are left as they are");
 }
 
 /* After a failing call: the error JSON is an object whose "status" is rc and whose code is named.

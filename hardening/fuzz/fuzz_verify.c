@@ -86,7 +86,7 @@ static void walk_clean(int i) {
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
-    (void)argc; (void)argv;
+    fuzz_skip_byte_compare_hooks_of("verify", *argc, *argv); /* fuzz_common.h */
     for (int i = 0; i < FUZZ_TASK_COUNT; i++) {
         tasks[i] = fuzz_compile_example(fuzz_task_names[i]);
         walk_clean(i);
