@@ -56,6 +56,8 @@ extension TaskChecker {
         case .answer(let step, let item):
             guard let format = task.step(at: step)?.format(item: item), let r = format.rules as? RepeatingFormat else { return nil }
             return r.bounds.maxCount
+        case .section(let n, _):
+            return task.rules.stepBlocks[ifPresent: n]?.bounds.maxCount
         }
     }
 

@@ -346,7 +346,7 @@ extension TaskChecker {
         switch selector {
         case .step(let i): return i
         case .item(let i, _): return i
-        case .instance(let r): return r.block.step
+        case .instance(let r): return r.step ?? r.block.step
         case .external: return nil
         }
     }

@@ -88,7 +88,7 @@ struct Calculations: Sendable {
         for key in object.keys where key != "forEach" && key != "value" {
             d.error("unknownKey", "A per-instance calculation is {\"forEach\": BLOCK, \"value\": EXPRESSION}; not \"\(key)\".", at: path.key(key))
         }
-        guard let forEach = object["forEach"], let block = predicates.block(forEach, at: path.key("forEach")) else { return nil }
+        guard let forEach = object["forEach"], let block = predicates.anyBlock(forEach, at: path.key("forEach")) else { return nil }
         guard let value = object["value"] else {
             d.error("missingKey", "A per-instance calculation needs \"value\": the expression computed in each instance.", at: path)
             return nil

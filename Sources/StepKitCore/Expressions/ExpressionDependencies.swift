@@ -69,7 +69,8 @@ struct ExpressionDependencies: Sendable {
             case .step(let i), .item(let i, _):
                 if !result.contains(i) { result.append(i) }
             case .instance(let read):
-                if !result.contains(read.block.step) { result.append(read.block.step) }
+                let step = read.step ?? read.block.step
+                if !result.contains(step) { result.append(step) }
             case .external:
                 break
             }

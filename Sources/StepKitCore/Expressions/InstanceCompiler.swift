@@ -9,6 +9,11 @@ import StepKitBase
 /// accepted only here.
 final class CompileScope {
     private(set) var blocks: [BlockReference] = []
+    /// The step whose rule is compiling (its skip rule, navigation rule, modifier, bounds,
+    /// `visibleWhen`, validations...): inside a repeating section, that rule runs in the
+    /// instance the participant is in, so it reads the section's steps there. Nil for what
+    /// belongs to no step (calculations, the task's validations, a section's rule or count).
+    private(set) var owner: Int?
 
     func contains(_ block: BlockReference) -> Bool { blocks.contains(block) }
 
@@ -18,6 +23,38 @@ final class CompileScope {
         defer { blocks.removeLast() }
         return body()
     }
+
+    /// Runs `body` compiling a rule of step `step`.
+    func owned<T>(by step: Int?, _ body: () -> T) -> T {
+        let outer = owner
+        owner = step
+        defer { owner = outer }
+        return body()
+    }
+}
+
+/// The task's repeating sections as expressions name them (`{"section": S}`), known before any
+/// rule compiles: numbered as `TaskRules.stepBlocks` numbers them (`TaskCompiler+StepBlocks`).
+struct RepeatingSections {
+    struct Entry {
+        let identifier: String
+        let first: Int
+        let last: Int
+        let bounds: RepeatBounds
+
+        func contains(_ step: Int) -> Bool { step >= first && step <= last }
+    }
+
+    private(set) var entries: [Entry] = []
+
+    mutating func append(_ entry: Entry) { entries.append(entry) }
+
+    /// The section holding step `step` (sections of steps do not nest: at most one).
+    func block(of step: Int) -> Int? { entries.firstIndex { $0.contains(step) } }
+
+    func block(named name: String) -> Int? { entries.firstIndex { $0.identifier == name } }
+
+    func reference(_ n: Int) -> BlockReference { .section(block: n, first: entries[n].first) }
 }
 
 /// A repeating block found by name: where it is, what it repeats and its name for messages.
@@ -114,6 +151,111 @@ extension PredicateCompiler {
     }
 }
 
+extension PredicateCompiler {
+    static let sectionSelectorKeys: Set<String> = ["section", "step", "item", "index"]
+
+    /// `{"section": S}`: the repeating section `S`; nil, reported, when it names none.
+    func section(_ value: JSON?, at path: JSONPath) -> Int? {
+        guard let name = value?.stringValue else {
+            diagnostics.error("wrongType", "\"section\" names a repeating section.", at: path)
+            return nil
+        }
+        guard let n = repeatingSections.block(named: name) else {
+            let what = sectionIdentifiers.contains(name) ? "\"\(name)\" is a section without \"repeat\": it has one instance, read its steps with {\"answer\": STEP}." : "No repeating section is called \"\(name)\"."
+            diagnostics.error(sectionIdentifiers.contains(name) ? "notABlock" : "unknownBlock", what, at: path)
+            return nil
+        }
+        return n
+    }
+
+    /// A block as `over` and `forEach` name it: a form's (`{"step", "block"}`) or a repeating
+    /// section (`{"section"}`), with its `maxCount`.
+    func anyBlock(_ value: JSON, at path: JSONPath) -> (reference: BlockReference, maxCount: Int)? {
+        if let o = value.objectValue, o["section"] != nil, o["block"] == nil {
+            for key in o.keys where key != "section" {
+                diagnostics.error("unknownKey", "A repeating section is named {\"section\": SECTION}; not \"\(key)\".", at: path.key(key))
+            }
+            guard let n = section(o["section"], at: path.key("section")) else { return nil }
+            return (repeatingSections.reference(n), repeatingSections.entries[n].bounds.maxCount)
+        }
+        return block(value, at: path).map { ($0.reference, $0.format.bounds.maxCount) }
+    }
+
+    /// `{"section", "step", "item", "index"}`: a step (a form step's item) of a repeating
+    /// section, in instance `index`, or without it as a plain read of the step is scoped
+    /// (`sectionScoped`).
+    func sectionSelector(_ o: JSONObject, at path: JSONPath) -> (selector: Selector, type: ResultType?, choices: [ChoiceOption]?, format: AnswerFormat?)? {
+        for key in o.keys where !PredicateCompiler.sectionSelectorKeys.contains(key) {
+            diagnostics.error("unknownKey", "A read of a repeating section has \"section\", \"step\", \"item\" and \"index\"; not \"\(key)\".", at: path.key(key))
+        }
+        guard let n = section(o["section"], at: path.key("section")) else { return nil }
+        let entry = repeatingSections.entries[n]
+        guard let stepID = o["step"]?.stringValue else {
+            diagnostics.error("missingKey", "Name one of the steps of \"\(entry.identifier)\" with \"step\".", at: path)
+            return nil
+        }
+        guard let index = stepIndex[stepID], entry.contains(index), let step = steps[ifPresent: index] else {
+            diagnostics.error("unknownStep", "The repeating section \"\(entry.identifier)\" has no step \"\(stepID)\".", at: path.key("step"))
+            return nil
+        }
+        var k: Int?
+        if let value = o["index"] {
+            guard let d = value.numericValue, d == d.rounded(), d >= -Double(RepeatBounds.limit), d < Double(RepeatBounds.limit) else {
+                diagnostics.error("outOfRange", "\"index\" is an instance's position: from 0 for the first, or from -1 for the last; a whole number from -\(RepeatBounds.limit) to \(RepeatBounds.limit - 1).", at: path.key("index"))
+                return nil
+            }
+            k = Int(d)
+        }
+        let itemID = o["item"]?.stringValue
+        let format: AnswerFormat
+        switch step.content {
+        case .question(let f):
+            if o["item"] != nil {
+                diagnostics.error("unknownItem", "\"\(stepID)\" is a question step, not a form; drop \"item\".", at: path.key("item"))
+                return nil
+            }
+            format = f
+        case .form(let form):
+            guard let itemID, let item = form.item(itemID) else {
+                diagnostics.error(o["item"] == nil ? "missingKey" : "unknownItem", "\"\(stepID)\" is a form: name one of its items with \"item\".", at: path)
+                return nil
+            }
+            format = item.format
+        case .message:
+            diagnostics.error("noAnswer", "The step \"\(stepID)\" takes no answer.", at: path)
+            return nil
+        }
+        guard let k else {
+            let plain: Selector = itemID.map { .item(step: index, item: $0) } ?? .step(index)
+            return sectionScoped((plain, format.resultType, format.rules.choiceOptions, format), step: index, item: itemID, at: path)
+        }
+        let read = InstanceRead(block: repeatingSections.reference(n), item: itemID, index: k, type: format.resultType, step: index)
+        return (.instance(read), format.resultType, format.rules.choiceOptions, format)
+    }
+
+    /// A read of step `index` (its item `item`) as the scope has it. A step of a repeating
+    /// section is read in the instance an aggregate or per-instance calculation over the
+    /// section has in scope, else in the instance the participant is in when a rule of one of
+    /// the section's own steps reads it (as it reads the session: unchanged); anywhere else no
+    /// instance is meant and the read is refused (`outsideInstance`, `otherInstance`).
+    func sectionScoped(_ resolved: (selector: Selector, type: ResultType?, choices: [ChoiceOption]?, format: AnswerFormat?),
+                       step index: Int, item: String?, at path: JSONPath) -> (selector: Selector, type: ResultType?, choices: [ChoiceOption]?, format: AnswerFormat?)? {
+        guard let n = repeatingSections.block(of: index) else { return resolved }
+        let reference = repeatingSections.reference(n)
+        if scope.contains(reference), let type = resolved.type {
+            let read = InstanceRead(block: reference, item: item, index: nil, type: type, step: index)
+            return (.instance(read), resolved.type, resolved.choices, resolved.format)
+        }
+        if let owner = scope.owner, repeatingSections.entries[n].contains(owner) { return resolved }
+        let name = repeatingSections.entries[n].identifier
+        let stepID = steps[ifPresent: index]?.identifier ?? ""
+        let code = scope.blocks.isEmpty ? "outsideInstance" : "otherInstance"
+        let whereRead = scope.blocks.isEmpty ? "outside its instances" : "inside an instance of another block"
+        diagnostics.error(code, "This reads \"\(stepID)\" of the repeating section \"\(name)\" \(whereRead), where no instance of it is meant: read it in an aggregate ({\"count\": {\"over\": {\"section\": \"\(name)\"}, \"where\": ...}}) or at an index ({\"section\": \"\(name)\", \"step\": \"\(stepID)\", \"index\": 0}).", at: path)
+        return nil
+    }
+}
+
 extension ExpressionCompiler {
     /// Whether an object is an aggregate: `{KIND: {"over": ...}}`.
     static func isAggregate(_ object: JSONObject) -> Bool {
@@ -132,7 +274,7 @@ extension ExpressionCompiler {
         for key in operand.keys where !ExpressionCompiler.aggregateKeys.contains(key) {
             d.error("unknownKey", "An aggregate has \"over\" (the block), \"where\" (which instances) and \"of\" (the value of each); not \"\(key)\".", at: path.key(key))
         }
-        guard let over = operand["over"], let block = predicates.block(over, at: path.key("over")) else { return nil }
+        guard let over = operand["over"], let block = predicates.anyBlock(over, at: path.key("over")) else { return nil }
         let needsOf = kind != .count
         if needsOf, operand["of"] == nil {
             d.error("missingKey", "\"\(kind.rawValue)\" needs \"of\": the value of each instance (" + (kind == .any || kind == .all ? "a condition" : "a number") + ").", at: path)
@@ -156,7 +298,7 @@ extension ExpressionCompiler {
             }
         }
         guard d.problems.count == before else { return nil }
-        let a = Aggregate(kind: kind, block: block.reference, maxCount: block.format.bounds.maxCount, filter: filter, of: of)
+        let a = Aggregate(kind: kind, block: block.reference, maxCount: block.maxCount, filter: filter, of: of)
         let type: ExpressionType = kind == .any || kind == .all ? .boolean : .number
         return (.aggregate(a), type)
     }

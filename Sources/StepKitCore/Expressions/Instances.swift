@@ -6,24 +6,33 @@ import StepKitBase
 // read means is decided by the scope it is evaluated in (`InstanceScope`), never guessed from the
 // data: a read that has no instance in scope is refused when the task compiles.
 
-/// A repeating block whose instances expressions read. One kind today (a block whose instances
-/// are an answer's array); a block of another kind adds a case here and its reads in the
-/// lookups (`AnswerLookup.instanceCount`, `instanceEntry`), and nothing else changes.
+/// A repeating block whose instances expressions read: a block whose instances are an answer's
+/// array, or a repeating section of steps. A block of another kind adds a case here and its
+/// reads in the lookups (`AnswerLookup.instanceCount`, `instanceEntry`), and nothing else changes.
 enum BlockReference: Sendable, Hashable {
     /// A form's repeating group or repeating item (`item`), or a repeating question step
     /// (`item` nil), of step `step`: its instances are that answer's array.
     case answer(step: Int, item: String?)
+    /// Repeating section `block` (its place in `TaskRules.stepBlocks`), whose steps start at
+    /// step `first`: an instance's entry is an array of its steps' answers, in step order
+    /// (`Session.sectionEntry`).
+    case section(block: Int, first: Int)
 
-    /// The selector of the block's whole answer (what the calculation cache re-reads).
+    /// The selector of the block's whole answer (what a lookup that knows no instances reads:
+    /// a section's first step, whose answer is no array, so it has none).
     var selector: Selector {
         switch self {
         case .answer(let step, let item): return item.map { .item(step: step, item: $0) } ?? .step(step)
+        case .section(_, let first): return .step(first)
         }
     }
 
+    /// The step that holds the block (a section's first step: reached, the section has
+    /// instances).
     var step: Int {
         switch self {
         case .answer(let step, _): return step
+        case .section(_, let first): return first
         }
     }
 }
@@ -32,18 +41,25 @@ enum BlockReference: Sendable, Hashable {
 /// a fixed one (an indexed read, from 0; a negative index counts from the last, -1).
 struct InstanceRead: Sendable, Equatable {
     let block: BlockReference
-    /// The group's item; nil for a repeating question, whose instance is one answer.
+    /// The group's item; nil for a repeating question, whose instance is one answer. In a
+    /// repeating section: the form item of `step`, nil for a question step.
     let item: String?
     let index: Int?
     /// The item's result type (a read inside an instance always knows it).
     let type: ResultType
+    /// In a repeating section, the step read (its index in the task); nil for another block.
+    var step: Int? = nil
 
     /// The answer this read gives on `lookup` in `scope`; nil when there is no such instance, or
     /// it holds no answer there.
     func value(_ lookup: some AnswerLookup, _ scope: InstanceScope) -> JSON? {
         guard var k = index ?? scope.index(of: block) else { return nil }
         if k < 0 { k += lookup.instanceCount(block) }
-        guard k >= 0, let entry = lookup.instanceEntry(block, k) else { return nil }
+        guard k >= 0, var entry = lookup.instanceEntry(block, k) else { return nil }
+        if let step, case .section(_, let first) = block {
+            guard let answer = entry.arrayValue?[ifPresent: step - first] else { return nil }
+            entry = answer
+        }
         guard let item else { return entry.isNull ? nil : entry }
         guard let value = entry.objectValue?[item], !value.isNull else { return nil }
         return value

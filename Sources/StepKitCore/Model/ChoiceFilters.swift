@@ -83,7 +83,7 @@ extension TaskCompiler {
         var conditions: [Int: Predicate] = [:]
         for (i, option) in options.enumerated() {
             guard let value = option.visibleWhen else { continue }
-            if let predicate = predicates.compile(value, at: formatPath.key("textChoices").index(i).key("visibleWhen")) {
+            if let predicate = predicates.scope.owned(by: index, { predicates.compile(value, at: formatPath.key("textChoices").index(i).key("visibleWhen")) }) {
                 conditions[i] = predicate
             }
         }

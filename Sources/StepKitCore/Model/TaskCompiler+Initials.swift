@@ -9,7 +9,7 @@ extension TaskCompiler {
         for pending in b.pendingInitials {
             guard let step = b.steps[ifPresent: pending.step],
                   let format = step.format(item: pending.item),
-                  let expression = compileInitial(pending.value, format, at: pending.path, b, predicates) else { continue }
+                  let expression = predicates.scope.owned(by: pending.step, { compileInitial(pending.value, format, at: pending.path, b, predicates) }) else { continue }
             rules.initials[pending.step, default: []].append(InitialAnswer(item: pending.item, expression: expression, path: pending.path))
         }
         // A repeating group's items' `initial`: evaluated in each instance, with it in scope.

@@ -71,7 +71,7 @@ extension TaskCompiler {
 
     /// Whether a `count` reads instances of a block (directly or through the calculations it
     /// reads), reported: the instances a block has would then depend on instances.
-    private static func countReadsInstances(_ expression: Expression, _ predicates: PredicateCompiler, at path: JSONPath) -> Bool {
+    static func countReadsInstances(_ expression: Expression, _ predicates: PredicateCompiler, at path: JSONPath) -> Bool {
         var reads = expression.readsInstances
         var seen = Set<Int>()
         var pending = ExpressionDependencies(of: expression).calculations

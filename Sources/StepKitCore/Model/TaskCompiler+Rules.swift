@@ -6,7 +6,9 @@ extension TaskCompiler {
     /// Calls `body` on each entry of a rules object (step or section identifier → rule) with its
     /// path and whose it is (nil: no step or section of this task, reported); reports a `value`
     /// that is not an object (`"name" is an object: step identifier → shape.`).
-    private static func forEachEntry(of value: JSON, _ name: String, shape: String, what: String, _ b: Builder,
+    /// Each entry compiles as a rule of its step (`CompileScope.owned`: inside a repeating
+    /// section it reads the instance the participant is in).
+    private static func forEachEntry(of value: JSON, _ name: String, shape: String, what: String, _ b: Builder, _ scope: CompileScope,
                                      _ body: (_ key: String, _ value: JSON, _ path: JSONPath, _ owner: Routing.Owner?) -> Void) {
         let path = JSONPath.root.key(name)
         guard case .object(let object) = value else {
@@ -16,7 +18,10 @@ extension TaskCompiler {
         // Read in place (`entries` copied every entry out), each entry's path made once.
         object.forEachEntry { key, entry in
             let entryPath = path.key(key)
-            body(key, entry, entryPath, owner(key, at: entryPath, b, what: what))
+            let owner = owner(key, at: entryPath, b, what: what)
+            var step: Int?
+            if case .step(let i)? = owner { step = i }
+            scope.owned(by: step) { body(key, entry, entryPath, owner) }
         }
     }
 
@@ -47,7 +52,7 @@ extension TaskCompiler {
     private static let navigationRuleTypes = ["predicate", "direct"]
 
     static func compileNavigationRules(_ value: JSON, _ b: Builder, _ predicates: PredicateCompiler, _ rules: inout TaskRules) {
-        forEachEntry(of: value, "navigationRules", shape: "rule", what: "A navigation rule", b) { _, ruleValue, rulePath, target in
+        forEachEntry(of: value, "navigationRules", shape: "rule", what: "A navigation rule", b, predicates.scope) { _, ruleValue, rulePath, target in
             guard let r = FieldReader(ruleValue, at: rulePath, b.d, what: "a navigation rule") else { return }
             var rule: NavigationRule?
             switch r.choice("type", of: navigationRuleTypes, required: true) {
@@ -86,7 +91,7 @@ extension TaskCompiler {
     }
 
     static func compileSkipRules(_ value: JSON, _ b: Builder, _ predicates: PredicateCompiler, _ rules: inout TaskRules) {
-        forEachEntry(of: value, "skipRules", shape: "predicate", what: "A skip rule", b) { _, predicateValue, predicatePath, target in
+        forEachEntry(of: value, "skipRules", shape: "predicate", what: "A skip rule", b, predicates.scope) { _, predicateValue, predicatePath, target in
             guard let predicate = predicates.compile(predicateValue, at: predicatePath) else { return }
             switch target {
             case .step(let i)?: rules.stepSkips[i] = predicate
@@ -97,7 +102,7 @@ extension TaskCompiler {
     }
 
     static func compileModifiers(_ value: JSON, _ b: Builder, _ predicates: PredicateCompiler, _ rules: inout TaskRules) {
-        forEachEntry(of: value, "stepModifiers", shape: "{\"when\", \"set\"}", what: "A step modifier", b) { key, modifierValue, modifierPath, target in
+        forEachEntry(of: value, "stepModifiers", shape: "{\"when\", \"set\"}", what: "A step modifier", b, predicates.scope) { key, modifierValue, modifierPath, target in
             if case .section? = target {
                 b.d.error("sectionModifier", "Step modifiers apply to steps; \"\(key)\" is a section.", at: modifierPath)
             }

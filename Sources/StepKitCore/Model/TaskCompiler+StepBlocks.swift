@@ -42,6 +42,25 @@ extension TaskCompiler {
         return bounds
     }
 
+    /// Section `s` when it holds steps (a repeating section without any makes no block).
+    private static func stepBlockSection(_ b: Builder, _ s: Int) -> Section? {
+        guard let section = b.sections[ifPresent: s], section.lastStep >= section.firstStep,
+              b.steps.indices.contains(section.lastStep) else { return nil }
+        return section
+    }
+
+    /// The repeating sections as expressions read them, numbered as `compileStepBlocks` numbers
+    /// the blocks: known before any rule compiles, since a rule's reads of a section's steps
+    /// are scoped to it (`Expressions/InstanceCompiler.swift`).
+    static func repeatingSections(_ b: Builder) -> RepeatingSections {
+        var table = RepeatingSections()
+        for pending in b.pendingStepBlocks {
+            guard let section = stepBlockSection(b, pending.section) else { continue }
+            table.append(.init(identifier: section.identifier, first: section.firstStep, last: section.lastStep, bounds: pending.bounds))
+        }
+        return table
+    }
+
     /// Every repeating section as a `StepBlock`, its `count` compiled; the rules of its steps
     /// checked: a block is entered at its first step and left after an instance's last step
     /// (`Session+StepBlocks`), so a rule may not lead into its middle from outside, nor from
@@ -49,12 +68,14 @@ extension TaskCompiler {
     static func compileStepBlocks(_ b: Builder, _ predicates: PredicateCompiler, _ rules: inout TaskRules) {
         let d = b.d
         for pending in b.pendingStepBlocks {
-            guard let section = b.sections[ifPresent: pending.section], section.lastStep >= section.firstStep,
-                  b.steps.indices.contains(section.lastStep) else { continue }
+            guard let section = stepBlockSection(b, pending.section) else { continue }
             var block = StepBlock(section: pending.section, identifier: section.identifier, first: section.firstStep,
                                   last: section.lastStep, bounds: pending.bounds)
             if let source = pending.bounds.countSource {
-                block.count = ExpressionCompiler(predicates: predicates).compile(source, at: pending.path.key("repeat").key("count"), expecting: .number)?.0
+                let path = pending.path.key("repeat").key("count")
+                block.count = ExpressionCompiler(predicates: predicates).compile(source, at: path, expecting: .number)?.0
+                // Reading instances (its own, through an aggregate) it would count itself.
+                if let count = block.count, countReadsInstances(count, predicates, at: path) { block.count = nil }
             }
             block.arrivalReadsAnswers = (block.first...block.last).contains { rules.stepSkips[$0] != nil || rules.modifiers[$0] != nil }
             if block.count != nil { rules.repeatCounts = true }

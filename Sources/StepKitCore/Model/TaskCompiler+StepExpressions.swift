@@ -23,11 +23,12 @@ extension TaskCompiler {
             // A format's path is made only when it has bounds written as expressions (few do).
             case .question(let format):
                 guard hasBoundExpressions(format) else { break }
-                if let bound = AnswerBounds.compile(format, item: nil, at: step.definitionPath.key("answerFormat"), predicates) { bounds.append(bound) }
+                // The bounds are rules of the step (`CompileScope.owned`).
+                if let bound = predicates.scope.owned(by: index, { AnswerBounds.compile(format, item: nil, at: step.definitionPath.key("answerFormat"), predicates) }) { bounds.append(bound) }
             case .form(let form):
                 for (i, item) in form.items.enumerated() where hasBoundExpressions(item.format) {
                     let path = formItemPath(step, item.identifier) ?? step.definitionPath.key("formItems").index(i)
-                    if let bound = AnswerBounds.compile(item.format, item: item.identifier, at: path.key("answerFormat"), predicates) { bounds.append(bound) }
+                    if let bound = predicates.scope.owned(by: index, { AnswerBounds.compile(item.format, item: item.identifier, at: path.key("answerFormat"), predicates) }) { bounds.append(bound) }
                 }
             }
             if !bounds.isEmpty { rules.answerBounds[index] = bounds }

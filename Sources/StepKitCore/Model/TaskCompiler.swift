@@ -97,7 +97,8 @@ package enum TaskCompiler {
         if b.steps.count + b.sections.count > maxSteps {
             d.error("tooManySteps", "The task has more than \(maxSteps) steps and sections (the limit \"maxSteps\").", at: .root.key("steps"))
         }
-        let predicates = PredicateCompiler(steps: b.steps, stepIndex: b.stepIndex, sectionIdentifiers: Set(b.sectionIndex.keys), diagnostics: d)
+        var predicates = PredicateCompiler(steps: b.steps, stepIndex: b.stepIndex, sectionIdentifiers: Set(b.sectionIndex.keys), diagnostics: d)
+        predicates.repeatingSections = repeatingSections(b)
         var rules = TaskRules()
         if r.choice("requiredAnswersChecked", of: RequiredAnswers.allCases.map(\.rawValue)) == RequiredAnswers.atCompletion.rawValue {
             rules.requiredAnswers = .atCompletion

@@ -17,6 +17,9 @@ struct PredicateCompiler {
     /// The repeating blocks whose instance is in scope while an expression compiles
     /// (`Expressions/InstanceCompiler.swift`).
     let scope = CompileScope()
+    /// The task's repeating sections, which a read of their steps is scoped to
+    /// (`Expressions/InstanceCompiler.swift`).
+    var repeatingSections = RepeatingSections()
 
     private static let operators = ["answered", "dontKnow", "equals", "notEquals", "contains", "containsAny", "matches",
                                     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"]
@@ -105,6 +108,8 @@ struct PredicateCompiler {
             stepID = s
         case .object(let o) where o["block"] != nil && o["task"] == nil:
             return instanceSelector(o, at: path)
+        case .object(let o) where o["section"] != nil && o["task"] == nil:
+            return sectionSelector(o, at: path)
         case .object(let o):
             for key in o.keys where !["step", "item", "task"].contains(key) {
                 diagnostics.error("unknownKey", "A selector has \"step\", \"item\" and \"task\"; not \"\(key)\".", at: path.key(key))
@@ -147,7 +152,7 @@ struct PredicateCompiler {
                 diagnostics.error("unknownItem", "\"\(stepID)\" is a question step, not a form; drop \"item\".", at: path.key("item"))
                 return nil
             }
-            return (.step(index), format.resultType, choiceOptions(format), format)
+            return sectionScoped((.step(index), format.resultType, choiceOptions(format), format), step: index, item: nil, at: path)
         case .form(let form):
             guard let itemID else {
                 diagnostics.error("missingKey", "\"\(stepID)\" is a form: name one of its items with {\"step\": \"\(stepID)\", \"item\": ...}.", at: path)
@@ -157,7 +162,7 @@ struct PredicateCompiler {
                 diagnostics.error("unknownItem", "The form \"\(stepID)\" has no item \"\(itemID)\".", at: path.key("item"))
                 return nil
             }
-            return (.item(step: index, item: itemID), item.format.resultType, choiceOptions(item.format), item.format)
+            return sectionScoped((.item(step: index, item: itemID), item.format.resultType, choiceOptions(item.format), item.format), step: index, item: itemID, at: path)
         case .message:
             diagnostics.error("noAnswer", "The step \"\(stepID)\" takes no answer.", at: path)
             return nil

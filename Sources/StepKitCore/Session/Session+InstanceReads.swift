@@ -12,11 +12,13 @@ extension Session {
     func repeatingBlock(_ reference: BlockReference) -> RepeatingBlock? {
         switch reference {
         case .answer(let step, let item): return task.rules.repeats[step]?.first { $0.item == item }
+        case .section: return nil
         }
     }
 
     /// The block's instances as expressions count them, its entries read through `lookup`.
     func expressionInstanceCount(_ reference: BlockReference, on lookup: some AnswerLookup) -> Int {
+        if case .section(let n, _) = reference { return sectionExpressionCount(n) }
         guard let block = repeatingBlock(reference) else { return 0 }
         let step = reference.step
         guard let position = path.latestPosition(of: step), path[ifPresent: position]?.skipped == false else { return 0 }
@@ -54,6 +56,7 @@ extension Session {
     /// Instance `index` of the block as `lookup` shows the block's answer; `hiding`: the items
     /// its per-instance `visibleWhen` hides now on the current step are left out.
     func expressionInstanceEntry(_ reference: BlockReference, _ index: Int, on lookup: some AnswerLookup, hiding: Bool) -> JSON? {
+        if case .section(let n, _) = reference { return sectionEntry(n, index, hiding: hiding) }
         guard index >= 0, let entry = lookup.answerValue(reference.selector)?.arrayValue?[ifPresent: index] else { return nil }
         guard hiding, case .answer(let step, let item?) = reference, currentIndex == step, !isFinished,
               case .object(var object) = entry else { return entry }

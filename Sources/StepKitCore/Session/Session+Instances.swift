@@ -218,25 +218,35 @@ extension Session {
             let floor = max(block.bounds.minCount, expected ?? 0)
             var titles: [JSON] = []
             for k in 0..<count { titles.append(instanceTitle(block, step: step, number: k + 1, instance: stored[ifPresent: k]).map { .string($0) } ?? .null) }
-            out[Session.blockName(block, step: step)] = .object([
-                "count": .int(Int64(count)),
-                "current": .int(Int64(min(instancesCursor[step: index, block: block.item ?? ""], max(count - 1, 0)))),
-                "minCount": .int(Int64(block.bounds.minCount)),
-                "maxCount": .int(Int64(block.bounds.maxCount)),
-                "expectedCount": expected.map { .int(Int64($0)) } ?? .null,
-                "overCount": .int(Int64(expected.map { max(count - $0, 0) } ?? 0)),
-                "canAdd": .bool(count < block.bounds.maxCount),
-                "canRemove": .bool(count > floor),
-                "titles": .array(titles),
-            ])
+            var fields = Session.instancesEntry(count: count, current: instancesCursor[step: index, block: block.item ?? ""],
+                                                bounds: block.bounds, expected: expected, floor: floor, titles: titles)
             // Per instance, the items its `visibleWhen` hides (`Session+InstanceReads`).
-            if let hidden = instancesHiddenJSON(step: index, block: block, count: count),
-               case .object(var fields)? = out[Session.blockName(block, step: step)] {
-                fields["hidden"] = hidden
-                out[Session.blockName(block, step: step)] = .object(fields)
-            }
+            if let hidden = instancesHiddenJSON(step: index, block: block, count: count) { fields["hidden"] = hidden }
+            out[Session.blockName(block, step: step)] = .object(fields)
         }
         return .object(out)
+    }
+
+    /// One block's entry in the state's `instances`, for a repeating group and a repeating
+    /// section alike (the section adds its `steps`): how many instances there are, the one the
+    /// participant is in (`current`, within them), the bounds, what the `count` expression says
+    /// (`expectedCount`) and how many instances are past it (`overCount`, for the host to ask to
+    /// remove), whether one may be added or removed (`floor`: the fewest it may keep) and each
+    /// instance's title.
+    static func instancesEntry(count: Int, current: Int, bounds: RepeatBounds, expected: Int?, floor: Int, titles: [JSON]) -> JSONObject {
+        let expectedCount: JSON = expected.map { .int(Int64($0)) } ?? .null
+        let overCount = expected.map { max(count - $0, 0) } ?? 0
+        return JSONObject([
+            "count": .int(Int64(count)),
+            "current": .int(Int64(min(current, max(count - 1, 0)))),
+            "minCount": .int(Int64(bounds.minCount)),
+            "maxCount": .int(Int64(bounds.maxCount)),
+            "expectedCount": expectedCount,
+            "overCount": .int(Int64(overCount)),
+            "canAdd": .bool(count < bounds.maxCount),
+            "canRemove": .bool(count > floor),
+            "titles": .array(titles),
+        ])
     }
 
     /// An instance's title: the block's `title` with `{{index}}` its number and `{{item}}` that

@@ -86,6 +86,56 @@ extension Session {
         return live
     }
 
+    /// How many instances block `n` has as expressions count them (`Expressions/Instances.swift`):
+    /// the state's count once the section is on the path, none before it is reached (or after
+    /// going back out of it, or when navigation passed over it), as a repeating group whose step
+    /// is off the path has none.
+    func sectionExpressionCount(_ n: Int) -> Int {
+        guard let block = stepBlock(n), (block.first...block.last).contains(where: { path.latestPosition(of: $0) != nil }) else { return 0 }
+        return stepInstanceCount(n)
+    }
+
+    /// Instance `k` of block `n` as expressions read it: one answer per step of the block, in
+    /// step order, each its latest visit's in that instance (null when the path has none, or it
+    /// was skipped), as a condition inside the instance reads it (`latestAnswer`): an answer
+    /// kept for a step navigation no longer passes through is not read. The current visit's
+    /// answer is the live one, with its hidden items left out when `hiding` (as `itemAnswer`).
+    /// Nil for a negative `k`.
+    func sectionEntry(_ n: Int, _ k: Int, hiding: Bool) -> JSON? {
+        guard k >= 0, let block = stepBlock(n) else { return nil }
+        let width = block.last - block.first + 1
+        var answers = [JSON](repeating: .null, count: width)
+        var seen = [Bool](repeating: false, count: width)
+        var left = width
+        var p = path.count - 1
+        // Backwards: the first visit of a step found in the instance is its latest.
+        while p >= 0, left > 0 {
+            let step = path[p].stepIndex
+            if block.contains(step), path[p].instance == k, !seen[step - block.first] {
+                seen[step - block.first] = true
+                left -= 1
+                if !path[p].skipped {
+                    if p == path.count - 1 && !isFinished {
+                        answers[step - block.first] = liveAnswer(step: step, hiding: hiding) ?? .null
+                    } else {
+                        answers[step - block.first] = path[p].answer ?? .null
+                    }
+                }
+            }
+            p -= 1
+        }
+        return .array(answers)
+    }
+
+    /// The current step's live answer; with `hiding`, a form's items its `visibleWhen` hides
+    /// now left out.
+    private func liveAnswer(step: Int, hiding: Bool) -> JSON? {
+        guard let answer = self.answers[step] else { return nil }
+        guard hiding, hasVisibilityRules(step: step), case .object(var object) = answer else { return answer }
+        for key in object.keys where !isVisible(key, step: step) { object[key] = nil }
+        return .object(object)
+    }
+
     /// `route` (where navigation leads leaving step `index`, as the steps' rules say) with the
     /// instances in it: leaving an instance of a block goes to the next instance's first step
     /// when there is one; entering a block from outside enters its first instance.
@@ -169,15 +219,22 @@ extension Session {
         _checkInvariants()
     }
 
-    /// Removes instance `k` of block `n` with its answers and its visits; the instances after it
-    /// move up. Removing the instance the participant is in takes them back to the visit before
-    /// its visits, as going back does.
-    mutating func removeStepInstance(_ n: Int, at k: Int) throws(StepKitError) {
-        guard let block = stepBlock(n) else { return }
+    /// Block `n` and how many instances it has, when `k` is one of them (nil: the task has no
+    /// block `n`); an index out of range is refused with `instanceOutOfRange`, naming the range.
+    func stepInstance(_ n: Int, at k: Int) throws(StepKitError) -> (block: StepBlock, count: Int)? {
+        guard let block = stepBlock(n) else { return nil }
         let count = stepInstanceCount(n)
         guard k >= 0 && k < count else {
             throw StepKitError(.invalidArgument, code: "instanceOutOfRange", message: "\"\(block.identifier)\" has \(count) instances (0 to \(count - 1)); there is no instance \(k).")
         }
+        return (block, count)
+    }
+
+    /// Removes instance `k` of block `n` with its answers and its visits; the instances after it
+    /// move up. Removing the instance the participant is in takes them back to the visit before
+    /// its visits, as going back does.
+    mutating func removeStepInstance(_ n: Int, at k: Int) throws(StepKitError) {
+        guard let (block, count) = try stepInstance(n, at: k) else { return }
         let expected = expectedCount(block: n, on: self).map { Session.clampedCount($0, block.bounds) } ?? 0
         guard count - 1 >= block.bounds.minCount, count - 1 >= 1 || currentInstance(n) != k else {
             throw stateError("tooFewInstances", "\"\(block.identifier)\" needs at least \(max(block.bounds.minCount, 1)) instances (its minCount, or the one the participant is in): none may be removed.")
@@ -260,11 +317,7 @@ extension Session {
     /// in, or one before it), as going back step by step would; its answers and the later
     /// instances' stay, and going forward walks them again.
     mutating func enterStepInstance(_ n: Int, at k: Int) throws(StepKitError) {
-        guard let block = stepBlock(n) else { return }
-        let count = stepInstanceCount(n)
-        guard k >= 0 && k < count else {
-            throw StepKitError(.invalidArgument, code: "instanceOutOfRange", message: "\"\(block.identifier)\" has \(count) instances (0 to \(count - 1)); there is no instance \(k).")
-        }
+        guard let (block, _) = try stepInstance(n, at: k) else { return }
         // The first visit of instance k in the block's run that ends with the current visit.
         var target: Int?
         var p = path.count - 1
@@ -303,18 +356,10 @@ extension Session {
         let floor = max(block.bounds.minCount, expected ?? 0, 1)
         var titles: [JSON] = []
         for k in 0..<count { titles.append(stepInstanceTitle(block: n, instance: k).map { .string($0) } ?? .null) }
-        return .object([block.identifier: .object([
-            "count": .int(Int64(count)),
-            "current": .int(Int64(min(currentInstance(n), max(count - 1, 0)))),
-            "minCount": .int(Int64(block.bounds.minCount)),
-            "maxCount": .int(Int64(block.bounds.maxCount)),
-            "expectedCount": expected.map { .int(Int64($0)) } ?? .null,
-            "overCount": .int(Int64(expected.map { max(count - $0, 0) } ?? 0)),
-            "canAdd": .bool(count < block.bounds.maxCount),
-            "canRemove": .bool(count > floor),
-            "titles": .array(titles),
-            "steps": .array((block.first...block.last).map { .string(task.step(at: $0)?.identifier) }),
-        ])])
+        var fields = Session.instancesEntry(count: count, current: currentInstance(n), bounds: block.bounds, expected: expected,
+                                            floor: floor, titles: titles)
+        fields["steps"] = .array((block.first...block.last).map { .string(task.step(at: $0)?.identifier) })
+        return .object([block.identifier: .object(fields)])
     }
 
     /// Instance `k`'s title: `{{index}}` its number from 1, `{{step}}` a question step's answer
