@@ -261,7 +261,10 @@ int stepkit_task_info(const stepkit_task *task, char **out);
  * moves. A section passed over is left by its own rule (else that of an enclosing section ending
  * with it, else to the step after it), whatever rule its last step has: those moves are listed
  * as leaving the section's first step (where navigation enters it), with "passedOver": SECTION,
- * after that step's own moves. The output grows with the
+ * after that step's own moves. A repeating section's loop is an edge from its last step back to
+ * its first, after that step's own moves: {"from": LAST, "to": FIRST, "kind": "nextInstance",
+ * "section": S, "minCount": N, "maxCount": M} (going forward from an instance that is not the
+ * last; M the most instances there may be). The output grows with the
  * task (one to a few edges a step), which is why stepkit_task_info does not carry it.
  *
  * Output owned by the caller (stepkit_string_free). Returns STEPKIT_EINVAL if `task` or `out`

@@ -269,8 +269,28 @@ package final class Routing: Sendable {
                 if let s = edge.passedOver, sections.indices.contains(s) { fields["passedOver"] = .string(sections[s].identifier) }
                 list.append(.object(fields))
             }
+            if let edge = nextInstanceEdge(leaving: i) { list.append(edge) }
         }
         return .array(list)
+    }
+
+    /// The loop of a repeating section (`Session+StepBlocks`), leaving its last step: going
+    /// forward from an instance that is not the last goes to the next instance's first step,
+    /// `{"from": LAST, "to": FIRST, "kind": "nextInstance", "section": S, "minCount", "maxCount"}`.
+    /// Listed for hosts and drawings only: `RuleGraph` and the checker do not follow it, since
+    /// a new instance starts unanswered (no answer carries round the loop, so it is no path for
+    /// "answered before") and progress counts one instance of a section ahead.
+    private func nextInstanceEdge(leaving i: Int) -> JSON? {
+        guard let n = rules.blockOfStep[i], let block = rules.stepBlocks[ifPresent: n], block.last == i,
+              let first = steps[ifPresent: block.first], let last = steps[ifPresent: i] else { return nil }
+        return .object([
+            "from": .string(last.identifier),
+            "to": .string(first.identifier),
+            "kind": .string("nextInstance"),
+            "section": .string(block.identifier),
+            "minCount": .int(Int64(block.bounds.minCount)),
+            "maxCount": .int(Int64(block.bounds.maxCount)),
+        ])
     }
 
     /// Whether a skip rule (the step's own or one of its sections'), or a section's

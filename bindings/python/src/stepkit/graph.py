@@ -3,7 +3,9 @@
 Steps are nodes (identifier, type, title); navigation rules are labelled edges with the condition
 in words (:func:`describe_predicate`: ``symptom does not contain "headache"``); default and
 next-in-order moves are edges too ("otherwise"); a step with a skip rule is drawn dashed with a
-note saying when it is skipped; sections are Graphviz clusters. The edges are the engine's own
+note saying when it is skipped; sections are Graphviz clusters, and a repeating section's loop
+(from its last step back to its first) a bold edge labelled with its bounds ("next person (1 to
+12)"). The edges are the engine's own
 (``Task.graph()``, the rule graph its navigation follows), so the picture never says
 anything the engine does not do; the definition only gives the words on nodes, clusters and
 branch edges (the task is compiled first, so only valid tasks are drawn). Graphviz's ``dot``
@@ -160,7 +162,7 @@ class Edge:
     target: str
     label: str = ""
     #: "branch", "default" (defaultDestination), "next" (next in order: no rule, or no branch
-    #: matched and no default), "direct", "start"
+    #: matched and no default), "direct", "start", "nextInstance" (a repeating section's loop)
     kind: str = "next"
     #: the rule this edge comes from (a step or section identifier), if any
     rule: Optional[str] = None
@@ -284,6 +286,8 @@ def _edge(edge: Dict[str, Any]) -> Edge:
         label = describe_predicate(edge.get("when"))
     elif kind in ("default", "otherwise"):
         label = "otherwise"
+    elif kind == "nextInstance":
+        label = f"next {edge.get('section')} ({edge.get('minCount')} to {edge.get('maxCount')})"
     else:
         label = ""
     return Edge(START if source is None else str(source), END if target is None else str(target), label,
@@ -378,7 +382,10 @@ def to_dot(graph: NavigationGraph) -> str:
             attributes.append("style=dashed")
         if edge.kind == "branch":
             attributes.append("color=\"#1f5fbf\", fontcolor=\"#1f5fbf\"")
-        if edge.section:
+        if edge.kind == "nextInstance":
+            # The loop back up: drawn bold, and left out of the ranking so the steps stay in order.
+            attributes.append("style=bold, color=\"#8a4fbf\", fontcolor=\"#8a4fbf\", constraint=false")
+        if edge.section and edge.kind != "nextInstance":
             attributes.append(f"lhead={_q('cluster_' + edge.section)}")
         suffix = f" [{', '.join(attributes)}]" if attributes else ""
         out.append(f"  {_q(edge.source)} -> {_q(edge.target)}{suffix};")
