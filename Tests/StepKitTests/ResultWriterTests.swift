@@ -67,6 +67,17 @@ import Testing
      "allergies": ["pollen", "cats\n"]}
     """#
 
+    /// An answers file's answer for the current step: its entry, or in a repeating section the
+    /// entry of the instance the participant is in (`{"section": [{"step": answer}, ...]}`,
+    /// examples/tasks/README.md).
+    static func fileAnswer(_ given: JSONObject, _ s: Session) -> JSON? {
+        guard let index = s.currentIndex, let step = s.currentStep?.identifier else { return nil }
+        if let n = s.task.rules.blockOfStep[index], let block = s.stepBlock(n), case .array(let list)? = given[block.identifier] {
+            return list[ifPresent: s.currentInstance(n)]?.objectValue?[step]
+        }
+        return given[step]
+    }
+
     /// The writers' text against the trees' text, both for the session as it is.
     func compare(_ s: Session, _ context: @autoclosure () -> String) {
         var result = JSONOutput()
@@ -107,7 +118,7 @@ import Testing
             let step = s.currentStep?.identifier ?? ""
             switch g.next(10) {
             case 0, 1, 2, 3:
-                if let answer = given[step] { _ = try? s.setAnswer(answer) } else { _ = try? s.setAnswer(.string("?")) }
+                if let answer = ResultWriterTests.fileAnswer(given, s) { _ = try? s.setAnswer(answer) } else { _ = try? s.setAnswer(.string("?")) }
             case 4: _ = try? s.setAnswer(.double(Double(g.next(1_000_000)) / 7))
             case 5, 6, 7: _ = try? s.goForward()
             case 8: _ = try? s.goBackward()
@@ -147,7 +158,7 @@ import Testing
             while !s.isFinished, let step = s.currentStep?.identifier, steps < 200 {
                 steps += 1
                 clock.now += 1_234
-                if let answer = given[step] { _ = try? s.setAnswer(answer) }
+                if let answer = ResultWriterTests.fileAnswer(given, s) { _ = try? s.setAnswer(answer) }
                 compare(s, "\(name) at \(step)")
                 if (try? s.goForward()) == nil { _ = try? s.skip() }
             }

@@ -3,7 +3,12 @@
  *
  *     run_task [-o OUTPUT_DIR] TASK.json ANSWERS.json
  *
- * ANSWERS.json is an object {"stepIdentifier": answer, "formStep": {"item": answer}, ...}.
+ * ANSWERS.json is an object {"stepIdentifier": answer, "formStep": {"item": answer}, ...}; a
+ * repeating section's steps are answered per instance, under the section's identifier:
+ * {"section": [{"stepIdentifier": answer, ...}, ...]}, one object per instance in order (the
+ * state's "instances" says which instance the participant is in). When the list holds more
+ * instances than the section has, one is added (stepkit_session_add_instance) in its last
+ * instance, so going forward walks it too.
  * The program compiles the task, opens a session and walks it: a step whose identifier is in the
  * answers gets that answer and goes forward; a step that is not in the answers is skipped when
  * the state says it may be (navigation.canSkip: an optional question or form); an active step (active, countdown, wait) is started and finished at once;
@@ -102,14 +107,74 @@ static json_t *take_state(int rc, char **out, const char *what)
     return state;
 }
 
+/* The repeating section the current step is in, from the state's "instances" (the entry that
+ * lists its "steps"): its identifier in *name, or NULL. */
+static const json_t *section_of(const json_t *state, const char *identifier, const char **name)
+{
+    const json_t *instances = json_object_get(state, "instances");
+    const char *key;
+    const json_t *entry;
+
+    json_object_foreach((json_t *)instances, key, entry) {
+        const json_t *steps = json_object_get(entry, "steps");
+        size_t i;
+        for (i = 0; i < json_array_size(steps); i++) {
+            const char *step = json_string_value(json_array_get(steps, i));
+            if (step && strcmp(step, identifier) == 0) {
+                *name = key;
+                return entry;
+            }
+        }
+    }
+    return NULL;
+}
+
+/* The answer for the current step: its entry, or in a repeating section the entry of the
+ * instance the participant is in. */
+static const json_t *answer_for(const json_t *state, const json_t *answers, const char *identifier)
+{
+    const char *name = NULL;
+    const json_t *section = section_of(state, identifier, &name);
+    const json_t *list = section ? json_object_get(answers, name) : NULL;
+
+    if (json_is_array(list)) {
+        json_int_t current = json_integer_value(json_object_get(section, "current"));
+        return json_object_get(json_array_get(list, (size_t)current), identifier);
+    }
+    return json_object_get(answers, identifier);
+}
+
+/* In a repeating section's last instance while the answers list more instances: adds one
+ * (without moving), so going forward from the last instance reaches it. Whatever step of the
+ * instance comes first (a skip rule may pass over any). Returns 0, or -1 on failure. */
+static int add_listed_instance(stepkit_session *session, const json_t *state, const json_t *answers, const char *identifier)
+{
+    const char *name = NULL;
+    const json_t *section = section_of(state, identifier, &name);
+    const json_t *list = section ? json_object_get(answers, name) : NULL;
+    json_int_t count = json_integer_value(json_object_get(section, "count"));
+    json_int_t current = json_integer_value(json_object_get(section, "current"));
+
+    if (!json_is_array(list) || current != count - 1 || (json_int_t)json_array_size(list) <= count)
+        return 0;
+    if (stepkit_session_add_instance(session, name, NULL) != STEPKIT_OK) {
+        print_error("stepkit_session_add_instance");
+        return -1;
+    }
+    return 0;
+}
+
 /* Moves the session on from the current step: answer + forward, skip (when the state's
  * navigation.canSkip says it may), or forward. Returns the new state, or NULL on failure. */
 static json_t *advance(stepkit_session *session, const json_t *state, const json_t *answers)
 {
     const json_t *step = json_object_get(state, "step");
     const char *identifier = json_string_value(json_object_get(step, "identifier"));
-    const json_t *answer = identifier ? json_object_get(answers, identifier) : NULL;
+    const json_t *answer = identifier ? answer_for(state, answers, identifier) : NULL;
     char *out = NULL;
+
+    if (identifier && add_listed_instance(session, state, answers, identifier) != 0)
+        return NULL;
 
     if (answer) {
         int reported = json_is_true(json_object_get(step, "reportedByHost"));

@@ -152,9 +152,61 @@ static void test_add_remove_enter_and_bad_input(void)
     stepkit_task_free(task);
 }
 
+/* Calculations over a repeating section (docs/expressions.md, "Repeating sections of steps"):
+ * ages 40, 12 and 7 make two children and an oldest of 40, shown on the step after the section;
+ * a plain read of the section's step from a calculation is refused (no instance is meant). */
+static const char *AGES =
+    "{\"identifier\": \"ages\", \"steps\": ["
+    "  {\"type\": \"question\", \"identifier\": \"howMany\", \"answerFormat\": {\"type\": \"numeric\", \"style\": \"integer\", \"minimum\": 1, \"maximum\": 5}},"
+    "  {\"type\": \"section\", \"identifier\": \"person\", \"repeat\": {\"maxCount\": 5, \"count\": {\"answer\": \"howMany\"}},"
+    "   \"steps\": [{\"type\": \"question\", \"identifier\": \"age\", \"answerFormat\": {\"type\": \"numeric\", \"style\": \"integer\", \"minimum\": 0}}]},"
+    "  {\"type\": \"instruction\", \"identifier\": \"summary\", \"text\": \"{{children}} children\", \"calculations\": [\"children\", \"oldest\"]}],"
+    " \"calculations\": {\"children\": {\"count\": {\"over\": {\"section\": \"person\"}, \"where\": {\"<\": [{\"answer\": \"age\"}, 18]}}},"
+    "   \"oldest\": {\"max\": {\"over\": {\"section\": \"person\"}, \"of\": {\"answer\": \"age\"}}}}}";
+
+static void test_calculations_over_a_section(void)
+{
+    stepkit_task *task = compile_ok(AGES);
+    stepkit_session *session = open_ok(task, NULL);
+    stepkit_task *refused = NULL;
+    const char *plain = "\"oldest\": {\"max\": {\"over\": {\"section\": \"person\"}, \"of\": {\"answer\": \"age\"}}}";
+    char *bad = malloc(strlen(AGES) + 1);
+    json_t *state, *error;
+    step(session, "3");
+    step(session, "40");
+    step(session, "12");
+    step(session, "7");
+    CHECK_STEP(session, "summary");
+    state = state_of(session);
+    CHECK(json_integer_value(json_object_get(json_object_get(json_object_get(state, "step"), "calculations"), "children")) == 2);
+    CHECK(json_integer_value(json_object_get(json_object_get(json_object_get(state, "step"), "calculations"), "oldest")) == 40);
+    CHECK_STR(json_str(json_object_get(state, "step"), "text"), "2 children");
+    json_decref(state);
+    stepkit_session_free(session);
+    stepkit_task_free(task);
+    /* "oldest": {"answer": "age"} read from a calculation, outside every instance. */
+    if (bad) {
+        const char *at = strstr(AGES, plain);
+        CHECK(at != NULL);
+        if (at) {
+            size_t head = (size_t)(at - AGES);
+            memcpy(bad, AGES, head);
+            strcpy(bad + head, "\"oldest\": {\"answer\": \"age\"}");
+            strcat(bad, at + strlen(plain));
+            CHECK_RC(stepkit_task_compile(bad, &refused), STEPKIT_EDEFINITION);
+            CHECK(refused == NULL);
+            error = check_last_error(STEPKIT_EDEFINITION, "EDEFINITION", "calculations.oldest");
+            CHECK_STR(json_str(json_array_get(json_object_get(error, "errors"), 0), "code"), "outsideInstance");
+            json_decref(error);
+        }
+        free(bad);
+    }
+}
+
 int main(void)
 {
     RUN(test_walk_back_and_result);
     RUN(test_add_remove_enter_and_bad_input);
+    RUN(test_calculations_over_a_section);
     return check_report();
 }

@@ -519,7 +519,13 @@ def _formats(definition: Dict[str, Any]) -> Dict[str, Any]:
 
     def visit(steps: List[Dict[str, Any]]) -> None:
         for s in steps:
-            if s["type"] == "section":
+            if s["type"] == "section" and "repeat" in s:
+                # A repeating section: answered per instance ([{step: answer}, ...], the
+                # answers-file format of examples/tasks/README.md), each step by its format.
+                inner = _formats({"steps": s["steps"]})
+                found[s["identifier"]] = ("section", inner)
+                found.update(inner)
+            elif s["type"] == "section":
                 visit(s["steps"])
             elif s["type"] == "question":
                 found[s["identifier"]] = s["answerFormat"]["type"]
@@ -549,6 +555,13 @@ def test_answers_files_validate_per_format(path):
     checked = 0
     for identifier, answer in answers.items():
         kind = formats[identifier]
+        if isinstance(kind, tuple):  # a repeating section: one object of step answers per instance
+            assert isinstance(answer, list) and answer, identifier
+            for instance in answer:
+                for step, v in instance.items():
+                    assert schema_errors(ANSWER, v) == [] and schema_errors(answer_validator(kind[1][step]), v) == [], (identifier, step)
+                    checked += 1
+            continue
         assert schema_errors(ANSWER, answer) == []
         if isinstance(kind, dict):
             for item, value in answer.items():

@@ -1,7 +1,11 @@
 """Walking a task with an answers file: ``python -m stepkit run TASK.json --answers FILE``.
 
 An answers file is a JSON object ``{"stepIdentifier": answer, ...}`` (a form's answer being
-``{"item": answer}``); a task's own is ``TASK.answers.json`` next to ``TASK.json``. A game step's
+``{"item": answer}``); a task's own is ``TASK.answers.json`` next to ``TASK.json``. The steps of a
+repeating section are answered per instance, under the section's identifier:
+``{"person": [{"name": "Maria", "age": 41}, {"name": "Jon", "age": 43}]}``, one object per
+instance in order; a list longer than the section's instances adds the ones it lacks
+(``Session.add_instance``) while the last is walked. A game step's
 entry (spatial span, PSAT, Stroop, tower of Hanoi) is the list of lines the participant types,
 as the terminal presenter takes them (``["5 2 7", "4 1 8 3"]``): played on the run's manual
 clock, so with ``--seed`` the same file gives the same result every time. This is the
@@ -146,7 +150,8 @@ def _leave(session: Session, state: Dict[str, Any], answers: Dict[str, Any], say
     if kind not in ("question", "form") and not reported:
         say(title)
         return _forward(session, identifier)
-    if identifier not in answers:
+    found, answer = _answer_for(session, state, answers, identifier)
+    if not found:
         if not can_skip(state):
             raise AnswersError(
                 f"The answers file has no answer for the required step '{identifier}' ({title})."
@@ -154,7 +159,6 @@ def _leave(session: Session, state: Dict[str, Any], answers: Dict[str, Any], say
         state = session.skip()
         say(f"{title}: (skipped)")
         return state
-    answer = answers[identifier]
     if reported:
         return _report(session, identifier, title, answer, say)
     try:
@@ -176,6 +180,33 @@ def _leave(session: Session, state: Dict[str, Any], answers: Dict[str, Any], say
     else:
         say(f"{title}: {render_answer(step.get('answerFormat'), answer)}")
     return _forward(session, identifier)
+
+
+def _section_of(state: Dict[str, Any], identifier: str) -> Tuple[Optional[str], Dict[str, Any]]:
+    """The repeating section the current step is in (the state's ``instances`` entry listing
+    it among its ``steps``), or ``(None, {})``."""
+    for name, entry in (state.get("instances") or {}).items():
+        if isinstance(entry, dict) and identifier in (entry.get("steps") or []):
+            return name, entry
+    return None, {}
+
+
+def _answer_for(session: Session, state: Dict[str, Any], answers: Dict[str, Any], identifier: str) -> Tuple[bool, Any]:
+    """``(found, answer)`` for the current step: its entry, or in a repeating section listed per
+    instance, the entry of the instance the participant is in. In the section's last instance,
+    while the list holds more, an instance is added so that going forward walks it too."""
+    name, section = _section_of(state, identifier)
+    listed = answers.get(name) if name is not None else None
+    if not isinstance(listed, list):
+        return identifier in answers, answers.get(identifier)
+    current, count = section.get("current", 0), section.get("count", 0)
+    if current == count - 1 and len(listed) > count:
+        try:
+            session.add_instance(name)
+        except (StateError, ValueError) as exc:
+            raise AnswersError(f"Cannot add an instance of '{name}': {getattr(exc, 'message', exc)}")
+    entry = listed[current] if 0 <= current < len(listed) and isinstance(listed[current], dict) else {}
+    return identifier in entry, entry.get(identifier)
 
 
 def _report(session: Session, identifier: str, title: str, report: Any, say: Callable[[str], None]) -> Dict[str, Any]:
