@@ -213,6 +213,59 @@ private func codes(_ text: String) -> [String] {
         #expect(s.stateJSON().objectValue?["progress"]?.objectValue?["mostRemaining"]?.numericValue != nil)
     }
 
+    /// A review step after the section, and its edit into the instance named (the engine's
+    /// `editFromReview(_:instance:)`): the second member's age changed,
+    /// forward goes straight back to the review over the steps it left (each instance's answers
+    /// kept), and the result nests the new answer in that instance alone.
+    @Test func reviewEditsAnAnswerOfOneInstance() throws {
+        let summaryStep = "    {\n      \"type\": \"instruction\",\n      \"identifier\": \"summary\","
+        let text = householdExample.replacing(summaryStep, with: #"{"type": "review", "identifier": "check"},"# + "\n" + summaryStep)
+        #expect(problems(text).isEmpty)
+        var s = try open(text)
+        try s.goForward()
+        try answer(&s, "3")
+        try member(&s, "Maria", 41, "self")
+        try member(&s, "Lea", 9, "child", school: true)
+        try member(&s, "Tom", 16, "child", school: false)
+        #expect(stepID(s) == "check")
+        // The review lists each step once, at its latest visit (the last member's).
+        let entries = s.stateJSON().objectValue?["review"]?.objectValue?["steps"]?.arrayValue ?? []
+        #expect(entries.compactMap { $0.objectValue?["step"]?.stringValue } == ["howMany", "name", "age", "relation", "school"])
+        try s.editFromReview("age", instance: 1)
+        #expect(stepID(s) == "age" && s.stateJSON().objectValue?["answer"] == .int(9))
+        // An edit going on restores as it is.
+        let saved = try Restoration.saveText(s)
+        let restored = try saved.withCString { try Restoration.restore($0, task: s.task, options: SessionOptions(), clock: ManualClock(1_000).clock) }
+        #expect(restored.stateJSON() == s.stateJSON())
+        #expect(s.stateJSON().objectValue?["instances"]?.objectValue?["person"]?.objectValue?["current"] == .int(1))
+        try s.setAnswer(try json("19"))
+        try s.goForward()
+        // Straight back: Lea's relation, then (19: school passed over) Tom's steps, all answered.
+        #expect(stepID(s) == "check")
+        try s.goForward()
+        #expect(calc(s, "children") == .int(1) && calc(s, "adults") == .int(2))
+        try s.goForward()
+        try s.goForward()
+        let person = s.resultJSON().objectValue?["results"]?.arrayValue?.first { $0.objectValue?["identifier"] == .string("person") }
+        let instances = person?.objectValue?["instances"]?.arrayValue ?? []
+        let answered = instances.map { i in
+            (i.objectValue?["results"]?.arrayValue ?? []).map { r in
+                r.objectValue?["identifier"]?.stringValue.map { $0 + "=" + JSONWriter.string(r.objectValue?["results"]?.arrayValue?.first?.objectValue?["answer"] ?? .null) } ?? ""
+            }
+        }
+        #expect(answered == [["name=\"Maria\"", "age=41", "relation=[\"self\"]"],
+                             ["name=\"Lea\"", "age=19", "relation=[\"child\"]"],
+                             ["name=\"Tom\"", "age=16", "relation=[\"child\"]", "school=false"]], "\(answered)")
+        // An instance the review does not list is refused, changing nothing.
+        var t = try open(text)
+        try t.goForward()
+        try answer(&t, "1")
+        try member(&t, "Maria", 41, "self")
+        let before = t.stateJSON()
+        #expect(throws: StepKitError.self) { try t.editFromReview("age", instance: 3) }
+        #expect(t.stateJSON() == before)
+    }
+
     /// Saved and restored mid-walk, the values are the same (derived from the path's answers).
     @Test func restoredSessionsReadTheSameValues() throws {
         var s = try open()

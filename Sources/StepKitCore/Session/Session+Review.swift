@@ -42,16 +42,28 @@ extension Session {
     }
 
     /// "Edit" on a review step: back to step `identifier` (one the review lists), which, once
-    /// left, leads back to the review (`continueTowardReview`). Refused, changing nothing, unless
-    /// the current step is a review step listing it.
-    package mutating func editFromReview(_ identifier: String) throws(StepKitError) {
+    /// left, leads back to the review (`continueTowardReview`). For a step of a repeating section,
+    /// `instance` names the instance whose latest visit of it is edited (nil: the step's latest
+    /// visit, the one the review lists); the instances after it are passed over on the way back
+    /// as the steps after an edited step are. Refused, changing nothing, unless the current step
+    /// is a review step listing it (and, with `instance`, the path holds the step in that instance).
+    package mutating func editFromReview(_ identifier: String, instance: Int? = nil) throws(StepKitError) {
         try requireInProgress()
         guard let reviewPosition = path.indices.last, let review = currentStep, review.isReview else {
             throw stateError("notReview", "Only a review step edits an answer; the current step is not one.")
         }
-        guard let target = task.stepIndex[identifier], let position = path.latestPosition(of: target), position < reviewPosition,
+        guard let target = task.stepIndex[identifier], let latest = path.latestPosition(of: target), latest < reviewPosition,
               task.step(at: target)?.takesAnswers == true else {
             throw stateError("notReviewed", "The review does not list a step \"\(identifier)\"; edit one of the steps it lists.")
+        }
+        let block = task.rules.blockOfStep[target]
+        var position = latest
+        if let instance {
+            // The latest visit of the step in that instance.
+            guard block != nil, let found = path.indices.last(where: { $0 < reviewPosition && path[$0].stepIndex == target && path[$0].instance == instance }) else {
+                throw stateError("notReviewed", "The review does not list instance \(instance) of \"\(identifier)\"; edit one of the entries it lists.")
+            }
+            position = found
         }
         let reviewIndex = path[reviewPosition].stepIndex
         let time = now
@@ -61,9 +73,11 @@ extension Session {
         var offPath: [Int] = []
         while path.count > position + 1 {
             let leaving = path[path.count - 1].stepIndex
-            if leaving != reviewIndex && leaving != target && !offPath.contains(leaving) { offPath.append(leaving) }
+            // A section's steps are left in later instances too: its target among them.
+            if leaving != reviewIndex && (leaving != target || block != nil) && !offPath.contains(leaving) { offPath.append(leaving) }
             popVisit()
-            if let earlier = path.latestPosition(of: leaving).flatMap({ path[ifPresent: $0] }) {
+            // A section's instances keep their own answers (`StepInstances`): nothing set aside.
+            if task.rules.blockOfStep[leaving] == nil, let earlier = path.latestPosition(of: leaving).flatMap({ path[ifPresent: $0] }) {
                 answers.setAside(step: leaving, restoring: earlier.skipped ? nil : earlier.answer)
             }
         }
@@ -72,6 +86,7 @@ extension Session {
             visit.answer = nil
             visit.skipped = false
         }
+        if let n = block { switchInstance(n, to: path[position].instance) }
         // Earlier returns (an edit begun during an edit) are merged: everything either took off.
         offPath.reverse()
         if let before = reviewReturn { offPath = before.offPath.filter { !offPath.contains($0) && $0 != target } + offPath }
@@ -89,8 +104,10 @@ extension Session {
     mutating func continueTowardReview(_ first: Navigator.Route?, time: Int64) {
         guard let plan = reviewReturn else { return }
         var route = first
-        // Each pass adds a visit of a step the edit took off the path: at most that many.
-        for _ in 0...plan.offPath.count {
+        // Each pass adds a visit of a step the edit took off the path: at most that many (a
+        // repeating section's step once per instance).
+        let passes = plan.offPath.reduce(0) { total, step in total + (task.rules.blockOfStep[step].map { max(stepInstanceCount($0), 1) } ?? 1) }
+        for _ in 0...passes {
             guard let r = route, let next = r.step else {
                 reviewReturn = nil
                 endRun(.completed, at: time)
