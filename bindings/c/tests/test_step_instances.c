@@ -195,7 +195,7 @@ static void test_calculations_over_a_section(void)
             strcat(bad, at + strlen(plain));
             CHECK_RC(stepkit_task_compile(bad, &refused), STEPKIT_EDEFINITION);
             CHECK(refused == NULL);
-            error = check_last_error(STEPKIT_EDEFINITION, "EDEFINITION", "calculations.oldest");
+            error = check_last_error(STEPKIT_EDEFINITION, "EDEFINITION", "calculations.oldest.answer");
             CHECK_STR(json_str(json_array_get(json_object_get(error, "errors"), 0), "code"), "outsideInstance");
             json_decref(error);
         }

@@ -324,6 +324,14 @@ def follow(g, source: str, arrival, reached: Optional[str] = None) -> str:
             chosen = [e for e in edges if e.rule is None]
             looping = [e for e in chosen if e.kind == "nextInstance" and e.target == reached]
             chosen = looping or [e for e in chosen if e.kind != "nextInstance"]
+            # A section's last step passed over by its skip rule on the way to the next instance:
+            # the next instance's arrival is told afresh (it does not name the step passed over),
+            # so the drawn move is the next edge to it, then its loop.
+            if not looping and reached is not None and len(chosen) == 1:
+                passed = next((s for s in g.steps if s.identifier == chosen[0].target and s.skip), None)
+                if passed is not None and any(e.source == passed.identifier and e.kind == "nextInstance" and e.target == reached
+                                              for e in g.edges):
+                    return reached
         assert len(chosen) == 1, f"no single drawn edge from {at} for {note}: {edges}"
         target = chosen[0].target
         note = notes[i] if i < len(notes) else None
