@@ -33,15 +33,17 @@ struct VisitPath: Sendable, RandomAccessCollection {
     /// The position of step `index`'s latest visit, or nil when the path has none.
     func latestPosition(of index: Int) -> Int? { latest[index] }
 
-    /// The current visit's step, read without copying the visit (`last` copies it whole,
-    /// retaining its answer, hidden items and arrival).
-    var currentStep: Int? { visits.indices.last.map { visits[$0].stepIndex } }
+    /// The current visit's step, kept beside the visits (`last` copies the visit whole,
+    /// retaining its answer, hidden items and arrival): read several times a call, it is a
+    /// stored value the callers load in place, where reading it from the array was a call each.
+    private(set) var currentStep: Int?
 
     /// Whether the current visit's active run holds a game, read in place.
     var currentHasGame: Bool { visits.indices.last.map { visits[$0].hasGame } ?? false }
 
     mutating func push(_ visit: consuming Visit) {
         earlier.append(latest.updateValue(visits.count, forKey: visit.stepIndex) ?? -1)
+        currentStep = visit.stepIndex
         visits.append(visit)
     }
 
@@ -50,6 +52,7 @@ struct VisitPath: Sendable, RandomAccessCollection {
         guard let visit = visits.popLast() else { return }
         let before = earlier.popLast() ?? -1
         latest[visit.stepIndex] = before >= 0 ? before : nil
+        currentStep = visits.indices.last.map { visits[$0].stepIndex }
     }
 
     /// Changes the current visit in place (nothing when the path is empty).
@@ -71,6 +74,7 @@ struct VisitPath: Sendable, RandomAccessCollection {
     func _checkInvariants() {
         #if DEBUG
         precondition(earlier.count == visits.count, "one earlier position per visit")
+        precondition(currentStep == visits.last?.stepIndex, "the current step is the last visit's")
         var seen: [Int: Int] = [:]
         for (position, visit) in visits.enumerated() {
             precondition(earlier[position] == (seen[visit.stepIndex] ?? -1),
