@@ -21,12 +21,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, Tuple
 from urllib.parse import urlencode
 
-WEB = Path(__file__).resolve().parents[1]
-ROOT = WEB.parent
-sys.path.insert(0, str(WEB / "tests"))
+from page_posts import CHECKIN, after, checkin_fields, database
 
 
 async def post(app: Any, path: str, body: bytes) -> Tuple[int, Dict[bytes, bytes]]:
@@ -79,25 +77,16 @@ def main() -> int:
 
         pages.to_thread = types.SimpleNamespace(run_sync=inline)  # type: ignore[attr-defined]
 
-    pg = None
-    if a.db == "postgres":
-        from harness import Postgres
-        pg = Postgres().start()
-        url = pg.url
-    else:
-        url = f"sqlite:///{Path(tempfile.mkdtemp(prefix='stepkit-profile-')) / 'runs.db'}"
-    try:
+    with database(a.db, Path(tempfile.mkdtemp(prefix="stepkit-profile-"))) as url:
         app = create_app(url, "profile-integrity-key", api_key="k",
                          base_url="http://127.0.0.1:8000")
         service = app.state.service
-        service.register((ROOT / "examples/tasks/daily-checkin.json").read_text(),
-                         "application/json")
+        service.register(CHECKIN.read_text(), "application/json")
         n_sessions = a.posts // a.posts_per_session + 2
         made = [service.create_session("daily-checkin") for _ in range(n_sessions)]
         paths = [m["resumePath"] for m in made]
         first = service.session_row(made[0]["session"])
         if a.bare:
-            sys.path.insert(0, str(WEB / "scripts"))
             from ratio import bare_app
 
             app = bare_app(url)
@@ -110,18 +99,14 @@ def main() -> int:
                 if posts >= a.posts_per_session:
                     k, posts, version, step = k + 1, 0, first.version, "mood"
                     path = paths[k]
-                fields = ([("_version", str(version)), ("_step", "mood"), ("answer", "4"),
-                           ("action", "next")] if step == "mood" else
-                          [("_version", str(version)), ("_step", "sleep"), ("action", "back")])
-                if a.bare:
-                    fields = [("_version", str(version))]
+                fields = [("_version", str(version))] if a.bare else checkin_fields(step, version)
                 status, headers = await post(app, path, urlencode(fields).encode())
                 location = headers.get(b"location", b"").decode()
                 if status != 303 or "?" in location:
                     raise RuntimeError(f"unexpected {status} {location}")
                 version += 1
                 posts += 1
-                step = "sleep" if step == "mood" else "mood"
+                step = after(step)
 
         async def measured() -> None:
             await run(a.posts_per_session, 0)  # warm-up: the task compiled, caches filled
@@ -145,9 +130,6 @@ def main() -> int:
                 print(s.getvalue())
 
         asyncio.run(measured())
-    finally:
-        if pg is not None:
-            pg.cleanup()
     return 0
 
 

@@ -42,9 +42,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 from urllib.parse import urlencode
 
-WEB = Path(__file__).resolve().parents[1]
-ROOT = WEB.parent
-sys.path.insert(0, str(WEB / "tests"))
+from page_posts import CHECKIN, after, checkin_fields, database
 
 API_KEY = "ratio-api-key"
 KEY = "ratio-integrity-key"
@@ -145,14 +143,6 @@ class Conn:
             self.writer.close()
 
 
-def percentile(values: List[float], p: float) -> float:
-    if not values:
-        return float("nan")
-    values = sorted(values)
-    k = min(len(values) - 1, max(0, int(round(p / 100 * (len(values) - 1)))))
-    return values[k]
-
-
 def proc_cpu(pid: int) -> float:
     """utime + stime of a process and its children (seconds)."""
     total = 0.0
@@ -196,15 +186,8 @@ async def drive(port: int, targets: List[Dict[str, Any]], kind: str, seconds: fl
                         short[0] += 1
                         break
                     t["path"], t["version"], t["step"] = t["paths"][t["next"]], t["v0"], t["s0"]
-                if kind == "service":
-                    if t["step"] == "mood":
-                        fields = [("_version", str(t["version"])), ("_step", "mood"),
-                                  ("answer", "4"), ("action", "next")]
-                    else:
-                        fields = [("_version", str(t["version"])), ("_step", "sleep"),
-                                  ("action", "back")]
-                else:
-                    fields = [("_version", str(t["version"]))]
+                fields = (checkin_fields(t["step"], t["version"]) if kind == "service"
+                          else [("_version", str(t["version"]))])
                 body = urlencode(fields).encode()
                 sent = time.monotonic()
                 status, location, engine = await conn.post(t["path"], body)
@@ -215,7 +198,7 @@ async def drive(port: int, targets: List[Dict[str, Any]], kind: str, seconds: fl
                     raise RuntimeError(f"{kind}: unexpected {status} {location}")
                 t["version"] += 1
                 t["posts"] += 1
-                t["step"] = "sleep" if t["step"] == "mood" else "mood"
+                t["step"] = after(t["step"])
                 if sent >= measure_from and done <= stop_at:
                     latencies.append(done - sent)
                     engine_ms.append(engine)
@@ -233,6 +216,8 @@ async def drive(port: int, targets: List[Dict[str, Any]], kind: str, seconds: fl
 
 def run_config(kind: str, port: int, pid: int, targets: List[Dict[str, Any]], seconds: float,
                max_requests: int, posts_per_session: int) -> Dict[str, Any]:
+    from harness import percentile
+
     cpu0, client0 = proc_cpu(pid), time.process_time()
     wall0 = time.monotonic()
     out = asyncio.run(drive(port, targets, kind, seconds, max_requests, posts_per_session))
@@ -263,10 +248,6 @@ def main() -> int:
         a = p.parse_args()
         serve_bare(a.db, a.port)
         return 0
-    import httpx
-
-    from harness import Postgres, free_port, wait_ready
-
     p = argparse.ArgumentParser()
     p.add_argument("--db", choices=["sqlite", "postgres"], default="sqlite")
     p.add_argument("--seconds", type=float, default=15.0)
@@ -282,12 +263,16 @@ def main() -> int:
     a = p.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="stepkit-ratio-"))
-    pg = None
-    if a.db == "postgres":
-        pg = Postgres().start()
-        db_url = pg.url
-    else:
-        db_url = f"sqlite:///{work / 'runs.db'}"
+    with database(a.db, work) as db_url:
+        return measure(a, work, db_url)
+
+
+def measure(a: argparse.Namespace, work: Path, db_url: str) -> int:
+    """Starts the service and the bare app on ``db_url`` and runs every configuration."""
+    import httpx
+
+    from harness import free_port, wait_ready
+
     env = dict(os.environ, STEPKIT_WEB_INTEGRITY_KEY=KEY, STEPKIT_WEB_API_KEY=API_KEY,
                PYTHONUNBUFFERED="1")
     sport, bport = free_port(), free_port()
@@ -305,8 +290,7 @@ def main() -> int:
         wait_ready(f"http://127.0.0.1:{bport}/healthz", 120, bare)
         api = httpx.Client(base_url=f"http://127.0.0.1:{sport}", timeout=60, headers={
             "authorization": f"Bearer {API_KEY}", "content-type": "application/json"})
-        r = api.post("/api/tasks",
-                     content=(ROOT / "examples/tasks/daily-checkin.json").read_bytes())
+        r = api.post("/api/tasks", content=CHECKIN.read_bytes())
         assert r.status_code == 201, r.text
         def fresh(n: int, kind: str) -> List[Dict[str, Any]]:
             """n participants, each with enough fresh sessions for one run (the bare endpoint
@@ -357,8 +341,6 @@ def main() -> int:
                 except subprocess.TimeoutExpired:
                     proc.kill()
         log.close()
-        if pg is not None:
-            pg.cleanup()
 
 
 if __name__ == "__main__":
