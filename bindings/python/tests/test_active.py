@@ -14,7 +14,7 @@ import threading
 import time
 import weakref
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
@@ -958,6 +958,23 @@ def test_events_from_several_threads(walk: Walk, out_dir: Path) -> None:
 # Save and restore
 
 
+@contextlib.contextmanager
+def restored_as_saved(
+    walk: Walk, walk_task: stepkit.Task, out_dir: Path,
+    before_clock: Optional[Callable[[], None]] = None,
+) -> Iterator[Tuple[stepkit.Session, str]]:
+    """The walk's session saved and restored (recording into out_dir), `before_clock()` run
+    between the restore and the host's clock set on it: the restored state is the session's."""
+    session, clock = walk
+    saved = session.save()
+    with walk_task.restore(saved, {"outputDirectory": str(out_dir)}) as restored:
+        if before_clock is not None:
+            before_clock()
+        restored.set_clock(clock)
+        assert restored.state == session.state
+        yield restored, saved
+
+
 def test_save_and_restore_in_the_middle_of_an_active_step(
     walk: Walk, walk_task: stepkit.Task, out_dir: Path
 ) -> None:
@@ -965,10 +982,7 @@ def test_save_and_restore_in_the_middle_of_an_active_step(
     to_walking(session, clock)
     clock.advance(20_000)
     session.record("accel", {"t": 1})
-    saved = session.save()
-    with walk_task.restore(saved, {"outputDirectory": str(out_dir)}) as restored:
-        restored.set_clock(clock)
-        assert restored.state == session.state
+    with restored_as_saved(walk, walk_task, out_dir) as (restored, _):
         assert restored.state["active"]["elapsed"] == 20
         assert restored.result == session.result
         clock.advance(40_000)
@@ -995,11 +1009,8 @@ def test_restore_is_exact_when_the_clock_is_set_a_moment_later(
     session, clock = walk
     to_walking(session, clock)
     clock.advance(20_000)
-    saved = session.save()
-    with walk_task.restore(saved, {"outputDirectory": str(out_dir)}) as restored:
-        wait_for_the_system_clock(3)
-        restored.set_clock(clock)
-        assert restored.state == session.state
+    with restored_as_saved(walk, walk_task, out_dir,
+                           before_clock=lambda: wait_for_the_system_clock(3)) as (restored, saved):
         assert restored.state["active"]["elapsed"] == 20
         assert restored.save() == saved
         # A second clock carries on: the step keeps the time it has run.
@@ -1039,11 +1050,8 @@ def test_save_and_restore_a_suspended_step(walk: Walk, walk_task: stepkit.Task, 
     clock.advance(7000)
     session.suspend()
     clock.advance(50_000)
-    saved = session.save()
-    with walk_task.restore(saved, {"outputDirectory": str(out_dir)}) as restored:
-        restored.set_clock(clock)
+    with restored_as_saved(walk, walk_task, out_dir) as (restored, _):
         state = restored.state
-        assert state == session.state
         assert state["active"]["status"] == "suspended"
         assert state["active"]["elapsed"] == 7
         restored.resume()
