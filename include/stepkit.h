@@ -813,6 +813,11 @@ int stepkit_task_verify_result(const stepkit_task *task, const char *submitted_j
  * "displayTitle", "skipped", "answers": [{"identifier", "label", "answer", "displayText"}]}]}:
  * the steps before it on the current path that take answers, each once, with the answers as the
  * participant reads them. During an edit begun there the state has "returnsToReview".
+ * Repeating blocks are listed per instance, in order: a repeating section's step once per
+ * instance, its entry with "section", "instance" (from 0) and "instanceTitle" (the state's
+ * title, null without one); a repeating group's items and a repeating question's answers once
+ * per instance, each answer with "block", "instance" and "instanceTitle" ("identifier"
+ * "block[k].item", or "block[k]").
  */
 
 /* "Edit" on the current review step: goes back to `step_identifier` (NUL-terminated), one of the
@@ -832,6 +837,28 @@ int stepkit_task_verify_result(const stepkit_task *task, const char *submitted_j
  * "notReviewed" when the review does not list `step_identifier`, "finished" when the run has
  * ended; STEPKIT_EIO when autosave fails. Thread-safe (the session's lock). */
 int stepkit_session_review_edit(stepkit_session *session, const char *step_identifier, char **out);
+
+/* "Edit" on the current review step into one instance of a repeating block: as
+ * stepkit_session_review_edit(), for the entry of instance `index` (from 0) that the review
+ * lists. `block` (NUL-terminated, read up to 256 bytes; NULL: the step's only block) names the
+ * block as the review's entry does: for a step of a repeating section, the section (its entry's
+ * "section"), and the edit goes back to the step's latest visit in that instance (its entry's
+ * "instance"); leaving it goes on toward the review over the steps still answered, the later
+ * instances' too. For a step with a repeating group or question (an answer's "block"), the
+ * edit goes back to the step with the block in that instance (the state's "instances" "current",
+ * as stepkit_session_enter_instance() would; every instance is still on the step).
+ *
+ * On success stores the new state (as stepkit_session_state) in *out (`out` may be NULL). On
+ * failure changes nothing: STEPKIT_EINVAL for a NULL `session` or `step_identifier`, a handle
+ * that is not live, a block the step does not have ("unknownBlock"), NULL for a step with
+ * several ("blockRequired"), or an `index` outside the block's instances ("instanceOutOfRange");
+ * STEPKIT_ESTATE "notReview" when the current step is not a review step, "notReviewed" when the
+ * review does not list `step_identifier` (or, for a repeating section's step, lists no entry of
+ * it in that instance: navigation passed over it there), "noRepeatingBlock" when the step is in
+ * no repeating block and has none (edit it with stepkit_session_review_edit()), "finished" when
+ * the run has ended; STEPKIT_EIO when autosave fails. Thread-safe (the session's lock). */
+int stepkit_session_review_edit_instance(stepkit_session *session, const char *step_identifier,
+                                         const char *block, int64_t index, char **out);
 
 /* The read-only review of a saved or finished run, for a host that shows "your answers" without
  * opening a session. `run_json` is restoration data (stepkit_session_save(), or the text of an

@@ -452,6 +452,21 @@ public:
         detail::finish_call(status);
         return state;
     }
+    /* "Edit" on the current review step into instance `index` (from 0) of a repeating block of
+     * `step_identifier` (stepkit_session_review_edit_instance()): a repeating section's step in
+     * that instance, or the step with its repeating group or question in that instance. `block`
+     * names the block as the review's entry does ("" is the step's only block). Throws Error
+     * (STEPKIT_EINVAL "instanceOutOfRange", "unknownBlock", "blockRequired"; STEPKIT_ESTATE
+     * "notReview", "notReviewed", "noRepeatingBlock") changing nothing. */
+    std::string review_edit_instance(const std::string &step_identifier, const std::string &block, std::int64_t index) {
+        const char *text = detail::c_text(step_identifier, false, "The step identifier");
+        const char *name = block.empty() ? nullptr : detail::c_text(block, false, "The block");
+        char *out = nullptr;
+        const int status = stepkit_session_review_edit_instance(handle_, text, name, index, &out);
+        std::string state = detail::take(out);
+        detail::finish_call(status);
+        return state;
+    }
 
     std::string set_language(const std::string &language) {
         const char *text = detail::c_text(language, false, "The language");

@@ -228,9 +228,13 @@ private func codes(_ text: String) -> [String] {
         try member(&s, "Lea", 9, "child", school: true)
         try member(&s, "Tom", 16, "child", school: false)
         #expect(stepID(s) == "check")
-        // The review lists each step once, at its latest visit (the last member's).
+        // The review lists each instance's steps (the first member's school passed over: an adult).
         let entries = s.stateJSON().objectValue?["review"]?.objectValue?["steps"]?.arrayValue ?? []
-        #expect(entries.compactMap { $0.objectValue?["step"]?.stringValue } == ["howMany", "name", "age", "relation", "school"])
+        #expect(entries.compactMap { $0.objectValue?["step"]?.stringValue }
+                == ["howMany", "name", "age", "relation", "name", "age", "relation", "school", "name", "age", "relation", "school"])
+        let p1 = "Person 1: Maria", p2 = "Person 2: Lea", p3 = "Person 3: Tom"
+        #expect(entries.map { $0.objectValue?["instanceTitle"]?.stringValue ?? "-" } == ["-", p1, p1, p1, p2, p2, p2, p2, p3, p3, p3, p3])
+        #expect(entries.map { $0.objectValue?["instance"]?.numericValue ?? -1 } == [-1, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2])
         try s.editFromReview("age", instance: 1)
         #expect(stepID(s) == "age" && s.stateJSON().objectValue?["answer"] == .int(9))
         // An edit going on restores as it is.

@@ -15,18 +15,51 @@ extension Session {
 
     /// The entries of the steps that take answers among the visits before `end`: each step once,
     /// at its latest visit, with the answer that visit left with (the live answer for an open one).
+    /// A repeating section's step is listed once per instance (at its latest visit in that
+    /// instance), in path order, with the instance (`ReviewEntry.instanced`); a step's repeating
+    /// blocks list each instance's answers, titled (`blockTitles`).
     func reviewEntries(before end: Int) -> [JSON] {
         var entries: [JSON] = []
+        let perInstance = task.rules.stepBlocks.isEmpty ? [] : latestVisitsPerInstance(from: 0)
         for position in path.indices where position < end {
             let visit = path[position]
-            guard path.latestPosition(of: visit.stepIndex) == position || visit.endDate == nil,
+            let section = task.rules.blockOfStep[visit.stepIndex]
+            let latest = section == nil ? path.latestPosition(of: visit.stepIndex) == position : perInstance.contains(position)
+            guard latest || visit.endDate == nil,
                   let step = task.step(at: visit.stepIndex), step.takesAnswers else { continue }
             let open = visit.endDate == nil
             let answer = open ? answers[visit.stepIndex].map { visibleAnswer($0, step: visit.stepIndex) } : visit.answer
-            entries.append(ReviewEntry.json(step: step, answer: visit.skipped ? nil : answer, skipped: visit.skipped,
-                                            hidden: open ? hiddenItems(step: visit.stepIndex) : visit.hiddenItems))
+            let given = visit.skipped ? nil : answer
+            let entry = ReviewEntry.json(step: step, answer: given, skipped: visit.skipped,
+                                         hidden: open ? hiddenItems(step: visit.stepIndex) : visit.hiddenItems,
+                                         titles: blockTitles(step: visit.stepIndex, answer: given))
+            if let n = section, let block = stepBlock(n) {
+                entries.append(ReviewEntry.instanced(entry, block: block.identifier, instance: visit.instance,
+                                                     title: stepInstanceTitle(block: n, instance: visit.instance)))
+            } else {
+                entries.append(entry)
+            }
         }
         return entries
+    }
+
+    /// Per repeating block of step `index` (by its item's identifier, or the step's for a
+    /// repeating question step), each instance's title (null without one) as the state's
+    /// `instances` gives them, for `answer` (the step's answer the review lists): as many as the
+    /// block has instances with that answer.
+    func blockTitles(step index: Int, answer: JSON?) -> [String: [JSON]] {
+        guard let blocks = task.rules.repeats[index], let step = task.step(at: index) else { return [:] }
+        var out: [String: [JSON]] = [:]
+        let lookup = StoredAnswers(self)
+        for block in blocks {
+            let given = block.item.map { answer?.objectValue?[$0]?.arrayValue ?? [] } ?? (answer?.arrayValue ?? [])
+            let expected = expectedCount(step: index, block: block, on: lookup).map { Session.clampedCount($0, block) } ?? 0
+            let count = max(given.count, block.bounds.minCount, expected)
+            out[Session.blockName(block, step: step)] = (0..<count).map { k in
+                instanceTitle(block, step: step, number: k + 1, instance: given[ifPresent: k]).map { .string($0) } ?? .null
+            }
+        }
+        return out
     }
 
     /// The read-only review of this run (saved or finished): every step of the path that takes
@@ -42,12 +75,15 @@ extension Session {
     }
 
     /// "Edit" on a review step: back to step `identifier` (one the review lists), which, once
-    /// left, leads back to the review (`continueTowardReview`). For a step of a repeating section,
-    /// `instance` names the instance whose latest visit of it is edited (nil: the step's latest
-    /// visit, the one the review lists); the instances after it are passed over on the way back
-    /// as the steps after an edited step are. Refused, changing nothing, unless the current step
-    /// is a review step listing it (and, with `instance`, the path holds the step in that instance).
-    package mutating func editFromReview(_ identifier: String, instance: Int? = nil) throws(StepKitError) {
+    /// left, leads back to the review (`continueTowardReview`). With `instance`, one instance of
+    /// a repeating block of the step (`block`: its name, nil for the step's only block; a
+    /// repeating section's step has one, the section): for a section's step, the latest visit
+    /// of the step in that instance (nil: the step's latest visit), the instances after it passed
+    /// over on the way back as the steps after an edited step are; for a step's repeating group
+    /// or question, the step's latest visit with the block in that instance (the state's
+    /// `current`). Refused, changing nothing, unless the current step is a review step listing
+    /// it (and, with `instance`, the step has that block and instance, on the review's path).
+    package mutating func editFromReview(_ identifier: String, block name: String? = nil, instance: Int? = nil) throws(StepKitError) {
         try requireInProgress()
         guard let reviewPosition = path.indices.last, let review = currentStep, review.isReview else {
             throw stateError("notReview", "Only a review step edits an answer; the current step is not one.")
@@ -58,12 +94,28 @@ extension Session {
         }
         let block = task.rules.blockOfStep[target]
         var position = latest
+        // A repeating group or question of the step: the block and instance to enter.
+        var entering: (block: RepeatingBlock, k: Int)?
         if let instance {
-            // The latest visit of the step in that instance.
-            guard block != nil, let found = path.indices.last(where: { $0 < reviewPosition && path[$0].stepIndex == target && path[$0].instance == instance }) else {
-                throw stateError("notReviewed", "The review does not list instance \(instance) of \"\(identifier)\"; edit one of the entries it lists.")
+            if let n = block, let section = stepBlock(n) {
+                if let name, name != section.identifier {
+                    throw StepKitError(.invalidArgument, code: "unknownBlock",
+                                       message: "The step \"\(identifier)\" is in the repeating section \"\(section.identifier)\" and has no block \"\(name)\".")
+                }
+                _ = try stepInstance(n, at: instance)
+                // The latest visit of the step in that instance.
+                guard let found = path.indices.last(where: { $0 < reviewPosition && path[$0].stepIndex == target && path[$0].instance == instance }) else {
+                    throw stateError("notReviewed", "The review does not list instance \(instance) of \"\(identifier)\" (the path passed over it there); edit one of the entries it lists.")
+                }
+                position = found
+            } else {
+                let (found, blockName) = try reviewedBlock(step: target, name)
+                let count = instanceCount(step: target, block: found)
+                guard instance >= 0 && instance < count else {
+                    throw StepKitError(.invalidArgument, code: "instanceOutOfRange", message: "\"\(blockName)\" has \(count) instances (0 to \(count - 1)); there is no instance \(instance).")
+                }
+                entering = (found, instance)
             }
-            position = found
         }
         let reviewIndex = path[reviewPosition].stepIndex
         let time = now
@@ -87,6 +139,7 @@ extension Session {
             visit.skipped = false
         }
         if let n = block { switchInstance(n, to: path[position].instance) }
+        if let (b, k) = entering { instancesCursor.move(step: target, block: b.item ?? "", to: k) }
         // Earlier returns (an edit begun during an edit) are merged: everything either took off.
         offPath.reverse()
         if let before = reviewReturn { offPath = before.offPath.filter { !offPath.contains($0) && $0 != target } + offPath }
@@ -95,6 +148,26 @@ extension Session {
         stepAppeared(previous: previous, at: time)
         if audit.isOn { audit.record(.backward, at: time, step: reviewIndex, to: target, detail: "reviewEdit") }
         _checkInvariants()
+    }
+
+    /// The repeating block `name` of step `index` (nil: its only block), for an edit from a
+    /// review into one of its instances; refused as the instance calls refuse a block.
+    private func reviewedBlock(step index: Int, _ name: String?) throws(StepKitError) -> (RepeatingBlock, String) {
+        let identifier = task.step(at: index)?.identifier ?? ""
+        guard let blocks = task.rules.repeats[index], let step = task.step(at: index), !blocks.isEmpty else {
+            throw stateError("noRepeatingBlock", "The step \"\(identifier)\" is in no repeating block and has none: edit it without an instance.")
+        }
+        if let name {
+            guard let block = blocks.first(where: { Session.blockName($0, step: step) == name }) else {
+                let names = blocks.map { "\"" + Session.blockName($0, step: step) + "\"" }.joined(separator: ", ")
+                throw StepKitError(.invalidArgument, code: "unknownBlock", message: "The step \"\(identifier)\" has no repeating block \"\(name)\"; it has \(names).")
+            }
+            return (block, name)
+        }
+        guard blocks.count == 1, let block = blocks.first else {
+            throw StepKitError(.invalidArgument, code: "blockRequired", message: "The step \"\(identifier)\" has several repeating blocks: name one.")
+        }
+        return (block, Session.blockName(block, step: step))
     }
 
     /// Leaving a step during an edit from a review (its visit already closed): forward over the
@@ -141,21 +214,47 @@ extension Session {
 
 /// One reviewed step: `{"step", "type", "displayTitle", "skipped", "answers": [...]}`, each answer
 /// `{"identifier", "label", "answer", "displayText"}` (a question's one, a form's or a page's
-/// visible items; a page's named `page.substep` as its results are).
+/// visible items; a page's named `page.substep` as its results are). A repeating block's
+/// answers are listed per instance, in order, each with `"block"`, `"instance"` (from 0) and
+/// `"instanceTitle"` (the state's title, null without one), named `block[k].item` (a group's
+/// items) or `block[k]` (a repeating question's answers); a repeating section's step has
+/// `"section"`, `"instance"` and `"instanceTitle"` itself (`instanced`).
 enum ReviewEntry {
-    static func json(step: Step, answer: JSON?, skipped: Bool, hidden: [String]) -> JSON {
+    /// `titles`: per repeating block of the step (`blockTitles`), each instance's title; a block
+    /// lists as many instances as it has titles (at least its answer's).
+    static func json(step: Step, answer: JSON?, skipped: Bool, hidden: [String], titles: [String: [JSON]] = [:]) -> JSON {
         var items: [JSON] = []
         switch step.content {
         case .message:
             break
         case .question(let format):
             let label = Step.displayTitle(step.presentation, identifier: step.identifier)
-            items.append(item(step.identifier, label: label, format, answer))
+            if let repeating = format.repeating, case .question(let each) = repeating.content {
+                items += instances(step.identifier, named: step.identifier, label: label, each, answer, titles: titles[step.identifier])
+            } else {
+                items.append(item(step.identifier, label: label, format, answer))
+            }
         case .form(let form):
             let given = answer?.objectValue
             let prefix = step.isPage ? step.identifier + "." : ""
             for entry in form.items where !hidden.contains(entry.identifier) {
-                items.append(item(prefix + entry.identifier, label: entry.label, entry.format, given?[entry.identifier]))
+                let value = given?[entry.identifier]
+                switch entry.format.repeating?.content {
+                case .group(let inner)?:
+                    let list = value?.arrayValue ?? []
+                    let named = titles[entry.identifier] ?? []
+                    for k in 0..<max(list.count, named.count) {
+                        let instance = list[ifPresent: k]?.objectValue
+                        for part in inner.items where !hidden.contains(Session.instanceKey(entry.identifier, k, part.identifier)) {
+                            let shown = item(prefix + Session.instanceKey(entry.identifier, k, part.identifier), label: part.label, part.format, instance?[part.identifier])
+                            items.append(inBlock(shown, entry.identifier, k, named[ifPresent: k]))
+                        }
+                    }
+                case .question(let each)?:
+                    items += instances(prefix + entry.identifier, named: entry.identifier, label: entry.label, each, value, titles: titles[entry.identifier])
+                case nil:
+                    items.append(item(prefix + entry.identifier, label: entry.label, entry.format, value))
+                }
             }
         }
         return .object([
@@ -165,6 +264,33 @@ enum ReviewEntry {
             "skipped": .bool(skipped),
             "answers": .array(items),
         ])
+    }
+
+    /// A reviewed step of a repeating section, in instance `k` of section `block`.
+    static func instanced(_ entry: JSON, block: String, instance k: Int, title: String?) -> JSON {
+        guard case .object(var o) = entry else { return entry }
+        o["section"] = .string(block)
+        o["instance"] = .int(Int64(k))
+        o["instanceTitle"] = .string(title)
+        return .object(o)
+    }
+
+    /// A repeating question's answers, one per instance (`identifier[k]`), each of `format`.
+    private static func instances(_ identifier: String, named block: String, label: String, _ format: AnswerFormat, _ answer: JSON?,
+                                  titles: [JSON]?) -> [JSON] {
+        let list = answer?.arrayValue ?? []
+        let named = titles ?? []
+        return (0..<max(list.count, named.count)).map { k in
+            inBlock(item(identifier + "[" + String(k) + "]", label: label, format, list[ifPresent: k]), block, k, named[ifPresent: k])
+        }
+    }
+
+    private static func inBlock(_ shown: JSON, _ block: String, _ k: Int, _ title: JSON?) -> JSON {
+        guard case .object(var o) = shown else { return shown }
+        o["block"] = .string(block)
+        o["instance"] = .int(Int64(k))
+        o["instanceTitle"] = title ?? .null
+        return .object(o)
     }
 
     private static func item(_ identifier: String, label: String, _ format: AnswerFormat, _ answer: JSON?) -> JSON {
@@ -183,6 +309,10 @@ enum ReviewEntry {
         let shown = format.presentation
         if let o = answer.objectValue, o["dontKnow"]?.boolValue == true {
             return shown["customDontKnowButtonText"]?.stringValue ?? AnswerFormat.dontKnowLabel
+        }
+        // A repeating question's answers (in a group's instance): each as its format reads.
+        if let repeating = format.repeating, case .question(let each) = repeating.content, let list = answer.arrayValue {
+            return list.filter { !$0.isNull }.map { displayText($0, each) }.joined(separator: ", ")
         }
         if let choices = format.rules.choiceOptions {
             let values: [JSON] = answer.arrayValue ?? [answer]

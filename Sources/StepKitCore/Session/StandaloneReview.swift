@@ -25,7 +25,13 @@ package enum StandaloneReview {
         var entries: [JSON] = []
         for submitted in result.steps {
             guard let step = task.step(at: submitted.step), step.takesAnswers else { continue }
-            entries.append(ReviewEntry.json(step: step, answer: submitted.answer, skipped: submitted.isEmpty, hidden: []))
+            let entry = ReviewEntry.json(step: step, answer: submitted.answer, skipped: submitted.isEmpty, hidden: [])
+            // A repeating section's step result, under its instance (a result carries no titles).
+            if let k = submitted.instance, let n = task.rules.blockOfStep[submitted.step], let block = task.rules.stepBlocks[ifPresent: n] {
+                entries.append(ReviewEntry.instanced(entry, block: block.identifier, instance: k, title: nil))
+            } else {
+                entries.append(entry)
+            }
         }
         return .object([
             "taskIdentifier": .string(task.identifier),

@@ -707,8 +707,41 @@ static void test_step_instances() {
     CHECK(has(result, "\"answer\":\"Cy\""));
 }
 
+// Issue 31 from C++: a review lists each instance of a repeating section with its title, and
+// review_edit_instance() goes back to a chosen instance's visit and returns to the review; an
+// instance out of range and a step in no repeating block are refused, changing nothing.
+static void test_review_instances() {
+    stepkit::Task task = stepkit::Task::compile(R"({"identifier": "h", "steps": [
+        {"type": "question", "identifier": "n", "answerFormat": {"type": "numeric", "style": "integer", "minimum": 1, "maximum": 3}},
+        {"type": "section", "identifier": "child", "repeat": {"maxCount": 3, "count": {"answer": "n"}, "title": "Child {{index}}: {{name}}"},
+         "steps": [{"type": "question", "identifier": "name", "answerFormat": {"type": "text"}}]},
+        {"type": "review", "identifier": "check"},
+        {"type": "completion", "identifier": "done"}]})");
+    stepkit::Session session = task.open(RUN);
+    session.set_answer("2");
+    session.go_forward();
+    session.set_answer("\"Ann\"");
+    session.go_forward();
+    session.set_answer("\"Ben\"");
+    std::string state = session.go_forward();
+    CHECK(has(state, R"("step":"name","type":"question","displayTitle":"name","skipped":false,"answers":[{"identifier":"name","label":"name","answer":"Ann","displayText":"Ann"}],"section":"child","instance":0,"instanceTitle":"Child 1: Ann")"));
+    CHECK(has(state, R"("section":"child","instance":1,"instanceTitle":"Child 2: Ben")"));
+    const std::string before = session.state();
+    stepkit::Error e = EXPECT_ERROR(STEPKIT_EINVAL, session.review_edit_instance("name", "", 2));
+    CHECK(has(e.json(), "instanceOutOfRange"));
+    e = EXPECT_ERROR(STEPKIT_ESTATE, session.review_edit_instance("n", "", 0));
+    CHECK(has(e.json(), "noRepeatingBlock"));
+    CHECK(session.state() == before);
+    state = session.review_edit_instance("name", "child", 0);
+    CHECK(has(state, R"("answer":"Ann")") && has(state, R"("returnsToReview":"check")"));
+    session.set_answer("\"Anna\"");
+    state = session.go_forward();
+    CHECK(has(state, R"("instanceTitle":"Child 1: Anna")") && has(state, R"("instanceTitle":"Child 2: Ben")"));
+}
+
 int main() {
     test_games();
+    test_review_instances();
     test_instances();
     test_step_instances();
     test_order_and_time_limits();

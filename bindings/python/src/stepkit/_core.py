@@ -1412,6 +1412,20 @@ class Session(_Handle):
         StateError ("notReview", "notReviewed") changing nothing; TypeError for a non-str."""
         return self._call("stepkit_session_review_edit", _c_string(step, "the step identifier"))
 
+    def review_edit_instance(self, step: str, index: int, block: Optional[str] = None) -> Dict[str, Any]:
+        """"Edit" on the current review step into instance ``index`` (from 0) of a repeating
+        block of ``step`` (``stepkit_session_review_edit_instance``): a repeating section's step
+        in that instance (the review's entry with ``"instance"``), or the step with its repeating
+        group or question in that instance (an answer's ``"instance"``). ``block`` names the block
+        as the review does (the section, or an answer's ``"block"``); ``None``: the step's only
+        one. Returns the new state, with ``returnsToReview``.
+
+        InvalidArgumentError ("instanceOutOfRange", "unknownBlock", "blockRequired"), StateError
+        ("notReview", "notReviewed", "noRepeatingBlock"), changing nothing; TypeError for a
+        non-str step or block or a non-int index."""
+        return self._call("stepkit_session_review_edit_instance", _c_string(step, "the step identifier"),
+                          _block_name(block), _instance_index(index))
+
     def set_language(self, language: str) -> Dict[str, Any]:
         """Shows the session in ``language`` (a BCP-47 tag such as ``"fr-CA"``) from now on: the
         task's texts (``fr-CA`` falling back to ``fr``, then to the task's default language) and

@@ -106,6 +106,7 @@ _PROTOTYPES = {
     "stepkit_session_report": (c_int, [c_void_p, c_char_p, _OUT]),
     "stepkit_session_consent_document": (c_int, [c_void_p, _OUT]),
     "stepkit_session_review_edit": (c_int, [c_void_p, c_char_p, _OUT]),
+    "stepkit_session_review_edit_instance": (c_int, [c_void_p, c_char_p, c_char_p, c_int64, _OUT]),
     "stepkit_task_review": (c_int, [c_void_p, c_char_p, c_char_p, _OUT]),
     "stepkit_session_add_instance": (c_int, [c_void_p, c_char_p, _OUT]),
     "stepkit_session_remove_instance": (c_int, [c_void_p, c_char_p, c_int64, _OUT]),

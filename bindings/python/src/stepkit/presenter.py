@@ -19,7 +19,7 @@ from .rendering import is_active
 from .answer_input import InputError, describe_format, parse_input
 from .commands import HELP, NAVIGATION, command_name, navigate
 from .errors import AnswerError, ParseError, StateError, StepKitError
-from .rendering import can_skip, problems_text, render_answer, review_lines, time_left
+from .rendering import can_skip, problems_text, render_answer, review_instances, review_lines, time_left
 
 __all__ = ["Presenter"]
 
@@ -62,6 +62,9 @@ class Presenter:
     ) -> None:
         # The repeating section of the step being presented (`_present`), or None.
         self._section: Optional[Tuple[str, Dict[str, Any]]] = None
+        # An edit from a review into one instance of a step's repeating block: (block, k);
+        # that instance alone is asked (`_repeating`), then the block's menu.
+        self._editing: Optional[Tuple[str, int]] = None
         self.session = session
         self.out = out
         self.read = read or self._read_stdin
@@ -377,25 +380,40 @@ class Presenter:
                 return moved
 
     def _review(self, state: State) -> State:
-        """A review step: the engine's list, numbered; a number edits that step (the engine
-        brings the participant back here), Enter goes on."""
+        """A review step: the engine's list, numbered; a number edits that step (a repeating
+        section's step in its instance), ``N.K`` the K-th instance listed under step N (its
+        repeating group or question); the engine brings the participant back here. Enter goes
+        on."""
         while True:
             entries = (state.get("review") or {}).get("steps") or []
             for line in review_lines(state.get("review")):
                 self.say(line)
             navigation = state.get("navigation") or {}
             label = "continue" if navigation.get("hasNextStep", True) else "finish"
-            _, stripped = self._line(f"[Enter to {label}, or a step's number to change its answer] ")
+            _, stripped = self._line(f"[Enter to {label}, or a step's number (N, or N.K for an instance) to change its answer] ")
             if stripped == "":
                 moved = self._forward()
                 return moved if moved is not None else state
-            if stripped.isdigit() and 1 <= int(stripped) <= len(entries):
+            chosen = re.fullmatch(r"(\d+)(?:\.(\d+))?", stripped)
+            if chosen and 1 <= int(chosen.group(1)) <= len(entries):
+                entry = entries[int(chosen.group(1)) - 1]
+                step = str(entry.get("step"))
+                places = review_instances(entry)
                 try:
-                    return self.session.review_edit(str(entries[int(stripped) - 1].get("step")))
+                    if chosen.group(2) is None:
+                        if isinstance(entry.get("instance"), int):
+                            return self.session.review_edit_instance(step, int(entry["instance"]), entry.get("section"))
+                        return self.session.review_edit(step)
+                    k = int(chosen.group(2))
+                    if 1 <= k <= len(places):
+                        block, index = places[k - 1]
+                        edited = self.session.review_edit_instance(step, index, block)
+                        self._editing = (block, index)
+                        return edited
                 except StepKitError as exc:
                     self.error(exc.message)
                     continue
-            self.error(f"Type a number from 1 to {len(entries)}, or Enter.")
+            self.error(f"Type a number from 1 to {len(entries)} (N.K for an instance listed under it), or Enter.")
 
     def _question(self, state: State) -> State:
         step = state.get("step") or {}
@@ -452,8 +470,12 @@ class Presenter:
         instance asked in turn, then "add another / remove / done" until done. ``wrap``: the
         form item's identifier (the block's answer is under it), None for a question step."""
         count = int(((state.get("instances") or {}).get(name) or {}).get("count") or 0)
-        for k in range(count):
-            state = self._instance(state, block, name, wrap, k)
+        if self._editing is not None and self._editing[0] == name:
+            k, self._editing = self._editing[1], None
+            state = self._instance(state, block, name, wrap, k)  # the instance chosen on the review
+        else:
+            for k in range(count):
+                state = self._instance(state, block, name, wrap, k)
         while True:
             info = (state.get("instances") or {}).get(name) or {}
             count = int(info.get("count") or 0)

@@ -28,6 +28,8 @@ __all__ = [
     "render_answer",
     "time_left",
     "review_lines",
+    "review_instances",
+    "instance_title",
 ]
 
 
@@ -151,18 +153,51 @@ def review_lines(review: Optional[Mapping[str, Any]]) -> List[str]:
     """A review step's list (the state's ``review``, or :meth:`Task.review`'s) as numbered text
     lines: each step the engine lists, by its ``displayTitle``, then each answer as the engine's
     ``displayText`` (its ``label`` first when the step has several answers or the label differs
-    from the title); "(no answer)" where it gives none."""
+    from the title); "(no answer)" where it gives none. A repeating section's step is titled by
+    its instance (``instanceTitle``); a repeating block's answers are grouped under each
+    instance's title, numbered ``N.K`` (see :func:`review_instances`)."""
     steps = [e for e in (review or {}).get("steps") or [] if isinstance(e, Mapping)]
     if not steps:
         return ["  (nothing to review)"]
     lines: List[str] = []
     for number, entry in enumerate(steps, 1):
         title = str(entry.get("displayTitle") or entry.get("step"))
-        lines.append(f"  {number}. {title}{' (skipped)' if entry.get('skipped') else ''}")
+        heading = title
+        if isinstance(entry.get("instance"), int):  # a repeating section's step, in one instance
+            heading = f"{instance_title(entry, entry.get('section'))} — {title}"
+        lines.append(f"  {number}. {heading}{' (skipped)' if entry.get('skipped') else ''}")
         answers = [a for a in entry.get("answers") or [] if isinstance(a, Mapping)]
+        places = review_instances(entry)
+        headed = set()
         for answer in answers:
             shown = answer.get("displayText")
             text = "(no answer)" if shown is None else str(shown)
             label = str(answer.get("label") or answer.get("identifier"))
+            if isinstance(answer.get("instance"), int):
+                place = (str(answer.get("block")), int(answer["instance"]))
+                if place not in headed:  # the instance's title, once, before its answers
+                    headed.add(place)
+                    lines.append(f"     {number}.{places.index(place) + 1} {instance_title(answer, place[0])}")
+                lines.append(f"        {label}: {text}")
+                continue
             lines.append(f"     {label}: {text}" if len(answers) > 1 or label != title else f"     {text}")
     return lines
+
+
+def review_instances(entry: Mapping[str, Any]) -> List[Tuple[str, int]]:
+    """The instances of repeating blocks a review entry's answers are listed in, in order, as
+    (block, instance): the ``K`` of a line numbered ``N.K`` is its place in this list, from 1."""
+    places: List[Tuple[str, int]] = []
+    for answer in entry.get("answers") or []:
+        if isinstance(answer, Mapping) and isinstance(answer.get("instance"), int):
+            place = (str(answer.get("block")), int(answer["instance"]))
+            if place not in places:
+                places.append(place)
+    return places
+
+
+def instance_title(entry: Mapping[str, Any], block: Any) -> str:
+    """An instance's title as the engine gives it (``instanceTitle``), or the block's name and
+    the instance's number when the block has no title."""
+    title = entry.get("instanceTitle")
+    return str(title) if title else f"{block} {int(entry.get('instance') or 0) + 1}"
