@@ -8,7 +8,7 @@ import hashlib
 import json
 import logging
 import smtplib
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, quote
 from typing import Any, Dict, List, Optional, Tuple
 
 import stepkit
@@ -130,6 +130,10 @@ def group_blocks(item: Dict[str, Any], ident: str, wid: str, given: Any, state: 
             name = str(inner.get("identifier"))
             if name in hidden_in(block, k):  # its visibleWhen hides it in this instance
                 continue
+            if is_repeating_question(inner):
+                widgets.append(answer_list(inner, ident, k, legend, values.get(name), f"{wid}-{k}-{j}",
+                                           by_path, submitted))
+                continue
             widgets.append(widget(inner.get("answerFormat") or {}, values.get(name),
                                   f"item:{ident}:{k}:{name}", f"{wid}-{k}-{j}",
                                   label=inner.get("text") or name, detail=inner.get("detailText"),
@@ -143,6 +147,45 @@ def group_blocks(item: Dict[str, Any], ident: str, wid: str, given: Any, state: 
     return out
 
 
+def is_repeating_question(item: Any) -> bool:
+    """A repeating question (several answers to one question: FHIR ``repeats`` on a question):
+    ``repeat`` with an ``answerFormat`` and no ``items``."""
+    return isinstance(item, dict) and isinstance(item.get("repeat"), dict) and "items" not in item
+
+
+def answer_slots(given: Any) -> List[Any]:
+    """The answers of a repeating question in a group's instance as the page shows them: one
+    input per entry the engine holds (an empty one for an answer slot added and not yet
+    filled), at least one."""
+    return list(given) if isinstance(given, list) and given else [None]
+
+
+def answer_list(inner: Dict[str, Any], ident: str, k: int, legend: str, given: Any, wid: str,
+                by_path: Dict[str, str], submitted: Optional[Fields]) -> Dict[str, Any]:
+    """A repeating question inside instance ``k`` of a group: a fieldset of one input per
+    answer (``item:<group>:<k>:<item>:<j>``, each labelled with its number), a Remove button
+    per answer when there are several, and "Add another answer" below the question's
+    ``maxCount``: plain submit buttons (``add-answer:``/``remove-answer:``), no JavaScript."""
+    name = str(inner.get("identifier"))
+    label = str(inner.get("text") or name)
+    slots = answer_slots(given)
+    bounds = inner.get("repeat") or {}
+    most = bounds.get("maxCount") if isinstance(bounds.get("maxCount"), int) else 1000
+    place = f"{quote(ident, safe='')}:{k}:{quote(name, safe='')}"
+    items = []
+    for n, value in enumerate(slots):
+        w = widget(inner.get("answerFormat") or {}, value, f"item:{ident}:{k}:{name}:{n}", f"{wid}-{n}",
+                   label=f"{label} ({n + 1})", detail=inner.get("detailText") if n == 0 else None,
+                   optional=bool(inner.get("optional")), placeholder=inner.get("placeholder"),
+                   error=by_path.get(f"{ident}[{k}].{name}[{n}]"), submitted=submitted)
+        items.append({"widget": w, "remove": f"remove-answer:{place}:{n}" if len(slots) > 1 else None,
+                      "remove_label": f"Remove {label} ({n + 1}) from {legend}"})
+    return {"answers": {"legend": label, "items": items,
+                        "error": by_path.get(f"{ident}[{k}].{name}"),
+                        "add": f"add-answer:{place}" if len(slots) < most else None,
+                        "add_label": f"Add another answer to {label} in {legend}"}}
+
+
 def hidden_in(block: Dict[str, Any], k: int) -> List[Any]:
     """The items the state says instance ``k`` hides (its items' per-instance visibleWhen)."""
     hidden = block.get("hidden") or []
@@ -154,10 +197,30 @@ def group_answer(item: Dict[str, Any], ident: str, state: Dict[str, Any], fields
     the items hidden there (not on the page; what they hold stays as it is)."""
     block = (state.get("instances") or {}).get(ident) or {}
     count = int(block.get("count") or 0)
-    return [{str(inner.get("identifier")): parse_answer(inner.get("answerFormat") or {}, fields,
-                                                       f"item:{ident}:{k}:{inner.get('identifier')}")
-             for inner in item["items"] if isinstance(inner, dict) and inner.get("identifier") not in hidden_in(block, k)}
-            for k in range(count)]
+    given = (state.get("answer") or {}).get(ident) if isinstance(state.get("answer"), dict) else None
+    stored = given if isinstance(given, list) else []
+    out: List[Any] = []
+    for k in range(count):
+        instance: Dict[str, Any] = {}
+        held = stored[k] if k < len(stored) and isinstance(stored[k], dict) else {}
+        for inner in item["items"]:
+            if not isinstance(inner, dict) or inner.get("identifier") in hidden_in(block, k):
+                continue
+            name = str(inner.get("identifier"))
+            fmt = inner.get("answerFormat") or {}
+            if is_repeating_question(inner):
+                # One answer per input the page showed (and any further one it posts, as a
+                # script filling the page may); none typed where it held none: left out.
+                slots = len(answer_slots(held.get(name)))
+                while slots < 1000 and fields.has(f"item:{ident}:{k}:{name}:{slots}"):
+                    slots += 1
+                listed = [parse_answer(fmt, fields, f"item:{ident}:{k}:{name}:{n}") for n in range(slots)]
+                if any(v is not None for v in listed) or held.get(name):
+                    instance[name] = listed
+                continue
+            instance[name] = parse_answer(fmt, fields, f"item:{ident}:{k}:{name}")
+        out.append(instance)
+    return out
 
 
 def render_step(request: Request, token: str, row: Any, state: Dict[str, Any],
@@ -285,23 +348,55 @@ def render_step(request: Request, token: str, row: Any, state: Dict[str, Any],
 
 def review_entries(review: Any) -> List[Dict[str, Any]]:
     """A review step's list as the page shows it: each step the engine lists (its
-    ``displayTitle``), each answer as the engine's ``displayText``, labelled when the step has
-    several answers or the label is not the title."""
+    ``displayTitle``; a repeating section's step titled by its instance, its Change going back
+    to that instance), each answer as the engine's ``displayText``, labelled when the step has
+    several answers or the label is not the title. A repeating block's answers are grouped per
+    instance under the instance's title, each instance with its own Change button (``rows``:
+    answers and instances in the engine's order)."""
     entries: List[Dict[str, Any]] = []
     for entry in (review or {}).get("steps") or []:
         if not isinstance(entry, dict):
             continue
+        step = str(entry.get("step"))
         title = str(entry.get("displayTitle") or entry.get("step"))
+        edit = f"edit:{step}"
+        if isinstance(entry.get("instance"), int):  # a repeating section's step, in one instance
+            section = str(entry.get("section"))
+            title = f"{review_instance_title(entry, section)} — {title}"
+            edit = instance_edit(step, section, entry["instance"])
         answers = [a for a in entry.get("answers") or [] if isinstance(a, dict)]
-        shown = []
+        rows: List[Dict[str, Any]] = []
+        groups: Dict[Tuple[str, int], Dict[str, Any]] = {}
         for a in answers:
             label = str(a.get("label") or a.get("identifier"))
             text = a.get("displayText")
-            shown.append({"label": label if len(answers) > 1 or label != title else None,
-                          "text": "No answer" if text is None else str(text)})
-        entries.append({"step": str(entry.get("step")), "title": title, "answers": shown,
-                        "skipped": bool(entry.get("skipped"))})
+            shown = {"label": label if len(answers) > 1 or label != title else None,
+                     "text": "No answer" if text is None else str(text)}
+            if isinstance(a.get("instance"), int):
+                place = (str(a.get("block")), a["instance"])
+                if place not in groups:
+                    groups[place] = {"title": review_instance_title(a, place[0]), "answers": [],
+                                     "edit": instance_edit(step, place[0], place[1]),
+                                     "block": place[0], "index": place[1]}
+                    rows.append({"instance": groups[place]})
+                groups[place]["answers"].append(dict(shown, label=label))
+                continue
+            rows.append({"answer": shown})
+        entries.append({"step": step, "title": title, "rows": rows, "edit": edit,
+                        "instance": entry.get("instance"), "skipped": bool(entry.get("skipped"))})
     return entries
+
+
+def review_instance_title(entry: Dict[str, Any], block: str) -> str:
+    """An instance's title as the engine gives it, or the block's name and its number."""
+    title = entry.get("instanceTitle")
+    return str(title) if title else f"{block} {int(entry.get('instance') or 0) + 1}"
+
+
+def instance_edit(step: str, block: str, index: int) -> str:
+    """The Change button's action for one instance (``stepkit_session_review_edit_instance``):
+    ``edit-instance:<step>:<block>:<index>``, the names percent-encoded (":" included)."""
+    return f"edit-instance:{quote(step, safe='')}:{quote(block, safe='')}:{index}"
 
 
 def finished_page(request: Request, row: Any) -> Response:
@@ -382,7 +477,8 @@ def _submit(request: Request, token: str, fields: Fields) -> Response:
     row = service.session_for_token(token)
     action = fields.get("action")
     if action not in ("next", "back", "skip", "save", "start", "tick") and not (
-            isinstance(action, str) and action.startswith(("language:", "edit:", "add:", "remove:"))):
+            isinstance(action, str) and action.startswith(("language:", "edit:", "edit-instance:", "add:", "remove:",
+                                                            "add-answer:", "remove-answer:"))):
         raise Refused(400, {"code": "EINVAL", "message": "The form was incomplete or "
                             "changed: nothing was saved. Go back to the page and try again."})
 

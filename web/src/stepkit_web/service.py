@@ -19,6 +19,7 @@ import time
 import unicodedata
 import uuid
 from collections import OrderedDict
+from urllib.parse import unquote
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
@@ -662,8 +663,9 @@ class Service:
             # the task says, whichever button was pressed.
             if action in ("next", "back", "skip") and time_ran_out(state):
                 action = "tick"
-            # A repeating group's Add and Remove buttons (the page's answers kept first).
-            instances = action.startswith(("add:", "remove:"))
+            # A repeating group's Add and Remove buttons, and a repeating question's in one of
+            # its instances (the page's answers kept first).
+            instances = action.startswith(("add:", "remove:", "add-answer:", "remove-answer:"))
             # A time limit's tick keeps what the page holds, as far as it is valid: the step
             # then moves on (or the task ends) with the answer as it stands.
             if answer_of is not None and (action in ("next", "back", "save", "skip", "tick") or switching or instances):
@@ -702,6 +704,12 @@ class Service:
                     # "Change" on a review step (stepkit_session_review_edit): refused with
                     # a StateError, changing nothing, for a step the review does not list.
                     state = session.review_edit(action[len("edit:"):])
+                elif action.startswith("edit-instance:"):
+                    # "Change" on one instance a review lists (stepkit_session_review_edit_instance):
+                    # refused, changing nothing, for one it does not list.
+                    state = self._review_instance_edit(session, action)
+                elif action.startswith(("add-answer:", "remove-answer:")):
+                    state = self._answer_action(session, action)
                 elif instances:
                     state = self._instance_action(session, action)
                 elif switching:
@@ -764,6 +772,58 @@ class Service:
             if not self.write(row, session, task_row, state):
                 raise Stale()
             return Outcome(state)
+
+    @staticmethod
+    def _answer_action(session: Any, action: str) -> Dict[str, Any]:
+        """A repeating question inside instance ``k`` of a repeating group (FHIR ``repeats`` on a
+        question in a repeating group): ``add-answer:<group>:<k>:<item>`` adds an empty answer
+        (an input to fill), ``remove-answer:<group>:<k>:<item>:<j>`` removes answer ``j``, the
+        later ones moving up (the names percent-encoded). An answer's list is applied entry by
+        entry over what the instance holds (docs/task-format.md, "Answers"), so a removal first
+        clears the item in that instance, then sets the shorter list: both in this request,
+        whose write is all or nothing. A malformed action, a block the step does not have or an
+        instance or answer out of range is refused (400) before anything changes."""
+        parts = action.split(":")
+        adding = parts[0] == "add-answer" and len(parts) == 4
+        removing = parts[0] == "remove-answer" and len(parts) == 5 and parts[4].isdigit() and len(parts[4]) < 10
+        if not (adding or removing) or not parts[2].isdigit() or len(parts[2]) > 9:
+            raise Refused(400, {"code": "EINVAL", "message": "Unknown action."})
+        group, k, name = unquote(parts[1]), int(parts[2]), unquote(parts[3])
+        state = session.state
+        item = next((i for i in (state.get("step") or {}).get("formItems") or []
+                     if isinstance(i, dict) and i.get("identifier") == group and isinstance(i.get("items"), list)), None)
+        inner = next((i for i in (item or {}).get("items") or [] if isinstance(i, dict) and i.get("identifier") == name), None)
+        count = int(((state.get("instances") or {}).get(group) or {}).get("count") or 0)
+        if inner is None or not isinstance(inner.get("repeat"), dict) or "items" in inner or k >= count:
+            raise Refused(400, {"code": "EINVAL", "message": "The page named an answer list this step "
+                                "does not have: nothing was changed."})
+        answer = state.get("answer") if isinstance(state.get("answer"), dict) else {}
+        stored = answer.get(group) if isinstance(answer.get(group), list) else []
+        held = stored[k] if k < len(stored) and isinstance(stored[k], dict) else {}
+        current = list(held.get(name)) if isinstance(held.get(name), list) else []
+        before: List[Any] = [{} for _ in range(k)]
+        if adding:
+            # The page shows one input when the list is empty: adding makes it two.
+            return session.set_answer({group: before + [{name: (current or [None]) + [None]}]})
+        j = int(parts[4])
+        if j >= len(current):
+            raise Refused(400, {"code": "EINVAL", "message": "The page named an answer that is not "
+                                "there: nothing was changed."})
+        kept = current[:j] + current[j + 1:]
+        state = session.set_answer({group: before + [{name: None}]})
+        return session.set_answer({group: before + [{name: kept}]}) if kept else state
+
+    @staticmethod
+    def _review_instance_edit(session: Any, action: str) -> Dict[str, Any]:
+        """``edit-instance:<step>:<block>:<index>`` (the names percent-encoded): the review's
+        Change on one instance. A malformed action is refused (400) before anything changes."""
+        parts = action.split(":")
+        if len(parts) == 4 and parts[3].isdigit() and len(parts[3]) < 10:
+            try:
+                return session.review_edit_instance(unquote(parts[1]), int(parts[3]), unquote(parts[2]))
+            except stepkit.InvalidArgumentError as error:
+                raise Refused(400, error.error)
+        raise Refused(400, {"code": "EINVAL", "message": "Unknown action."})
 
     @staticmethod
     def _instance_action(session: Any, action: str) -> Dict[str, Any]:

@@ -90,6 +90,12 @@ def page_fields(state: Mapping[str, Any], answers: Mapping[str, Any]) -> Optiona
                 for k, instance in enumerate(given.get(item_id) or []):
                     for inner in item["items"]:
                         name = inner.get("identifier")
+                        if isinstance(inner.get("repeat"), dict) and "items" not in inner:
+                            # A repeating question in the instance: one input per answer.
+                            for n, value in enumerate((instance or {}).get(name) or []):
+                                out += fields_for(inner.get("answerFormat") or {}, value,
+                                                  f"item:{item_id}:{k}:{name}:{n}")
+                            continue
                         out += fields_for(inner.get("answerFormat") or {}, (instance or {}).get(name),
                                           f"item:{item_id}:{k}:{name}")
                 continue
