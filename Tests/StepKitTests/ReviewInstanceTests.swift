@@ -158,4 +158,45 @@ private func medicationsAtReview() throws -> Session {
         #expect(steps.map { $0["section"]?.stringValue ?? "-" } == ["-", "person", "person", "person"])
         #expect(steps.map { $0["instance"]?.numericValue ?? -1 } == [-1, 0, 0, 0])
     }
+
+    /// A repeating question step and a form with two repeating blocks: the question's answers
+    /// listed one per instance (`allergy[k]`, titled), an edit into its second answer; a form
+    /// with two blocks needs the block named (`blockRequired`), and each is entered by name.
+    @Test func repeatingQuestionsAndSeveralBlocks() throws {
+        let text = #"""
+        {"identifier": "r", "steps": [
+          {"type": "question", "identifier": "allergy", "question": "Allergy",
+           "repeat": {"maxCount": 4, "title": "Allergy {{index}}: {{allergy}}"}, "answerFormat": {"type": "text"}},
+          {"type": "form", "identifier": "both", "formItems": [
+            {"identifier": "kids", "text": "Child", "repeat": {"minCount": 1, "maxCount": 3},
+             "items": [{"identifier": "name", "text": "Name", "answerFormat": {"type": "text"}}]},
+            {"identifier": "pets", "text": "Pet", "repeat": {"minCount": 2, "maxCount": 3},
+             "items": [{"identifier": "kind", "text": "Kind", "answerFormat": {"type": "text"}}]}]},
+          {"type": "review", "identifier": "check"},
+          {"type": "completion", "identifier": "done"}]}
+        """#
+        #expect(problems(text).isEmpty, "\(problems(text))")
+        var s = try open(text)
+        try s.addInstance(nil)
+        try answer(&s, #"["nuts", "pollen"]"#)
+        try answer(&s, #"{"kids": [{"name": "Ann"}], "pets": [{"kind": "cat"}, {"kind": "dog"}]}"#)
+        #expect(stepID(s) == "check")
+        let allergy = (review(s).first { $0["step"] == .string("allergy") }?["answers"]?.arrayValue ?? []).compactMap(\.objectValue)
+        #expect(allergy.map { $0["identifier"]?.stringValue ?? "" } == ["allergy[0]", "allergy[1]"])
+        #expect(allergy.map { $0["instanceTitle"]?.stringValue ?? "" } == ["Allergy 1: nuts", "Allergy 2: pollen"])
+        #expect(allergy.map { $0["displayText"]?.stringValue ?? "" } == ["nuts", "pollen"])
+        let both = (review(s).first { $0["step"] == .string("both") }?["answers"]?.arrayValue ?? []).compactMap(\.objectValue)
+        #expect(both.map { $0["identifier"]?.stringValue ?? "" } == ["kids[0].name", "pets[0].kind", "pets[1].kind"])
+        #expect(both.map { $0["instanceTitle"] ?? .int(-1) } == [.null, .null, .null])
+        try refused(&s, .invalidArgument, "blockRequired") { (s: inout Session) throws(StepKitError) in try s.editFromReview("both", instance: 0) }
+        try refused(&s, .invalidArgument, "instanceOutOfRange") { (s: inout Session) throws(StepKitError) in try s.editFromReview("both", block: "kids", instance: 1) }
+        try s.editFromReview("both", block: "pets", instance: 1)
+        #expect(s.stateJSON().objectValue?["instances"]?.objectValue?["pets"]?.objectValue?["current"] == .int(1))
+        #expect(s.stateJSON().objectValue?["instances"]?.objectValue?["kids"]?.objectValue?["current"] == .int(0))
+        try s.goForward()
+        #expect(stepID(s) == "check")
+        try s.editFromReview("allergy", instance: 1)
+        #expect(stepID(s) == "allergy")
+        #expect(s.stateJSON().objectValue?["instances"]?.objectValue?["allergy"]?.objectValue?["current"] == .int(1))
+    }
 }
