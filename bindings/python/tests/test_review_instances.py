@@ -159,3 +159,31 @@ def test_the_cli_lists_each_instance_and_edits_the_one_picked(tmp_path) -> None:
     result = load_json(output)
     group = next(r for r in result["results"] if r["identifier"] == "medication")["results"][0]
     assert [{q["identifier"]: q["answer"] for q in i["results"]}["dose"] for i in group["instances"]] == [100, 7]
+
+
+def test_the_cli_edits_one_person_of_a_repeating_section(tmp_path) -> None:
+    """A repeating section's steps are listed once per person, headed by the person's title; the
+    number of Maria's age goes back to her age alone, and forward returns to the review."""
+    task = write_json(tmp_path / "house.json", HOUSE)
+    output = tmp_path / "out.json"
+    typed = "\n".join([
+        "",  # intro
+        "2",  # household size
+        "Maria", "41", "1",  # person 1 (an adult: no school question)
+        "Lea", "9", "3", "y",  # person 2
+        "",  # the last person's last step: done (no one added)
+        "3",  # the review: Maria's age (1 household size, 2 her name, 3 her age)
+        "42",
+        "",  # the review again: continue
+        "",  # the summary
+        "",  # completion
+    ]) + "\n"
+    proc = run_cli("run", str(task), "-i", "-o", str(output), input=typed)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "  3. Person 1: Maria — How old are they?" in proc.stdout
+    assert "  6. Person 2: Lea — How old are they?" in proc.stdout
+    assert "     42 years" in proc.stdout
+    result = load_json(output)
+    block = next(r for r in result["results"] if r["identifier"] == "person")
+    ages = [next(s for s in i["results"] if s["identifier"] == "age")["results"][0]["answer"] for i in block["instances"]]
+    assert ages == [42, 9]
