@@ -129,3 +129,35 @@ def test_a_repeating_question_inside_a_repeating_group(client):
     reps = [i for i in qr["item"] if i["linkId"] == "meds"]
     notes = [[a["valueString"] for c in rep["item"] if c["linkId"] == "notes" for a in c["answer"]] for rep in reps]
     assert notes == [["with food", "at night"], ["winter"]]
+
+
+REPEATING = {"resourceType": "Questionnaire", "id": "repeating-questions", "item": [
+    {"linkId": "a", "type": "string", "text": "Allergies", "repeats": True},
+    {"linkId": "g", "type": "group", "text": "More", "item": [
+        {"linkId": "b", "type": "string", "text": "Other names", "repeats": True}]}]}
+
+
+def test_repeating_questions_of_their_own(client):
+    """A repeating question step and a repeating question on a form (FHIR ``repeats`` on a
+    question, outside any repeating group): one numbered input per answer, Add another answer
+    and Remove (the block's instance calls); the response has each answer in its one item."""
+    r = client.post("/api/tasks", content=json.dumps(REPEATING), headers={"content-type": "application/fhir+json"})
+    assert r.status_code == 201, r.text
+    made = client.post("/api/tasks/repeating-questions/sessions").json()
+    session_id, path = made["session"], made["resumeUrl"].replace("http://testserver", "")
+    page = page_of(client, path)
+    assert 'name="answer:0"' in page and 'value="add:a"' in page and "Allergies (1)" in page
+    post_step(client, session_id, path, "a", [("answer:0", "nuts")], "add:a")
+    page = page_of(client, path)
+    assert 'name="answer:1"' in page and 'value="remove:a:0"' in page and 'value="remove:a:1"' in page
+    post_step(client, session_id, path, "a", [("answer:0", "nuts"), ("answer:1", "pollen")], "next")
+    assert state_of(client, session_id)["state"]["step"]["identifier"] == "g"
+    post_step(client, session_id, path, "g", [("item:b:0", "x")], "add:b")
+    post_step(client, session_id, path, "g", [("item:b:0", "x"), ("item:b:1", "y")], "remove:b:0")
+    assert state_of(client, session_id)["state"]["answer"] == {"b": ["y"]}
+    assert 'name="item:b:1"' not in page_of(client, path)
+    post_step(client, session_id, path, "g", [("item:b:0", "y")], "next")
+    assert state_of(client, session_id)["status"] == "finished"
+    qr = client.get(f"/api/sessions/{session_id}/questionnaire-response").json()
+    assert qr["item"][0]["linkId"] == "a" and [a["valueString"] for a in qr["item"][0]["answer"]] == ["nuts", "pollen"]
+    assert [a["valueString"] for a in qr["item"][1]["item"][0]["answer"]] == ["y"]

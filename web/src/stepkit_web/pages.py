@@ -186,6 +186,41 @@ def answer_list(inner: Dict[str, Any], ident: str, k: int, legend: str, given: A
                         "add_label": f"Add another answer to {label} in {legend}"}}
 
 
+def question_list(fmt: Dict[str, Any], block: str, prefix: str, given: Any, state: Dict[str, Any], wid: str,
+                  label: str, detail: Any, optional: bool, placeholder: Any, error: Optional[str],
+                  submitted: Optional[Fields]) -> Dict[str, Any]:
+    """A repeating question of its own (a question step or a form item with ``repeat``: a block
+    whose instances are its answers): one numbered input per instance the state counts (one
+    when it has none yet), named ``<prefix>:<k>``; **Remove** per instance and **Add another
+    answer** as the state's ``canRemove``/``canAdd`` allow, which are the block's instance calls
+    (``remove:<block>:<k>``, ``add:<block>``): plain submit buttons, no JavaScript."""
+    info = (state.get("instances") or {}).get(block) or {}
+    count = int(info.get("count") or 0)
+    values = given if isinstance(given, list) else []
+    items = []
+    for n in range(max(count, 1)):
+        w = widget(fmt, values[n] if n < len(values) else None, f"{prefix}:{n}", f"{wid}-{n}",
+                   label=f"{label} ({n + 1})", detail=detail if n == 0 else None, optional=optional,
+                   placeholder=placeholder, error=None, submitted=submitted)
+        items.append({"widget": w, "remove": f"remove:{block}:{n}" if info.get("canRemove") and n < count else None,
+                      "remove_label": f"Remove {label} ({n + 1})"})
+    return {"answers": {"legend": label, "items": items, "error": error,
+                        "add": f"add:{block}" if info.get("canAdd") else None,
+                        "add_label": f"Add another answer to {label}"}}
+
+
+def question_list_answer(fmt: Dict[str, Any], block: str, prefix: str, state: Dict[str, Any],
+                         fields: Fields) -> Optional[List[Any]]:
+    """A repeating question's answer as its page posts it: one entry per input (and any further
+    one posted); None when the block has no instance and nothing was typed."""
+    count = int(((state.get("instances") or {}).get(block) or {}).get("count") or 0)
+    slots = max(count, 1)
+    while slots < 1000 and fields.has(f"{prefix}:{slots}"):
+        slots += 1
+    listed = [parse_answer(fmt, fields, f"{prefix}:{n}") for n in range(slots)]
+    return listed if count or any(v is not None for v in listed) else None
+
+
 def hidden_in(block: Dict[str, Any], k: int) -> List[Any]:
     """The items the state says instance ``k`` hides (its items' per-instance visibleWhen)."""
     hidden = block.get("hidden") or []
@@ -250,7 +285,14 @@ def render_step(request: Request, token: str, row: Any, state: Dict[str, Any],
     if "formItems" in step:
         kind = "form"  # a consent review is a form StepKit writes
     targets: Dict[str, str] = {}
-    if kind == "question":
+    if kind == "question" and isinstance(step.get("repeat"), dict):
+        label = step.get("question") or step_title(step)
+        msg = next((str(e.get("message")) for e in errors if field_of(e) is not None), None)
+        blocks.append(question_list(step.get("answerFormat") or {}, str(step.get("identifier")), "answer", answer,
+                                    state, "q", str(label), None, bool(step.get("optional")),
+                                    step.get("placeholder"), msg, submitted))
+        targets[""] = "q-0"
+    elif kind == "question":
         label = step.get("question") or step_title(step)  # else the engine's displayTitle
         msg = next((str(e.get("message")) for e in errors if field_of(e) is not None), None)
         w = widget(step.get("answerFormat") or {}, answer, "answer", "q", label=label,
@@ -274,6 +316,13 @@ def render_step(request: Request, token: str, row: Any, state: Dict[str, Any],
             targets[str(ident)] = wid
             if isinstance(item.get("repeat"), dict) and isinstance(item.get("items"), list):
                 blocks += group_blocks(item, str(ident), wid, values.get(ident), state, errors, submitted)
+                continue
+            if is_repeating_question(item):
+                blocks.append(question_list(item.get("answerFormat") or {}, str(ident), f"item:{ident}",
+                                            values.get(ident), state, wid, str(item.get("text") or ident),
+                                            item.get("detailText"), bool(item.get("optional")),
+                                            item.get("placeholder"), by_item.get(str(ident)), submitted))
+                targets[str(ident)] = f"{wid}-0"
                 continue
             blocks.append(widget(item.get("answerFormat") or {}, values.get(ident),
                                  f"item:{ident}", wid, label=item.get("text") or "",
@@ -486,6 +535,10 @@ def _submit(request: Request, token: str, fields: Fields) -> Response:
         step = state.get("step") or {}
         if step.get("reportedByHost") is True:
             return report_of(step, fields, action)
+        if step.get("type") == "question" and isinstance(step.get("repeat"), dict):
+            listed = question_list_answer(step.get("answerFormat") or {}, str(step.get("identifier")),
+                                          "answer", state, fields)
+            return listed, listed is not None
         if step.get("type") == "question":
             return parse_answer(step.get("answerFormat") or {}, fields, "answer"), True
         if "formItems" in step:  # a form, a page or a consent review
@@ -497,6 +550,12 @@ def _submit(request: Request, token: str, fields: Fields) -> Response:
                     continue
                 if isinstance(item.get("repeat"), dict) and isinstance(item.get("items"), list):
                     answer[ident] = group_answer(item, str(ident), state, fields)
+                    continue
+                if is_repeating_question(item):
+                    listed = question_list_answer(item.get("answerFormat") or {}, str(ident),
+                                                  f"item:{ident}", state, fields)
+                    if listed is not None:
+                        answer[ident] = listed
                     continue
                 answer[ident] = parse_answer(item.get("answerFormat") or {}, fields,
                                              f"item:{ident}")
