@@ -286,3 +286,31 @@ def test_the_review_page_changes_one_medication(server, page):
     assert state(server, sid)["state"]["step"]["identifier"] == "check"
     doses = [el.inner_text().strip() for el in page.query_selector_all('.review-instance li') if "Dose" in el.inner_text()]
     assert doses == ["Dose: 100 mg", "Dose: 7 mg"]
+
+
+def test_repeating_questions_of_their_own(server, page):
+    """A repeating question step and a repeating question on a form (FHIR ``repeats`` outside
+    any repeating group): answers typed, added and removed with the buttons."""
+    questionnaire = {"resourceType": "Questionnaire", "id": "repeating-questions-browser", "item": [
+        {"linkId": "a", "type": "string", "text": "Allergies", "repeats": True},
+        {"linkId": "g", "type": "group", "text": "More", "item": [
+            {"linkId": "b", "type": "string", "text": "Other names", "repeats": True}]}]}
+    sid, url = start(server, questionnaire, fhir=True)
+    page.goto(url)
+    page.fill('[name="answer:0"]', "nuts")
+    click(page, "add:a")
+    page.fill('[name="answer:1"]', "pollen")
+    click(page, "add:a")
+    page.fill('[name="answer:2"]', "dust")
+    click(page, "remove:a:1")
+    assert [page.input_value(f'[name="answer:{n}"]') for n in range(2)] == ["nuts", "dust"]
+    click(page, "next")
+    page.fill('[name="item:b:0"]', "Bee")
+    click(page, "add:b")
+    page.fill('[name="item:b:1"]', "Bea")
+    click(page, "next")
+    assert state(server, sid)["status"] == "finished"
+    response = response_of(server, sid)
+    check_r4_nesting(response, questionnaire)
+    assert [a["valueString"] for a in response["item"][0]["answer"]] == ["nuts", "dust"]
+    assert [a["valueString"] for a in response["item"][1]["item"][0]["answer"]] == ["Bee", "Bea"]
