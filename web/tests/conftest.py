@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +32,9 @@ API_KEY = "test-api-key"
 AUTH = {"authorization": f"Bearer {API_KEY}"}
 BASE = "http://testserver"
 START = "2026-01-01T09:00:00Z"
+
+# Debian's Chromium, which the browser tests drive through Playwright's executable_path.
+CHROMIUM = os.environ.get("STEPKIT_WEB_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 
 # Every example task a browser can run (short-walk has recorders: refused, tested apart).
 WEB_TASKS = ["daily-checkin", "headache", "health-survey", "intake", "medications",
@@ -64,6 +68,18 @@ def reference_result(name: str, tmp_path: Path) -> dict:
                         "--output", str(out)], check=True, capture_output=True, timeout=60)
         _reference_cache[name] = json.loads(out.read_text())
     return _reference_cache[name]
+
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One headless Chromium for a module's browser tests."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True)
+        yield b
+        b.close()
 
 
 @pytest.fixture

@@ -7,21 +7,18 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 from pathlib import Path
 
 import httpx
 import pytest
 
-from conftest import (API_KEY, AUTH, KEY, WEB_TASKS, answers, closing_title, example,
+from conftest import (AUTH, WEB_TASKS, answers, closing_title, example,
                       reference_result)
 from keyboard import fill, press_button, tab_to
-from live import LiveServer, free_port
-from stepkit_web.app import create_app
+from live import live_service
 from stepkit_web.walk import page_fields, strip_volatile
 
 ROOT_DIR = Path(__file__).resolve().parents[2]
-CHROMIUM = os.environ.get("STEPKIT_WEB_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 # The host's side: the API key, JSON bodies.
 api = httpx.Client(headers={**AUTH, "content-type": "application/json"}, timeout=60)
 
@@ -31,16 +28,7 @@ WCAG = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "w
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    import stepkit
-
-    clock = stepkit.ManualClock.from_iso("2026-01-01T09:00:00Z")
-    db = tmp_path_factory.mktemp("browser") / "runs.db"
-    port = free_port()
-    app = create_app(f"sqlite:///{db}", KEY, api_key=API_KEY, clock=clock,
-                     base_url=f"http://127.0.0.1:{port}")
-    with LiveServer(app, port) as live:
-        live.db_url = f"sqlite:///{db}"
-        live.app = app
+    with live_service(tmp_path_factory, "browser") as live:
         for name in WEB_TASKS:
             r = api.post(live.url + "/api/tasks", content=example(name))
             assert r.status_code == 201, r.text
@@ -49,16 +37,6 @@ def server(tmp_path_factory):
                      headers={"content-type": "application/fhir+json"})
         assert r.status_code == 201, r.text
         yield live
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True)
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")

@@ -7,57 +7,35 @@ it; the removed instance's answers are nowhere (issue 31)."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 
 import httpx
 import pytest
 
-from conftest import API_KEY, AUTH, KEY, example
-from live import LiveServer, free_port
-from stepkit_web.app import create_app
+from conftest import AUTH, example
+from live import click, legends, live_service
 
-CHROMIUM = os.environ.get("STEPKIT_WEB_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 api = httpx.Client(headers={**AUTH, "content-type": "application/json"}, timeout=60)
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    import stepkit
-
-    clock = stepkit.ManualClock.from_iso("2026-01-01T09:00:00Z")
-    db = tmp_path_factory.mktemp("medications") / "runs.db"
-    port = free_port()
-    app = create_app(f"sqlite:///{db}", KEY, api_key=API_KEY, clock=clock, base_url=f"http://127.0.0.1:{port}")
-    with LiveServer(app, port) as live:
+    with live_service(tmp_path_factory, "medications") as live:
         r = api.post(live.url + "/api/tasks", content=example("medications"))
         assert r.status_code == 201, r.text
         yield live
 
 
 @pytest.fixture(scope="module")
-def page(server):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True)
-        context = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en-US")
-        yield context.new_page()
-        browser.close()
+def page(server, browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en-US")
+    yield context.new_page()
+    context.close()
 
 
 def state(server, sid):
     return api.get(f"{server.url}/api/sessions/{sid}").json()
 
 
-def click(page, action):
-    """Clicks the submit button with this action and waits for the page it leads to."""
-    with page.expect_navigation():
-        page.click(f'button[name=action][value="{action}"]')
-
-
-def legends(page):
-    return [el.inner_text().strip() for el in page.query_selector_all("fieldset.instance > legend")]
 
 
 def fill_instance(page, k, name, dose, frequency):

@@ -16,18 +16,15 @@ from __future__ import annotations
 import copy
 import json
 import os
-import shutil
 from pathlib import Path
 from typing import Any, Dict, List
 
 import httpx
 import pytest
 
-from conftest import API_KEY, AUTH, EXAMPLES, KEY, ROOT
-from live import LiveServer, free_port
-from stepkit_web.app import create_app
+from conftest import AUTH, EXAMPLES, ROOT
+from live import click, legends, live_service
 
-CHROMIUM = os.environ.get("STEPKIT_WEB_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 FORMS = Path(os.environ.get("STEPKIT_FHIR_FORMS", ROOT.parent / "shared" / "fhir" / "q"))
 FHIR_JSON = {"content-type": "application/fhir+json"}
 api = httpx.Client(headers={**AUTH, "content-type": "application/json"}, timeout=60)
@@ -47,24 +44,8 @@ def published(name: str, identifier: str) -> Dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    import stepkit
-
-    clock = stepkit.ManualClock.from_iso("2026-01-01T09:00:00Z")
-    db = tmp_path_factory.mktemp("repeats") / "runs.db"
-    port = free_port()
-    app = create_app(f"sqlite:///{db}", KEY, api_key=API_KEY, clock=clock, base_url=f"http://127.0.0.1:{port}")
-    with LiveServer(app, port) as live:
+    with live_service(tmp_path_factory, "repeats") as live:
         yield live
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True)
-        yield b
-        b.close()
 
 
 @pytest.fixture
@@ -89,16 +70,6 @@ def response_of(server, sid):
     r = api.get(f"{server.url}/api/sessions/{sid}/questionnaire-response")
     assert r.status_code == 200, r.text
     return r.json()
-
-
-def click(page, action):
-    """Clicks the submit button with this action and waits for the page it leads to."""
-    with page.expect_navigation():
-        page.click(f'button[name=action][value="{action}"]')
-
-
-def legends(page) -> List[str]:
-    return [el.inner_text().strip() for el in page.query_selector_all("fieldset.instance > legend")]
 
 
 def check_r4_nesting(response: Dict[str, Any], questionnaire: Dict[str, Any]) -> None:

@@ -21,9 +21,8 @@ import httpx
 import pytest
 import stepkit
 
-from conftest import API_KEY, AUTH, KEY, ROOT
-from stepkit_web.app import create_app
-from test_browser import axe, browser, check_axe, no_horizontal_scroll  # noqa: F401 (fixtures)
+from conftest import AUTH, ROOT
+from test_browser import axe, check_axe, no_horizontal_scroll  # noqa: F401 (fixtures)
 from test_game_pages import COLORS, reaction_delays, span_sequence, stroop_words, trail_layout
 
 HERE = Path(__file__).resolve().parent
@@ -61,15 +60,9 @@ def reference(seed: int, plan: str = PLAN) -> List[List[int]]:
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory):
-    from live import LiveServer, free_port
+    from live import live_service
 
-    clock = stepkit.ManualClock(START_MS)
-    where = tmp_path_factory.mktemp("games")
-    port = free_port()
-    app = create_app(f"sqlite:///{where / 'runs.db'}", KEY, api_key=API_KEY, clock=clock,
-                     base_url=f"http://127.0.0.1:{port}", time_source="instance")
-    with LiveServer(app, port) as server:
-        server.clock = clock
+    with live_service(tmp_path_factory, "games", time_source="instance") as server:
         for task in (TASK, STROOP_TASK, TRAIL_TASK, RT_TASK):
             r = httpx.post(server.url + "/api/tasks", content=json.dumps(task),
                            headers={**AUTH, "content-type": "application/json"})
