@@ -14,6 +14,7 @@ the loop scenario, Tests/fixtures/fhir-loop.json (written from R4 and SDC)."""
 from __future__ import annotations
 
 import copy
+import importlib.util
 import json
 import os
 from pathlib import Path
@@ -25,6 +26,18 @@ import pytest
 from conftest import AUTH, EXAMPLES, ROOT
 from live import click, legends, live_service
 
+
+def _binding_test_module(name: str) -> Any:
+    """A helper module of the binding's tests (bindings/python/tests), loaded from its file."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bindings" / "python" / "tests" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# R4's nesting rules for a response, as the binding's repetition tests check them.
+check_r4_shape = _binding_test_module("r4_response").check_r4_shape
 FORMS = Path(os.environ.get("STEPKIT_FHIR_FORMS", ROOT.parent / "shared" / "fhir" / "q"))
 FHIR_JSON = {"content-type": "application/fhir+json"}
 api = httpx.Client(headers={**AUTH, "content-type": "application/json"}, timeout=60)
@@ -70,35 +83,6 @@ def response_of(server, sid):
     r = api.get(f"{server.url}/api/sessions/{sid}/questionnaire-response")
     assert r.status_code == 200, r.text
     return r.json()
-
-
-def check_r4_nesting(response: Dict[str, Any], questionnaire: Dict[str, Any]) -> None:
-    """R4's rules for a response's items (see the module's docstring), recursively."""
-
-    def check(items: List[Dict[str, Any]], defined: List[Dict[str, Any]], where: str) -> None:
-        order = [d["linkId"] for d in defined]
-        by_id = {d["linkId"]: d for d in defined}
-        seen: List[str] = []
-        for n, item in enumerate(items):
-            link = item["linkId"]
-            assert link in by_id, f"{where}: {link} is not an item here"
-            definition = by_id[link]
-            repeats = definition.get("repeats") is True
-            if seen and seen[-1] == link:
-                assert definition["type"] == "group" and repeats, f"{where}: {link} repeated but is no repeating group"
-            else:
-                assert link not in seen, f"{where}: the repetitions of {link} are not side by side"
-                assert not seen or order.index(link) > order.index(seen[-1]), f"{where}: {link} out of order"
-            seen.append(link)
-            if definition["type"] == "group":
-                assert "answer" not in item and item.get("item"), f"{where}[{n}]: a group holds items, no answer"
-                check(item["item"], definition.get("item", []), f"{where}[{n}]")
-            else:
-                assert item.get("answer"), f"{where}[{n}]: a question item without answers"
-                assert repeats or len(item["answer"]) == 1, f"{where}[{n}]: {link} does not repeat"
-
-    assert response["resourceType"] == "QuestionnaireResponse"
-    check(response.get("item", []), questionnaire.get("item", []), "item")
 
 
 def children(item: Dict[str, Any], link: str) -> List[Dict[str, Any]]:
@@ -152,7 +136,7 @@ def test_a_repeating_question_inside_a_repeating_group(server, page):
     click(page, "next")
     assert state(server, sid)["status"] == "finished"
     response = response_of(server, sid)
-    check_r4_nesting(response, LOOP)
+    check_r4_shape(response, LOOP)
     reps = [i for i in response["item"] if i["linkId"] == "meds"]
     assert len(reps) == 3
     assert [[a["valueString"] for c in children(r, "name") for a in c["answer"]] for r in reps] == [["Aspirin"], ["Ibuprofen"], ["Vitamin D"]]
@@ -181,7 +165,7 @@ def test_lhc_min_max_occurs_walks_three_repetitions(server, page):
     click(page, "next")
     assert state(server, sid)["status"] == "finished", state(server, sid)["state"].get("problems")
     response = response_of(server, sid)
-    check_r4_nesting(response, form)
+    check_r4_shape(response, form)
     reps = [i for i in response["item"] if i["linkId"] == "1"]
     names = ["Apple", "Orange", "Banana", "Pear", "Peach"]
 
@@ -214,7 +198,7 @@ def test_android_repeated_group_walks_three_repetitions(server, page):
     click(page, "next")
     assert state(server, sid)["status"] == "finished"
     response = response_of(server, sid)
-    check_r4_nesting(response, form)
+    check_r4_shape(response, form)
     reps = [i for i in response["item"] if i["linkId"] == "1"]
     assert [[a["valueDate"] for c in children(r, "1-1") for a in c["answer"]] for r in reps] == [["2024-01-01"], ["2024-01-03"]]
     assert [[a["valueCoding"]["code"] for c in children(r, "1-2") for a in c["answer"]] for r in reps] == [["answer-a"], ["answer-c"]]

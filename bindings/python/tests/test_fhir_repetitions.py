@@ -28,6 +28,7 @@ from typing import Any, Dict, List, Optional
 import pytest
 
 import stepkit
+from r4_response import check_r4_shape
 
 REPO = Path(__file__).resolve().parents[3]
 FORMS = Path(os.environ.get("STEPKIT_FHIR_FORMS", REPO.parent / "shared" / "fhir" / "q"))
@@ -39,42 +40,6 @@ def validate(response: Dict[str, Any]) -> None:
     from fhir.resources.R4B.questionnaireresponse import QuestionnaireResponse
 
     QuestionnaireResponse.model_validate(response)
-
-
-def check_r4_shape(response: Dict[str, Any], questionnaire: Dict[str, Any]) -> None:
-    """The response's items nest as R4 says for the Questionnaire (see the module's rules)."""
-
-    def check(items: List[Dict[str, Any]], defined: List[Dict[str, Any]], where: str) -> None:
-        order = [d["linkId"] for d in defined]
-        by_id = {d["linkId"]: d for d in defined}
-        seen: List[str] = []
-        for position, item in enumerate(items):
-            link = item["linkId"]
-            assert link in by_id, f"{where}: {link} is not an item here"
-            definition = by_id[link]
-            repeats = definition.get("repeats") in (True, "true")
-            if seen and seen[-1] == link:
-                assert definition["type"] == "group" and repeats, f"{where}: {link} repeated but is no repeating group"
-            else:
-                assert link not in seen, f"{where}: the repetitions of {link} are not side by side"
-                if seen:
-                    assert order.index(link) > order.index(seen[-1]), f"{where}: {link} is out of the Questionnaire's order"
-            seen.append(link)
-            here = f"{where}.item[{position}]"
-            if definition["type"] == "group":
-                assert "answer" not in item, f"{here}: a group has no answer"
-                assert item.get("item"), f"{here}: an empty group is left out"
-                check(item["item"], definition.get("item", []), here)
-            else:
-                answers = item.get("answer", [])
-                assert answers, f"{here}: a question item without answers is left out"
-                if not repeats:
-                    assert len(answers) == 1, f"{here}: {link} does not repeat but has {len(answers)} answers"
-                nested = [a for a in answers if "item" in a]
-                for a in nested:
-                    check(a["item"], definition.get("item", []), here + ".answer")
-
-    check(response.get("item", []), questionnaire.get("item", []), "QuestionnaireResponse")
 
 
 def repetitions(response: Dict[str, Any], link: str) -> List[Dict[str, Any]]:
