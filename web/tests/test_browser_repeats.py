@@ -266,6 +266,6 @@ def test_repeating_questions_of_their_own(server, page):
     click(page, "next")
     assert state(server, sid)["status"] == "finished"
     response = response_of(server, sid)
-    check_r4_nesting(response, questionnaire)
+    check_r4_shape(response, questionnaire)
     assert [a["valueString"] for a in response["item"][0]["answer"]] == ["nuts", "dust"]
     assert [a["valueString"] for a in response["item"][1]["item"][0]["answer"]] == ["Bee", "Bea"]
