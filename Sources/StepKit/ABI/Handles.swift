@@ -82,13 +82,24 @@ final class SessionHandle: Sendable {
 /// a no-op. The check and the retain happen under one lock, so a handle cannot be freed
 /// between them.
 enum HandleRegistry {
-    /// Live handle addresses and the type each points to. The addresses are the library's own
-    /// objects', so they are hashed by `IndexKey`'s fixed mix, not SipHash (every call looks one up).
-    private static let live = Locked<[IndexKey: ObjectIdentifier]>([:])
+    /// Live handle addresses and the type each points to, and the handle resolved last.
+    private struct Live {
+        /// The addresses are the library's own objects', so they are hashed by `IndexKey`'s fixed
+        /// mix, not SipHash.
+        var table: [IndexKey: ObjectIdentifier] = [:]
+        /// The handle `resolve` found last and its type (0: none), checked before the table: a
+        /// host calls one session many times in a row, and the table's look-up was about 80
+        /// instructions a call (`benchmarks/README.md`, "Wave 6: the no-output step"). It is
+        /// always a live entry of `table`: `release` clears it with the entry.
+        var lastAddress = 0
+        var lastType: ObjectIdentifier?
+    }
+
+    private static let live = Locked(Live())
 
     static func register<T: AnyObject & Sendable>(_ object: T) -> OpaquePointer {
         let pointer = Unmanaged.passRetained(object).toOpaque()
-        live.withLock { $0[IndexKey(Int(bitPattern: pointer))] = ObjectIdentifier(T.self) }
+        live.withLock { $0.table[IndexKey(Int(bitPattern: pointer))] = ObjectIdentifier(T.self) }
         return OpaquePointer(pointer)
     }
 
@@ -97,9 +108,14 @@ enum HandleRegistry {
         guard let handle else {
             throw .nullArgument(argument)
         }
-        let key = IndexKey(Int(bitPattern: UnsafeRawPointer(handle)))
+        let address = Int(bitPattern: UnsafeRawPointer(handle))
         let object: T? = live.withLock { live in
-            live[key] == ObjectIdentifier(T.self) ? Unmanaged<T>.fromOpaque(UnsafeRawPointer(handle)).takeUnretainedValue() : nil
+            if live.lastAddress != address || live.lastType != ObjectIdentifier(T.self) {
+                guard live.table[IndexKey(address)] == ObjectIdentifier(T.self) else { return nil }
+                live.lastAddress = address
+                live.lastType = ObjectIdentifier(T.self)
+            }
+            return Unmanaged<T>.fromOpaque(UnsafeRawPointer(handle)).takeUnretainedValue()
         }
         guard let object else {
             let name = T.self == TaskHandle.self ? "stepkit_task" : "stepkit_session"
@@ -113,10 +129,14 @@ enum HandleRegistry {
     /// live (already freed, or of the other type) is ignored.
     static func release<T: AnyObject & Sendable>(_ handle: OpaquePointer?, as type: T.Type) {
         guard let handle else { return }
-        let key = IndexKey(Int(bitPattern: UnsafeRawPointer(handle)))
+        let address = Int(bitPattern: UnsafeRawPointer(handle))
         let removed = live.withLock { live in
-            guard live[key] == ObjectIdentifier(T.self) else { return false }
-            live[key] = nil
+            guard live.table[IndexKey(address)] == ObjectIdentifier(T.self) else { return false }
+            live.table[IndexKey(address)] = nil
+            if live.lastAddress == address {
+                live.lastAddress = 0
+                live.lastType = nil
+            }
             return true
         }
         if removed { Unmanaged<T>.fromOpaque(UnsafeRawPointer(handle)).release() }
