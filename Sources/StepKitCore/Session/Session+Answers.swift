@@ -51,7 +51,15 @@ extension Session {
     /// own (if any) hold.
     func isVisible(_ item: String, step index: Int) -> Bool {
         guard let governed = task.rules.governedItems[index]?.first(where: { $0.identifier == item }) else { return true }
-        return governed.isVisible(StoredAnswers(self))
+        return isShown(governed)
+    }
+
+    /// Whether `governed` is shown: its header's and its own `visibleWhen` hold on the answers
+    /// as stored, read in place (`holdsOnStoredAnswers`).
+    private func isShown(_ governed: GovernedItem) -> Bool {
+        if let header = governed.header, !holdsOnStoredAnswers(header) { return false }
+        if let own = governed.own, !holdsOnStoredAnswers(own) { return false }
+        return true
     }
 
     /// Whether some `visibleWhen` (an item's or a section header's) can hide items of the form.
@@ -65,8 +73,7 @@ extension Session {
     func hiddenItems(step index: Int) -> [String] {
         let inInstances = task.rules.instanceVisibility[index] == nil ? [] : instanceHiddenItems(step: index)
         guard let governed = task.rules.governedItems[index] else { return inInstances }
-        let stored = StoredAnswers(self)
-        return governed.compactMap { $0.isVisible(stored) ? nil : $0.identifier } + inInstances
+        return governed.compactMap { isShown($0) ? nil : $0.identifier } + inInstances
     }
 
     /// A form's answer with hidden items left out (they stay in `answers` to prefill).

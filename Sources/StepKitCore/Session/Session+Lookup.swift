@@ -49,6 +49,32 @@ extension Session: AnswerLookup {
     }
 }
 
+extension Session {
+    /// Whether `predicate` holds on the answers as stored (as `StoredAnswers` reads them), read
+    /// from the session where it is. A comparison of a question's or a form item's answer (nearly
+    /// every `visibleWhen`) reads the answer in place; only an expression, or a comparison of an
+    /// instance or of another task's result, goes through a `StoredAnswers`, which holds a copy
+    /// of the session: made for every form's visibility check, the copy and its release were
+    /// about 1,350 instructions a form (`benchmarks/README.md`, "Wave 6: the no-output step").
+    func holdsOnStoredAnswers(_ predicate: Predicate) -> Bool {
+        switch predicate {
+        case .all(let ps): return ps.allSatisfy { holdsOnStoredAnswers($0) }
+        case .any(let ps): return ps.contains { holdsOnStoredAnswers($0) }
+        case .not(let p): return !holdsOnStoredAnswers(p)
+        case .always(let b): return b
+        case .compare(let c):
+            // What `StoredAnswers.answerValue` reads for these two selectors.
+            guard let type = c.type else { return c.evaluate(StoredAnswers(self)) }
+            switch c.selector {
+            case .step(let index): return c.holds(for: latestAnswer(step: index).map { ($0, type) })
+            case .item(let index, let item): return c.holds(for: latestAnswer(step: index)?.objectValue?[item].map { ($0, type) })
+            case .external, .instance: return c.evaluate(StoredAnswers(self))
+            }
+        case .expression: return predicate.evaluate(StoredAnswers(self))
+        }
+    }
+}
+
 /// The answers as stored, with no item hidden: what `visibleWhen` reads, so that one item's
 /// visibility never depends on another's (no cycles to chase).
 struct StoredAnswers: AnswerLookup {
