@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "read_file.h"
 #include "stepkit.h"
 
 static int check_passed = 0;
@@ -99,6 +100,20 @@ static inline int check_report(void)
         CHECK_RC(call, expected);                                                              \
         CHECK((out) == NULL);                                                                  \
     } while (0)
+
+/* The text of the test data file dir/name (free() it), or NULL and a failed check. */
+static inline char *read_in(const char *dir, const char *name)
+{
+    char path[4096];
+    char *text;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    text = read_file(path, NULL);
+    if (!text) {
+        fprintf(stderr, "FAIL %s: cannot read %s\n", check_current, path);
+        check_failed++;
+    }
+    return text;
+}
 
 /* Parses JSON text; NULL (and a failed check) if it is not an object or array. */
 static inline json_t *parse_json(const char *text)

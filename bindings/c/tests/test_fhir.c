@@ -16,20 +16,6 @@
 static const char *forms_dir = NULL;
 static const char *examples_dir = NULL;
 
-/* The text of dir/name (free it), or NULL and a failed check. */
-static char *read_form(const char *dir, const char *name)
-{
-    char path[4096];
-    char *text;
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    text = read_file(path, NULL);
-    if (!text) {
-        fprintf(stderr, "FAIL %s: cannot read %s\n", check_current, path);
-        check_failed++;
-    }
-    return text;
-}
-
 /* A Questionnaire's translation with `options` (NULL: none), parsed; the caller decrefs. */
 static json_t *translation(const char *questionnaire, const char *options)
 {
@@ -86,7 +72,7 @@ static void test_published_forms_import(void)
         stepkit_task *task = SENTINEL;
         if (len < 6 || strcmp(entry->d_name + len - 5, ".json") != 0)
             continue;
-        text = read_form(forms_dir, entry->d_name);
+        text = read_in(forms_dir, entry->d_name);
         if (!text)
             continue;
         CHECK_RC(stepkit_task_compile_fhir(text, NULL, &task), STEPKIT_OK);
@@ -109,7 +95,7 @@ static const char *fhir_step(json_t *state)
  * 4.4 when 4.3 exists, 4.5 when it does not. */
 static void test_walk_phr(void)
 {
-    char *text = read_form(forms_dir, "lhc_phr_enablewhen.json");
+    char *text = read_in(forms_dir, "lhc_phr_enablewhen.json");
     stepkit_task *task = NULL;
     stepkit_session *s = NULL;
     json_t *state, *response, *items;
@@ -150,7 +136,7 @@ static void test_walk_phr(void)
 /* sdc_phq9: the contained value set's codes reach the result ("codings") and the response. */
 static void test_walk_phq9(void)
 {
-    char *text = read_form(forms_dir, "sdc_phq9.json");
+    char *text = read_in(forms_dir, "sdc_phq9.json");
     stepkit_task *task = NULL;
     stepkit_session *s = NULL;
     char *out = NULL;
@@ -225,7 +211,7 @@ static void test_walk_apgar_total(void)
 {
     static const char *const all[5] = {"[\"LA6723-6\"]", "[\"LA6718-6\"]", "[\"LA6721-0\"]", "[\"LA6713-7\"]", "[\"LA6726-9\"]"};
     static const char *const four[5] = {"[\"LA6724-4\"]", "[\"LA6718-6\"]", NULL, "[\"LA6715-2\"]", "[\"LA6727-7\"]"};
-    char *text = read_form(forms_dir, "lhc_apgar_itemweight.json");
+    char *text = read_in(forms_dir, "lhc_apgar_itemweight.json");
     stepkit_task *task = NULL;
     int present = 0;
     if (!text)
@@ -244,7 +230,7 @@ static void test_examples_have_empty_reports(void)
     const char *names[] = {"vitals.json", "branching.json", "scores.json"};
     size_t i;
     for (i = 0; i < sizeof names / sizeof names[0]; i++) {
-        char *text = read_form(examples_dir, names[i]);
+        char *text = read_in(examples_dir, names[i]);
         stepkit_task *task = NULL;
         if (!text)
             continue;
@@ -400,7 +386,7 @@ static void test_bad_questionnaires(void)
  * (SDC: computed, displayed read-only), and every one of them is in the response. */
 static void test_walk_hidden_items(void)
 {
-    char *text = read_form(forms_dir, "lhc_hidden_items.json");
+    char *text = read_in(forms_dir, "lhc_hidden_items.json");
     stepkit_task *task = NULL;
     stepkit_session *s = NULL;
     json_t *state, *response;

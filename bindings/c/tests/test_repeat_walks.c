@@ -15,23 +15,9 @@
 #include <sys/stat.h>
 
 #include "check.h"
-#include "read_file.h"
 
 static const char *forms_dir = "../shared/fhir/q";
 static const char *examples_dir = "examples/tasks";
-
-static char *read_in(const char *dir, const char *name)
-{
-    char path[4096];
-    char *text;
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    text = read_file(path, NULL);
-    if (!text) {
-        fprintf(stderr, "FAIL %s: cannot read %s\n", check_current, path);
-        check_failed++;
-    }
-    return text;
-}
 
 /* The definition of `link` among `defined` (a Questionnaire's item array), or NULL. */
 static json_t *defined_item(const json_t *defined, const char *link)
@@ -122,6 +108,22 @@ static json_t *response_of(stepkit_session *s)
     return parse_out(session_output(stepkit_session_result_fhir, s));
 }
 
+/* A walk's last move: forward to the end, the run finished, and its QuestionnaireResponse
+ * (decref it) nested as R4 says for the Questionnaire text `q`. */
+static json_t *finished_response(stepkit_session *s, const char *q)
+{
+    json_t *state, *response, *questionnaire;
+    CHECK_RC(stepkit_session_go_forward(s, NULL), STEPKIT_OK);
+    state = state_of(s);
+    CHECK_STR(json_str(state, "status"), "finished");
+    json_decref(state);
+    response = response_of(s);
+    questionnaire = parse_json(q);
+    check_r4_nesting(json_object_get(response, "item"), json_object_get(questionnaire, "item"));
+    json_decref(questionnaire);
+    return response;
+}
+
 /* The Android FHIR SDK catalog's repeated group (minOccurs 0: no repetition to start): four
  * added, the second removed, each with its date and dropdown answer. */
 static void test_android_repeated_group(void)
@@ -129,7 +131,7 @@ static void test_android_repeated_group(void)
     char *q = read_in(forms_dir, "afhir_repeated_group.json");
     stepkit_task *task = NULL;
     stepkit_session *s = NULL;
-    json_t *questionnaire, *response, *state;
+    json_t *response;
     const json_t *reps[4] = {NULL};
     int k;
     if (!q)
@@ -144,13 +146,7 @@ static void test_android_repeated_group(void)
         " {\"1-1\": \"2024-01-03\", \"1-2\": [\"answer-c\"]}, {\"1-1\": \"2024-01-04\", \"1-2\": [\"answer-other\"]}]}", NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_remove_instance(s, "1", 1, NULL), STEPKIT_OK);
     CHECK(instances_int(s, "1", "count") == 3);
-    CHECK_RC(stepkit_session_go_forward(s, NULL), STEPKIT_OK);
-    state = state_of(s);
-    CHECK_STR(json_str(state, "status"), "finished");
-    json_decref(state);
-    response = response_of(s);
-    questionnaire = parse_json(q);
-    check_r4_nesting(json_object_get(response, "item"), json_object_get(questionnaire, "item"));
+    response = finished_response(s, q);
     CHECK(items_named(response, "1", reps, 4) == 3);
     if (reps[2]) {
         CHECK_STR(json_string_value(child_answer(reps[0], "1-1", 0, "valueDate")), "2024-01-01");
@@ -160,7 +156,6 @@ static void test_android_repeated_group(void)
         CHECK_STR(json_str(child_answer(reps[1], "1-2", 0, "valueCoding"), "code"), "answer-c");
         CHECK_STR(json_str(child_answer(reps[2], "1-2", 0, "valueCoding"), "code"), "answer-other");
     }
-    json_decref(questionnaire);
     json_decref(response);
     stepkit_session_free(s);
     stepkit_task_free(task);
@@ -174,7 +169,7 @@ static void test_lhc_min_max_occurs(void)
     char *q = read_in(forms_dir, "lhc_min_max_occurs.json");
     stepkit_task *task = NULL;
     stepkit_session *s = NULL;
-    json_t *questionnaire, *response, *state;
+    json_t *response;
     const json_t *reps[4] = {NULL};
     check_snapshot before;
     if (!q)
@@ -190,13 +185,7 @@ static void test_lhc_min_max_occurs(void)
         "{\"1\": [{\"1.1\": [\"Apple\", \"Orange\"], \"1.2\": \"first\", \"1.3\": [\"Pear\", \"Peach\"]},"
         " {\"1.1\": [\"Banana\", \"Pear\"], \"1.3\": [\"Apple\", \"Banana\"]},"
         " {\"1.1\": [\"Peach\", \"Apple\"], \"1.2\": \"third\", \"1.3\": [\"Orange\", \"Pear\"]}]}", NULL), STEPKIT_OK);
-    CHECK_RC(stepkit_session_go_forward(s, NULL), STEPKIT_OK);
-    state = state_of(s);
-    CHECK_STR(json_str(state, "status"), "finished");
-    json_decref(state);
-    response = response_of(s);
-    questionnaire = parse_json(q);
-    check_r4_nesting(json_object_get(response, "item"), json_object_get(questionnaire, "item"));
+    response = finished_response(s, q);
     CHECK(items_named(response, "1", reps, 4) == 3);
     if (reps[2]) {
         const json_t *found[1] = {NULL};
@@ -207,7 +196,6 @@ static void test_lhc_min_max_occurs(void)
         CHECK(items_named(reps[1], "1.1", found, 1) == 1 && json_array_size(json_object_get(found[0], "answer")) == 2);
         CHECK(items_named(reps[2], "1.3", found, 1) == 1 && json_array_size(json_object_get(found[0], "answer")) == 2);
     }
-    json_decref(questionnaire);
     json_decref(response);
     stepkit_session_free(s);
     stepkit_task_free(task);
