@@ -157,6 +157,18 @@ static void test_medications_example() {
     CHECK(text_result.find("Zinc") == std::string::npos);
 }
 
+// A walk's last move: forward to the end, the run finished, and its QuestionnaireResponse
+// (returned as text) nested as R4 says for the Questionnaire text `q`.
+static std::string finished_response(stepkit::Session &session, const std::string &q) {
+    Json done(session.go_forward());
+    CHECK(str(done.value, "status") == "finished");
+    const std::string text = session.result_fhir();
+    Json response(text);
+    Json questionnaire(q);
+    check_r4_nesting(json_object_get(response.value, "item"), json_object_get(questionnaire.value, "item"));
+    return text;
+}
+
 static void test_android_repeated_group() {
     const std::string q = read_text(forms_dir + "/afhir_repeated_group.json");
     CHECK(!q.empty());
@@ -166,11 +178,7 @@ static void test_android_repeated_group() {
     session.set_answer(R"({"1": [{"1-1": "2024-01-01", "1-2": ["answer-a"]}, {"1-1": "2024-01-02"},
         {"1-1": "2024-01-03", "1-2": ["answer-c"]}, {"1-1": "2024-01-04", "1-2": ["answer-other"]}]})");
     session.remove_instance("1", 1);
-    Json done(session.go_forward());
-    CHECK(str(done.value, "status") == "finished");
-    Json response(session.result_fhir());
-    Json questionnaire(q);
-    check_r4_nesting(json_object_get(response.value, "item"), json_object_get(questionnaire.value, "item"));
+    Json response(finished_response(session, q));
     const std::vector<json_t *> reps = items_named(response.value, "1");
     CHECK(reps.size() == 3);
     if (reps.size() == 3) {
@@ -204,11 +212,7 @@ static void test_lhc_min_max_occurs() {
     session.set_answer(R"({"1": [{"1.1": ["Apple", "Orange"], "1.2": "first", "1.3": ["Pear", "Peach"]},
         {"1.1": ["Banana", "Pear"], "1.3": ["Apple", "Banana"]},
         {"1.1": ["Peach", "Apple"], "1.2": "third", "1.3": ["Orange", "Pear"]}]})");
-    Json done(session.go_forward());
-    CHECK(str(done.value, "status") == "finished");
-    Json response(session.result_fhir());
-    Json questionnaire(q);
-    check_r4_nesting(json_object_get(response.value, "item"), json_object_get(questionnaire.value, "item"));
+    Json response(finished_response(session, q));
     const std::vector<json_t *> reps = items_named(response.value, "1");
     CHECK(reps.size() == 3);
     if (reps.size() == 3) {
