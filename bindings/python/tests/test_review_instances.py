@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 import stepkit
 from conftest import EXAMPLES, load_json, run_cli, unchanged, write_json
@@ -24,6 +24,15 @@ def with_review(name: str, before: str) -> Dict[str, Any]:
 
 MEDS = with_review("medications", "done")
 HOUSE = with_review("household", "summary")
+
+
+def typed_on_the_terminal(tmp_path, task: Dict[str, Any], lines: List[str]) -> Tuple[str, Dict[str, Any]]:
+    """The CLI presenter run on `task` with `lines` typed: what it printed and the result."""
+    output = tmp_path / "out.json"
+    proc = run_cli("run", str(write_json(tmp_path / "task.json", task)), "-i", "-o", str(output),
+                   input="\n".join(lines) + "\n")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout, load_json(output)
 
 
 def entry(state: Dict[str, Any], step: str, nth: int = 0) -> Dict[str, Any]:
@@ -131,9 +140,7 @@ def test_the_cli_lists_each_instance_and_edits_the_one_picked(tmp_path) -> None:
     """On a terminal: the review lists each medication under its title (numbered 3.1, 3.2 under
     the form, step 3); "3.2" asks the second medication again (Enter keeps an answer), then the
     rest of the form, and forward comes back to the review."""
-    task = write_json(tmp_path / "meds.json", MEDS)
-    output = tmp_path / "out.json"
-    typed = "\n".join([
+    stdout, result = typed_on_the_terminal(tmp_path, MEDS, [
         "",  # intro
         "y",  # takes medication
         "2",  # how many
@@ -148,15 +155,12 @@ def test_the_cli_lists_each_instance_and_edits_the_one_picked(tmp_path) -> None:
         "",  # side effects kept
         "",  # the review again: continue
         "",  # completion
-    ]) + "\n"
-    proc = run_cli("run", str(task), "-i", "-o", str(output), input=typed)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "     3.1 Medication 1: Aspirin" in proc.stdout and "     3.2 Medication 2: Zinc" in proc.stdout
-    assert "        Dose: 5 mg" in proc.stdout and "        Dose: 7 mg" in proc.stdout
+    ])
+    assert "     3.1 Medication 1: Aspirin" in stdout and "     3.2 Medication 2: Zinc" in stdout
+    assert "        Dose: 5 mg" in stdout and "        Dose: 7 mg" in stdout
     # The edit asked only medication 2.
-    after = proc.stdout.split("change its answer] ", 1)[1]
+    after = stdout.split("change its answer] ", 1)[1]
     assert "── Medication 2: Zinc" in after and "── Medication 1: Aspirin" not in after.split("change its answer] ")[0]
-    result = load_json(output)
     group = next(r for r in result["results"] if r["identifier"] == "medication")["results"][0]
     assert [{q["identifier"]: q["answer"] for q in i["results"]}["dose"] for i in group["instances"]] == [100, 7]
 
@@ -164,9 +168,7 @@ def test_the_cli_lists_each_instance_and_edits_the_one_picked(tmp_path) -> None:
 def test_the_cli_edits_one_person_of_a_repeating_section(tmp_path) -> None:
     """A repeating section's steps are listed once per person, headed by the person's title; the
     number of Maria's age goes back to her age alone, and forward returns to the review."""
-    task = write_json(tmp_path / "house.json", HOUSE)
-    output = tmp_path / "out.json"
-    typed = "\n".join([
+    stdout, result = typed_on_the_terminal(tmp_path, HOUSE, [
         "",  # intro
         "2",  # household size
         "Maria", "41", "1",  # person 1 (an adult: no school question)
@@ -177,13 +179,10 @@ def test_the_cli_edits_one_person_of_a_repeating_section(tmp_path) -> None:
         "",  # the review again: continue
         "",  # the summary
         "",  # completion
-    ]) + "\n"
-    proc = run_cli("run", str(task), "-i", "-o", str(output), input=typed)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "  3. Person 1: Maria — How old are they?" in proc.stdout
-    assert "  6. Person 2: Lea — How old are they?" in proc.stdout
-    assert "     42 years" in proc.stdout
-    result = load_json(output)
+    ])
+    assert "  3. Person 1: Maria — How old are they?" in stdout
+    assert "  6. Person 2: Lea — How old are they?" in stdout
+    assert "     42 years" in stdout
     block = next(r for r in result["results"] if r["identifier"] == "person")
     ages = [next(s for s in i["results"] if s["identifier"] == "age")["results"][0]["answer"] for i in block["instances"]]
     assert ages == [42, 9]
