@@ -8,10 +8,16 @@ struct SubmittedResponse {
     var steps: [Int: SubmittedStep] = [:]
     /// `status` is "in-progress": the response does not claim every required answer.
     var inProgress = false
-    /// Every answered item, by linkId: where its answers are and what they are.
-    private var answered: [(linkId: String, path: JSONPath, answers: [JSON])] = []
-    /// The linkIds in `answered` (a repeating group's item: its first answered repetition).
+    /// Every answered item: where its answers are, what they are, and which repetition it is
+    /// in (`place`: "" outside repeating groups, `meds[2]/` in the third item of `meds` in the
+    /// response; `SubmittedResponse.place`).
+    private var answered: [(linkId: String, place: String, path: JSONPath, answers: [JSON])] = []
+    /// `place + linkId` of each entry of `answered`: an item is compared once in each repetition.
     private var answeredIds = Set<String>()
+    /// Where each repetition is in the submission, by its place (`meds[2]/`).
+    private var repetitionPaths: [String: JSONPath] = [:]
+    /// How many items of a repeating group have been read, by `place + linkId`.
+    private var repetitions: [String: Int] = [:]
     private var nodes: [String: FHIRNode] = [:]
     /// A repeating group's instances as they are read (one response item each), by step and
     /// block: put into the steps' answers once every item is read.
@@ -47,7 +53,7 @@ struct SubmittedResponse {
                 report.add(.wrongType, "\"item\" is an array.", at: .root.key("item"))
                 return response
             }
-            response.readItems(list, at: .root.key("item"), depth: 0, task: task, options: options, into: &report)
+            response.readItems(list, at: .root.key("item"), depth: 0, place: "", task: task, options: options, into: &report)
         }
         for (index, blocks) in response.instances {
             guard var s = response.steps[index] else { continue }
@@ -72,7 +78,16 @@ struct SubmittedResponse {
         }
     }
 
-    private mutating func readItems(_ list: [JSON], at path: JSONPath, depth: Int, task: Task, options: VerifyOptions, into report: inout Divergences) {
+    /// The place of the `k`th item (from 0) of the repeating group `linkId` at `place`: what an
+    /// item inside it is compared by, so that each repetition is checked, not only the first.
+    /// The submitted response and the engine's are read alike (the replay takes each item of a
+    /// repeating group as one instance, in order), so the same place is the same repetition.
+    static func place(_ place: String, group linkId: String, _ k: Int) -> String {
+        place + linkId + "[" + String(k) + "]/"
+    }
+
+    private mutating func readItems(_ list: [JSON], at path: JSONPath, depth: Int, place: String, task: Task, options: VerifyOptions,
+                                    into report: inout Divergences) {
         guard depth <= SubmittedResult.maxNesting else {
             report.add(.wrongType, "Items nest deeper than \(SubmittedResult.maxNesting).", at: path)
             return
@@ -89,10 +104,12 @@ struct SubmittedResponse {
             }
             if options.unknownFieldsAreErrors { SubmittedResult.unknownFields(o, allowed: SubmittedResponse.itemFields, at: here, into: &report) }
             if node.repeating {
-                readInstance(o, node: node, at: here, task: task, options: options, into: &report)
+                readInstance(o, node: node, at: here, place: place, task: task, options: options, into: &report)
                 continue
             }
-            if case .array(let children)? = o["item"] { readItems(children, at: here.key("item"), depth: depth + 1, task: task, options: options, into: &report) }
+            if case .array(let children)? = o["item"] {
+                readItems(children, at: here.key("item"), depth: depth + 1, place: place, task: task, options: options, into: &report)
+            }
             guard let answers = o["answer"] else { continue }
             guard case .array(let list) = answers else {
                 report.add(.wrongType, "\"answer\" is an array.", at: here.key("answer"), item: linkId)
@@ -106,7 +123,8 @@ struct SubmittedResponse {
                     continue
                 }
                 if case .array(let nested)? = ao["item"] {
-                    readItems(nested, at: here.key("answer").index(j).key("item"), depth: depth + 1, task: task, options: options, into: &report)
+                    readItems(nested, at: here.key("answer").index(j).key("item"), depth: depth + 1, place: place, task: task, options: options,
+                              into: &report)
                 }
                 var value = ao
                 value["item"] = nil
@@ -114,11 +132,11 @@ struct SubmittedResponse {
                 positions.append(here.key("answer").index(j))
             }
             guard !values.isEmpty else { continue }
-            guard answeredIds.insert(linkId).inserted else {
+            guard answeredIds.insert(place + linkId).inserted else {
                 report.add(.duplicateItem, "The response lists \"\(linkId)\" twice.", at: here, item: linkId)
                 continue
             }
-            answered.append((linkId, here.key("answer"), values))
+            answered.append((linkId, place, here.key("answer"), values))
             guard let stepName = node.step, node.calculation == nil, node.fixedAnswers.isEmpty else { continue }
             guard let index = task.stepIndex[stepName] else { continue }
             let format = task.step(at: index)?.format(item: node.formItem)
@@ -144,66 +162,86 @@ struct SubmittedResponse {
     }
 
     /// One response item of a repeating group: an instance of its block, its items' answers
-    /// read as the group's items take them (`SubmittedInstances.swift`).
-    private mutating func readInstance(_ o: JSONObject, node: FHIRNode, at here: JSONPath, task: Task, options: VerifyOptions,
+    /// read as the group's items take them (`SubmittedInstances.swift`), a group inside it
+    /// (part of each repetition) read through. Each item is compared with the engine's response
+    /// in its own repetition (`place`).
+    private mutating func readInstance(_ o: JSONObject, node: FHIRNode, at here: JSONPath, place: String, task: Task, options: VerifyOptions,
                                        into report: inout Divergences) {
         guard let stepName = node.step, let index = task.stepIndex[stepName], let block = node.formItem,
-              let form = (task.step(at: index)?.format(item: block)?.rules as? RepeatingFormat)?.form else { return }
+              let repeating = task.step(at: index)?.format(item: block)?.rules as? RepeatingFormat, let form = repeating.form else { return }
         if o["answer"] != nil {
             report.add(.wrongType, "A repeating group's item has no \"answer\": its items have.", at: here.key("answer"), step: stepName, item: node.linkId)
         }
         // Changed in place: a response may repeat the group a great many times.
         if steps[index] == nil { steps[index] = SubmittedStep(step: index, path: here) }
         let k = steps[index]?.blocks[block]?.instances.count ?? 0
+        let occurrence = repetitions[place + node.linkId, default: 0]
+        repetitions[place + node.linkId] = occurrence + 1
+        let inside = SubmittedResponse.place(place, group: node.linkId, occurrence)
+        repetitionPaths[inside] = here
+        // A repetition past maxCount is refused whole by the replay (`tooManyInstances`, at its
+        // item): its items are not compared, so a flood of repetitions adds nothing to compare.
+        let compared = occurrence < repeating.bounds.maxCount
         var instance = JSONObject()
         var places: [String: JSONPath] = [:]
-        if let children = o["item"] {
-            if case .array(let list) = children {
-                for (j, child) in list.enumerated() {
-                    let cp = here.key("item").index(j)
-                    guard case .object(let co) = child, let linkId = co["linkId"]?.stringValue else {
-                        report.add(.wrongType, "A response item is an object with a \"linkId\".", at: cp)
-                        continue
-                    }
-                    if let inner = node.children.first(where: { $0.linkId == linkId }), inner.calculation != nil {
-                        // A calculated item, computed per repetition: compared with the engine's
-                        // response by linkId, as an answer is (the first repetition's stands).
-                        if case .array(let given)? = co["answer"], !given.isEmpty, answeredIds.insert(linkId).inserted {
-                            answered.append((linkId, cp.key("answer"), given))
-                        }
-                        continue
-                    }
-                    guard let inner = node.children.first(where: { $0.linkId == linkId }), let format = form.item(linkId)?.format else {
-                        report.add(.unknownIdentifier, "The repeating group \"\(node.linkId)\" has no item \"\(linkId)\".", at: cp.key("linkId"), item: linkId)
-                        continue
-                    }
-                    if options.unknownFieldsAreErrors { SubmittedResult.unknownFields(co, allowed: SubmittedResponse.itemFields, at: cp, into: &report) }
-                    guard places[linkId] == nil else {
-                        report.add(.duplicateItem, "Repetition \(k + 1) of \"\(node.linkId)\" lists \"\(linkId)\" twice.", at: cp, item: linkId)
-                        continue
-                    }
-                    guard let answers = co["answer"] else { continue }
-                    guard case .array(let given) = answers, given.allSatisfy({ $0.objectValue != nil }) else {
-                        report.add(.wrongType, "\"answer\" is an array of objects with one value[x].", at: cp.key("answer"), item: linkId)
-                        continue
-                    }
-                    guard !given.isEmpty else { continue }
-                    places[linkId] = cp.key("answer")
-                    // Compared with the engine's response by linkId (enabled or not): the first
-                    // repetition's answer stands for the item, so a hostile response's many
-                    // repetitions add nothing to compare.
-                    if answeredIds.insert(linkId).inserted { answered.append((linkId, cp.key("answer"), given)) }
-                    guard let value = SubmittedResponse.value(given, node: inner, format: format) else {
-                        report.add(.wrongType, "The answer of \"\(linkId)\" is not a \(inner.type) answer this item takes.", at: cp.key("answer"),
-                                   step: stepName, item: linkId)
-                        continue
-                    }
-                    instance[linkId] = value
+        func read(_ children: JSON?, of parent: FHIRNode, at path: JSONPath, depth: Int) {
+            guard let children else { return }
+            guard case .array(let list) = children else {
+                report.add(.wrongType, "\"item\" is an array.", at: path.key("item"), item: parent.linkId)
+                return
+            }
+            for (j, child) in list.enumerated() {
+                let cp = path.key("item").index(j)
+                guard case .object(let co) = child, let linkId = co["linkId"]?.stringValue else {
+                    report.add(.wrongType, "A response item is an object with a \"linkId\".", at: cp)
+                    continue
                 }
-            } else {
-                report.add(.wrongType, "\"item\" is an array.", at: here.key("item"), item: node.linkId)
+                let inner = parent.children.first(where: { $0.linkId == linkId })
+                if let inner, inner.calculation != nil || !inner.fixedAnswers.isEmpty {
+                    // A calculated or fixed item, given per repetition: compared with the
+                    // engine's response in this repetition.
+                    if compared, case .array(let given)? = co["answer"], !given.isEmpty {
+                        if answeredIds.insert(inside + linkId).inserted {
+                            answered.append((linkId, inside, cp.key("answer"), given))
+                        } else {
+                            report.add(.duplicateItem, "Repetition \(k + 1) of \"\(node.linkId)\" lists \"\(linkId)\" twice.", at: cp, item: linkId)
+                        }
+                    }
+                    continue
+                }
+                if let inner, inner.type == "group", !inner.repeating, depth < FHIRItem.maxDepth {
+                    // A group inside the repeating group: its items are the repetition's.
+                    if options.unknownFieldsAreErrors { SubmittedResult.unknownFields(co, allowed: SubmittedResponse.itemFields, at: cp, into: &report) }
+                    read(co["item"], of: inner, at: cp, depth: depth + 1)
+                    continue
+                }
+                guard let inner, let format = form.item(linkId)?.format else {
+                    report.add(.unknownIdentifier, "The repeating group \"\(node.linkId)\" has no item \"\(linkId)\".", at: cp.key("linkId"), item: linkId)
+                    continue
+                }
+                if options.unknownFieldsAreErrors { SubmittedResult.unknownFields(co, allowed: SubmittedResponse.itemFields, at: cp, into: &report) }
+                guard places[linkId] == nil else {
+                    report.add(.duplicateItem, "Repetition \(k + 1) of \"\(node.linkId)\" lists \"\(linkId)\" twice.", at: cp, item: linkId)
+                    continue
+                }
+                guard let answers = co["answer"] else { continue }
+                guard case .array(let given) = answers, given.allSatisfy({ $0.objectValue != nil }) else {
+                    report.add(.wrongType, "\"answer\" is an array of objects with one value[x].", at: cp.key("answer"), item: linkId)
+                    continue
+                }
+                guard !given.isEmpty else { continue }
+                places[linkId] = cp.key("answer")
+                // Compared with the engine's response in this repetition (enabled or not).
+                if compared, answeredIds.insert(inside + linkId).inserted { answered.append((linkId, inside, cp.key("answer"), given)) }
+                guard let value = SubmittedResponse.value(given, node: inner, format: format) else {
+                    report.add(.wrongType, "The answer of \"\(linkId)\" is not a \(inner.type) answer this item takes.", at: cp.key("answer"),
+                               step: stepName, item: linkId)
+                    continue
+                }
+                instance[linkId] = value
             }
         }
+        read(o["item"], of: node, at: here, depth: 0)
         steps[index]?.blocks[block, default: SubmittedBlock()].instances.append(here)
         steps[index]?.blocks[block]?.places.append(places)
         if steps[index]?.places[block] == nil { steps[index]?.places[block] = here }
@@ -271,49 +309,86 @@ struct SubmittedResponse {
     }
 
     /// After the replay: each submitted item the engine's response does not have is not
-    /// enabled; a calculated or fixed item's answers are the engine's.
+    /// enabled; a calculated or fixed item's answers are the engine's. Both are checked in each
+    /// repetition of a repeating group, as R4 gives every repetition its own items: a value forged
+    /// in the third repetition is found there, and an item disabled in one repetition only is
+    /// found in that one.
     func compare(with engine: JSON, session: Session, options: VerifyOptions, into report: inout Divergences) {
-        var computed: [String: [JSON]] = [:]
-        SubmittedResponse.collect(engine.objectValue?["item"]?.arrayValue ?? [], depth: 0, into: &computed)
+        var computed: [String: (place: String, linkId: String, answers: [JSON])] = [:]
+        var counts: [String: Int] = [:]
+        collect(engine.objectValue?["item"]?.arrayValue ?? [], depth: 0, place: "", counts: &counts, into: &computed)
+        // Where the replay reported something already, sorted: whether one is at or under a
+        // path is a binary search (a response may have a thousand repetitions of a group).
+        let reported = report.list.map(\.path.description).sorted()
+        var added: [String] = []
+        func reportedAtOrUnder(_ path: JSONPath) -> Bool {
+            let p = path.description
+            var lo = 0, hi = reported.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if reported[mid] < p { lo = mid + 1 } else { hi = mid }
+            }
+            return (lo < reported.count && reported[lo].hasPrefix(p)) || added.contains { $0.hasPrefix(p) }
+        }
         for entry in answered {
             guard let node = nodes[entry.linkId] else { continue }
             let isComputed = node.calculation != nil || !node.fixedAnswers.isEmpty
-            guard let own = computed[entry.linkId] else {
-                if report.list.contains(where: { $0.path == entry.path || $0.path.description.hasPrefix(entry.path.description) }) { continue }
-                report.add(.disabledItem, "\"\(entry.linkId)\" is answered, but the item is not enabled by the answers the response gives.",
+            guard let own = computed[entry.place + entry.linkId]?.answers else {
+                if reportedAtOrUnder(entry.path) { continue }
+                added.append(entry.path.description)
+                report.add(.disabledItem, "\"\(entry.linkId)\"\(SubmittedResponse.repetition(entry.place)) is answered, but the item is not enabled by the answers the response gives.",
                            at: entry.path, step: node.step, item: entry.linkId)
                 continue
             }
             guard isComputed else { continue }
             if node.calculation != nil && options.ignoreCalculations { continue }
             if !JSON.array(own).sameValue(as: .array(entry.answers)) {
-                report.add(.calculationMismatch, "\"\(entry.linkId)\" is submitted as \(JSONWriter.string(.array(entry.answers))); the engine gives \(JSONWriter.string(.array(own))).",
+                added.append(entry.path.description)
+                report.add(.calculationMismatch, "\"\(entry.linkId)\"\(SubmittedResponse.repetition(entry.place)) is submitted as \(JSONWriter.string(.array(entry.answers))); the engine gives \(JSONWriter.string(.array(own))).",
                            at: entry.path, item: entry.linkId)
             }
         }
         guard !options.ignoreCalculations else { return }
-        for (linkId, own) in computed.sorted(by: { $0.key < $1.key }) {
-            guard let node = nodes[linkId], node.calculation != nil, !answeredIds.contains(linkId) else { continue }
-            report.add(.calculationMismatch, "The response lacks the calculated item \"\(linkId)\"; the engine gives \(JSONWriter.string(.array(own))).",
-                       at: .root.key("item"), item: linkId)
+        for (key, (place, linkId, own)) in computed.sorted(by: { $0.key < $1.key }) {
+            guard let node = nodes[linkId], node.calculation != nil, !answeredIds.contains(key) else { continue }
+            report.add(.calculationMismatch, "The response lacks the calculated item \"\(linkId)\"\(SubmittedResponse.repetition(place)); the engine gives \(JSONWriter.string(.array(own))).",
+                       at: place.isEmpty ? .root.key("item") : (repetitionPaths[place].map { $0.key("item") } ?? .root.key("item")), item: linkId)
         }
     }
 
-    private static func collect(_ items: [JSON], depth: Int, into map: inout [String: [JSON]]) {
+    /// " in repetition 3 of "meds"" for an item at `place` (nothing outside repeating groups).
+    private static func repetition(_ place: String) -> String {
+        // The innermost repetition: the last `linkId[k]/` of the place.
+        guard place.hasSuffix("]/"), let open = place.dropLast(2).lastIndex(of: "[") else { return "" }
+        let before = place[..<open]
+        let start = before.lastIndex(of: "/").map { before.index(after: $0) } ?? before.startIndex
+        let k = Int(place[place.index(after: open)..<place.index(place.endIndex, offsetBy: -2)]) ?? 0
+        return " in repetition \(k + 1) of \"\(before[start...])\""
+    }
+
+    /// The engine's answers by `place + linkId`, each repetition of a repeating group at its
+    /// own place, counted as `readInstance` counts the submission's.
+    private func collect(_ items: [JSON], depth: Int, place: String, counts: inout [String: Int],
+                         into map: inout [String: (place: String, linkId: String, answers: [JSON])]) {
         guard depth <= FHIRItem.maxDepth + 1 else { return }
         for item in items {
             guard let o = item.objectValue, let linkId = o["linkId"]?.stringValue else { continue }
-            // A linkId in several repetitions: the first repetition's answers stand for it, as
-            // the submitted response's do (`readInstance`).
-            if let answers = o["answer"]?.arrayValue, map[linkId] == nil {
-                map[linkId] = answers.map { a in
+            var inside = place
+            if nodes[linkId]?.repeating == true {
+                let k = counts[place + linkId, default: 0]
+                counts[place + linkId] = k + 1
+                inside = SubmittedResponse.place(place, group: linkId, k)
+            }
+            if let answers = o["answer"]?.arrayValue, map[place + linkId] == nil {
+                let own = answers.map { a in
                     guard case .object(var ao) = a else { return a }
-                    if let nested = ao["item"]?.arrayValue { collect(nested, depth: depth + 1, into: &map) }
+                    if let nested = ao["item"]?.arrayValue { collect(nested, depth: depth + 1, place: inside, counts: &counts, into: &map) }
                     ao["item"] = nil
                     return .object(ao)
                 }
+                map[place + linkId] = (place, linkId, own)
             }
-            if let children = o["item"]?.arrayValue { collect(children, depth: depth + 1, into: &map) }
+            if let children = o["item"]?.arrayValue { collect(children, depth: depth + 1, place: inside, counts: &counts, into: &map) }
         }
     }
 }
