@@ -261,7 +261,10 @@ int stepkit_task_info(const stepkit_task *task, char **out);
  * moves. A section passed over is left by its own rule (else that of an enclosing section ending
  * with it, else to the step after it), whatever rule its last step has: those moves are listed
  * as leaving the section's first step (where navigation enters it), with "passedOver": SECTION,
- * after that step's own moves. A repeating section's loop is an edge from its last step back to
+ * after that step's own moves. A repeating section that may have no instance ("minCount" 0: its
+ * "count" 0 or unanswered) is passed over the same way, its moves listed with "passedOver": S,
+ * "by": "noInstances", "minCount": 0, "maxCount": M and "count": C (the count as the definition
+ * wrote it), after those of its skip rule if it has one. A repeating section's loop is an edge from its last step back to
  * its first, after that step's own moves: {"from": LAST, "to": FIRST, "kind": "nextInstance",
  * "section": S, "minCount": N, "maxCount": M} (going forward from an instance that is not the
  * last; M the most instances there may be). The output grows with the

@@ -109,6 +109,8 @@ package final class Routing: Sendable {
         /// The section whose skip rule passes it over, for the move that leaves it then (the
         /// edge leaves the section's first step, where navigation enters it).
         var passedOver: Int? = nil
+        /// Why it is passed over: its skip rule, or (a repeating section) having no instance.
+        var passedOverBy: SkipReason? = nil
     }
 
     /// The rule that governs leaving step `index`, shown at `position` of the run's order (its
@@ -160,9 +162,11 @@ package final class Routing: Sendable {
 
     /// Every way navigation can go when step `index` is left, in the order the rule lists them:
     /// its branches, then the default (or the next step in order); then, when `index` is the
-    /// first step of sections with a skip rule, the moves that leave each of them passed over
-    /// (`passedOver`, outermost first): the section's own rule's, else an enclosing section's
-    /// ending with it, else the step after it — never its last step's own rule.
+    /// first step of sections navigation may pass over (`passOverReasons`: a skip rule, a
+    /// repeating section that may have no instance), the moves that leave each of them passed
+    /// over (`passedOver`, outermost first, each reason in `skipReason`'s order): the section's
+    /// own rule's, else an enclosing section's ending with it, else the step after it — never
+    /// its last step's own rule.
     ///
     /// A task is drawn for every run, so where a section shuffles its steps the edges are those
     /// of every order a seed can give (`StepOrder.positions(of:)`, `steps(at:)`): each position
@@ -184,16 +188,43 @@ package final class Routing: Sendable {
             moves(leaving: index, at: position, fromSectionDepth: nil, body)
         }
         for (depth, s) in steps[index].sections.enumerated()
-        where sections.indices.contains(s) && rules.sectionSkips[s] != nil
+        where sections.indices.contains(s) && mayPassOver(section: s)
             && StepOrder.steps(at: sections[s].firstStep, self).contains(index) {
-            for last in StepOrder.steps(at: sections[s].lastStep, self) {
-                moves(leaving: last, at: sections[s].lastStep, fromSectionDepth: depth) { edge in
-                    var edge = edge
-                    edge.passedOver = s
-                    body(edge)
+            for reason in passOverReasons(section: s) {
+                for last in StepOrder.steps(at: sections[s].lastStep, self) {
+                    moves(leaving: last, at: sections[s].lastStep, fromSectionDepth: depth) { edge in
+                        var edge = edge
+                        edge.passedOver = s
+                        edge.passedOverBy = reason
+                        body(edge)
+                    }
                 }
             }
         }
+    }
+
+    /// Why navigation entering section `s` may pass over it, whatever the answers: the reasons
+    /// `skipReason(section:_:)` can give for it, in its order, but `visibleWhen` (a sensor
+    /// task's section, which the graph has never listed a move for: its steps count as
+    /// skippable in `skippable`). A repeating section may have no instance when its `minCount`
+    /// is 0 (its `count` then 0 or unanswered).
+    func passOverReasons(section s: Int) -> [SkipReason] {
+        var reasons: [SkipReason] = []
+        if rules.sectionSkips[s] != nil { reasons.append(.skipRule) }
+        if mayHaveNoInstance(section: s) { reasons.append(.noInstances) }
+        return reasons
+    }
+
+    /// `passOverReasons` is not empty (without making the list).
+    private func mayPassOver(section s: Int) -> Bool {
+        rules.sectionSkips[s] != nil || mayHaveNoInstance(section: s)
+    }
+
+    /// Whether repeating section `s` may have no instance, so that `skipReason` passes it over
+    /// (`noInstances`): its `minCount` is 0.
+    private func mayHaveNoInstance(section s: Int) -> Bool {
+        guard let n = rules.blockOfSection[s], let block = rules.stepBlocks[ifPresent: n] else { return false }
+        return block.bounds.minCount == 0
     }
 
     /// The moves of the rule that governs leaving step `index` at `position` (`governing`), in
@@ -266,12 +297,26 @@ package final class Routing: Sendable {
                     fields["when"] = edge.condition ?? .null
                 }
                 if let s = edge.section, sections.indices.contains(s) { fields["section"] = .string(sections[s].identifier) }
-                if let s = edge.passedOver, sections.indices.contains(s) { fields["passedOver"] = .string(sections[s].identifier) }
+                if let s = edge.passedOver, sections.indices.contains(s) {
+                    fields["passedOver"] = .string(sections[s].identifier)
+                    if edge.passedOverBy == .noInstances { noInstancesFields(section: s, into: &fields) }
+                }
                 list.append(.object(fields))
             }
             if let edge = nextInstanceEdge(leaving: i) { list.append(edge) }
         }
         return .array(list)
+    }
+
+    /// What a move past a repeating section with no instance says of it, as its loop's edge
+    /// does: `"by": "noInstances"`, its bounds, and its `count` as the definition wrote it (the
+    /// section has no instance while that is 0 or null).
+    private func noInstancesFields(section s: Int, into fields: inout JSONObject) {
+        guard let n = rules.blockOfSection[s], let block = rules.stepBlocks[ifPresent: n] else { return }
+        fields["by"] = .string(SkipReason.noInstances.rawValue)
+        fields["minCount"] = .int(Int64(block.bounds.minCount))
+        fields["maxCount"] = .int(Int64(block.bounds.maxCount))
+        if let count = block.bounds.countSource { fields["count"] = count }
     }
 
     /// The loop of a repeating section (`Session+StepBlocks`), leaving its last step: going
@@ -293,12 +338,12 @@ package final class Routing: Sendable {
         ])
     }
 
-    /// Whether a skip rule (the step's own or one of its sections'), or a section's
-    /// `visibleWhen`, may pass over the step.
+    /// Whether a skip rule (the step's own or one of its sections'), a section's `visibleWhen`,
+    /// or a repeating section having no instance, may pass over the step.
     func skippable(_ index: Int) -> Bool {
         guard steps.indices.contains(index) else { return false }
         return rules.stepSkips[index] != nil
-            || steps[index].sections.contains { rules.sectionSkips[$0] != nil || rules.sectionVisibility[$0] != nil }
+            || steps[index].sections.contains { rules.sectionSkips[$0] != nil || rules.sectionVisibility[$0] != nil || mayHaveNoInstance(section: $0) }
     }
 
     /// Why navigation passes over a step or section (the names are those the arrival shows).

@@ -96,3 +96,31 @@ def test_the_graph_shows_the_sections_loop():
         dot = to_dot(build_graph(load_json(HOUSEHOLD), rules=task.graph()))
     line = next(line for line in dot.splitlines() if line.strip().startswith('"school" -> "name"'))
     assert 'label="next person (1 to 12)"' in line and "style=bold" in line and "constraint=false" in line
+
+
+def test_the_graph_shows_the_move_past_a_section_with_no_instance():
+    """A section whose count comes out as 0 (minCount 0) is passed over (the arrival says
+    "noInstances"): the engine's graph holds that move, from the section's first step (where
+    navigation enters it) to the step after it, with why, the bounds and the count; the drawing
+    labels it; and the session's walk with a count of 0 moves along it, as the progress bounds
+    say (fewest: "alone" and "done")."""
+    from stepkit.graph import build_graph, to_dot
+
+    definition = load_json(HOUSEHOLD)
+    definition["steps"][1]["answerFormat"]["minimum"] = 0
+    definition["steps"][2]["repeat"]["minCount"] = 0
+    definition["steps"].insert(3, {"type": "instruction", "identifier": "alone", "title": "Nobody else"})
+    with stepkit.Task.from_json(definition) as task:
+        edges = task.graph()["edges"]
+        passed = [e for e in edges if "passedOver" in e]
+        assert passed == [{"from": "name", "to": "alone", "kind": "next", "passedOver": "person", "by": "noInstances",
+                           "minCount": 0, "maxCount": 12, "count": {"answer": "howMany"}}]
+        dot = to_dot(build_graph(definition, rules=task.graph()))
+        with task.open() as session:
+            forward(session)
+            assert session.state["progress"]["fewestRemaining"] == 3  # alone, summary, done
+            state = forward(session, 0)
+            assert state["step"]["identifier"] == "alone"
+            assert {"skipped": "person", "by": "noInstances"} in state["navigation"]["arrival"]
+    line = next(line for line in dot.splitlines() if line.strip().startswith('"name" -> "alone"'))
+    assert 'label="no person (howMany is 0)"' in line

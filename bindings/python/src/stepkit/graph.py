@@ -168,6 +168,10 @@ class Edge:
     rule: Optional[str] = None
     #: for a destination that is a section: the section's identifier
     section: Optional[str] = None
+    #: for the move past a section navigation passes over: the section, and why ("noInstances"
+    #: for a repeating section with no instance; absent for its skip rule)
+    passed_over: Optional[str] = None
+    passed_over_by: Optional[str] = None
 
 
 @dataclass
@@ -290,8 +294,14 @@ def _edge(edge: Dict[str, Any]) -> Edge:
         label = f"next {edge.get('section')} ({edge.get('minCount')} to {edge.get('maxCount')})"
     else:
         label = ""
+    if edge.get("by") == "noInstances":
+        # The move past a repeating section with no instance: its count came out as 0.
+        count = edge.get("count")
+        reads = _selector(count["answer"]) if isinstance(count, dict) and len(count) == 1 and "answer" in count else "its count"
+        label = f"no {edge.get('passedOver')} ({reads} is 0)"
     return Edge(START if source is None else str(source), END if target is None else str(target), label,
-                "next" if kind == "otherwise" else kind, edge.get("rule"), edge.get("section"))
+                "next" if kind == "otherwise" else kind, edge.get("rule"), edge.get("section"),
+                edge.get("passedOver"), edge.get("by"))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -385,6 +395,9 @@ def to_dot(graph: NavigationGraph) -> str:
         if edge.kind == "nextInstance":
             # The loop back up: drawn bold, and left out of the ranking so the steps stay in order.
             attributes.append("style=bold, color=\"#8a4fbf\", fontcolor=\"#8a4fbf\", constraint=false")
+        if edge.passed_over_by == "noInstances":
+            # The way round a repeating section with no instance, in the loop's colour.
+            attributes.append("color=\"#8a4fbf\", fontcolor=\"#8a4fbf\"")
         if edge.section and edge.kind != "nextInstance":
             attributes.append(f"lhead={_q('cluster_' + edge.section)}")
         suffix = f" [{', '.join(attributes)}]" if attributes else ""
