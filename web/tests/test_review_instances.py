@@ -57,7 +57,9 @@ def test_the_medications_review_changes_one_medication(client):
     assert r.headers["location"].endswith("?error=1")
     assert state_of(client, session_id)["state"] == before["state"]
     # Change Zinc's dose: the form, in its second medication; Next comes back to the review.
-    post_step(client, session_id, path, "check", [], "edit-instance:medication:medications:1")
+    r = post_step(client, session_id, path, "check", [], "edit-instance:medication:medications:1")
+    assert r.headers["location"].endswith("#instance-medications-1")  # the page opens at it
+    assert 'id="instance-medications-1"' in page_of(client, path)
     now = state_of(client, session_id)["state"]
     assert now["step"]["identifier"] == "medication" and now["instances"]["medications"]["current"] == 1
     assert "Next brings you back to the review" in page_of(client, path)

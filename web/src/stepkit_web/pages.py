@@ -8,7 +8,7 @@ import hashlib
 import json
 import logging
 import smtplib
-from urllib.parse import parse_qsl, quote
+from urllib.parse import parse_qsl, quote, unquote
 from typing import Any, Dict, List, Optional, Tuple
 
 import stepkit
@@ -140,7 +140,7 @@ def group_blocks(item: Dict[str, Any], ident: str, wid: str, given: Any, state: 
                                   optional=bool(inner.get("optional")),
                                   placeholder=inner.get("placeholder"),
                                   error=by_path.get(f"{ident}[{k}].{name}"), submitted=submitted))
-        out.append({"instance": {"legend": legend, "widgets": widgets,
+        out.append({"instance": {"legend": legend, "widgets": widgets, "anchor": instance_anchor(ident, k),
                                  "remove": f"remove:{ident}:{k}" if block.get("canRemove") else None}})
     if block.get("canAdd"):
         out.append({"add": {"value": f"add:{ident}", "label": f"Add another {noun.lower()}"}})
@@ -576,7 +576,16 @@ def _submit(request: Request, token: str, fields: Fields) -> Response:
     if action == "tick" and running and outcome.state.get("step", {}).get("identifier") \
             == fields.get("_step"):
         return RedirectResponse(f"/r/{token}?notice=early", status_code=303)
+    parts = action.split(":")
+    if action.startswith("edit-instance:") and len(parts) == 4:
+        # Changing one instance of a group from the review: the page opens at its fieldset.
+        return RedirectResponse(f"/r/{token}#{instance_anchor(unquote(parts[2]), int(parts[3]))}", status_code=303)
     return RedirectResponse(f"/r/{token}", status_code=303)
+
+
+def instance_anchor(block: str, k: int) -> str:
+    """The id of a repeating group's instance fieldset (the block's name percent-encoded)."""
+    return f"instance-{quote(block, safe='')}-{k}"
 
 
 def report_of(step: Dict[str, Any], fields: Fields, action: str) -> Tuple[Dict[str, Any], bool]:
