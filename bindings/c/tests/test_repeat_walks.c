@@ -108,6 +108,18 @@ static json_t *response_of(stepkit_session *s)
     return parse_out(session_output(stepkit_session_result_fhir, s));
 }
 
+/* A session of the published form `name`, its text in *q (free() it; NULL, and a failed check,
+ * when the form cannot be read: then no session) and its task in *task. */
+static stepkit_session *open_form(const char *name, char **q, stepkit_task **task)
+{
+    *q = read_in(forms_dir, name);
+    *task = NULL;
+    if (!*q)
+        return NULL;
+    CHECK_RC(stepkit_task_compile_fhir(*q, NULL, task), STEPKIT_OK);
+    return open_ok(*task, NULL);
+}
+
 /* A walk's last move: forward to the end, the run finished, and its QuestionnaireResponse
  * (decref it) nested as R4 says for the Questionnaire text `q`. */
 static json_t *finished_response(stepkit_session *s, const char *q)
@@ -128,16 +140,14 @@ static json_t *finished_response(stepkit_session *s, const char *q)
  * added, the second removed, each with its date and dropdown answer. */
 static void test_android_repeated_group(void)
 {
-    char *q = read_in(forms_dir, "afhir_repeated_group.json");
-    stepkit_task *task = NULL;
-    stepkit_session *s = NULL;
+    char *q;
+    stepkit_task *task;
+    stepkit_session *s = open_form("afhir_repeated_group.json", &q, &task);
     json_t *response;
     const json_t *reps[4] = {NULL};
     int k;
     if (!q)
         return;
-    CHECK_RC(stepkit_task_compile_fhir(q, NULL, &task), STEPKIT_OK);
-    s = open_ok(task, NULL);
     CHECK(instances_int(s, "1", "count") == 0);
     for (k = 0; k < 4; k++)
         CHECK_RC(stepkit_session_add_instance(s, "1", NULL), STEPKIT_OK);
@@ -166,16 +176,14 @@ static void test_android_repeated_group(void)
  * (its maxOccurs: a fourth is refused, nothing changes); each repetition's answers its own. */
 static void test_lhc_min_max_occurs(void)
 {
-    char *q = read_in(forms_dir, "lhc_min_max_occurs.json");
-    stepkit_task *task = NULL;
-    stepkit_session *s = NULL;
+    char *q;
+    stepkit_task *task;
+    stepkit_session *s = open_form("lhc_min_max_occurs.json", &q, &task);
     json_t *response;
     const json_t *reps[4] = {NULL};
     check_snapshot before;
     if (!q)
         return;
-    CHECK_RC(stepkit_task_compile_fhir(q, NULL, &task), STEPKIT_OK);
-    s = open_ok(task, NULL);
     CHECK(instances_int(s, "1", "count") == 2);
     CHECK_RC(stepkit_session_add_instance(s, "1", NULL), STEPKIT_OK);
     before = snapshot_of(s);
