@@ -57,10 +57,10 @@ private func refuses(_ s: inout Session, _ code: String, _ call: (inout Session)
         #expect(!problems(textCount).isEmpty)
         let huge = medications.replacing(#""maxCount": 4"#, with: #""maxCount": 1000000"#)
         #expect(problems(huge).map(\.code) == ["outOfRange"])
-        // A group inside a group does not nest; a repeating question inside one does (several
-        // answers in each instance), without a count of its own.
+        // A group inside a group nests only when it repeats (NestedRepeatingTests); a repeating
+        // question inside one does (several answers in each instance), without a count of its own.
         let nested = medications.replacing(#"{"identifier": "name", "text": "Name", "answerFormat": {"type": "text"}}"#,
-                                                      with: #"{"identifier": "name", "repeat": {}, "items": [{"identifier": "n", "answerFormat": {"type": "text"}}]}"#)
+                                                      with: #"{"identifier": "name", "items": [{"identifier": "n", "answerFormat": {"type": "text"}}]}"#)
         #expect(problems(nested).map(\.code) == ["unsupportedInGroup"])
         let repeatingQuestion = medications.replacing(#"{"identifier": "name", "text": "Name", "answerFormat": {"type": "text"}}"#,
                                                       with: #"{"identifier": "name", "repeat": {"maxCount": 3}, "answerFormat": {"type": "text"}}"#)

@@ -14,10 +14,38 @@ struct RepeatingBlock: Sendable {
 }
 
 extension TaskCompiler {
-    /// What an item of a repeating group may not have: `items` (groups do not nest). A `repeat`
+    /// What an item of a repeating group may not have: `items`, unless it is itself a repeating
+    /// group (`repeat` with `items`: instances inside instances, one level deep). A `repeat`
     /// without `items` (a repeating question: several answers in each instance) is allowed,
     /// without a `count` of its own, and so is `initial` (evaluated in each instance).
     private static let groupItemUnsupported = ["items"]
+
+    /// What an item of a repeating group nested in another may not have: its `visibleWhen` and
+    /// `initial` would need a scope of two instances, which per-instance rules do not have yet.
+    private static let nestedItemUnsupported = ["items", "visibleWhen", "initial"]
+
+    /// Refuses what the items of a repeating group cannot have (`unsupportedInGroup`), at
+    /// nesting depth `depth` (1: a step's repeating group; 2: one inside it).
+    private static func checkGroupItems(_ groupItems: [JSON], depth: Int, at path: JSONPath, _ d: Diagnostics) {
+        for (i, entry) in groupItems.enumerated() {
+            let nestedGroup = depth == 1 && entry.objectValue?["repeat"] != nil
+            for key in depth > 1 ? nestedItemUnsupported : groupItemUnsupported where entry.objectValue?[key] != nil && !nestedGroup {
+                d.error("unsupportedInGroup", depth > 1
+                        ? "An item of a repeating group inside a repeating group cannot have \"\(key)\" (groups nest one level, and the inner group's items have no conditions or initial values of their own)."
+                        : "An item of a repeating group cannot have \"\(key)\" (a group does not nest, and its items' conditions are written on the block).",
+                        at: path.key("items").index(i).key(key))
+            }
+            if nestedGroup, entry.objectValue?["initial"] != nil {
+                d.error("unsupportedInGroup", "A repeating group inside a repeating group cannot have an \"initial\": its items' answers are given in each of its instances.",
+                        at: path.key("items").index(i).key("initial"))
+            }
+            if let inner = entry.objectValue?["repeat"]?.objectValue, inner["count"] != nil {
+                let what = entry.objectValue?["items"] != nil ? "A repeating group inside a repeating group cannot have a \"count\": its instances are added in each instance of the group around it."
+                    : "A repeating question inside a repeating group cannot have a \"count\": its answers are given in each instance."
+                d.error("unsupportedInGroup", what, at: path.key("items").index(i).key("repeat").key("count"))
+            }
+        }
+    }
 
     /// A form item or question's `answerFormat` made repeating by `repeat` (`RepeatingFormat`):
     /// `groupItems` for a group of form items, else `single`, the question's own format.
@@ -28,23 +56,15 @@ extension TaskCompiler {
         let bounds = RepeatBounds.parse(repeatValue, at: path.key("repeat"), d)
         var content: RepeatingFormat.Content?
         if let groupItems {
-            for (i, entry) in groupItems.enumerated() {
-                for key in groupItemUnsupported where entry.objectValue?[key] != nil {
-                    d.error("unsupportedInGroup", "An item of a repeating group cannot have \"\(key)\" (a group does not nest, and its items' conditions are written on the block).",
-                            at: path.key("items").index(i).key(key))
-                }
-                if let inner = entry.objectValue?["repeat"]?.objectValue, inner["count"] != nil {
-                    d.error("unsupportedInGroup", "A repeating question inside a repeating group cannot have a \"count\": its answers are given in each instance.",
-                            at: path.key("items").index(i).key("repeat").key("count"))
-                }
-            }
+            checkGroupItems(groupItems, depth: b.groupDepth + 1, at: path, d)
             guard d.problems.count == before else { return nil }
             // The group's items compile as a form of their own: a scratch builder keeps their
             // rules away from the step's.
             let scratch = Builder(d)
+            scratch.groupDepth = b.groupDepth + 1
             if let form = compileForm(groupItems, at: path.key("items"), stepIndex: stepIndex, scratch) { content = .group(form) }
             // Its items' `visibleWhen` and `initial` hold per instance: compiled with the block in scope.
-            if let item {
+            if let item, b.groupDepth == 0 {
                 for v in scratch.pendingVisibility { b.pendingInstanceVisibility.append((stepIndex, item, v.item, v.value, v.path)) }
                 for v in scratch.pendingInitials {
                     if let inner = v.item { b.pendingInstanceInitials.append((stepIndex, item, inner, v.value, v.path)) }

@@ -34,6 +34,10 @@ package enum TaskCompiler {
         var pendingInstanceVisibility: [(step: Int, block: String, item: String, value: JSON, path: JSONPath)] = []
         /// Repeating sections (`TaskCompiler+StepBlocks`): the section, its bounds, its path.
         var pendingStepBlocks: [(section: Int, bounds: RepeatBounds, path: JSONPath)] = []
+        /// How many repeating groups the items being compiled are inside (0: a step's own items;
+        /// 1: a repeating group's, which may hold one repeating group; 2: that one's, which may
+        /// hold none): bounds the nesting (`TaskCompiler+Repeats`).
+        var groupDepth = 0
         /// `consentDocument`, read before the steps that show it (`Model/ConsentDocument.swift`);
         /// whether the definition has one (a document with problems is reported where it is).
         var consentDocument: ConsentDocument?

@@ -2,8 +2,9 @@ import StepKitBase
 
 /// Which instance of each repeating block the participant is in (`Session+Instances.swift`):
 /// per step, per block (a form's group or repeating item by its identifier; a repeating
-/// question by the empty name), the instance's index from 0. A block not listed is in its
-/// first instance. The instances themselves are the block's answer (an array, `AnswerStore`).
+/// question by the empty name; a repeating group inside a group by `outer.inner`, within the
+/// outer instance the participant is in), the instance's index from 0. A block not listed is in
+/// its first instance. The instances themselves are the block's answer (an array, `AnswerStore`).
 struct InstanceCursors: Sendable, Equatable {
     private(set) var current: IndexTable<[String: Int]> = [:]
 
@@ -44,6 +45,16 @@ struct InstanceCursors: Sendable, Equatable {
             precondition(!blocks.isEmpty, "step \(step) keeps an empty list of cursors")
             let repeats = task.rules.repeats[step] ?? []
             for (block, index) in blocks {
+                if let dot = block.firstIndex(of: ".") {
+                    // An inner block's cursor: a repeating group inside one of the step's.
+                    let outer = String(block[..<dot]), inner = String(block[block.index(after: dot)...])
+                    guard let found = repeats.first(where: { $0.item == outer }),
+                          let nested = Session.nestedGroups(of: task.step(at: step)?.format(item: found.item)).first(where: { $0.identifier == inner }) else {
+                        preconditionFailure("a cursor for \"\(block)\" of step \(step), which is no inner repeating block")
+                    }
+                    precondition(index > 0 && index < nested.format.bounds.maxCount, "cursor \(index) of \"\(block)\" is within its maxCount")
+                    continue
+                }
                 guard let found = repeats.first(where: { ($0.item ?? "") == block }) else {
                     preconditionFailure("a cursor for \"\(block)\" of step \(step), which is no repeating block")
                 }

@@ -71,6 +71,8 @@ extension Session {
         // A step of a repeating section: its block's instances (`Session+StepBlocks`).
         try requireInProgress()
         if let n = try currentStepBlock(name) { return try addStepInstance(n) }
+        // A repeating group inside one (`medication.doses`): in the outer instance the participant is in.
+        if let n = try currentNestedBlock(name) { return try addNestedInstance(n) }
         let (index, step, block) = try currentBlock(name)
         let count = instanceCount(step: index, block: block)
         guard count < block.bounds.maxCount else {
@@ -81,6 +83,7 @@ extension Session {
         while instances.count < count + 1 { instances.append(empty) }
         setInstances(instances, step: index, block: block, stepIdentifier: step.identifier)
         instancesCursor.move(step: index, block: block.item ?? "", to: count)
+        resetNestedCursors(step: index, outer: block)
         // Its items' `initial`s, evaluated in it.
         if task.rules.initials[index] != nil { applyInstanceInitials(step: index, block: block.item, instance: count) }
         emit("instanceAdded", ["step": .string(step.identifier), "block": .string(Session.blockName(block, step: step)), "index": .int(Int64(count))])
@@ -92,6 +95,7 @@ extension Session {
     package mutating func removeInstance(_ name: String?, at position: Int) throws(StepKitError) {
         try requireInProgress()
         if let n = try currentStepBlock(name) { return try removeStepInstance(n, at: position) }
+        if let n = try currentNestedBlock(name) { return try removeNestedInstance(n, at: position) }
         let (index, step, block) = try currentBlock(name)
         let count = instanceCount(step: index, block: block)
         let blockName = Session.blockName(block, step: step)
@@ -112,6 +116,7 @@ extension Session {
         let moved = cursor > position ? cursor - 1 : min(cursor, count - 2)
         setInstances(instances, step: index, block: block, stepIdentifier: step.identifier)
         instancesCursor.move(step: index, block: block.item ?? "", to: max(moved, 0))
+        if position == cursor { resetNestedCursors(step: index, outer: block) }
         emit("instanceRemoved", ["step": .string(step.identifier), "block": .string(blockName), "index": .int(Int64(position))])
         clock.touched = true
         _checkInvariants()
@@ -121,12 +126,14 @@ extension Session {
     package mutating func enterInstance(_ name: String?, at position: Int) throws(StepKitError) {
         try requireInProgress()
         if let n = try currentStepBlock(name) { return try enterStepInstance(n, at: position) }
+        if let n = try currentNestedBlock(name) { return try enterNestedInstance(n, at: position) }
         let (index, step, block) = try currentBlock(name)
         let count = instanceCount(step: index, block: block)
         guard position >= 0 && position < count else {
             throw StepKitError(.invalidArgument, code: "instanceOutOfRange",
                                message: "\"\(Session.blockName(block, step: step))\" has \(count) instances (0 to \(count - 1)); there is no instance \(position).")
         }
+        if instancesCursor[step: index, block: block.item ?? ""] != position { resetNestedCursors(step: index, outer: block) }
         instancesCursor.move(step: index, block: block.item ?? "", to: position)
         emit("instanceEntered", ["step": .string(step.identifier), "block": .string(Session.blockName(block, step: step)), "index": .int(Int64(position))])
         _checkInvariants()
@@ -140,7 +147,7 @@ extension Session {
 
     /// Writes a block's instances into the step's answer (an empty list: no answer), with an
     /// audit entry of the change.
-    private mutating func setInstances(_ instances: [JSON], step index: Int, block: RepeatingBlock, stepIdentifier: String) {
+    mutating func setInstances(_ instances: [JSON], step index: Int, block: RepeatingBlock, stepIdentifier: String) {
         let previous = answers[index]
         var value: JSON?
         if let item = block.item {
@@ -174,6 +181,7 @@ extension Session {
                                             message: "\"\(Session.blockName(block, step: step))\" has \(count) instances; add one (stepkit_session_add_instance) before answering instance \(list.count).",
                                             path: path.index(list.count - 1), item: block.item))
                 }
+                problems += nestedRepeatProblems(list, step: index, block: block, stepIdentifier: step.identifier)
             }
         }
         guard problems.isEmpty, task.rules.repeatCounts else { return problems }
@@ -223,6 +231,8 @@ extension Session {
             // Per instance, the items its `visibleWhen` hides (`Session+InstanceReads`).
             if let hidden = instancesHiddenJSON(step: index, block: block, count: count) { fields["hidden"] = hidden }
             out[Session.blockName(block, step: step)] = .object(fields)
+            // Its inner repeating groups, in the instance the participant is in.
+            nestedInstancesJSON(step: index, step: step, outer: block, outerCount: count, into: &out)
         }
         return .object(out)
     }
@@ -290,6 +300,15 @@ extension Session {
                                  completing: Bool, hidden: [String] = [], _ piped: (String) -> String) -> [Problem] {
         let base: JSONPath = completing ? .root.key(step) : .root
         let blockPath = item.map { base.key($0) } ?? base
+        return missingInstances(repeating, list, label: label, at: blockPath, numbers: [], step: step, item: item,
+                                completing: completing, hidden: hidden, piped)
+    }
+
+    /// `missingInstances` of a block at `blockPath`, inside the instances `numbers` (from 1) of
+    /// the blocks around it (a repeating group nested in another: "Amount (2, 1)" is the first
+    /// dose of the second medication). Recursion bounded: groups nest one level.
+    private static func missingInstances(_ repeating: RepeatingFormat, _ list: [JSON], label: String, at blockPath: JSONPath, numbers: [Int],
+                                         step: String, item: String?, completing: Bool, hidden: [String], _ piped: (String) -> String) -> [Problem] {
         switch repeating.content {
         case .question:
             let needed = max(repeating.bounds.minCount, 1)
@@ -302,10 +321,18 @@ extension Session {
             var problems: [Problem] = []
             for k in 0..<max(list.count, repeating.bounds.minCount) {
                 let given = list[ifPresent: k]?.objectValue ?? JSONObject()
+                let here = numbers + [k + 1]
                 for inner in form.items where !inner.optional {
                     // An item its instance's `visibleWhen` hides is not required there.
-                    if let item, !hidden.isEmpty, hidden.contains(Session.instanceKey(item, k, inner.identifier)) { continue }
-                    let text = piped(inner.label) + " (\(k + 1))"
+                    if numbers.isEmpty, let item, !hidden.isEmpty, hidden.contains(Session.instanceKey(item, k, inner.identifier)) { continue }
+                    let text = piped(inner.label) + " (" + here.map(String.init).joined(separator: ", ") + ")"
+                    // A repeating group in the instance: each of its instances, as this one's.
+                    if let nested = inner.format.repeating, case .group = nested.content {
+                        problems += missingInstances(nested, given[inner.identifier]?.arrayValue ?? [], label: text,
+                                                     at: blockPath.index(k).key(inner.identifier), numbers: here, step: step, item: item,
+                                                     completing: completing, hidden: [], piped)
+                        continue
+                    }
                     // A repeating question in the instance: at least its minCount answers (one).
                     if let nested = inner.format.repeating, case .question = nested.content {
                         let needed = max(nested.bounds.minCount, 1)
@@ -340,7 +367,12 @@ extension Restoration {
                   let repeats = session.task.rules.repeats[index], let names = blocks.objectValue else {
                 throw refuse("damaged", "The saved instances name a step \"\(id)\" that has no repeating block.", path.key(id))
             }
-            for (name, position) in names.entries {
+            // An inner block's cursor (`outer.inner`) is within its outer instance: read after it.
+            for (name, position) in names.entries.filter({ !$0.key.contains(".") }) + names.entries.filter({ $0.key.contains(".") }) {
+                if name.contains(".") {
+                    try decodeNestedCursor(name, position, step: index, stepID: id, into: &cursors, in: session, at: path.key(id).key(name))
+                    continue
+                }
                 guard let block = repeats.first(where: { Session.blockName($0, step: step) == name }) else {
                     throw refuse("damaged", "The saved instances name a block \"\(name)\" the step does not have.", path.key(id).key(name))
                 }
@@ -352,5 +384,27 @@ extension Restoration {
             }
         }
         return cursors
+    }
+}
+
+extension Restoration {
+    /// A saved inner block's cursor (`outer.inner`): a repeating group inside a repeating group
+    /// of the step, and one of the instances it has in the outer instance the saved data is in
+    /// (already read into `cursors`).
+    static func decodeNestedCursor(_ name: String, _ position: JSON, step index: Int, stepID: String, into cursors: inout InstanceCursors,
+                                   in session: Session, at path: JSONPath) throws(StepKitError) {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, let step = session.task.step(at: index),
+              let outer = session.task.rules.repeats[index]?.first(where: { $0.item == String(parts[0]) }),
+              let nested = Session.nestedGroups(of: step.format(item: outer.item)).first(where: { $0.identifier == String(parts[1]) }) else {
+            throw refuse("damaged", "The saved instances name a block \"\(name)\" the step does not have.", path)
+        }
+        let outerIndex = cursors[step: index, block: outer.item ?? ""]
+        let stored = session.storedInstances(step: index, block: outer)[ifPresent: outerIndex]?.objectValue?[nested.identifier]?.arrayValue ?? []
+        let count = max(stored.count, nested.format.bounds.minCount)
+        guard case .int(let k) = position, k > 0, k < Int64(count) else {
+            throw refuse("damaged", "The saved instance of \"\(name)\" is not one of its \(count) instances in instance \(outerIndex) of \"\(parts[0])\".", path)
+        }
+        cursors.move(step: index, block: name, to: Int(k))
     }
 }

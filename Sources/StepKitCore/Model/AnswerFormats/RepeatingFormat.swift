@@ -123,7 +123,15 @@ extension RepeatingFormat {
             case .group(let form):
                 var object = JSONObject()
                 for (key, value) in (instance.objectValue ?? JSONObject()).entries {
-                    guard form.item(key) != nil else { dropped.append(("[\(k)].\(key)", "The item no longer exists in the group.")); continue }
+                    guard let inner = form.item(key) else { dropped.append(("[\(k)].\(key)", "The item no longer exists in the group.")); continue }
+                    // A repeating group inside the group: carried over instance by instance too
+                    // (groups nest one level, so this recursion is bounded).
+                    if let nested = inner.format.repeating, case .group = nested.content {
+                        let carried = nested.migrated(value)
+                        if let v = carried.value { object[key] = v }
+                        dropped += carried.dropped.map { ("[\(k)].\(key)" + $0.place, $0.reason) }
+                        continue
+                    }
                     let one = form.validate(JSONObject([key: value]), previous: JSONObject(), confirming: .never)
                     if one.problems.isEmpty, let v = one.updated[key] { object[key] = v } else {
                         dropped.append(("[\(k)].\(key)", "The answer no longer fits the item's answer format."))
