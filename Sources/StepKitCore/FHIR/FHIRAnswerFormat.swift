@@ -38,6 +38,10 @@ struct FHIRPrepared: Sendable {
 struct FHIRAnswerFormat {
     let report: FHIRReport
     let choiceReader: FHIRChoiceReader
+    /// The linkIds some condition or expression of the Questionnaire reads (an enableWhen's
+    /// `question`, a quoted name in an expression): a repeating group whose items one of them
+    /// reads does not nest in another (expressions do not read inside an inner group).
+    var readLinkIds: Set<String> = []
 
     /// Extensions that an item may carry which StepKit cannot honour yet, with the reason.
     private static let knownReasons: [String: String] = [
@@ -45,8 +49,11 @@ struct FHIRAnswerFormat {
         "http://hl7.org/fhir/StructureDefinition/questionnaire-maxOccurs": "maxOccurs is not translated.",
     ]
 
-    func prepare(_ item: FHIRItem, hiddenAncestor: Bool, inRepeatingGroup: Bool = false) -> FHIRPrepared {
+    /// `parentRepeats`: the item's parent is a repeating group imported as one (a repeating
+    /// group directly inside it may nest).
+    func prepare(_ item: FHIRItem, hiddenAncestor: Bool, inRepeatingGroup: Bool = false, parentRepeats: Bool = false) -> FHIRPrepared {
         let repeating = FHIRAnswerFormat.repeatTranslated(item, inRepeatingGroup: inRepeatingGroup)
+            || (parentRepeats && FHIRAnswerFormat.nests(item, readLinkIds: readLinkIds))
         // A repeating choice is a multiple choice: its occurs bound how many options are selected.
         let choiceOccurs = item.repeats && item.type != "group"
             && (["choice", "open-choice"].contains(item.type) || item.object["answerOption"] != nil || item.object["answerValueSet"] != nil)
@@ -65,8 +72,8 @@ struct FHIRAnswerFormat {
             if repeating {
                 group.extra["repeat"] = repeatBounds(item)
             } else if item.repeats && inRepeatingGroup {
-                report.add(item.linkId, item.path.key("repeats"), "nestedRepeatingGroup",
-                           "A repeating group inside a repeating group is asked once in each repetition of the group around it: repetitions do not nest.")
+                report.add(item.linkId, item.path.key("repeats"), "repeatingGroup",
+                           "A repeating group inside a repeating group is asked once in each repetition of the group around it: it nests only directly inside that group, with questions only (no conditions, initial, read-only, hidden or calculated values, no items of their own but help texts), none of them read by a condition or an expression.")
             } else if item.repeats {
                 report.add(item.linkId, item.path.key("repeats"), "repeatingGroup",
                            "A repeating group is asked once: only a group of questions (calculated ones included) without read-only or hidden items or items of their own repeats.")
@@ -130,6 +137,29 @@ struct FHIRAnswerFormat {
         }
         return !["choice", "open-choice", "display"].contains(item.type) && item.object["answerOption"] == nil
             && item.object["answerValueSet"] == nil
+    }
+
+    /// Whether a repeating group directly inside an imported repeating group nests in it
+    /// (instances inside instances: medications → doses), its minOccurs and maxOccurs bounding
+    /// its repetitions in each repetition of the outer group: it has no condition of its own and
+    /// holds questions only (not choices that repeat; no condition, initial value, read-only,
+    /// hidden or calculated answer, no items but help texts), and no condition or expression of
+    /// the Questionnaire reads it or its items (expressions do not read inside an inner group).
+    static func nests(_ item: FHIRItem, readLinkIds: Set<String>) -> Bool {
+        guard item.repeats, item.type == "group", !item.children.isEmpty, !hasOwnRules(item), !readLinkIds.contains(item.linkId) else { return false }
+        return item.children.allSatisfy { child in
+            guard !["group", "display", "attachment", "reference", "question"].contains(child.type), !hasOwnRules(child),
+                  !readLinkIds.contains(child.linkId), !child.readOnly, !FHIRExtension.isHidden(child.extensions),
+                  FHIRCalculations.expression(of: child) == nil, child.object["initial"] == nil,
+                  FHIRCalculations.expression(of: child, url: FHIRCalculations.initialURL) == nil else { return false }
+            // A repeating choice is a multiple choice; another repeating question is several answers.
+            return child.children.allSatisfy { $0.type == "display" && $0.children.isEmpty }
+        }
+    }
+
+    /// An item's own condition (enableWhen, or SDC's enableWhenExpression).
+    private static func hasOwnRules(_ item: FHIRItem) -> Bool {
+        item.object["enableWhen"] != nil || FHIRCalculations.expression(of: item, url: FHIRCalculations.enableWhenURL) != nil
     }
 
     /// Whether `child` can be part of each repetition of a repeating group: a question (with help

@@ -55,18 +55,20 @@ package enum FHIRImporter {
 
         // Each item's format and choices.
         let reader = FHIRChoiceReader(valueSets: valueSets, supplied: options.valueSets, diagnostics: d, report: report)
-        let formats = FHIRAnswerFormat(report: report, choiceReader: reader)
+        var formats = FHIRAnswerFormat(report: report, choiceReader: reader)
+        formats.readLinkIds = FHIRImporter.readLinkIds(root)
         var prepared: [String: FHIRPrepared] = [:]
-        func prepare(_ items: [FHIRItem], hidden: Bool, inRepeatingGroup: Bool) {
+        func prepare(_ items: [FHIRItem], hidden: Bool, inRepeatingGroup: Bool, parentRepeats: Bool) {
             for item in items {
-                let p = formats.prepare(item, hiddenAncestor: hidden, inRepeatingGroup: inRepeatingGroup)
+                let p = formats.prepare(item, hiddenAncestor: hidden, inRepeatingGroup: inRepeatingGroup, parentRepeats: parentRepeats)
                 prepared[item.linkId] = p
                 checkInitial(item, d)
+                let repeats = item.type == "group" && p.extra["repeat"] != nil
                 prepare(item.children, hidden: hidden || FHIRExtension.isHidden(item.extensions),
-                        inRepeatingGroup: inRepeatingGroup || (item.type == "group" && p.extra["repeat"] != nil))
+                        inRepeatingGroup: inRepeatingGroup || repeats, parentRepeats: repeats && !inRepeatingGroup)
             }
         }
-        prepare(top, hidden: false, inRepeatingGroup: false)
+        prepare(top, hidden: false, inRepeatingGroup: false, parentRepeats: false)
 
         // Conditions, variables and calculations, declining each item whose condition cannot be
         // translated. Declining an item can leave another's condition reading an item no longer
@@ -442,5 +444,38 @@ package enum FHIRImporter {
         }
         walk(top)
         return out
+    }
+}
+
+extension FHIRImporter {
+    /// The linkIds the Questionnaire's conditions and expressions read: every enableWhen's
+    /// `question`, and every quoted name in an expression (`linkId='dose'`; a quoted string that
+    /// is no linkId reads nothing, and costs only a nesting the import then declines). The walk
+    /// is bounded by the parser's depth limit.
+    static func readLinkIds(_ root: JSONObject) -> Set<String> {
+        var found = Set<String>()
+        func walk(_ value: JSON, key: String?, depth: Int) {
+            guard depth < 64 else { return }
+            switch value {
+            case .object(let o):
+                for (k, v) in o.entries { walk(v, key: k, depth: depth + 1) }
+            case .array(let a):
+                for v in a { walk(v, key: key, depth: depth + 1) }
+            case .string(let text) where key == "question":
+                found.insert(text)
+            case .string(let text) where key == "expression":
+                var rest = Substring(text)
+                while let open = rest.firstIndex(of: "'") {
+                    let after = rest[rest.index(after: open)...]
+                    guard let close = after.firstIndex(of: "'") else { break }
+                    found.insert(String(after[..<close]))
+                    rest = after[after.index(after: close)...]
+                }
+            default:
+                break
+            }
+        }
+        walk(.object(root), key: nil, depth: 0)
+        return found
     }
 }

@@ -34,8 +34,11 @@ extension Session {
             var o = JSONObject(["linkId": .string(node.linkId)])
             if let text = node.text { o["text"] = .string(text) }
             if node.repeating {
-                // One item per repetition, in order, each with its instance's answers.
-                for (k, instance) in repeatingInstances(node).enumerated() {
+                // One item per repetition, in order, each with its instance's answers; a
+                // repeating group inside one (R4: its repetitions nested in each repetition of
+                // the group around it) reads them from that instance.
+                let repetitions = instance.map { $0.answers[node.formItem ?? node.linkId]?.arrayValue ?? [] } ?? repeatingInstances(node)
+                for (k, instance) in repetitions.enumerated() {
                     let children = fhirItems(node.children, instance: (instance.objectValue ?? JSONObject(), k))
                     guard !children.isEmpty else { continue }
                     var one = o

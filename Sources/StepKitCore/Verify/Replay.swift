@@ -296,6 +296,7 @@ extension Replay {
             while session.instanceCount(step: index, block: block) < list.count {
                 do throws(StepKitError) { try session.addInstance(name) } catch { break }
             }
+            addNestedInstances(name, list, step: step)
         }
         do throws(StepKitError) {
             try session.setAnswer(wrapped(list))
@@ -335,6 +336,24 @@ extension Replay {
             }
         }
         if !refusedHere.isEmpty { refusedInInstances[index, default: []].formUnion(refusedHere) }
+    }
+
+    /// A repeating group nested in the block's group: in each outer instance, its submitted
+    /// instances added as a host adds them (entering that instance, `addInstance("outer.inner")`,
+    /// up to its `maxCount`: the answer then refuses the ones past it, reported where they are).
+    fileprivate mutating func addNestedInstances(_ name: String, _ list: [JSON], step: Step) {
+        let nested = Session.nestedGroups(of: step.format(item: name))
+        guard !nested.isEmpty else { return }
+        for (k, instance) in list.enumerated() {
+            for group in nested {
+                guard let wanted = instance.objectValue?[group.identifier]?.arrayValue?.count, wanted > 0 else { continue }
+                let path = name + "." + group.identifier
+                do throws(StepKitError) { try session.enterInstance(name, at: k) } catch { break }
+                while let n = try? session.currentNestedBlock(path), session.instanceCount(n) < min(wanted, group.format.bounds.maxCount) {
+                    do throws(StepKitError) { try session.addInstance(path) } catch { break }
+                }
+            }
+        }
     }
 
     /// Where each answer of a group's instance is in the submission, by the path a missing one

@@ -197,6 +197,15 @@ struct SubmittedResponse {
                     continue
                 }
                 let inner = parent.children.first(where: { $0.linkId == linkId })
+                if let inner, inner.repeating, let nestedForm = form.item(linkId)?.format.repeating?.form {
+                    // A repetition of a repeating group nested in this one: an instance of the
+                    // inner block, in this instance (R4 nests them so); the replay adds it.
+                    var list = instance[linkId]?.arrayValue ?? []
+                    list.append(.object(readNestedInstance(co, node: inner, form: nestedForm, at: cp, stepName: stepName, options: options, into: &report)))
+                    instance[linkId] = .array(list)
+                    if places[linkId] == nil { places[linkId] = cp }
+                    continue
+                }
                 if let inner, inner.calculation != nil || !inner.fixedAnswers.isEmpty {
                     // A calculated or fixed item, given per repetition: compared with the
                     // engine's response in this repetition.
@@ -246,6 +255,52 @@ struct SubmittedResponse {
         steps[index]?.blocks[block]?.places.append(places)
         if steps[index]?.places[block] == nil { steps[index]?.places[block] = here }
         instances[index, default: [:]][block, default: []].append(.object(instance))
+    }
+
+    /// One response item of a repeating group nested in another's repetition: the inner
+    /// instance's answers (its items are questions only: `FHIRAnswerFormat.nests`).
+    private mutating func readNestedInstance(_ o: JSONObject, node: FHIRNode, form: Form, at here: JSONPath, stepName: String, options: VerifyOptions,
+                                             into report: inout Divergences) -> JSONObject {
+        if o["answer"] != nil {
+            report.add(.wrongType, "A repeating group's item has no \"answer\": its items have.", at: here.key("answer"), step: stepName, item: node.linkId)
+        }
+        var instance = JSONObject()
+        guard let children = o["item"] else { return instance }
+        guard case .array(let list) = children else {
+            report.add(.wrongType, "\"item\" is an array.", at: here.key("item"), item: node.linkId)
+            return instance
+        }
+        for (j, child) in list.enumerated() {
+            let cp = here.key("item").index(j)
+            guard case .object(let co) = child, let linkId = co["linkId"]?.stringValue else {
+                report.add(.wrongType, "A response item is an object with a \"linkId\".", at: cp)
+                continue
+            }
+            guard let inner = node.children.first(where: { $0.linkId == linkId }), let format = form.item(linkId)?.format else {
+                report.add(.unknownIdentifier, "The repeating group \"\(node.linkId)\" has no item \"\(linkId)\".", at: cp.key("linkId"), item: linkId)
+                continue
+            }
+            if options.unknownFieldsAreErrors { SubmittedResult.unknownFields(co, allowed: SubmittedResponse.itemFields, at: cp, into: &report) }
+            guard instance[linkId] == nil else {
+                report.add(.duplicateItem, "A repetition of \"\(node.linkId)\" lists \"\(linkId)\" twice.", at: cp, item: linkId)
+                continue
+            }
+            guard let answers = co["answer"] else { continue }
+            guard case .array(let given) = answers, given.allSatisfy({ $0.objectValue != nil }) else {
+                report.add(.wrongType, "\"answer\" is an array of objects with one value[x].", at: cp.key("answer"), item: linkId)
+                continue
+            }
+            guard !given.isEmpty else { continue }
+            // Its answers are checked by the replay (each set through the engine), not compared
+            // again with the engine's response.
+            guard let value = SubmittedResponse.value(given, node: inner, format: format) else {
+                report.add(.wrongType, "The answer of \"\(linkId)\" is not a \(inner.type) answer this item takes.", at: cp.key("answer"),
+                           step: stepName, item: linkId)
+                continue
+            }
+            instance[linkId] = value
+        }
+        return instance
     }
 
     /// The StepKit answer of an item's FHIR answers (nil: they are not what the item takes).

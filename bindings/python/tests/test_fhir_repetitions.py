@@ -257,21 +257,40 @@ def _all_items(response: Dict[str, Any]) -> List[Dict[str, Any]]:
     return found
 
 
-def test_a_nested_repeating_group_is_reported_and_each_repetition_keeps_its_own() -> None:
+OCCURS = "http://hl7.org/fhir/StructureDefinition/questionnaire-"
+
+
+def test_a_nested_repeating_group_nests_its_repetitions_in_each_outer_one() -> None:
+    # R4: a repeating group's repetitions are response items, each holding its children's items,
+    # at every level; minOccurs/maxOccurs bound the doses in each medication.
     questionnaire = {
         "resourceType": "Questionnaire", "status": "active",
         "item": [{"linkId": "med", "type": "group", "repeats": True, "item": [
             {"linkId": "name", "type": "string"},
-            {"linkId": "doses", "type": "group", "repeats": True, "item": [{"linkId": "amount", "type": "decimal"}]}]}],
+            {"linkId": "doses", "type": "group", "repeats": True,
+             "extension": [{"url": OCCURS + "minOccurs", "valueInteger": 1}, {"url": OCCURS + "maxOccurs", "valueInteger": 2}],
+             "item": [{"linkId": "amount", "type": "decimal", "required": True}]}]}],
     }
     report = stepkit.Task.translate_fhir(questionnaire)["report"]
-    assert [(e["linkId"], e["path"], e["code"]) for e in report] == [("doses", "item[0].item[1].repeats", "nestedRepeatingGroup")]
+    assert report == []
     with stepkit.Task.from_fhir(questionnaire) as task, task.open() as s:
         s.add_instance("med")
         s.add_instance("med")
-        s.set_answer({"med": [{"name": "A", "amount": 1.5}, {"name": "B", "amount": 2}]})
+        # In the second medication (the one entered): its one dose (minOccurs), then a second.
+        s.add_instance("med.doses")
+        with pytest.raises(stepkit.StepKitError) as too_many:
+            s.add_instance("med.doses")
+        assert too_many.value.errors[0]["code"] == "tooManyInstances"
+        with pytest.raises(stepkit.StepKitError) as outside:
+            s.enter_instance(0, "med[0].doses")
+        assert outside.value.errors[0]["code"] == "outsideOuterInstance"
+        state = s.state()["instances"]["med.doses"]
+        assert (state["count"], state["outerIndex"], state["current"]) == (2, 1, 1)
+        s.set_answer({"med": [{"name": "A", "doses": [{"amount": 1.5}]}, {"name": "B", "doses": [{"amount": 2}, {"amount": 3}]}]})
+        s.go_forward()
         response = s.result_as("fhir")
     validate(response)
     reps = repetitions(response, "med")
-    assert [answers_of(next(c for c in r["item"] if c["linkId"] == "doses"), "amount") for r in reps] == [
-        [{"valueDecimal": 1.5}], [{"valueDecimal": 2}]]
+    doses = [[c for c in r["item"] if c["linkId"] == "doses"] for r in reps]
+    assert [[answers_of(d, "amount") for d in each] for each in doses] == [
+        [[{"valueDecimal": 1.5}]], [[{"valueDecimal": 2}], [{"valueDecimal": 3}]]]

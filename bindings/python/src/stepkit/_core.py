@@ -1443,6 +1443,12 @@ class Session(_Handle):
         In a repeating section (a block of steps, named by the section's identifier) the
         instance is added without moving: going forward from the last instance reaches it.
 
+        A repeating group inside a repeating group is named by its path, ``"medication.doses"``:
+        the instance is added to the medication the participant is in (``"medication[1].doses"``
+        names it too; StateError "outsideOuterInstance" when it is another). The same paths
+        work in :meth:`remove_instance` and :meth:`enter_instance`, with indexes within that
+        medication's doses.
+
         StateError at the block's maxCount ("tooManyInstances") or on a step without one
         ("noRepeatingBlock"); InvalidArgumentError for a block the step does not have
         ("unknownBlock"). Nothing changes when it is refused."""
