@@ -969,6 +969,19 @@ int stepkit_message_catalogue(const char *language, char **out);
  * (removing the only one left is "tooFewInstances"); entering goes back to the first step of
  * the current instance or of one before it (a later one is STEPKIT_ESTATE
  * "instanceNotReached": go forward to reach it), every answer kept.
+ *
+ * A repeating group inside a repeating group (a medication's doses; docs/task-format.md,
+ * "Groups inside groups") is named by its path, `block` "medication.doses": the three calls
+ * act on the doses of the medication the participant is in, and `index` counts from 0 within
+ * them. "medication[1].doses" names that medication too and is refused with STEPKIT_ESTATE
+ * ("outsideOuterInstance") unless the participant is in medication 1 (enter it first), or with
+ * STEPKIT_EINVAL ("instanceOutOfRange") when there is no medication 1. The state's "instances"
+ * has an entry "medication.doses" for the medication the participant is in, with the members
+ * above and "outer" (the outer block's name) and "outerIndex" (the medication); the events
+ * add "outerIndex". Moving to another medication (adding, entering or removing the one the
+ * participant is in) starts its doses at the first. A path the step has no inner group for
+ * is "unknownBlock"; adding past the inner "maxCount" is "tooManyInstances", removing below
+ * its "minCount" "tooFewInstances", each in that medication.
  * ------------------------------------------------------------------------------------------- */
 
 /* Adds an instance after the block's last (empty) and moves into it (a repeating section's:

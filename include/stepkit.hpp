@@ -481,6 +481,9 @@ public:
      * new state, whose "instances" says how many each block has and which one is current.
      * Throws Error (STEPKIT_ESTATE "tooManyInstances", "tooFewInstances", "belowCount",
      * "noRepeatingBlock"; STEPKIT_EINVAL "instanceOutOfRange", "unknownBlock"), changing nothing.
+     * A repeating group inside a repeating group is named by its path ("medication.doses"): its
+     * instances in the medication the participant is in ("medication[1].doses" names it too;
+     * STEPKIT_ESTATE "outsideOuterInstance" when it is another).
      * In a repeating section (a block of steps, named by the section) adding does not move,
      * removing the current instance goes back to the visit before it, and entering goes back to
      * an instance's first step (STEPKIT_ESTATE "instanceNotReached" for a later one). */

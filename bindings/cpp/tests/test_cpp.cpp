@@ -671,6 +671,33 @@ static void test_instances() {
     CHECK(has(result, "\"index\":2,\"results\":[{\"identifier\":\"name\",\"type\":\"text\",\"answer\":\"C\""));
 }
 
+// Issue 31 from C++: a repeating group inside a repeating group (a medication's doses), the
+// inner block named by its path and acting in the medication the participant is in; a path
+// naming another medication and adding past the inner maxCount refused, changing nothing; the
+// result nests each dose inside its medication.
+static void test_nested_instances() {
+    stepkit::Task task = stepkit::Task::compile(R"({"identifier": "m", "steps": [
+        {"type": "form", "identifier": "list", "formItems": [{"identifier": "med", "repeat": {"minCount": 1, "maxCount": 3},
+          "items": [{"identifier": "name", "answerFormat": {"type": "text"}},
+                    {"identifier": "doses", "repeat": {"minCount": 1, "maxCount": 2},
+                     "items": [{"identifier": "amount", "answerFormat": {"type": "numeric", "style": "decimal"}}]}]}]}]})");
+    stepkit::Session session = task.open(RUN);
+    session.add_instance("med");
+    std::string state = session.add_instance("med.doses");
+    CHECK(has(state, "\"med.doses\":{\"count\":2,\"current\":1") && has(state, "\"outerIndex\":1"));
+    const std::string before = session.state();
+    stepkit::Error e = EXPECT_ERROR(STEPKIT_ESTATE, session.add_instance("med.doses"));
+    CHECK(has(e.json(), "tooManyInstances"));
+    e = EXPECT_ERROR(STEPKIT_ESTATE, session.enter_instance("med[0].doses", 0));
+    CHECK(has(e.json(), "outsideOuterInstance"));
+    CHECK(session.state() == before);
+    session.set_answer(R"({"med": [{"name": "A", "doses": [{"amount": 1}]}, {"name": "B", "doses": [{"amount": 2}, {"amount": 3}]}]})");
+    session.go_forward();
+    const std::string result = session.result();
+    CHECK(has(result, "{\"identifier\":\"doses\",\"type\":\"group\",\"instances\":[{\"identifier\":\"doses\",\"index\":0"));
+    CHECK(has(result, "\"answer\":3") && has(result, "\"answer\":\"B\""));
+}
+
 // Issue 31 from C++: a repeating section (a block of steps) walked once per instance, back into
 // the first with its answer kept, adding past maxCount and entering an instance not reached
 // refused, changing nothing; the result nests one object per instance.
@@ -743,6 +770,7 @@ int main() {
     test_games();
     test_review_instances();
     test_instances();
+    test_nested_instances();
     test_step_instances();
     test_order_and_time_limits();
     test_languages();

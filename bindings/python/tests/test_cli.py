@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import SMALL_TASK, example, load_json, run_cli, step_ids
+from conftest import SMALL_TASK, example, load_json, run_cli, step_ids, write_json
 
 EXAMPLES = ["daily-checkin", "health-survey", "intake"]
 
@@ -404,3 +404,49 @@ def test_interactive_repeating_group_add_remove_done(tmp_path):
         {"name": "Zinc", "dose": 5, "frequency": ["asNeeded"], "reason": "colds"},
         {"name": "Iron", "dose": 20, "frequency": ["daily"], "reason": None},
     ]
+
+
+NESTED_TASK = {
+    "identifier": "meds",
+    "steps": [
+        {"type": "form", "identifier": "list", "formItems": [
+            {"identifier": "medication", "text": "Medications", "repeat": {"minCount": 1, "maxCount": 3, "title": "Medication {{index}}: {{name}}"},
+             "items": [
+                 {"identifier": "name", "text": "Name", "answerFormat": {"type": "text"}},
+                 {"identifier": "doses", "text": "Doses", "repeat": {"minCount": 1, "maxCount": 2, "title": "Dose {{index}}"},
+                  "items": [{"identifier": "amount", "text": "Amount", "answerFormat": {"type": "numeric", "style": "decimal", "minimum": 0}}]}]}]},
+        {"type": "completion", "identifier": "done"},
+    ],
+}
+
+
+def test_interactive_nested_repeating_group(tmp_path):
+    """Issue 31: a repeating group inside a repeating group on a terminal (a medication's doses):
+    each dose asked under its title inside its medication, "a" adds a dose to that medication
+    (refused past its maxCount, with the engine's message), "r N" removes one, Enter is done;
+    the result nests each dose inside its medication."""
+    task = write_json(tmp_path / "nested.json", NESTED_TASK)
+    output = tmp_path / "out.json"
+    typed = "\n".join(
+        [
+            "Aspirin",  # medication 1's name
+            "5",  # its dose 1 (minCount 1)
+            "a", "10",  # another dose
+            "a",  # a third: past maxCount 2, refused
+            "r 1",  # remove the 5
+            "",  # doses done
+            "a",  # another medication
+            "Iron", "65", "",  # its name, its one dose, doses done
+            "",  # medications done
+            "",  # completion
+        ]
+    ) + "\n"
+    proc = run_cli("run", str(task), "-i", "-o", str(output), input=typed)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "── Dose 2" in proc.stdout and "Removed number 1; 1 left." in proc.stdout
+    assert "maxCount" in proc.stdout
+    result = load_json(output)
+    group = result["results"][0]["results"][0]
+    meds = [{q["identifier"]: q for q in i["results"]} for i in group["instances"]]
+    assert [m["name"]["answer"] for m in meds] == ["Aspirin", "Iron"]
+    assert [[d["results"][0]["answer"] for d in m["doses"]["instances"]] for m in meds] == [[10], [65]]

@@ -89,3 +89,50 @@ def test_restore_is_exact_and_refuses_instances_past_the_bounds():
     back = task.restore(saved)
     assert block(back.state)["current"] == 2
     assert back.save() == saved
+
+
+NESTED = {
+    "identifier": "meds",
+    "steps": [
+        {"type": "form", "identifier": "list", "formItems": [
+            {"identifier": "medication", "text": "Medications", "repeat": {"minCount": 1, "maxCount": 3},
+             "items": [{"identifier": "name", "text": "Name", "answerFormat": {"type": "text"}},
+                       {"identifier": "doses", "text": "Doses", "repeat": {"minCount": 1, "maxCount": 2},
+                        "items": [{"identifier": "amount", "text": "Amount",
+                                   "answerFormat": {"type": "numeric", "style": "decimal", "minimum": 0}}]}]}]},
+    ],
+}
+
+
+def test_doses_inside_each_medication():
+    """A repeating group inside a repeating group: the inner block named by its path, its
+    instances those of the medication the participant is in; restore is exact; bad input
+    (past the inner maxCount, below its minCount, an inner index out of range, another
+    medication's doses, a dose that does not exist) changes nothing."""
+    task = stepkit.Task.from_json(NESTED)
+    session = task.open()
+    assert {k: block(session.state, "medication.doses")[k] for k in ("count", "current", "outer", "outerIndex")} == {
+        "count": 1, "current": 0, "outer": "medication", "outerIndex": 0}
+    session.add_instance("medication.doses")
+    session.add_instance("medication")
+    state = session.add_instance("medication.doses")
+    assert {k: block(state, "medication.doses")[k] for k in ("count", "current", "outerIndex", "canAdd")} == {
+        "count": 2, "current": 1, "outerIndex": 1, "canAdd": False}
+    unchanged(session, stepkit.StateError, "tooManyInstances", lambda: session.add_instance("medication.doses"))
+    unchanged(session, stepkit.StateError, "outsideOuterInstance", lambda: session.enter_instance(0, "medication[0].doses"))
+    unchanged(session, stepkit.InvalidArgumentError, "instanceOutOfRange", lambda: session.enter_instance(2, "medication.doses"))
+    unchanged(session, stepkit.AnswerError, "instanceOutOfRange",
+              lambda: session.set_answer({"medication": [{"doses": [{}, {}, {"amount": 1}]}]}))
+    session.set_answer({"medication": [{"name": "A", "doses": [{"amount": 5}, {"amount": 10}]},
+                                       {"name": "B", "doses": [{"amount": 1}, {"amount": 2}]}]})
+    saved = session.save()
+    back = task.restore(saved)
+    assert back.save() == saved
+    assert block(back.state, "medication.doses")["current"] == 1
+    session.enter_instance(0, "medication")
+    session.remove_instance(0, "medication.doses")
+    unchanged(session, stepkit.StateError, "tooFewInstances", lambda: session.remove_instance(0, "medication.doses"))
+    session.go_forward()
+    result = session.result()
+    meds = result["results"][0]["results"][0]["instances"]
+    assert [[d["results"][0]["answer"] for d in m["results"][1]["instances"]] for m in meds] == [[10], [1, 2]]

@@ -516,7 +516,9 @@ class Presenter:
                 # An item its visibleWhen hides in this instance (with the answers so far) is not asked.
                 hidden = ((state.get("instances") or {}).get(name) or {}).get("hidden") or []
                 if isinstance(inner, dict) and inner.get("identifier") not in (hidden[k] if k < len(hidden) else []):
-                    if isinstance(inner.get("repeat"), dict):
+                    if isinstance(inner.get("repeat"), dict) and isinstance(inner.get("items"), list):
+                        state = self._nested(state, name, wrap, k, inner)
+                    elif isinstance(inner.get("repeat"), dict):
                         state = self._instance_answers(state, name, wrap, k, inner)
                     else:
                         state = self._instance_item(state, name, wrap, k, inner)
@@ -553,6 +555,77 @@ class Presenter:
                 whole = list(instances) + [None] * max(0, k + 1 - len(instances))
                 whole[k] = answer
             answered = self._set(("value", whole if wrap is None else whole), wrap=wrap)
+            if answered is not None:
+                return answered
+
+    def _nested(self, state: State, outer: str, wrap: Optional[str], k: int, group: Dict[str, Any]) -> State:
+        """A repeating group inside instance ``k`` of ``outer`` (a medication's doses): each of
+        its instances in that medication asked in turn, then "add another / remove / done", the
+        calls naming it by its path (``outer.group``), in the medication the participant is in."""
+        gid = str(group.get("identifier"))
+        path = f"{outer}.{gid}"
+
+        def info(state: State) -> Dict[str, Any]:
+            return (state.get("instances") or {}).get(path) or {}
+
+        def ask(state: State, j: int) -> State:
+            titles = info(state).get("titles") or []
+            title = titles[j] if j < len(titles) and titles[j] else f"{group.get('text') or gid} {j + 1}"
+            self.say(f"    ── {title}")
+            if info(state).get("current") != j:
+                state = self.session.enter_instance(j, path)
+            for item in group.get("items") or []:
+                if isinstance(item, dict):
+                    state = self._nested_item(state, wrap, k, gid, j, item)
+            return state
+
+        for j in range(int(info(state).get("count") or 0)):
+            state = ask(state, j)
+        while True:
+            count = int(info(state).get("count") or 0)
+            choices = (["a: add another"] if info(state).get("canAdd") else []) \
+                + ([f"r N: remove number N (1-{count})"] if info(state).get("canRemove") else []) \
+                + [f"e N: change number N (1-{count})", "Enter: done"]
+            _, stripped = self._line(f"    [{', '.join(choices)}] > ")
+            try:
+                if stripped == "":
+                    return state
+                if stripped.lower() == "a":
+                    state = self.session.add_instance(path)
+                    state = ask(state, int(info(state)["current"]))
+                elif re.fullmatch(r"[rReE]\s*\d+", stripped):
+                    number = int(stripped[1:].strip())
+                    if stripped[0] in "rR":
+                        state = self.session.remove_instance(number - 1, path)
+                        self.say(f"    Removed number {number}; {info(state)['count']} left.")
+                    else:
+                        state = ask(self.session.enter_instance(number - 1, path), number - 1)
+                else:
+                    self.error("Type a, r N, e N or press Enter.")
+            except StepKitError as exc:
+                self.error(exc.message)
+
+    def _nested_item(self, state: State, wrap: Optional[str], k: int, gid: str, j: int, item: Dict[str, Any]) -> State:
+        """One item of inner instance ``j`` of the group ``gid`` in outer instance ``k``."""
+        fmt = item.get("answerFormat") or {}
+        optional = bool(item.get("optional"))
+        identifier = item.get("identifier")
+        self.say(f"      {item.get('text') or identifier}{' (optional)' if optional else ''}")
+        answers = state.get("answer")
+        outer = answers.get(wrap) if wrap is not None and isinstance(answers, dict) else None
+        entry = outer[k] if isinstance(outer, list) and k < len(outer) and isinstance(outer[k], dict) else {}
+        inner = entry.get(gid) if isinstance(entry.get(gid), list) else []
+        current = inner[j].get(identifier) if j < len(inner) and isinstance(inner[j], dict) else None
+        while True:
+            given, value = self._ask(fmt, current, optional, "      > ", False)
+            if not given:
+                return state
+            valid, answer = self._typed(value)
+            if not valid:
+                continue
+            # The instances before k (and the doses before j) are left as they are ({} changes nothing).
+            whole = [{} for _ in range(k)] + [{gid: [{} for _ in range(j)] + [{identifier: answer}]}]
+            answered = self._set(("value", whole), wrap=wrap)
             if answered is not None:
                 return answered
 
