@@ -284,7 +284,7 @@ def test_a_nested_repeating_group_nests_its_repetitions_in_each_outer_one() -> N
         with pytest.raises(stepkit.StepKitError) as outside:
             s.enter_instance(0, "med[0].doses")
         assert outside.value.errors[0]["code"] == "outsideOuterInstance"
-        state = s.state()["instances"]["med.doses"]
+        state = s.state["instances"]["med.doses"]
         assert (state["count"], state["outerIndex"], state["current"]) == (2, 1, 1)
         s.set_answer({"med": [{"name": "A", "doses": [{"amount": 1.5}]}, {"name": "B", "doses": [{"amount": 2}, {"amount": 3}]}]})
         s.go_forward()
