@@ -220,3 +220,57 @@ private func refuses(_ s: inout Session, _ code: String, _ call: (inout Session)
         #expect(sorted(migrated.answers[0]) == sorted(try json(#"{"medication": [{"name": "A", "doses": [{"amount": 5}]}]}"#)))
     }
 }
+
+/// Expressions over inner instances (issue 31): from an outer instance, an aggregate over its
+/// doses; inside a dose, a read of the dose (and of its medication's answers).
+@Suite struct NestedInstanceExpressionTests {
+    static let doses = #"{"step": "list", "block": "medication.doses"}"#
+    static let meds = #"{"step": "list", "block": "medication"}"#
+    static func item(_ block: String, _ name: String) -> String { #"{"step": "list", "block": "\#(block)", "item": "\#(name)"}"# }
+    static let task = nestedMedications
+        .replacing(#"{"identifier": "name", "text": "Name", "answerFormat": {"type": "text"}},"#,
+                   with: #"{"identifier": "name", "text": "Name", "answerFormat": {"type": "text"}}, {"identifier": "why", "text": "Why several doses?", "optional": true, "answerFormat": {"type": "text"}, "visibleWhen": {">": [{"count": {"over": \#(doses)}}, 1]}},"#)
+        .replacing(#"{"type": "completion", "identifier": "done"}]}"#, with: #"""
+        {"type": "completion", "identifier": "done"}],
+         "calculations": {
+           "perMedication": {"forEach": \#(meds), "value": {"sum": {"over": \#(doses), "of": {"answer": \#(item("medication.doses", "amount"))}}}},
+           "allDoses": {"sum": {"over": \#(meds), "of": {"count": {"over": \#(doses)}}}},
+           "bigFromA": {"sum": {"over": \#(meds), "of": {"count": {"over": \#(doses), "where": {"and": [{">": [{"answer": \#(item("medication.doses", "amount"))}, 4]}, {"==": [{"answer": \#(item("medication", "name"))}, "A"]}]}}}}},
+           "firstDose": {"sum": {"over": \#(meds), "of": {"coalesce": [{"answer": {"step": "list", "block": "medication.doses", "item": "amount", "index": 0}}, 0]}}}
+         }}
+        """#)
+
+    @Test func aggregatesOverInnerInstancesFromTheOuterOne() throws {
+        #expect(problems(Self.task).isEmpty, "\(problems(Self.task).map(\.message))")
+        var s = Session(task: try compile(Self.task), options: SessionOptions(taskRunUUID: "0A2B3C4D-1111-4222-8333-444455556666"), clock: ManualClock(1_000).clock)
+        try s.addInstance("medication.doses")
+        try s.addInstance("medication")
+        try s.setAnswer(try json(#"{"medication": [{"name": "A", "doses": [{"amount": 5}, {"amount": 10}]}, {"name": "B", "doses": [{"amount": 7}]}]}"#))
+        let c = s.calculationsJSON().objectValue
+        // Per medication: its own doses only (5 + 10, and 7).
+        #expect(c?["perMedication"] == (try json("[15, 7]")))
+        #expect(c?["allDoses"] == .int(3))
+        // The dose's amount and its medication's name read together: A's 5 and 10.
+        #expect(c?["bigFromA"] == .int(2))
+        #expect(c?["firstDose"] == .int(12))
+        // "why" is shown only in the medication with more than one dose.
+        #expect(s.stateJSON().objectValue?["instances"]?.objectValue?["medication"]?.objectValue?["hidden"] == (try json(#"[[], ["why"]]"#)))
+        // Removing a dose changes them at once.
+        try s.enterInstance("medication", at: 0)
+        try s.removeInstance("medication.doses", at: 1)
+        #expect(s.calculationsJSON().objectValue?["perMedication"] == (try json("[5, 7]")))
+        #expect(s.stateJSON().objectValue?["instances"]?.objectValue?["medication"]?.objectValue?["hidden"] == (try json(#"[["why"], ["why"]]"#)))
+    }
+
+    @Test func innerReadsNeedTheirOuterInstance() throws {
+        func codes(_ calculation: String) -> [String] {
+            problems(Self.task.replacing(#""calculations": {"#, with: #""calculations": {"x": \#(calculation),"#)).map(\.code)
+        }
+        // From outside every medication: no medication's doses are meant.
+        #expect(codes(#"{"count": {"over": \#(Self.doses)}}"#) == ["outsideInstance"])
+        #expect(codes(#"{"forEach": \#(Self.doses), "value": 1}"#) == ["outsideInstance"])
+        #expect(codes(#"{"count": {"over": {"step": "list", "block": "medication.nope"}}}"#) == ["unknownBlock"])
+        // A dose's item read in its medication but outside any dose.
+        #expect(codes(#"{"sum": {"over": \#(Self.meds), "of": {"answer": \#(Self.item("medication.doses", "amount"))}}}"#) == ["otherInstance"])
+    }
+}

@@ -58,6 +58,8 @@ extension TaskChecker {
             return r.bounds.maxCount
         case .section(let n, _):
             return task.rules.stepBlocks[ifPresent: n]?.bounds.maxCount
+        case .inner(let step, let outer, let item, _):
+            return Session.nestedGroups(of: task.step(at: step)?.format(item: outer)).first { $0.identifier == item }?.format.bounds.maxCount
         }
     }
 

@@ -79,6 +79,7 @@ extension PredicateCompiler {
             diagnostics.error("unknownStep", "No step is called \"\(stepID)\".", at: path.key("step"))
             return nil
         }
+        if blockID.contains(".") { return innerBlock(blockID, step: step, index: index, at: path) }
         let format: AnswerFormat?
         let reference: BlockReference
         switch step.content {
@@ -101,6 +102,26 @@ extension PredicateCompiler {
             return nil
         }
         return ResolvedBlock(reference: reference, format: repeating, name: blockID)
+    }
+
+    /// `{"step": S, "block": "outer.inner"}`: a repeating group inside a repeating group of a
+    /// form step, read only with an outer instance in scope (a per-instance rule or calculation
+    /// of the outer block, or an aggregate over it): its instances are that outer instance's.
+    private func innerBlock(_ blockID: String, step: Step, index: Int, at path: JSONPath) -> ResolvedBlock? {
+        let parts = blockID.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 2, case .form(let form) = step.content, let outer = form.item(parts[0])?.format.repeating,
+              case .group(let outerForm) = outer.content, let inner = outerForm.item(parts[1])?.format.repeating,
+              case .group = inner.content else {
+            diagnostics.error("unknownBlock", "The step \"\(step.identifier)\" has no repeating group \"\(blockID)\" (a group inside a group is named \"outer.inner\").", at: path.key("block"))
+            return nil
+        }
+        let outerReference = BlockReference.answer(step: index, item: parts[0])
+        guard scope.contains(outerReference) else {
+            let code = scope.blocks.isEmpty ? "outsideInstance" : "otherInstance"
+            diagnostics.error(code, "\"\(blockID)\" has instances in each instance of \"\(parts[0])\": read it where one is in scope (an aggregate over \"\(parts[0])\", or one of its per-instance rules or calculations).", at: path.key("block"))
+            return nil
+        }
+        return ResolvedBlock(reference: .inner(step: index, outer: parts[0], item: parts[1], minCount: inner.bounds.minCount), format: inner, name: blockID)
     }
 
     /// `{"step", "block", "item", "index"}`: an item of a repeating group's instance (a repeating

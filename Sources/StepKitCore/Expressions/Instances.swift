@@ -17,6 +17,12 @@ enum BlockReference: Sendable, Hashable {
     /// step `first`: an instance's entry is an array of its steps' answers, in step order
     /// (`Session.sectionEntry`).
     case section(block: Int, first: Int)
+    /// A repeating group (`item`) inside repeating group `outer` of step `step` (a medication's
+    /// doses): its instances are those of the outer instance in scope (an array in that
+    /// instance's entry), at least `minCount`. Read only with an outer instance in scope
+    /// (`PredicateCompiler.block`); its `selector` is the outer block's, so what a calculation
+    /// over it was computed on (`instancesDigest`) is the outer block's instances.
+    case inner(step: Int, outer: String, item: String, minCount: Int)
 
     /// The selector of the block's whole answer (what a lookup that knows no instances reads:
     /// a section's first step, whose answer is no array, so it has none).
@@ -24,7 +30,14 @@ enum BlockReference: Sendable, Hashable {
         switch self {
         case .answer(let step, let item): return item.map { .item(step: step, item: $0) } ?? .step(step)
         case .section(_, let first): return .step(first)
+        case .inner(let step, let outer, _, _): return .item(step: step, item: outer)
         }
+    }
+
+    /// An inner block's outer block (nil for another block).
+    var outerBlock: BlockReference? {
+        if case .inner(let step, let outer, _, _) = self { return .answer(step: step, item: outer) }
+        return nil
     }
 
     /// The step that holds the block (a section's first step: reached, the section has
@@ -33,6 +46,7 @@ enum BlockReference: Sendable, Hashable {
         switch self {
         case .answer(let step, _): return step
         case .section(_, let first): return first
+        case .inner(let step, _, _, _): return step
         }
     }
 }
@@ -53,6 +67,16 @@ struct InstanceRead: Sendable, Equatable {
     /// The answer this read gives on `lookup` in `scope`; nil when there is no such instance, or
     /// it holds no answer there.
     func value(_ lookup: some AnswerLookup, _ scope: InstanceScope) -> JSON? {
+        if case .inner = block {
+            // An inner instance: of the outer instance in scope.
+            let list = lookup.innerInstances(block, scope)
+            guard var k = index ?? scope.index(of: block) else { return nil }
+            if k < 0 { k += list.count }
+            guard k >= 0, let entry = list[ifPresent: k] else { return nil }
+            guard let item else { return entry.isNull ? nil : entry }
+            guard let value = entry.objectValue?[item], !value.isNull else { return nil }
+            return value
+        }
         guard var k = index ?? scope.index(of: block) else { return nil }
         if k < 0 { k += lookup.instanceCount(block) }
         guard k >= 0, var entry = lookup.instanceEntry(block, k) else { return nil }
@@ -156,6 +180,16 @@ extension AnswerLookup {
         return answerValue(block.selector)?.arrayValue?[ifPresent: index]
     }
 
+    /// An inner block's instances in the outer instance `scope` is in: that instance's array
+    /// (empty entries up to the block's `minCount`); empty when no outer instance is in scope.
+    func innerInstances(_ block: BlockReference, _ scope: InstanceScope) -> [JSON] {
+        guard case .inner(_, _, let item, let minCount) = block, let outer = block.outerBlock,
+              let k = scope.index(of: outer), let entry = instanceEntry(outer, k) else { return [] }
+        var list = Array((entry.objectValue?[item]?.arrayValue ?? []).prefix(RepeatBounds.limit))
+        while list.count < minCount { list.append(.object(JSONObject())) }
+        return list
+    }
+
     /// What a selector reads in `scope`: an instance read through its instance, any other as
     /// the lookup shows it.
     func scopedValue(_ selector: Selector, _ scope: InstanceScope) -> JSON? {
@@ -177,7 +211,8 @@ extension AnswerLookup {
 extension ExpressionEvaluator {
     /// An aggregate over `a.block`'s instances: each instance entered in turn.
     mutating func aggregate(_ a: Aggregate) -> ExpressionValue {
-        let n = Swift.min(lookup.instanceCount(a.block), a.maxCount, RepeatBounds.limit)
+        let inner: Int? = if case .inner = a.block { lookup.innerInstances(a.block, scope).count } else { nil }
+        let n = Swift.min(inner ?? lookup.instanceCount(a.block), a.maxCount, RepeatBounds.limit)
         let outer = scope
         defer { scope = outer }
         var count = 0

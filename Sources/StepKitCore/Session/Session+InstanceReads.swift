@@ -13,6 +13,8 @@ extension Session {
         switch reference {
         case .answer(let step, let item): return task.rules.repeats[step]?.first { $0.item == item }
         case .section: return nil
+        // An inner block's instances are read through its outer one's (`innerInstances`).
+        case .inner(let step, let outer, _, _): return task.rules.repeats[step]?.first { $0.item == outer }
         }
     }
 

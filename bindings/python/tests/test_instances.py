@@ -113,6 +113,9 @@ def test_doses_inside_each_medication():
     session = task.open()
     assert {k: block(session.state, "medication.doses")[k] for k in ("count", "current", "outer", "outerIndex")} == {
         "count": 1, "current": 0, "outer": "medication", "outerIndex": 0}
+    # A second dose before it is added.
+    unchanged(session, stepkit.AnswerError, "instanceOutOfRange",
+              lambda: session.set_answer({"medication": [{"doses": [{}, {"amount": 1}]}]}))
     session.add_instance("medication.doses")
     session.add_instance("medication")
     state = session.add_instance("medication.doses")
@@ -121,7 +124,7 @@ def test_doses_inside_each_medication():
     unchanged(session, stepkit.StateError, "tooManyInstances", lambda: session.add_instance("medication.doses"))
     unchanged(session, stepkit.StateError, "outsideOuterInstance", lambda: session.enter_instance(0, "medication[0].doses"))
     unchanged(session, stepkit.InvalidArgumentError, "instanceOutOfRange", lambda: session.enter_instance(2, "medication.doses"))
-    unchanged(session, stepkit.AnswerError, "instanceOutOfRange",
+    unchanged(session, stepkit.AnswerError, "tooManyInstances",
               lambda: session.set_answer({"medication": [{"doses": [{}, {}, {"amount": 1}]}]}))
     session.set_answer({"medication": [{"name": "A", "doses": [{"amount": 5}, {"amount": 10}]},
                                        {"name": "B", "doses": [{"amount": 1}, {"amount": 2}]}]})
@@ -133,6 +136,6 @@ def test_doses_inside_each_medication():
     session.remove_instance(0, "medication.doses")
     unchanged(session, stepkit.StateError, "tooFewInstances", lambda: session.remove_instance(0, "medication.doses"))
     session.go_forward()
-    result = session.result()
+    result = session.result
     meds = result["results"][0]["results"][0]["instances"]
     assert [[d["results"][0]["answer"] for d in m["results"][1]["instances"]] for m in meds] == [[10], [1, 2]]
