@@ -290,6 +290,7 @@ def test_a_nested_repeating_group_nests_its_repetitions_in_each_outer_one() -> N
         s.go_forward()
         response = s.result_as("fhir")
     validate(response)
+    check_r4_shape(response, questionnaire)
     reps = repetitions(response, "med")
     doses = [[c for c in r["item"] if c["linkId"] == "doses"] for r in reps]
     assert [[answers_of(d, "amount") for d in each] for each in doses] == [
