@@ -77,13 +77,25 @@ public enum JSON: Equatable, Sendable {
 }
 
 /// A JSON object that keeps its keys in order, so output reads in the order it was written.
-/// Values sit in insertion order next to their keys, so walking an object, as every output does,
-/// hashes nothing; a small object (most of them: every state read builds dozens) finds a key by
-/// comparing, a larger one through a dictionary from key to position, built once it grows.
-/// `public` with its reads `@inlinable`, as `JSON`.
+/// Each key sits next to its value in one array of entries, so an object is one allocation
+/// (parsing, copying and freeing a definition's objects cost one allocation each, not one for
+/// the keys and one for the values: `benchmarks/README.md`, wave 6), and walking an object, as
+/// every output does, hashes nothing; a small object (most of them: every state read builds
+/// dozens) finds a key by comparing, a larger one through a dictionary from key to position,
+/// built once it grows. `public` with its reads `@inlinable`, as `JSON`.
 public struct JSONObject: Equatable, Sendable {
-    @usableFromInline package private(set) var keys: [String] = []
-    @usableFromInline private(set) var values: [JSON] = []
+    /// A key and its value. A struct, not a tuple: arrays of tuples are copied and destroyed
+    /// through the runtime's generic tuple witnesses, member by member (2 % of a compile).
+    public struct Entry: Sendable {
+        public var key: String
+        public var value: JSON
+        @inlinable init(key: String, value: JSON) {
+            self.key = key
+            self.value = value
+        }
+    }
+
+    @usableFromInline private(set) var storage: [Entry] = []
     /// Empty while the object has at most `linearLimit` keys.
     @usableFromInline private(set) var positions: [String: Int] = [:]
     /// Up to this many keys, a key is found by comparing (lengths first) rather than hashing: a
@@ -96,17 +108,24 @@ public struct JSONObject: Equatable, Sendable {
 
     /// An empty object with room for `capacity` keys (the parser knows each object's size).
     init(reservingCapacity capacity: Int) {
-        keys.reserveCapacity(capacity)
-        values.reserveCapacity(capacity)
+        storage.reserveCapacity(capacity)
     }
 
     /// An object of `keys` (all different: the caller has checked) and their `values`, in order.
     package init(distinctKeys keys: [String], values: [JSON]) {
         assert(keys.count == values.count && Set(keys).count == keys.count, "init(distinctKeys:values:)")
-        self.keys = keys
-        self.values = values
-        if keys.count > JSONObject.linearLimit {
-            for (i, k) in keys.enumerated() { positions[k] = i }
+        var entries: [Entry] = []
+        entries.reserveCapacity(keys.count)
+        for i in keys.indices { entries.append(Entry(key: keys[i], value: values[i])) }
+        self.init(distinctEntries: entries)
+    }
+
+    /// An object of `entries`, their keys all different (the caller has checked), in order.
+    package init(distinctEntries entries: [Entry]) {
+        assert(Set(entries.lazy.map(\.key)).count == entries.count, "init(distinctEntries:)")
+        storage = entries
+        if entries.count > JSONObject.linearLimit {
+            for (i, e) in entries.enumerated() { positions[e.key] = i }
         }
     }
 
@@ -115,46 +134,51 @@ public struct JSONObject: Equatable, Sendable {
     /// pass, without looking each key up first (the state, the result and the events build
     /// hundreds of these, and the look-ups were a third of building one).
     package init(_ pairs: KeyValuePairs<String, JSON>) {
-        var keys: [String] = []
-        var values: [JSON] = []
-        keys.reserveCapacity(pairs.count)
-        values.reserveCapacity(pairs.count)
-        for (key, value) in pairs {
-            keys.append(key)
-            values.append(value)
-        }
-        self.init(distinctKeys: keys, values: values)
+        var entries: [Entry] = []
+        entries.reserveCapacity(pairs.count)
+        for (key, value) in pairs { entries.append(Entry(key: key, value: value)) }
+        self.init(distinctEntries: entries)
     }
 
-    @inlinable package var count: Int { keys.count }
+    @inlinable package var count: Int { storage.count }
 
-    package var entries: [(key: String, value: JSON)] {
-        var result: [(key: String, value: JSON)] = []
-        result.reserveCapacity(keys.count)
-        for i in keys.indices { result.append((keys[i], values[i])) }
-        return result
+    /// The keys in order, read in place (a view: nothing is copied out).
+    @inlinable package var keys: Keys { Keys(storage: storage) }
+
+    /// The keys of an object, in order, as a collection read in place.
+    public struct Keys: RandomAccessCollection, Equatable {
+        @usableFromInline let storage: [Entry]
+        @inlinable init(storage: [Entry]) { self.storage = storage }
+        @inlinable public var startIndex: Int { 0 }
+        @inlinable public var endIndex: Int { storage.count }
+        @inlinable public subscript(i: Int) -> String { storage[i].key }
+        /// The keys are `list`, in its order (tests compare an object's keys with a literal list).
+        @inlinable public static func == (keys: Keys, list: [String]) -> Bool { keys.elementsEqual(list) }
+        @inlinable public static func == (lhs: Keys, rhs: Keys) -> Bool { lhs.elementsEqual(rhs) }
     }
+
+    /// The entries in order, as pairs (copied out: `forEachEntry` reads them in place).
+    package var entries: [(key: String, value: JSON)] { storage.map { ($0.key, $0.value) } }
 
     /// Room for `capacity` keys in all, for an object about to grow by a known number of keys.
     package mutating func reserveCapacity(_ capacity: Int) {
-        keys.reserveCapacity(capacity)
-        values.reserveCapacity(capacity)
+        storage.reserveCapacity(capacity)
     }
 
-    /// Calls `body` with the keys and the values in order, read in place (nothing is copied out,
-    /// so nothing shared is retained: `JSONWriter`).
-    func withUnsafeEntries<R>(_ body: (UnsafeBufferPointer<String>, UnsafeBufferPointer<JSON>) -> R) -> R {
-        keys.withUnsafeBufferPointer { k in values.withUnsafeBufferPointer { v in body(k, v) } }
+    /// Calls `body` with the entries in order, read in place (nothing is copied out, so nothing
+    /// shared is retained: `JSONWriter`).
+    func withUnsafeEntries<R>(_ body: (UnsafeBufferPointer<Entry>) -> R) -> R {
+        storage.withUnsafeBufferPointer { body($0) }
     }
 
     /// Calls `body` with every key in order, allocating nothing.
     @inlinable package func forEachKey(_ body: (String) -> Void) {
-        for key in keys { body(key) }
+        for e in storage { body(e.key) }
     }
 
     /// Calls `body` with every key and value in order, allocating nothing.
     @inlinable package func forEachEntry(_ body: (String, JSON) -> Void) {
-        for i in keys.indices { body(keys[i], values[i]) }
+        for e in storage { body(e.key, e.value) }
     }
 
     /// Whether `other` holds the same keys, in any order, with values that `same` matches.
@@ -162,28 +186,31 @@ public struct JSONObject: Equatable, Sendable {
     /// is looked for at its own position first (comparing a saved form answer with the one the
     /// replay rebuilt looked up each of its keys, and copied every entry out first).
     func sameEntries(as other: JSONObject, _ same: (JSON, JSON) -> Bool) -> Bool {
-        guard keys.count == other.keys.count else { return false }
-        for i in keys.indices {
+        guard storage.count == other.storage.count else { return false }
+        for i in storage.indices {
             let theirs: Int
-            if other.keys[i] == keys[i] {
+            if other.storage[i].key == storage[i].key {
                 theirs = i
-            } else if let j = other.position(of: keys[i]) {
+            } else if let j = other.position(of: storage[i].key) {
                 theirs = j
             } else {
                 return false
             }
-            guard same(values[i], other.values[theirs]) else { return false }
+            guard same(storage[i].value, other.storage[theirs].value) else { return false }
         }
         return true
     }
 
-    /// Where `key` stands among `keys`, for a reader that marks keys by position.
+    /// Where `key` stands among the keys, for a reader that marks keys by position.
     @inlinable func position(of key: String) -> Int? {
-        if keys.count <= JSONObject.linearLimit {
+        if storage.count <= JSONObject.linearLimit {
             // Most keys asked of an object are not in it (a reader asks for every optional
             // field): comparing lengths first settles most of them without comparing text.
             let length = key.utf8.count
-            return keys.firstIndex { $0.utf8.count == length && $0 == key }
+            return storage.withUnsafeBufferPointer { entries in
+                for i in entries.indices where entries[i].key.utf8.count == length && entries[i].key == key { return i }
+                return nil
+            }
         }
         return positions[key]
     }
@@ -191,36 +218,36 @@ public struct JSONObject: Equatable, Sendable {
     /// The value at `position` when the key there is `key`; nil otherwise (the key may still be
     /// elsewhere). For readers that expect keys in a known order.
     @inlinable package func value(at position: Int, ifKeyIs key: String) -> JSON? {
-        keys[ifPresent: position] == key ? values[position] : nil
+        guard let entry = storage[ifPresent: position], entry.key == key else { return nil }
+        return entry.value
     }
 
     /// The value at a position `position(of:)` gave; nil for any other.
     @inlinable package func value(at position: Int) -> JSON? {
-        values[ifPresent: position]
+        storage[ifPresent: position]?.value
     }
 
     /// Replaces the value at a position `position(of:)` gave (keys and order stay); any other
     /// position changes nothing.
     @inlinable package mutating func replaceValue(at position: Int, with value: JSON) {
-        guard values.indices.contains(position) else { return }
-        values[position] = value
+        guard storage.indices.contains(position) else { return }
+        storage[position].value = value
     }
 
     package subscript(key: String) -> JSON? {
-        @inlinable get { position(of: key).map { values[$0] } }
+        @inlinable get { position(of: key).map { storage[$0].value } }
         set {
             if let newValue {
                 if let i = position(of: key) {
-                    values[i] = newValue
+                    storage[i].value = newValue
                     return
                 }
                 appendNew(key, newValue)
             } else if let i = position(of: key) {
-                keys.remove(at: i)
-                values.remove(at: i)
-                if keys.count > JSONObject.linearLimit {
+                storage.remove(at: i)
+                if storage.count > JSONObject.linearLimit {
                     positions[key] = nil
-                    for j in i..<keys.count { positions[keys[j]] = j }
+                    for j in i..<storage.count { positions[storage[j].key] = j }
                 } else {
                     positions = [:]
                 }
@@ -232,19 +259,22 @@ public struct JSONObject: Equatable, Sendable {
     /// whose input jansson has already checked for duplicate keys. Checked in debug builds.
     package mutating func appendNew(_ key: String, _ value: JSON) {
         assert(position(of: key) == nil, "appendNew: duplicate key \(key)")
-        keys.append(key)
-        values.append(value)
-        if keys.count > JSONObject.linearLimit {
+        storage.append(Entry(key: key, value: value))
+        if storage.count > JSONObject.linearLimit {
             if positions.isEmpty {
-                for (i, k) in keys.enumerated() { positions[k] = i }
+                for (i, e) in storage.enumerated() { positions[e.key] = i }
             } else {
-                positions[key] = keys.count - 1
+                positions[key] = storage.count - 1
             }
         }
     }
 
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
-        lhs.keys == rhs.keys && lhs.values == rhs.values
+        guard lhs.storage.count == rhs.storage.count else { return false }
+        for i in lhs.storage.indices where lhs.storage[i].key != rhs.storage[i].key || lhs.storage[i].value != rhs.storage[i].value {
+            return false
+        }
+        return true
     }
 }
 

@@ -174,12 +174,12 @@ public struct JSONOutput: ~Copyable {
             byte(UInt8(ascii: "]"))
         case .object(let object):
             byte(UInt8(ascii: "{"))
-            object.withUnsafeEntries { keys, values in
-                for i in keys.indices {
+            object.withUnsafeEntries { entries in
+                for i in entries.indices {
                     if i > 0 { byte(UInt8(ascii: ",")) }
-                    string(keys[i])
+                    string(entries[i].key)
                     byte(UInt8(ascii: ":"))
-                    self.value(values[i])
+                    self.value(entries[i].value)
                 }
             }
             byte(UInt8(ascii: "}"))

@@ -31,10 +31,10 @@ package enum PlainJSON {
     static func parse(_ text: UnsafePointer<CChar>, within limits: InputLimits? = nil) -> JSON? {
         // The stacks start in room on the call's stack, enough for a usual answer's members:
         // a short answer allocates nothing but its own containers.
-        withUnsafeTemporaryAllocation(of: String.self, capacity: Reader.scratchCount) { keys in
+        withUnsafeTemporaryAllocation(of: JSONObject.Entry.self, capacity: Reader.scratchCount) { entries in
             withUnsafeTemporaryAllocation(of: JSON.self, capacity: Reader.scratchCount) { values in
                 text.withMemoryRebound(to: UInt8.self, capacity: 1) { bytes in
-                    var reader = Reader(bytes: bytes, limits: limits, keyScratch: keys, valueScratch: values)
+                    var reader = Reader(bytes: bytes, limits: limits, entryScratch: entries, valueScratch: values)
                     defer { reader.releaseStacks() }
                     reader.skipSpace()
                     guard let value = reader.value(depth: 0) else { return nil }
@@ -49,15 +49,16 @@ package enum PlainJSON {
 
     /// A cursor over a NUL-terminated text; never reads past the NUL.
     ///
-    /// A container's members gather on two stacks shared by the whole text and become the
-    /// container's arrays once it closes, at their exact size: a compiled task keeps much of its
-    /// definition (each step's presentation), so room reserved or grown past the size would be
-    /// kept with it, and nothing is grown member by member either. The members are moved off
+    /// A container's members gather on two stacks shared by the whole text (an object's
+    /// entries, an array's items) and become the container's one array once it closes, at its
+    /// exact size: a compiled task keeps much of its definition (each step's presentation), so
+    /// room reserved or grown past the size would be kept with it, and nothing is grown member
+    /// by member either. The members are moved off
     /// the stacks (`MoveStack`), not copied and then removed.
     private struct Reader {
         let bytes: UnsafePointer<UInt8>
         var position = 0
-        private var keyStack: MoveStack<String>
+        private var entryStack: MoveStack<JSONObject.Entry>
         private var valueStack: MoveStack<JSON>
         /// Members the stacks hold before they move to the heap.
         static let scratchCount = 16
@@ -67,10 +68,10 @@ package enum PlainJSON {
         let maxDepth: Int
         let maxStringBytes: Int
 
-        init(bytes: UnsafePointer<UInt8>, limits: InputLimits?, keyScratch: UnsafeMutableBufferPointer<String>,
+        init(bytes: UnsafePointer<UInt8>, limits: InputLimits?, entryScratch: UnsafeMutableBufferPointer<JSONObject.Entry>,
              valueScratch: UnsafeMutableBufferPointer<JSON>) {
             self.bytes = bytes
-            keyStack = MoveStack(scratch: keyScratch)
+            entryStack = MoveStack(scratch: entryScratch)
             valueStack = MoveStack(scratch: valueScratch)
             maxBytes = limits?.maxBytes ?? Int.max
             maxDepth = min(PlainJSON.maxDepth, limits?.maxDepth ?? PlainJSON.maxDepth)
@@ -79,7 +80,7 @@ package enum PlainJSON {
 
         /// Frees the stacks, with whatever a text given up on left on them.
         mutating func releaseStacks() {
-            keyStack.release()
+            entryStack.release()
             valueStack.release()
         }
 
@@ -127,17 +128,17 @@ package enum PlainJSON {
                 position += 1
                 return .object(JSONObject())
             }
-            let keyBase = keyStack.count, valueBase = valueStack.count
+            let base = entryStack.count
             // Past `JSONObject.linearLimit` keys, repeats are found by hashing rather than by
             // comparing with each (the same trade as the object's own look-ups).
             var seen: Set<String> = []
             while true {
                 skipSpace()
                 guard peek == UInt8(ascii: "\""), let key = string() else { return nil }
-                if keyStack.count - keyBase < JSONObject.linearLimit {
-                    if keyStack.containsKey(key, from: keyBase) { return nil }
+                if entryStack.count - base < JSONObject.linearLimit {
+                    if entryStack.containsKey(key, from: base) { return nil }
                 } else {
-                    if seen.isEmpty { keyStack.forEach(from: keyBase) { seen.insert($0) } }
+                    if seen.isEmpty { entryStack.forEach(from: base) { seen.insert($0.key) } }
                     guard seen.insert(key).inserted else { return nil }
                 }
                 skipSpace()
@@ -145,12 +146,10 @@ package enum PlainJSON {
                 position += 1
                 skipSpace()
                 guard let member = value(depth: depth) else { return nil }
-                keyStack.append(key)
-                valueStack.append(member)
+                entryStack.append(JSONObject.Entry(key: key, value: member))
                 guard let closed = endOfMember(UInt8(ascii: "}")) else { return nil }
                 if closed {
-                    let keys = keyStack.pop(from: keyBase), values = valueStack.pop(from: valueBase)
-                    return .object(JSONObject(distinctKeys: keys, values: values))
+                    return .object(JSONObject(distinctEntries: entryStack.pop(from: base)))
                 }
             }
         }
@@ -361,18 +360,12 @@ package enum PlainJSON {
             return moved
         }
 
-        func contains(_ element: Element, from start: Int) -> Bool where Element: Equatable {
-            guard let storage else { return false }
-            for i in start..<count where storage[i] == element { return true }
-            return false
-        }
-
         /// `contains(_:from:)` for keys, comparing lengths first: an object's keys mostly
         /// differ in length, and a length is read without comparing text (issue 36).
-        func containsKey(_ key: String, from start: Int) -> Bool where Element == String {
+        func containsKey(_ key: String, from start: Int) -> Bool where Element == JSONObject.Entry {
             guard let storage else { return false }
             let length = key.utf8.count
-            for i in start..<count where storage[i].utf8.count == length && storage[i] == key { return true }
+            for i in start..<count where storage[i].key.utf8.count == length && storage[i].key == key { return true }
             return false
         }
 
