@@ -33,15 +33,18 @@ package enum PlainJSON {
         // a short answer allocates nothing but its own containers.
         withUnsafeTemporaryAllocation(of: JSONObject.Entry.self, capacity: Reader.scratchCount) { entries in
             withUnsafeTemporaryAllocation(of: JSON.self, capacity: Reader.scratchCount) { values in
-                text.withMemoryRebound(to: UInt8.self, capacity: 1) { bytes in
-                    var reader = Reader(bytes: bytes, limits: limits, entryScratch: entries, valueScratch: values)
-                    defer { reader.releaseStacks() }
-                    reader.skipSpace()
-                    guard let value = reader.value(depth: 0) else { return nil }
-                    reader.skipSpace()
-                    // The text's own end, read at the cursor itself: `peek` reads an end at
-                    // `maxBytes` too, where a longer text goes on.
-                    return reader.atEnd ? value : nil
+                withUnsafeTemporaryAllocation(of: ShortString.self, capacity: ShortString.slots) { shortStrings in
+                    text.withMemoryRebound(to: UInt8.self, capacity: 1) { bytes in
+                        var reader = Reader(bytes: bytes, limits: limits, entryScratch: entries, valueScratch: values,
+                                            shortStrings: shortStrings)
+                        defer { reader.releaseStacks() }
+                        reader.skipSpace()
+                        guard let value = reader.value(depth: 0) else { return nil }
+                        reader.skipSpace()
+                        // The text's own end, read at the cursor itself: `peek` reads an end at
+                        // `maxBytes` too, where a longer text goes on.
+                        return reader.atEnd ? value : nil
+                    }
                 }
             }
         }
@@ -67,10 +70,12 @@ package enum PlainJSON {
         let maxBytes: Int
         let maxDepth: Int
         let maxStringBytes: Int
+        private var shortStrings: ShortStrings
 
         init(bytes: UnsafePointer<UInt8>, limits: InputLimits?, entryScratch: UnsafeMutableBufferPointer<JSONObject.Entry>,
-             valueScratch: UnsafeMutableBufferPointer<JSON>) {
+             valueScratch: UnsafeMutableBufferPointer<JSON>, shortStrings room: UnsafeMutableBufferPointer<ShortString>) {
             self.bytes = bytes
+            shortStrings = ShortStrings(room: room)
             entryStack = MoveStack(scratch: entryScratch)
             valueStack = MoveStack(scratch: valueScratch)
             maxBytes = limits?.maxBytes ?? Int.max
@@ -82,6 +87,7 @@ package enum PlainJSON {
         mutating func releaseStacks() {
             entryStack.release()
             valueStack.release()
+            shortStrings.release()
         }
 
         var peek: UInt8 { position < maxBytes ? bytes[position] : 0 }
@@ -308,9 +314,86 @@ package enum PlainJSON {
             let end = position
             position += 1
             let raw = UnsafeBufferPointer(start: bytes + start, count: end - start)
-            if plain { return raw.count <= maxStringBytes ? String(decoding: raw, as: UTF8.self) : nil }
+            if plain {
+                guard raw.count <= maxStringBytes else { return nil }
+                return raw.count <= ShortString.maxBytes && raw.count > 0 ? shortStrings.string(raw) : String(decoding: raw, as: UTF8.self)
+            }
             guard let decoded = PlainJSON.unescape(raw), decoded.count <= maxStringBytes else { return nil }
             return decoded.withUnsafeBufferPointer { String(validating: $0, as: UTF8.self) }
+        }
+    }
+
+    /// A printable ASCII string of at most 15 bytes, held by its bytes: `low` the first eight,
+    /// `high` the rest with the length in its top byte, so two such strings are the same exactly
+    /// when both words are (an empty slot is all zeros, which no string of one byte or more is).
+    private struct ShortString {
+        static let maxBytes = 15
+        /// Strings read before the reader keeps short ones: a short text (an answer) never pays
+        /// for the table.
+        static let readBeforeKeeping = 16
+        /// 32 slots of 32 bytes: 1 KiB, the most `withUnsafeTemporaryAllocation` always keeps
+        /// on the stack (past it the room came from the heap, a block large enough to make the
+        /// allocator consolidate its free lists on every parse).
+        static let slots = 32
+        var low: UInt64 = 0
+        var high: UInt64 = 0
+        var string = ""
+    }
+
+    /// Short strings a `Reader` keeps once read, so a text that repeats them (a definition's
+    /// keys above all: `"type"`, `"identifier"`, `"answerFormat"`, and its `"question"`s) makes
+    /// each one String once; the copies share it (a short string is stored in the value itself,
+    /// so a copy is two words). Making a short string was a third of reading a definition's
+    /// strings (`benchmarks/README.md`, wave 6). The table is room on the parse's stack, set up
+    /// once a text has read `ShortString.readBeforeKeeping` strings: a short text (an answer)
+    /// never pays for it.
+    private struct ShortStrings {
+        private let slots: UnsafeMutablePointer<ShortString>?
+        private var initialized = false
+        private var read = 0
+
+        init(room: UnsafeMutableBufferPointer<ShortString>) {
+            slots = room.count >= ShortString.slots ? room.baseAddress : nil
+        }
+
+        /// `raw` (printable ASCII, 1–15 bytes) as a String, the one kept for the same bytes when
+        /// there is one.
+        mutating func string(_ raw: UnsafeBufferPointer<UInt8>) -> String {
+            read &+= 1
+            guard read > ShortString.readBeforeKeeping, let table = slots, let base = raw.baseAddress else {
+                return String(decoding: raw, as: UTF8.self)
+            }
+            // Both words from two loads each (overlapping when the string is shorter than
+            // their width): with the length they fix every byte, so equal words are equal
+            // strings.
+            let count = raw.count
+            let bytes = UnsafeRawPointer(base)
+            var low: UInt64, high = UInt64(truncatingIfNeeded: count) &<< 56
+            if count >= 8 {
+                low = bytes.loadUnaligned(as: UInt64.self)
+                high |= bytes.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self) &>> 8
+            } else if count >= 4 {
+                low = UInt64(bytes.loadUnaligned(as: UInt32.self))
+                    | UInt64(bytes.loadUnaligned(fromByteOffset: count &- 4, as: UInt32.self)) &<< 32
+            } else {
+                low = UInt64(raw[0]) | UInt64(raw[count &- 1]) &<< 8 | UInt64(raw[count &>> 1]) &<< 16
+            }
+            if !initialized {
+                table.initialize(repeating: ShortString(), count: ShortString.slots)
+                initialized = true
+            }
+            let slot = table + Int(truncatingIfNeeded: ((low &+ high &* 31) &* 0x9E37_79B9_7F4A_7C15) &>> 59)
+            if slot.pointee.low == low && slot.pointee.high == high { return slot.pointee.string }
+            let made = String(decoding: raw, as: UTF8.self)
+            slot.pointee = ShortString(low: low, high: high, string: made)
+            return made
+        }
+
+        /// Deinitializes the table (the room is the caller's).
+        mutating func release() {
+            guard initialized, let slots else { return }
+            slots.deinitialize(count: ShortString.slots)
+            initialized = false
         }
     }
 
