@@ -33,7 +33,7 @@ extension Session {
         answers[index] = accepted.value
         // The same value again changes nothing: no event.
         if audit.isOn && previous != accepted.value {
-            let cleared = accepted.value == nil || accepted.value == .null
+            let cleared = accepted.value?.isNull ?? true
             audit.record(cleared ? .answerCleared : .answerSet, at: now, step: index, old: previous, new: accepted.value)
         }
         // A selection of another list this answer takes away is removed, with an event.
