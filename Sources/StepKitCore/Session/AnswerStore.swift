@@ -13,7 +13,18 @@ struct AnswerStore: Sendable, Equatable {
     /// Never an empty list: a step with none has no entry.
     private(set) var later: IndexTable<[JSON]> = [:]
 
-    init() {}
+    init() { _ = AnswerStore.storageTypeReady }
+
+    /// The Swift runtime makes the table's storage type (the buffer class of `[JSON?]`) from its
+    /// mangled name the first time a process grows a table: about 35k instructions, once, which
+    /// fell on the first answer the process stored, inside a step (`benchmarks/README.md`, "Wave
+    /// 6: the no-output step"). A session's opening does it instead, with the process's other
+    /// first-call work (the run's first `IndexTable<JSON>` growth, on a table thrown away).
+    private static let storageTypeReady: Bool = {
+        var table = IndexTable<JSON>()
+        table[0] = .null
+        return table.count == 1
+    }()
 
     /// Answers as restored (`Restoration`); an empty list of later answers is no entry.
     init(latest: IndexTable<JSON>, later: IndexTable<[JSON]>) {
