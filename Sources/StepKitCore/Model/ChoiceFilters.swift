@@ -8,15 +8,23 @@ struct ChoiceSource: Sendable, Equatable {
     let item: String?
     /// true: the choices chosen there are offered; false: the ones not chosen.
     let chosen: Bool
+    /// A step of a repeating section read in one instance, as an expression reads it
+    /// (`{"section", "step", "item", "index"}`): the section's name and the instance's index
+    /// as written (checked where the list compiles).
+    var section: String? = nil
+    var index: JSON? = nil
 
     static func parse(_ value: JSON, at path: JSONPath, _ d: Diagnostics) -> ChoiceSource? {
         guard let r = FieldReader(value, at: path, d, what: "\"choicesFrom\"") else { return nil }
         let step = r.string("step", required: true, nonEmpty: true)
         let item = r.string("item", nonEmpty: true)
         let which = r.choice("which", of: ["chosen", "notChosen"], required: true)
+        let section = r.value("section")
+        let index = r.value("index")
         r.finish()
         guard let step, let which else { return nil }
-        return ChoiceSource(step: step, item: item, chosen: which == "chosen")
+        // The section's name is checked with the read (a wrong type is reported there).
+        return ChoiceSource(step: step, item: item, chosen: which == "chosen", section: section.map { $0.stringValue ?? "" }, index: index)
     }
 }
 
@@ -28,8 +36,10 @@ struct ChoiceFilter: Sendable {
     let item: String?
     /// Choice index → its `visibleWhen`.
     let conditions: [Int: Predicate]
-    /// The step (index) and item the choices come from, and which of them.
-    let source: (step: Int, item: String?, chosen: Bool)?
+    /// The step (index) and item the choices come from, which of them, and the read of its
+    /// answer (a repeating section's step: in the instance the participant is in, or at an
+    /// index: `TaskCompiler.sourceRead`).
+    let source: (step: Int, item: String?, chosen: Bool, read: Selector)?
 }
 
 extension TaskCompiler {
@@ -87,14 +97,14 @@ extension TaskCompiler {
                 conditions[i] = predicate
             }
         }
-        var source: (step: Int, item: String?, chosen: Bool)?
+        var source: (step: Int, item: String?, chosen: Bool, read: Selector)?
         if let from {
             let path = formatPath.key("choicesFrom")
             if let at = b.stepIndex[from.step], at < index, let other = b.steps[ifPresent: at] {
                 if other.format(item: from.item)?.rules.choiceOptions == nil {
                     b.d.error("invalidReference", "\"choicesFrom\" names \"\(from.step)\"\(from.item.map { " item \"\($0)\"" } ?? ""), which is not a choice question.", at: path)
-                } else {
-                    source = (at, from.item, from.chosen)
+                } else if let read = sourceRead(from, source: at, reader: index, predicates, at: path) {
+                    source = (at, from.item, from.chosen, read)
                 }
             } else {
                 b.d.error("invalidReference", "\"choicesFrom\" names \"\(from.step)\", which is not a step before this one.", at: path.key("step"))
@@ -103,6 +113,40 @@ extension TaskCompiler {
         if !conditions.isEmpty || source != nil {
             rules.choiceFilters[index, default: []].append(ChoiceFilter(item: item, conditions: conditions, source: source))
         }
+    }
+
+    /// The read of a `choicesFrom` source's answer (of step `source`, for a list of step
+    /// `reader`), scoped as an expression's read of it is (docs/expressions.md, "Repeating
+    /// sections of steps"): a step of a repeating section is read in the instance the
+    /// participant is in from a step of the same section; named with `"section"` and `"index"`
+    /// (checked as that read is: `PredicateCompiler.sectionSelector`), in that instance from
+    /// anywhere; plainly from anywhere else, no instance is meant: refused (`outsideInstance`).
+    /// A list of choices comes from one answer, so no aggregate is offered.
+    private static func sourceRead(_ from: ChoiceSource, source: Int, reader: Int, _ predicates: PredicateCompiler,
+                                   at path: JSONPath) -> Selector? {
+        let plain: Selector = from.item.map { .item(step: source, item: $0) } ?? .step(source)
+        let sections = predicates.repeatingSections
+        let n = sections.block(of: source)
+        if from.index != nil || from.section != nil {
+            guard from.section != nil else {
+                if let n {
+                    predicates.diagnostics.error("missingKey", "Name the repeating section with the index: {\"section\": \"\(sections.entries[n].identifier)\", \"step\": \"\(from.step)\", \"index\": ...}.", at: path)
+                } else {
+                    predicates.diagnostics.error("notABlock", "\"index\" names an instance of a repeating section; \"\(from.step)\" is in none: drop \"index\".", at: path.key("index"))
+                }
+                return nil
+            }
+            var o = JSONObject(["section": from.section.map { JSON.string($0) } ?? .null, "step": .string(from.step)])
+            if let item = from.item { o["item"] = .string(item) }
+            if let index = from.index { o["index"] = index }
+            return predicates.scope.owned(by: reader) { predicates.sectionSelector(o, at: path) }?.selector
+        }
+        guard let n, !sections.entries[n].contains(reader) else { return plain }
+        let name = sections.entries[n].identifier
+        predicates.diagnostics.error("outsideInstance",
+                                     "\"choicesFrom\" reads \"\(from.step)\" of the repeating section \"\(name)\" outside its instances, where no instance of it is meant: name one, {\"section\": \"\(name)\", \"step\": \"\(from.step)\", \"index\": 0, \"which\": \"\(from.chosen ? "chosen" : "notChosen")\"} (a list of choices comes from one answer, not from every instance).",
+                                     at: path)
+        return nil
     }
 
     /// Where a form item is among the step's `formItems` (section headers count).

@@ -9,8 +9,7 @@ extension ChoiceFilter {
     func available(_ options: [ChoiceOption], on answers: some AnswerLookup) -> [Bool] {
         var offered = [Bool](repeating: true, count: options.count)
         if let source {
-            let selector: Selector = source.item.map { .item(step: source.step, item: $0) } ?? .step(source.step)
-            let chosen = (answers.answerValue(selector)?.arrayValue ?? []).map { $0.objectValue?["value"] ?? $0 }
+            let chosen = (answers.answerValue(source.read)?.arrayValue ?? []).map { $0.objectValue?["value"] ?? $0 }
             for (i, option) in options.enumerated() {
                 let isChosen = chosen.contains { $0.sameValue(as: option.value) }
                 offered[i] = isChosen == source.chosen

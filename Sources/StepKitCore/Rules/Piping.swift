@@ -76,9 +76,12 @@ enum Piping {
     }
 
     /// Reports what is wrong with the placeholders of `text`; true when it has at least one.
+    /// `scoped` says what is wrong with showing a known name there (a per-instance value where
+    /// no instance of its block is meant: `TaskCompiler.compilePiping`).
     @discardableResult
     /// The path is worked out only for a text that holds a placeholder.
-    static func check(_ text: String, at path: @autoclosure () -> JSONPath, known: (String) -> Bool, _ d: Diagnostics) -> Bool {
+    static func check(_ text: String, at path: @autoclosure () -> JSONPath, known: (String) -> Bool,
+                      scoped: ((String) -> (code: String, message: String)?)? = nil, _ d: Diagnostics) -> Bool {
         guard mayPipe(text) else { return false }
         switch pieces(text) {
         case .failure(let error):
@@ -90,6 +93,8 @@ enum Piping {
                 any = true
                 if !known(name) {
                     d.error("unknownPlaceholder", "The placeholder \"{{\(name)}}\" names no calculation; define it in \"calculations\" (to show an answer, a calculation {\"answer\": ...}).", at: path())
+                } else if let problem = scoped?(name) {
+                    d.error(problem.code, problem.message, at: path())
                 }
             }
             return any || text.contains("\\{{")
@@ -170,16 +175,17 @@ enum Piping {
     }
 
     /// Checks every text of a step's definition (`check`); true when one holds a placeholder.
-    static func checkStep(_ fields: JSONObject, at path: JSONPath, known: (String) -> Bool, _ d: Diagnostics) -> Bool {
+    static func checkStep(_ fields: JSONObject, at path: JSONPath, known: (String) -> Bool,
+                          scoped: ((String) -> (code: String, message: String)?)? = nil, _ d: Diagnostics) -> Bool {
         var any = false
         for key in stepFields {
-            if let s = fields[key]?.stringValue { any = check(s, at: path.key(key), known: known, d) || any }
+            if let s = fields[key]?.stringValue { any = check(s, at: path.key(key), known: known, scoped: scoped, d) || any }
         }
         // Paths are built only for a text that holds a placeholder (`check`'s autoclosure).
         func choices(_ format: JSONObject?, at p: @autoclosure () -> JSONPath) {
             for (i, choice) in (format?["textChoices"]?.arrayValue ?? []).enumerated() {
                 if let s = choice.objectValue?["text"]?.stringValue {
-                    any = check(s, at: p().key("textChoices").index(i).key("text"), known: known, d) || any
+                    any = check(s, at: p().key("textChoices").index(i).key("text"), known: known, scoped: scoped, d) || any
                 }
             }
         }
@@ -187,7 +193,7 @@ enum Piping {
         for (i, entry) in (fields["formItems"]?.arrayValue ?? []).enumerated() {
             let item = entry.objectValue
             if let s = item?["text"]?.stringValue {
-                any = check(s, at: path.key("formItems").index(i).key("text"), known: known, d) || any
+                any = check(s, at: path.key("formItems").index(i).key("text"), known: known, scoped: scoped, d) || any
             }
             choices(item?["answerFormat"]?.objectValue, at: path.key("formItems").index(i).key("answerFormat"))
         }

@@ -208,8 +208,13 @@ extension Session {
         }
     }
 
-    /// `text` with its `{{placeholders}}` resolved on the session's answers (`Piping`).
-    func piped(_ text: String) -> String {
+    /// `text` with its `{{placeholders}}` resolved on the session's answers (`Piping`). A
+    /// per-instance value (`{"forEach": BLOCK}`) is the one of the instance in scope: `instance`
+    /// (a title's), else, on a step of its repeating section, the instance the participant is
+    /// in (the compiler refuses it anywhere else: `TaskCompiler.compilePiping`).
+    func piped(_ text: String) -> String { piped(text, instance: nil) }
+
+    func piped(_ text: String, instance: (block: BlockReference, index: Int)?) -> String {
         guard Piping.mayPipe(text) else { return text }
         let list = task.calculations.list
         var values: [ExpressionValue]?
@@ -217,8 +222,20 @@ extension Session {
             guard let i = task.calculations.index(of: name) else { return nil }
             if values == nil { values = calculationValues() }
             guard let v = values, v.indices.contains(i), list.indices.contains(i) else { return nil }
+            if let block = list[i].block, let k = pipedInstance(block, instance) {
+                guard case .array(let each) = v[i].json, let one = each[ifPresent: k] else { return nil }
+                return Piping.text(of: .dynamic(one))
+            }
             return Piping.text(of: v[i])
         }
+    }
+
+    /// Which instance of `block` a per-instance value shown now is: a title's own, or in a
+    /// repeating section the participant is in, the current one.
+    private func pipedInstance(_ block: BlockReference, _ instance: (block: BlockReference, index: Int)?) -> Int? {
+        if let instance, instance.block == block { return instance.index }
+        guard case .section(let n, _) = block, let index = currentIndex, task.rules.blockOfStep[index] == n else { return nil }
+        return currentInstance(n)
     }
 
     /// What the current step requires before it may be left going forward: an active step's

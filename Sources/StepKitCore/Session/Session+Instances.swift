@@ -267,7 +267,8 @@ extension Session {
             if name == "index" { return String(number) }
             if let value = instance?.objectValue?[name] { return Session.pipedText(value) }
             if block.item == nil, name == step.identifier, let value = instance { return Session.pipedText(value) }
-            return piped("{{" + name + "}}").nilIfPlaceholder(name)
+            let reference = task.stepIndex[step.identifier].map { BlockReference.answer(step: $0, item: block.item) }
+            return piped("{{" + name + "}}", instance: reference.map { ($0, number - 1) }).nilIfPlaceholder(name)
         }
     }
 

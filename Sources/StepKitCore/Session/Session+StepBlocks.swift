@@ -373,7 +373,7 @@ extension Session {
             for step in block.first...block.last {
                 if let value = given[step]?.objectValue?[name] { return Session.pipedText(value) }
             }
-            let text = piped("{{" + name + "}}")
+            let text = piped("{{" + name + "}}", instance: (.section(block: n, first: block.first), k))
             return text == "{{" + name + "}}" ? nil : text
         }
     }
