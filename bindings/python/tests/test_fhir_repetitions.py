@@ -222,6 +222,16 @@ def test_every_published_form_with_repeating_groups_walks_several_repetitions(na
             except stepkit.StepKitError:
                 break  # a required answer elsewhere: the response is still written, in progress
         response = s.result_as("fhir")
+        result = s.result
+        # Nothing reported that should not be: the response and the result, replayed through the
+        # task, verify in every repetition (an in-progress response claims no required answer),
+        # and the checker finds nothing wrong with the repeating groups' reads or bounds.
+        for submission in (response, result):
+            verified = task.verify(submission, allow_incomplete=True)
+            assert verified["verified"], f"{name}: {verified['divergences'][:3]}"
+        findings = task.check()["problems"]
+        instance_codes = {"aggregateOverNothing", "indexNeverExists", "aggregateIgnoresInstance", "boundsNeverMet"}
+        assert not [f for f in findings if f["severity"] == "error" or f["code"] in instance_codes], f"{name}: {findings}"
     validate(response)
     check_r4_shape(response, questionnaire)
     for group, entries in typed.items():
