@@ -55,10 +55,22 @@ extension TaskCompiler {
             if let step, entry.contains(step) { return nil }
             return ("outsideInstance",
                     "The placeholder \"{{\(name)}}\" shows a value computed for each instance of the repeating section \"\(entry.identifier)\", outside its instances, where no instance of it is meant: show it in a step of \"\(entry.identifier)\" (the instance the participant is in), or pipe a calculation over its instances ({\"count\": {\"over\": {\"section\": \"\(entry.identifier)\"}, ...}}) or at an index ({\"answer\": {\"section\": \"\(entry.identifier)\", \"step\": ..., \"index\": 0}}).")
+        case .inner(let owner, _, let item, _):
+            return pipedInstance(name, in: step, block: .answer(step: owner, item: item), b)
+        case .answer:
+            return pipedInstance(name, in: step, block: block, b)
+        }
+    }
+
+    /// `pipedInstance` for a form's block (a nested one as its group): refused in a step's texts.
+    private static func pipedInstance(_ name: String, in step: Int?, block: BlockReference, _ b: Builder) -> (code: String, message: String)? {
+        switch block {
         case .answer(let owner, let item):
             let where_ = b.steps[ifPresent: owner].map { "\"\(item ?? $0.identifier)\" of \"\($0.identifier)\"" } ?? "\"\(item ?? "")\""
             return ("outsideInstance",
                     "The placeholder \"{{\(name)}}\" shows a value computed for each instance of the repeating block \(where_), outside its instances, where no instance of it is meant (a step's texts are shown once for all of them): show it in the block's \"title\" (each instance's own), or pipe a calculation over its instances ({\"sum\": {\"over\": ...}}) or at an index.")
+        default:
+            return nil
         }
     }
 }
