@@ -64,7 +64,7 @@ package struct Session: Sendable {
         var options = options
         // A task that shuffles draws its seed now, and keeps it (`Randomization`).
         if options.seed == nil, task.rules.shuffles { options.seed = Randomization.drawSeed() }
-        self.fixed = FixedOptions(options)
+        self.fixed = FixedOptions.holding(options)
         self.stepOrder = Randomization.stepOrder(of: task, seed: options.seed)
         let now = clock.nowMilliseconds
         self.clock = RunClock(clock, startDate: now)
@@ -82,7 +82,7 @@ package struct Session: Sendable {
         self.home = task
         self.language = SessionLanguage.resolve(nil, task: task, hosted: options.messageCatalogues)
         self.taskRunUUID = taskRunUUID
-        self.fixed = FixedOptions(options)
+        self.fixed = FixedOptions.holding(options)
         self.stepOrder = Randomization.stepOrder(of: task, seed: options.seed)
         self.clock = RunClock(restoring: clock, startDate: startDate, endDate: endDate, finishReason: finishReason, touched: touched)
         self.answers = answers
@@ -293,5 +293,14 @@ package struct Session: Sendable {
 /// `SessionHandle.limits`): stored once.
 package final class FixedOptions: Sendable {
     package let options: SessionOptions
-    init(_ options: SessionOptions) { self.options = options }
+    private init(_ options: SessionOptions) { self.options = options }
+
+    /// The options' object: the one every session opened with no options shares, or one of the
+    /// session's own. Most sessions are opened with none, and each kept its own copy of the
+    /// defaults: 361 heap bytes a session (DHAT of `bench memory`, benchmarks/README.md).
+    static func holding(_ options: SessionOptions) -> FixedOptions {
+        options.isDefault ? defaults : FixedOptions(options)
+    }
+
+    private static let defaults = FixedOptions(SessionOptions())
 }

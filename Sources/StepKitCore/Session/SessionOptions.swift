@@ -17,7 +17,7 @@ package struct SessionOptions: Sendable {
     /// Where recorders write their files; without it, a recorder fails when it starts.
     var outputDirectory: String?
     /// A recorder's file rolls over to a new one past this many bytes.
-    var recorderFileSizeLimit: Int64 = 1 << 20
+    var recorderFileSizeLimit: Int64 = SessionOptions.defaultRecorderFileSizeLimit
     /// Keep going when a recorder fails, instead of finishing the task with reason "failed".
     var continueOnRecorderFailure = false
     package var limits = SessionLimits()
@@ -30,6 +30,19 @@ package struct SessionOptions: Sendable {
     /// The seed of the run's randomized order (`Randomization`): given by the host, or drawn when
     /// the session opens; kept in the restoration data, which alone gives it on restore.
     var seed: UInt64?
+
+    /// Whether every option is as `SessionOptions()` has it: such a session shares one options
+    /// object with every other (`FixedOptions.holding`). Every stored option is read here, and
+    /// SessionTests counts the stored options, so one added later cannot be left out (and its
+    /// value dropped for the shared defaults).
+    var isDefault: Bool {
+        taskRunUUID == nil && additionalTaskResults.given == nil && integrityKey == nil
+            && autosavePath == nil && prefill.isDefault && !migrate && outputDirectory == nil
+            && recorderFileSizeLimit == SessionOptions.defaultRecorderFileSizeLimit
+            && !continueOnRecorderFailure && limits.isDefault && language == nil
+            && messageCatalogues.isEmpty && audit.isDefault && seed == nil
+    }
+    static let defaultRecorderFileSizeLimit: Int64 = 1 << 20
 
     /// Reads options for `stepkit_session_open` (or, with `restoring`, `stepkit_session_restore`,
     /// which adds `migrate` and takes the run's identity from the saved data).
@@ -116,10 +129,18 @@ struct Prefill: Sendable {
     var personalData = JSONObject()
 
     var isEmpty: Bool { result == nil && personalData.count == 0 }
+    var isDefault: Bool { isEmpty && taskIdentifier == nil && !always }
 }
 
 /// The bounds on a session's inputs (session option `limits`).
 package struct SessionLimits: Sendable {
     package var answer = InputLimits.answer
     package var samples = InputLimits.samples
+
+    var isDefault: Bool { answer == InputLimits.answer && samples == InputLimits.samples }
+}
+
+extension AuditOptions {
+    /// Whether the audit options are as `AuditOptions()` has them (`SessionOptions.isDefault`).
+    var isDefault: Bool { enabled && actor == nil && reason == nil && recordRestore }
 }
