@@ -228,23 +228,14 @@ struct SubmittedResponse {
                     report.add(.unknownIdentifier, "The repeating group \"\(node.linkId)\" has no item \"\(linkId)\".", at: cp.key("linkId"), item: linkId)
                     continue
                 }
-                if options.unknownFieldsAreErrors { SubmittedResult.unknownFields(co, allowed: SubmittedResponse.itemFields, at: cp, into: &report) }
-                guard places[linkId] == nil else {
-                    report.add(.duplicateItem, "Repetition \(k + 1) of \"\(node.linkId)\" lists \"\(linkId)\" twice.", at: cp, item: linkId)
+                let twice = places[linkId] == nil ? nil : "Repetition \(k + 1) of \"\(node.linkId)\" lists \"\(linkId)\" twice."
+                guard let given = SubmittedResponse.repetitionAnswers(co, item: linkId, at: cp, listedTwice: twice, options: options, into: &report) else {
                     continue
                 }
-                guard let answers = co["answer"] else { continue }
-                guard case .array(let given) = answers, given.allSatisfy({ $0.objectValue != nil }) else {
-                    report.add(.wrongType, "\"answer\" is an array of objects with one value[x].", at: cp.key("answer"), item: linkId)
-                    continue
-                }
-                guard !given.isEmpty else { continue }
                 places[linkId] = cp.key("answer")
                 // Compared with the engine's response in this repetition (enabled or not).
                 if compared, answeredIds.insert(inside + linkId).inserted { answered.append((linkId, inside, cp.key("answer"), given)) }
-                guard let value = SubmittedResponse.value(given, node: inner, format: format) else {
-                    report.add(.wrongType, "The answer of \"\(linkId)\" is not a \(inner.type) answer this item takes.", at: cp.key("answer"),
-                               step: stepName, item: linkId)
+                guard let value = SubmittedResponse.repetitionValue(given, node: inner, format: format, at: cp, stepName: stepName, into: &report) else {
                     continue
                 }
                 instance[linkId] = value
@@ -280,27 +271,48 @@ struct SubmittedResponse {
                 report.add(.unknownIdentifier, "The repeating group \"\(node.linkId)\" has no item \"\(linkId)\".", at: cp.key("linkId"), item: linkId)
                 continue
             }
-            if options.unknownFieldsAreErrors { SubmittedResult.unknownFields(co, allowed: SubmittedResponse.itemFields, at: cp, into: &report) }
-            guard instance[linkId] == nil else {
-                report.add(.duplicateItem, "A repetition of \"\(node.linkId)\" lists \"\(linkId)\" twice.", at: cp, item: linkId)
+            let twice = instance[linkId] == nil ? nil : "A repetition of \"\(node.linkId)\" lists \"\(linkId)\" twice."
+            guard let given = SubmittedResponse.repetitionAnswers(co, item: linkId, at: cp, listedTwice: twice, options: options, into: &report) else {
                 continue
             }
-            guard let answers = co["answer"] else { continue }
-            guard case .array(let given) = answers, given.allSatisfy({ $0.objectValue != nil }) else {
-                report.add(.wrongType, "\"answer\" is an array of objects with one value[x].", at: cp.key("answer"), item: linkId)
-                continue
-            }
-            guard !given.isEmpty else { continue }
             // Its answers are checked by the replay (each set through the engine), not compared
             // again with the engine's response.
-            guard let value = SubmittedResponse.value(given, node: inner, format: format) else {
-                report.add(.wrongType, "The answer of \"\(linkId)\" is not a \(inner.type) answer this item takes.", at: cp.key("answer"),
-                           step: stepName, item: linkId)
+            guard let value = SubmittedResponse.repetitionValue(given, node: inner, format: format, at: cp, stepName: stepName, into: &report) else {
                 continue
             }
             instance[linkId] = value
         }
         return instance
+    }
+
+    /// The answers a question item of a repetition gives, checked alike at any depth of
+    /// repeating groups: nil when it gives none, or when it is reported (listed twice, per
+    /// `listedTwice`, or its "answer" is not an array of answer objects).
+    private static func repetitionAnswers(_ co: JSONObject, item linkId: String, at cp: JSONPath, listedTwice: String?, options: VerifyOptions,
+                                          into report: inout Divergences) -> [JSON]? {
+        if options.unknownFieldsAreErrors { SubmittedResult.unknownFields(co, allowed: SubmittedResponse.itemFields, at: cp, into: &report) }
+        if let listedTwice {
+            report.add(.duplicateItem, listedTwice, at: cp, item: linkId)
+            return nil
+        }
+        guard let answers = co["answer"] else { return nil }
+        guard case .array(let given) = answers, given.allSatisfy({ $0.objectValue != nil }) else {
+            report.add(.wrongType, "\"answer\" is an array of objects with one value[x].", at: cp.key("answer"), item: linkId)
+            return nil
+        }
+        return given.isEmpty ? nil : given
+    }
+
+    /// The StepKit value of a repetition item's answers; nil, reported, when they are not an
+    /// answer the item takes.
+    private static func repetitionValue(_ given: [JSON], node: FHIRNode, format: AnswerFormat, at cp: JSONPath, stepName: String,
+                                        into report: inout Divergences) -> JSON? {
+        guard let value = SubmittedResponse.value(given, node: node, format: format) else {
+            report.add(.wrongType, "The answer of \"\(node.linkId)\" is not a \(node.type) answer this item takes.", at: cp.key("answer"),
+                       step: stepName, item: node.linkId)
+            return nil
+        }
+        return value
     }
 
     /// The StepKit answer of an item's FHIR answers (nil: they are not what the item takes).
