@@ -15,6 +15,16 @@ extension Session {
     /// question step, the step's.
     static func blockName(_ block: RepeatingBlock, step: Step) -> String { block.item ?? step.identifier }
 
+    /// Refuses an instance index that is not one of the `count` instances of the block `name`
+    /// (`within`: which instances, for an inner block's), naming the range; every call that
+    /// takes an index refuses it alike.
+    static func requireInstance(_ position: Int, of count: Int, in name: String, within: String = "") throws(StepKitError) {
+        guard position >= 0 && position < count else {
+            throw StepKitError(.invalidArgument, code: "instanceOutOfRange",
+                               message: "\"\(name)\" has \(count) instances\(within) (0 to \(count - 1)); there is no instance \(position).")
+        }
+    }
+
     /// The instances block `block` of step `index` holds answers for: the live answer on the
     /// current step, the latest answer elsewhere.
     func storedInstances(step index: Int, block: RepeatingBlock) -> [JSON] {
@@ -99,9 +109,7 @@ extension Session {
         let (index, step, block) = try currentBlock(name)
         let count = instanceCount(step: index, block: block)
         let blockName = Session.blockName(block, step: step)
-        guard position >= 0 && position < count else {
-            throw StepKitError(.invalidArgument, code: "instanceOutOfRange", message: "\"\(blockName)\" has \(count) instances (0 to \(count - 1)); there is no instance \(position).")
-        }
+        try Session.requireInstance(position, of: count, in: blockName)
         let expected = expectedCount(step: index, block: block, on: StoredAnswers(self)).map { Session.clampedCount($0, block) } ?? 0
         guard count - 1 >= block.bounds.minCount else {
             throw stateError("tooFewInstances", "\"\(blockName)\" needs at least \(block.bounds.minCount) instances (its minCount): none may be removed.")
@@ -129,10 +137,7 @@ extension Session {
         if let n = try currentNestedBlock(name) { return try enterNestedInstance(n, at: position) }
         let (index, step, block) = try currentBlock(name)
         let count = instanceCount(step: index, block: block)
-        guard position >= 0 && position < count else {
-            throw StepKitError(.invalidArgument, code: "instanceOutOfRange",
-                               message: "\"\(Session.blockName(block, step: step))\" has \(count) instances (0 to \(count - 1)); there is no instance \(position).")
-        }
+        try Session.requireInstance(position, of: count, in: Session.blockName(block, step: step))
         if instancesCursor[step: index, block: block.item ?? ""] != position { resetNestedCursors(step: index, outer: block) }
         instancesCursor.move(step: index, block: block.item ?? "", to: position)
         emit("instanceEntered", ["step": .string(step.identifier), "block": .string(Session.blockName(block, step: step)), "index": .int(Int64(position))])

@@ -23,6 +23,8 @@ extension Session {
 
         /// The block's name in the state and in events: `outer.inner`.
         var name: String { (outer.item ?? "") + "." + inner }
+        /// Which instances of it a message means: those in the outer instance.
+        var inOuterInstance: String { " in instance \(outerIndex) of \"\(outer.item ?? "")\"" }
     }
 
     /// The inner repeating groups of a block: the repeating groups among its group's items.
@@ -59,9 +61,7 @@ extension Session {
         let current = min(instancesCursor[step: index, block: outer.item ?? ""], max(instanceCount(step: index, block: outer) - 1, 0))
         if let named, named != current {
             let count = instanceCount(step: index, block: outer)
-            guard named < count else {
-                throw StepKitError(.invalidArgument, code: "instanceOutOfRange", message: "\"\(outerName)\" has \(count) instances (0 to \(count - 1)); there is no instance \(named).")
-            }
+            try Session.requireInstance(named, of: count, in: outerName)
             throw stateError("outsideOuterInstance", "The participant is in instance \(current) of \"\(outerName)\", not \(named): enter it (stepkit_session_enter_instance \"\(outerName)\" \(named)) before changing its \"\(innerName)\".")
         }
         return NestedBlock(step: index, stepIdentifier: step.identifier, outer: outer, inner: innerName, format: nested.format, outerIndex: current)
@@ -103,7 +103,7 @@ extension Session {
     mutating func addNestedInstance(_ n: NestedBlock) throws(StepKitError) {
         let count = instanceCount(n)
         guard count < n.format.bounds.maxCount else {
-            throw stateError("tooManyInstances", "\"\(n.name)\" has \(count) instances in instance \(n.outerIndex) of \"\(n.outer.item ?? "")\", its maxCount: no more may be added.")
+            throw stateError("tooManyInstances", "\"\(n.name)\" has \(count) instances\(n.inOuterInstance), its maxCount: no more may be added.")
         }
         var instances = storedInstances(n)
         while instances.count < count + 1 { instances.append(.object(JSONObject())) }
@@ -118,9 +118,7 @@ extension Session {
     /// in), with its answers.
     mutating func removeNestedInstance(_ n: NestedBlock, at position: Int) throws(StepKitError) {
         let count = instanceCount(n)
-        guard position >= 0 && position < count else {
-            throw StepKitError(.invalidArgument, code: "instanceOutOfRange", message: "\"\(n.name)\" has \(count) instances in instance \(n.outerIndex) of \"\(n.outer.item ?? "")\" (0 to \(count - 1)); there is no instance \(position).")
-        }
+        try Session.requireInstance(position, of: count, in: n.name, within: n.inOuterInstance)
         guard count - 1 >= n.format.bounds.minCount else {
             throw stateError("tooFewInstances", "\"\(n.name)\" needs at least \(n.format.bounds.minCount) instances (its minCount): none may be removed.")
         }
@@ -139,9 +137,7 @@ extension Session {
     /// Moves the inner block into instance `position` of the outer instance the participant is in.
     mutating func enterNestedInstance(_ n: NestedBlock, at position: Int) throws(StepKitError) {
         let count = instanceCount(n)
-        guard position >= 0 && position < count else {
-            throw StepKitError(.invalidArgument, code: "instanceOutOfRange", message: "\"\(n.name)\" has \(count) instances in instance \(n.outerIndex) of \"\(n.outer.item ?? "")\" (0 to \(count - 1)); there is no instance \(position).")
-        }
+        try Session.requireInstance(position, of: count, in: n.name, within: n.inOuterInstance)
         instancesCursor.move(step: n.step, block: Session.nestedCursorKey(outer: n.outer.item ?? "", inner: n.inner), to: position)
         emitNested("instanceEntered", n, position)
         _checkInvariants()

@@ -111,9 +111,7 @@ extension Session {
             } else {
                 let (found, blockName) = try reviewedBlock(step: target, name)
                 let count = instanceCount(step: target, block: found)
-                guard instance >= 0 && instance < count else {
-                    throw StepKitError(.invalidArgument, code: "instanceOutOfRange", message: "\"\(blockName)\" has \(count) instances (0 to \(count - 1)); there is no instance \(instance).")
-                }
+                try Session.requireInstance(instance, of: count, in: blockName)
                 entering = (found, instance)
             }
         }

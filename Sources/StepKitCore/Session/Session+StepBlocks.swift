@@ -224,9 +224,7 @@ extension Session {
     func stepInstance(_ n: Int, at k: Int) throws(StepKitError) -> (block: StepBlock, count: Int)? {
         guard let block = stepBlock(n) else { return nil }
         let count = stepInstanceCount(n)
-        guard k >= 0 && k < count else {
-            throw StepKitError(.invalidArgument, code: "instanceOutOfRange", message: "\"\(block.identifier)\" has \(count) instances (0 to \(count - 1)); there is no instance \(k).")
-        }
+        try Session.requireInstance(k, of: count, in: block.identifier)
         return (block, count)
     }
 
