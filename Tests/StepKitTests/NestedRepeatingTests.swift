@@ -40,24 +40,6 @@ private func sorted(_ value: JSON?) -> JSON? {
 
 private func int(_ o: JSONObject, _ key: String) -> Int? { if case .int(let i)? = o[key] { return Int(i) }; return nil }
 
-private func refusalCode(_ text: String, _ task: Task) -> String? {
-    do throws(StepKitError) {
-        _ = try Restoration.restore(text: text, task: task)
-        return nil
-    } catch { return error.problems.first?.code }
-}
-
-/// Expects `call` to throw with `code`, and the session's saved data and state not to change.
-private func refuses(_ s: inout Session, _ code: String, _ call: (inout Session) throws(StepKitError) -> Void) throws {
-    let saved = try Restoration.saveText(s)
-    let state = s.stateJSON()
-    var threw: StepKitError?
-    do throws(StepKitError) { try call(&s) } catch { threw = error }
-    #expect(threw?.problems.first?.code == code, "expected \(code), got \(String(describing: threw?.problems.map(\.code)))")
-    #expect(try Restoration.saveText(s) == saved)
-    #expect(s.stateJSON() == state)
-}
-
 @Suite struct NestedRepeatingTests {
     @Test func groupsNestOneLevelWithoutCountsOrInnerRules() throws {
         #expect(problems(nestedMedications).isEmpty)

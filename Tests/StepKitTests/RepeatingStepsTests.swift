@@ -24,17 +24,6 @@ private func stepID(_ s: Session) -> String? { state(s)["step"]?.objectValue?["i
 private func child(_ s: Session) -> JSONObject { state(s)["instances"]?.objectValue?["child"]?.objectValue ?? JSONObject() }
 private func int(_ o: JSONObject, _ key: String) -> Int64? { if case .int(let i)? = o[key] { return i }; return nil }
 
-/// Expects `call` to throw with `code`, and the session's saved data and state not to change.
-private func refuses(_ s: inout Session, _ code: String, _ call: (inout Session) throws(StepKitError) -> Void) throws {
-    let saved = try Restoration.saveText(s)
-    let before = s.stateJSON()
-    var threw: StepKitError?
-    do throws(StepKitError) { try call(&s) } catch { threw = error }
-    #expect(threw?.problems.first?.code == code, "expected \(code), got \(String(describing: threw?.problems.map(\.code)))")
-    #expect(try Restoration.saveText(s) == saved)
-    #expect(s.stateJSON() == before)
-}
-
 /// Answers the current step and goes forward.
 private func answer(_ s: inout Session, _ text: String) throws {
     try s.setAnswer(try json(text))
