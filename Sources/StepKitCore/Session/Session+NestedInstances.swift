@@ -25,6 +25,8 @@ extension Session {
         var name: String { (outer.item ?? "") + "." + inner }
         /// Which instances of it a message means: those in the outer instance.
         var inOuterInstance: String { " in instance \(outerIndex) of \"\(outer.item ?? "")\"" }
+        /// Its cursor's key in `instancesCursor`.
+        var cursorKey: String { Session.nestedCursorKey(outer: outer.item ?? "", inner: inner) }
     }
 
     /// The inner repeating groups of a block: the repeating groups among its group's items.
@@ -108,23 +110,30 @@ extension Session {
         var instances = storedInstances(n)
         while instances.count < count + 1 { instances.append(.object(JSONObject())) }
         setNestedInstances(instances, n)
-        instancesCursor.move(step: n.step, block: Session.nestedCursorKey(outer: n.outer.item ?? "", inner: n.inner), to: count)
+        instancesCursor.move(step: n.step, block: n.cursorKey, to: count)
         emitNested("instanceAdded", n, count)
         clock.touched = true
         _checkInvariants()
     }
 
+    /// How many instances inner block `n` has, when `position` is one of them; an index out of
+    /// range is refused with `instanceOutOfRange`, naming the range.
+    func nestedInstanceCount(_ n: NestedBlock, requiring position: Int) throws(StepKitError) -> Int {
+        let count = instanceCount(n)
+        try Session.requireInstance(position, of: count, in: n.name, within: n.inOuterInstance)
+        return count
+    }
+
     /// Removes instance `position` of the inner block (in the outer instance the participant is
     /// in), with its answers.
     mutating func removeNestedInstance(_ n: NestedBlock, at position: Int) throws(StepKitError) {
-        let count = instanceCount(n)
-        try Session.requireInstance(position, of: count, in: n.name, within: n.inOuterInstance)
+        let count = try nestedInstanceCount(n, requiring: position)
         guard count - 1 >= n.format.bounds.minCount else {
             throw stateError("tooFewInstances", "\"\(n.name)\" needs at least \(n.format.bounds.minCount) instances (its minCount): none may be removed.")
         }
         var instances = storedInstances(n)
         if position < instances.count { instances.remove(at: position) }
-        let key = Session.nestedCursorKey(outer: n.outer.item ?? "", inner: n.inner)
+        let key = n.cursorKey
         let cursor = instancesCursor[step: n.step, block: key]
         let moved = cursor > position ? cursor - 1 : min(cursor, count - 2)
         setNestedInstances(instances, n)
@@ -136,9 +145,8 @@ extension Session {
 
     /// Moves the inner block into instance `position` of the outer instance the participant is in.
     mutating func enterNestedInstance(_ n: NestedBlock, at position: Int) throws(StepKitError) {
-        let count = instanceCount(n)
-        try Session.requireInstance(position, of: count, in: n.name, within: n.inOuterInstance)
-        instancesCursor.move(step: n.step, block: Session.nestedCursorKey(outer: n.outer.item ?? "", inner: n.inner), to: position)
+        _ = try nestedInstanceCount(n, requiring: position)
+        instancesCursor.move(step: n.step, block: n.cursorKey, to: position)
         emitNested("instanceEntered", n, position)
         _checkInvariants()
     }
