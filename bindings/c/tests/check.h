@@ -292,6 +292,33 @@ static inline int64_t check_fixed_now(void *user_data)
     return CHECK_T0;
 }
 
+/* Opens a session of `task` that must open, on the fixed clock (check_fixed_now). */
+static inline stepkit_session *open_fixed(stepkit_task *task)
+{
+    stepkit_session *session = open_ok(task, NULL);
+    if (session)
+        CHECK_RC(stepkit_session_set_clock(session, check_fixed_now, NULL), STEPKIT_OK);
+    return session;
+}
+
+/* Saves `session`, restores what it saved as a new session of `task`, and CHECKs that the new
+ * session saves the same text byte for byte (restoring keeps everything). Returns the new session
+ * (the caller frees it), or NULL and a failed check. */
+static inline stepkit_session *restore_same(stepkit_task *task, stepkit_session *session)
+{
+    stepkit_session *back = NULL;
+    char *saved = NULL, *again = NULL;
+    CHECK_RC(stepkit_session_save(session, &saved), STEPKIT_OK);
+    CHECK_RC(stepkit_session_restore(task, saved, NULL, &back), STEPKIT_OK);
+    if (back) {
+        CHECK_RC(stepkit_session_save(back, &again), STEPKIT_OK);
+        CHECK_STR(again, saved);
+    }
+    stepkit_string_free(saved);
+    stepkit_string_free(again);
+    return back;
+}
+
 /* The state's "instances" entry for the repeating block `block` (a new reference the caller
  * decrefs), or NULL. */
 static inline json_t *instances_of(stepkit_session *session, const char *block)

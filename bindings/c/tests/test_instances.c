@@ -26,10 +26,9 @@ static json_int_t count_of(stepkit_session *session, const char *key)
 static void test_walk_with_instances(void)
 {
     stepkit_task *task = compile_ok(TASK);
-    stepkit_session *session = open_ok(task, NULL);
+    stepkit_session *session = open_fixed(task);
     char *out = NULL;
     json_t *result, *group, *instances, *block, *state;
-    CHECK_RC(stepkit_session_set_clock(session, check_fixed_now, NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_set_answer(session, "2", NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_go_forward(session, NULL), STEPKIT_OK);
     CHECK(count_of(session, "count") == 2);
@@ -65,10 +64,9 @@ static void test_walk_with_instances(void)
 static void test_bad_input_changes_nothing(void)
 {
     stepkit_task *task = compile_ok(TASK);
-    stepkit_session *session = open_ok(task, NULL);
+    stepkit_session *session = open_fixed(task);
     check_snapshot before;
     char *out = NULL;
-    CHECK_RC(stepkit_session_set_clock(session, check_fixed_now, NULL), STEPKIT_OK);
     /* Outside a block. */
     before = snapshot_of(session);
     check_call_refused(session, stepkit_session_add_instance(session, NULL, NULL), STEPKIT_ESTATE, "noRepeatingBlock", before);
@@ -101,19 +99,12 @@ static void test_bad_input_changes_nothing(void)
 static void test_restore_keeps_the_instance(void)
 {
     stepkit_task *task = compile_ok(TASK);
-    stepkit_session *session = open_ok(task, NULL), *back = NULL;
-    char *saved = NULL, *again = NULL;
-    CHECK_RC(stepkit_session_set_clock(session, check_fixed_now, NULL), STEPKIT_OK);
+    stepkit_session *session = open_fixed(task), *back;
     CHECK_RC(stepkit_session_set_answer(session, "3", NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_go_forward(session, NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_enter_instance(session, NULL, 2, NULL), STEPKIT_OK);
-    CHECK_RC(stepkit_session_save(session, &saved), STEPKIT_OK);
-    CHECK_RC(stepkit_session_restore(task, saved, NULL, &back), STEPKIT_OK);
+    back = restore_same(task, session);
     CHECK(count_of(back, "current") == 2);
-    CHECK_RC(stepkit_session_save(back, &again), STEPKIT_OK);
-    CHECK_STR(again, saved);
-    stepkit_string_free(saved);
-    stepkit_string_free(again);
     stepkit_session_free(back);
     stepkit_session_free(session);
     stepkit_task_free(task);

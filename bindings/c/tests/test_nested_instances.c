@@ -27,10 +27,9 @@ static json_int_t doses(stepkit_session *session, const char *key)
 static void test_walk_with_doses_in_each_medication(void)
 {
     stepkit_task *task = compile_ok(TASK);
-    stepkit_session *session = open_ok(task, NULL);
+    stepkit_session *session = open_fixed(task);
     char *out = NULL;
     json_t *result, *group, *meds, *inner, *state, *entry;
-    CHECK_RC(stepkit_session_set_clock(session, check_fixed_now, NULL), STEPKIT_OK);
     /* minCount at each level: one medication with one dose. */
     CHECK(doses(session, "count") == 1);
     CHECK_RC(stepkit_session_add_instance(session, "medication.doses", &out), STEPKIT_OK);
@@ -75,9 +74,8 @@ static void test_walk_with_doses_in_each_medication(void)
 static void test_bad_inner_input_changes_nothing(void)
 {
     stepkit_task *task = compile_ok(TASK);
-    stepkit_session *session = open_ok(task, NULL);
+    stepkit_session *session = open_fixed(task);
     check_snapshot before;
-    CHECK_RC(stepkit_session_set_clock(session, check_fixed_now, NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_add_instance(session, "medication", NULL), STEPKIT_OK);
     before = snapshot_of(session);
     check_call_refused(session, stepkit_session_remove_instance(session, "medication.doses", 0, NULL), STEPKIT_ESTATE, "tooFewInstances", before);
@@ -102,19 +100,12 @@ static void test_bad_inner_input_changes_nothing(void)
 static void test_restore_keeps_the_inner_instance(void)
 {
     stepkit_task *task = compile_ok(TASK);
-    stepkit_session *session = open_ok(task, NULL), *back = NULL;
-    char *saved = NULL, *again = NULL;
-    CHECK_RC(stepkit_session_set_clock(session, check_fixed_now, NULL), STEPKIT_OK);
+    stepkit_session *session = open_fixed(task), *back;
     CHECK_RC(stepkit_session_add_instance(session, "medication", NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_add_instance(session, "medication.doses", NULL), STEPKIT_OK);
-    CHECK_RC(stepkit_session_save(session, &saved), STEPKIT_OK);
-    CHECK_RC(stepkit_session_restore(task, saved, NULL, &back), STEPKIT_OK);
+    back = restore_same(task, session);
     CHECK(instances_int(back, "medication.doses", "current") == 1);
     CHECK(instances_int(back, "medication.doses", "outerIndex") == 1);
-    CHECK_RC(stepkit_session_save(back, &again), STEPKIT_OK);
-    CHECK_STR(again, saved);
-    stepkit_string_free(saved);
-    stepkit_string_free(again);
     stepkit_session_free(back);
     stepkit_session_free(session);
     stepkit_task_free(task);
