@@ -476,28 +476,37 @@ class Presenter:
         else:
             for k in range(count):
                 state = self._instance(state, block, name, wrap, k)
+        return self._instances_menu(state, name, "  ", lambda state, k: self._instance(state, block, name, wrap, k),
+                                    over_count=True)
+
+    def _instances_menu(self, state: State, path: str, indent: str, ask: Callable[[State, int], State],
+                        over_count: bool = False) -> State:
+        """"add another / remove number N / change number N / done" for the repeating block at
+        ``path`` (``medication`` or ``medication.doses``) until done: ``ask(state, k)`` asks
+        instance ``k``; ``over_count`` says how many to remove when there are more than the
+        answer its count follows. One loop for outer and nested blocks, so both answer alike."""
         while True:
-            info = (state.get("instances") or {}).get(name) or {}
+            info = (state.get("instances") or {}).get(path) or {}
             count = int(info.get("count") or 0)
-            if info.get("overCount"):
-                self.say(f"  You said you have {info.get('expectedCount')}: remove {info['overCount']} of these.")
+            if over_count and info.get("overCount"):
+                self.say(f"{indent}You said you have {info.get('expectedCount')}: remove {info['overCount']} of these.")
             choices = (["a: add another"] if info.get("canAdd") else []) \
                 + ([f"r N: remove number N (1-{count})"] if info.get("canRemove") else []) \
                 + [f"e N: change number N (1-{count})", "Enter: done"]
-            _, stripped = self._line(f"  [{', '.join(choices)}] > ")
+            _, stripped = self._line(f"{indent}[{', '.join(choices)}] > ")
             try:
                 if stripped == "":
                     return state
                 if stripped.lower() == "a":
-                    state = self.session.add_instance(name)
-                    state = self._instance(state, block, name, wrap, int(state["instances"][name]["current"]))
+                    state = self.session.add_instance(path)
+                    state = ask(state, int(state["instances"][path]["current"]))
                 elif re.fullmatch(r"[rReE]\s*\d+", stripped):
                     number = int(stripped[1:].strip())
                     if stripped[0] in "rR":
-                        state = self.session.remove_instance(number - 1, name)
-                        self.say(f"  Removed number {number}; {state['instances'][name]['count']} left.")
+                        state = self.session.remove_instance(number - 1, path)
+                        self.say(f"{indent}Removed number {number}; {state['instances'][path]['count']} left.")
                     else:
-                        state = self._instance(self.session.enter_instance(number - 1, name), block, name, wrap, number - 1)
+                        state = ask(self.session.enter_instance(number - 1, path), number - 1)
                 else:
                     self.error("Type a, r N, e N or press Enter.")
             except StepKitError as exc:
@@ -581,29 +590,7 @@ class Presenter:
 
         for j in range(int(info(state).get("count") or 0)):
             state = ask(state, j)
-        while True:
-            count = int(info(state).get("count") or 0)
-            choices = (["a: add another"] if info(state).get("canAdd") else []) \
-                + ([f"r N: remove number N (1-{count})"] if info(state).get("canRemove") else []) \
-                + [f"e N: change number N (1-{count})", "Enter: done"]
-            _, stripped = self._line(f"    [{', '.join(choices)}] > ")
-            try:
-                if stripped == "":
-                    return state
-                if stripped.lower() == "a":
-                    state = self.session.add_instance(path)
-                    state = ask(state, int(info(state)["current"]))
-                elif re.fullmatch(r"[rReE]\s*\d+", stripped):
-                    number = int(stripped[1:].strip())
-                    if stripped[0] in "rR":
-                        state = self.session.remove_instance(number - 1, path)
-                        self.say(f"    Removed number {number}; {info(state)['count']} left.")
-                    else:
-                        state = ask(self.session.enter_instance(number - 1, path), number - 1)
-                else:
-                    self.error("Type a, r N, e N or press Enter.")
-            except StepKitError as exc:
-                self.error(exc.message)
+        return self._instances_menu(state, path, "    ", ask)
 
     def _nested_item(self, state: State, wrap: Optional[str], k: int, gid: str, j: int, item: Dict[str, Any]) -> State:
         """One item of inner instance ``j`` of the group ``gid`` in outer instance ``k``."""
