@@ -17,12 +17,6 @@ static const char *TASK =
     "                {\"identifier\": \"dose\", \"optional\": true, \"answerFormat\": {\"type\": \"numeric\", \"style\": \"decimal\"}}]}]},"
     "  {\"type\": \"completion\", \"identifier\": \"done\"}]}";
 
-/* An integer member ("count", "current", ...) of the state's instances of "medication". */
-static json_int_t count_of(stepkit_session *session, const char *key)
-{
-    return instances_int(session, "medication", key);
-}
-
 static void test_walk_with_instances(void)
 {
     stepkit_task *task = compile_ok(TASK);
@@ -31,8 +25,8 @@ static void test_walk_with_instances(void)
     json_t *result, *group, *instances, *block, *state;
     CHECK_RC(stepkit_session_set_answer(session, "2", NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_go_forward(session, NULL), STEPKIT_OK);
-    CHECK(count_of(session, "count") == 2);
-    CHECK(count_of(session, "expectedCount") == 2);
+    CHECK(instances_int(session, "medication", "count") == 2);
+    CHECK(instances_int(session, "medication", "expectedCount") == 2);
     CHECK_RC(stepkit_session_set_answer(session, "{\"medication\": [{\"name\": \"Aspirin\", \"dose\": 100}, {\"name\": \"Ibuprofen\"}]}", NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_add_instance(session, NULL, &out), STEPKIT_OK);
     state = parse_out(out);
@@ -43,10 +37,10 @@ static void test_walk_with_instances(void)
     CHECK_STR(json_string_value(json_array_get(json_object_get(block, "titles"), 1)), "Medication 2: Ibuprofen");
     json_decref(state);
     CHECK_RC(stepkit_session_enter_instance(session, "medication", 0, NULL), STEPKIT_OK);
-    CHECK(count_of(session, "current") == 0);
+    CHECK(instances_int(session, "medication", "current") == 0);
     CHECK_RC(stepkit_session_set_answer(session, "{\"medication\": [{}, {}, {\"name\": \"Metformin\"}]}", NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_remove_instance(session, "medication", 1, NULL), STEPKIT_OK);
-    CHECK(count_of(session, "count") == 2);
+    CHECK(instances_int(session, "medication", "count") == 2);
     CHECK_RC(stepkit_session_go_forward(session, NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_go_forward(session, NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_result(session, &out), STEPKIT_OK);
@@ -104,7 +98,7 @@ static void test_restore_keeps_the_instance(void)
     CHECK_RC(stepkit_session_go_forward(session, NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_enter_instance(session, NULL, 2, NULL), STEPKIT_OK);
     back = restore_same(task, session);
-    CHECK(count_of(back, "current") == 2);
+    CHECK(instances_int(back, "medication", "current") == 2);
     stepkit_session_free(back);
     stepkit_session_free(session);
     stepkit_task_free(task);

@@ -19,11 +19,6 @@ static const char *TASK =
     "        \"items\": [{\"identifier\": \"amount\", \"text\": \"Amount\", \"answerFormat\": {\"type\": \"numeric\", \"style\": \"decimal\", \"minimum\": 0}}]}]}]},"
     "  {\"type\": \"completion\", \"identifier\": \"done\"}]}";
 
-static json_int_t doses(stepkit_session *session, const char *key)
-{
-    return instances_int(session, "medication.doses", key);
-}
-
 static void test_walk_with_doses_in_each_medication(void)
 {
     stepkit_task *task = compile_ok(TASK);
@@ -31,7 +26,7 @@ static void test_walk_with_doses_in_each_medication(void)
     char *out = NULL;
     json_t *result, *group, *meds, *inner, *state, *entry;
     /* minCount at each level: one medication with one dose. */
-    CHECK(doses(session, "count") == 1);
+    CHECK(instances_int(session, "medication.doses", "count") == 1);
     CHECK_RC(stepkit_session_add_instance(session, "medication.doses", &out), STEPKIT_OK);
     state = parse_out(out);
     entry = json_object_get(json_object_get(state, "instances"), "medication.doses");
@@ -43,16 +38,16 @@ static void test_walk_with_doses_in_each_medication(void)
     json_decref(state);
     /* A second medication: its own doses, from its first. */
     CHECK_RC(stepkit_session_add_instance(session, "medication", NULL), STEPKIT_OK);
-    CHECK(doses(session, "count") == 1);
-    CHECK(doses(session, "outerIndex") == 1);
-    CHECK(doses(session, "current") == 0);
+    CHECK(instances_int(session, "medication.doses", "count") == 1);
+    CHECK(instances_int(session, "medication.doses", "outerIndex") == 1);
+    CHECK(instances_int(session, "medication.doses", "current") == 0);
     CHECK_RC(stepkit_session_set_answer(session,
         "{\"medication\": [{\"name\": \"A\", \"doses\": [{\"amount\": 5}, {\"amount\": 10}]}, {\"name\": \"B\", \"doses\": [{\"amount\": 1}]}]}", NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_enter_instance(session, "medication", 0, NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_enter_instance(session, "medication[0].doses", 1, NULL), STEPKIT_OK);
-    CHECK(doses(session, "current") == 1);
+    CHECK(instances_int(session, "medication.doses", "current") == 1);
     CHECK_RC(stepkit_session_remove_instance(session, "medication.doses", 0, NULL), STEPKIT_OK);
-    CHECK(doses(session, "count") == 1);
+    CHECK(instances_int(session, "medication.doses", "count") == 1);
     CHECK_RC(stepkit_session_go_forward(session, NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_go_forward(session, NULL), STEPKIT_OK);
     CHECK_RC(stepkit_session_result(session, &out), STEPKIT_OK);
