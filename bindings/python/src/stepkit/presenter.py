@@ -9,7 +9,7 @@ import contextlib
 import json
 import re
 import sys
-from typing import Any, Callable, Dict, Optional, TextIO, Tuple
+from typing import Any, Callable, Dict, List, Optional, TextIO, Tuple
 
 from ._core import Session
 from .active_presenter import ActiveRunner
@@ -601,7 +601,8 @@ class Presenter:
         answers = state.get("answer")
         outer = answers.get(wrap) if wrap is not None and isinstance(answers, dict) else None
         entry = outer[k] if isinstance(outer, list) and k < len(outer) and isinstance(outer[k], dict) else {}
-        inner = entry.get(gid) if isinstance(entry.get(gid), list) else []
+        found = entry.get(gid)
+        inner: List[Any] = found if isinstance(found, list) else []
         current = inner[j].get(identifier) if j < len(inner) and isinstance(inner[j], dict) else None
         while True:
             given, value = self._ask(fmt, current, optional, "      > ", False)
@@ -611,7 +612,7 @@ class Presenter:
             if not valid:
                 continue
             # The instances before k (and the doses before j) are left as they are ({} changes nothing).
-            whole = [{} for _ in range(k)] + [{gid: [{} for _ in range(j)] + [{identifier: answer}]}]
+            whole: List[Dict[str, Any]] = [{} for _ in range(k)] + [{gid: [{} for _ in range(j)] + [{identifier: answer}]}]
             answered = self._set(("value", whole), wrap=wrap)
             if answered is not None:
                 return answered
